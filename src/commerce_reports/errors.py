@@ -1,0 +1,212 @@
+"""Every exception the toolkit raises, in one tree.
+
+    CommerceReportsError                      base of everything below
+    ├── ConfigurationError        [fatal]     bad environment, .env or sites file
+    ├── ValidationError           [fatal]     bad input, caught before any request (also a ValueError)
+    ├── ServiceError                          the service failed or refused a request
+    │   ├── TransportError        [retriable] timeout, refused or dropped connection
+    │   ├── MalformedResponseError[retriable] truncated or unparseable body on a 2xx
+    │   └── StatusError                       a non-2xx answer (status, endpoint, params, body excerpt)
+    │       ├── BadRequestError       [fatal]     400
+    │       ├── AuthenticationError   [fatal]     401
+    │       ├── ForbiddenError        [fatal]     403
+    │       ├── NotFoundError         [fatal]     404 (an aggregate's 404 is an empty result instead)
+    │       ├── RateLimitedError      [retriable] 429, with the wait when the service gave one
+    │       └── ServerError           [retriable] 5xx
+    ├── LakeError                 [fatal]     the local lake is unusable or locked
+    └── DealError                             deal-request interface (see the section below)
+
+Retry decisions are made from the kind (`Retriable` / `Fatal` mixins, or `error.retriable`),
+never from the class name. No message ever carries a secret key: `redact` masks them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "CommerceReportsError",
+    "ConfigurationError",
+    "Fatal",
+    "ForbiddenError",
+    "LakeError",
+    "MalformedResponseError",
+    "NotFoundError",
+    "RateLimitedError",
+    "Retriable",
+    "ServerError",
+    "ServiceError",
+    "StatusError",
+    "TransportError",
+    "ValidationError",
+    "excerpt",
+    "redact",
+    "register_secret",
+]
+
+_BODY_EXCERPT_CHARS = 300
+_secrets: set[str] = set()
+
+
+def register_secret(secret: str) -> None:
+    """Remember a secret so that `redact` masks it wherever it might surface."""
+    if secret and len(secret) >= 4:
+        _secrets.add(secret)
+
+
+def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
+    """Mask every known secret (and any `secret <key>` header value) in `text`."""
+    for secret in sorted({*_secrets, *(s for s in extra_secrets if s)}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return re.sub(r"(?i)(secret\s+)(?!\*\*\*)\S+", r"\1***", text)
+
+
+def excerpt(body: bytes | str, content_type: str = "") -> str:
+    """A short, single-line, secret-free rendering of an error body (JSON, HTML or text)."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    if "html" in content_type.lower() or text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
+        title = re.search(r"(?is)<title>(.*?)</title>", text)
+        text = re.sub(r"(?s)<(script|style).*?</\1>", " ", text)
+        text = re.sub(r"<[^>]+>", " ", text)
+        if title:
+            text = f"{title.group(1).strip()}: {text}"
+        text = "HTML page: " + text
+    text = " ".join(text.split())
+    if len(text) > _BODY_EXCERPT_CHARS:
+        text = text[:_BODY_EXCERPT_CHARS] + "…"
+    return redact(text)
+
+
+class Retriable:
+    """Mixin: trying the same request again later may succeed."""
+
+    retriable = True
+
+
+class Fatal:
+    """Mixin: trying the same request again cannot succeed; change something first."""
+
+    retriable = False
+
+
+class CommerceReportsError(Exception):
+    """Base of every error raised by commerce_reports."""
+
+    retriable: bool = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+class ConfigurationError(Fatal, CommerceReportsError):
+    """The environment, `.env` or sites file holds something unusable."""
+
+
+class ValidationError(Fatal, CommerceReportsError, ValueError):
+    """A parameter is wrong; raised before anything is sent. Names the parameter and what is allowed."""
+
+    def __init__(self, parameter: str, problem: str, allowed: str = "") -> None:
+        self.parameter = parameter
+        self.problem = problem
+        self.allowed = allowed
+        message = f"{parameter}: {problem}"
+        if allowed:
+            message += f"; {allowed}"
+        super().__init__(message)
+
+
+class LakeError(Fatal, CommerceReportsError):
+    """The local lake cannot be read or written as asked."""
+
+
+class ServiceError(CommerceReportsError):
+    """A request to the service failed."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str = "",
+        params: Mapping[str, Any] | None = None,
+        attempts: int = 1,
+    ) -> None:
+        self.endpoint = endpoint
+        self.params = dict(params or {})
+        self.attempts = attempts
+        where = f" [{endpoint} {_format_params(self.params)}]" if endpoint else ""
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        super().__init__(f"{message}{where}{tries}")
+
+
+class TransportError(Retriable, ServiceError):
+    """The request never got a complete answer: timeout, refused or dropped connection."""
+
+
+class MalformedResponseError(Retriable, ServiceError):
+    """A 2xx answer whose body is truncated or is not the JSON the contract describes."""
+
+
+class StatusError(ServiceError):
+    """The service answered with a non-2xx status."""
+
+    def __init__(
+        self,
+        status: int,
+        meaning: str,
+        *,
+        body: bytes | str = b"",
+        content_type: str = "",
+        endpoint: str = "",
+        params: Mapping[str, Any] | None = None,
+        attempts: int = 1,
+        hint: str = "",
+    ) -> None:
+        self.status = status
+        self.body_excerpt = excerpt(body, content_type)
+        self.content_type = content_type
+        message = f"HTTP {status} {meaning}"
+        if self.body_excerpt:
+            message += f": {self.body_excerpt}"
+        if hint:
+            message += f". {hint}"
+        super().__init__(message, endpoint=endpoint, params=params, attempts=attempts)
+
+
+class BadRequestError(Fatal, StatusError):
+    """400: the service rejected the parameters."""
+
+
+class AuthenticationError(Fatal, StatusError):
+    """401: the secret key is missing, unknown or revoked."""
+
+
+class ForbiddenError(Fatal, StatusError):
+    """403: the key may not do this."""
+
+
+class NotFoundError(Fatal, StatusError):
+    """404: no data (for aggregates the client returns an empty result instead)."""
+
+
+class RateLimitedError(Retriable, StatusError):
+    """429: too many requests; `retry_after` is the wait in seconds when the service said."""
+
+    def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any) -> None:
+        self.retry_after = retry_after
+        super().__init__(*args, **kwargs)
+
+
+class ServerError(Retriable, StatusError):
+    """5xx: the service failed; the same request may succeed later."""
+
+
+def _format_params(params: Mapping[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())

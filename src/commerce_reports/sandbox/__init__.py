@@ -1,0 +1,1 @@
+"""Offline, deterministic implementations of the service (reports and deal requests)."""

@@ -1,0 +1,180 @@
+"""A small threaded HTTP/1.1 server on loopback that both sandboxes (reports, deals) run on.
+
+An application is a function from `Request` to `Response`. A response can also misbehave on
+purpose (delay, drop the connection, cut the body short) so that clients can be tested against
+the faults real networks produce.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl, urlsplit
+
+__all__ = ["App", "Request", "Response", "ServerHandle", "serve", "serve_forever"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: Mapping[str, str]  # lower-cased names
+    body: bytes = b""
+    repeated_query: tuple[str, ...] = ()  # names given more than once in the query string
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds to wait before answering
+    drop: bool = False  # close the connection without answering
+    truncate_to: int | None = None  # send only this many bytes of the (encoded) body
+    compressible: bool = True  # gzip when the client asks for it
+
+
+App = Callable[[Request], Response]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "commerce-reports-sandbox"
+    app: App
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def do_PATCH(self) -> None:
+        self._handle()
+
+    def do_PUT(self) -> None:
+        self._handle()
+
+    def do_DELETE(self) -> None:
+        self._handle()
+
+    def _handle(self) -> None:
+        split = urlsplit(self.path)
+        pairs = parse_qsl(split.query, keep_blank_values=True)
+        names = [name for name, _ in pairs]
+        length = int(self.headers.get("Content-Length") or 0)
+        request = Request(
+            method=self.command,
+            path=split.path,
+            query=dict(pairs),
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=self.rfile.read(length) if length else b"",
+            repeated_query=tuple(sorted({n for n in names if names.count(n) > 1})),
+        )
+        try:
+            response = self.app(request)
+        except Exception:  # the sandbox must answer like a server, not crash a client's test
+            log.exception("sandbox application failed on %s %s", request.method, request.path)
+            response = Response(500, b"Internal Server Error", "text/plain")
+        self._send(request, response)
+
+    def _send(self, request: Request, response: Response) -> None:
+        if response.delay:
+            time.sleep(response.delay)
+        if response.drop:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        body = response.body
+        headers = dict(response.headers)
+        accepts_gzip = "gzip" in request.headers.get("accept-encoding", "").lower()
+        if response.compressible and accepts_gzip and body:
+            body = gzip.compress(body, compresslevel=5)
+            headers["Content-Encoding"] = "gzip"
+        self.send_response(response.status)
+        if response.content_type:
+            self.send_header("Content-Type", response.content_type)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if response.truncate_to is not None:
+            self.wfile.write(body[: response.truncate_to])
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("%s - %s", self.address_string(), format % args)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def _make_server(app: App, host: str, port: int) -> _Server:
+    handler = type("Handler", (_Handler,), {"app": staticmethod(app)})
+    return _Server((host, port), handler)
+
+
+@dataclass(frozen=True)
+class ServerHandle:
+    """A running server: where it listens."""
+
+    host: str
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+@contextmanager
+def serve(app: App, host: str = "127.0.0.1", port: int = 0) -> Iterator[ServerHandle]:
+    """Run `app` in a background thread (port 0 picks a free port) until the block ends."""
+    server = _make_server(app, host, port)
+    thread = threading.Thread(target=server.serve_forever, name="sandbox-http", daemon=True)
+    thread.start()
+    try:
+        yield ServerHandle(host, server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def serve_forever(
+    app: App,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    on_ready: Callable[[ServerHandle], None] | None = None,
+) -> None:
+    """Run `app` in the foreground until interrupted (Ctrl-C stops it cleanly)."""
+    server = _make_server(app, host, port)
+    if on_ready is not None:
+        on_ready(ServerHandle(host, server.server_address[1]))
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
