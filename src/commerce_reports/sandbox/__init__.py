@@ -1,1 +1,45 @@
-"""Offline, deterministic implementations of the service (reports and deal requests)."""
+"""Offline, deterministic implementations of the service (reports and deal requests).
+
+Light names (configuration) import at once; the reports sandbox itself (polars, orjson) loads on
+first use, so `commerce_reports.sandbox.deals` does not pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .config import DEMO_SITES, FAST_PACE, SandboxConfig, Site
+from .faults import FAULT_KINDS, FaultConfig
+
+if TYPE_CHECKING:
+    from .reports import ReportsSandbox, RequestRecord
+    from .runner import RunningSandbox, run_sandbox, serve_sandbox_forever
+
+__all__ = [
+    "DEMO_SITES",
+    "FAST_PACE",
+    "FAULT_KINDS",
+    "FaultConfig",
+    "ReportsSandbox",
+    "RequestRecord",
+    "RunningSandbox",
+    "SandboxConfig",
+    "Site",
+    "run_sandbox",
+    "serve_sandbox_forever",
+]
+
+_LAZY = {
+    "ReportsSandbox": "reports",
+    "RequestRecord": "reports",
+    "RunningSandbox": "runner",
+    "run_sandbox": "runner",
+    "serve_sandbox_forever": "runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,168 @@
+"""`commerce-reports sandbox`: serve the reports sandbox (with --deals, the deals one)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from ..sandbox import DEMO_SITES, FAST_PACE, FAULT_KINDS, FaultConfig, SandboxConfig, Site
+
+__all__ = ["register"]
+
+
+def _site(text: str) -> Site:
+    name, sep, key = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected NAME=KEY, like alpha=my-key (got {text!r})")
+    try:
+        return Site(name, key)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD (got {text!r})") from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0 (got {text!r})")
+    return value
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 (got {text!r})")
+    return int(text)
+
+
+def _faults(text: str) -> tuple[frozenset[str], float]:
+    """`0.2` (every kind at that rate) or `500,drop,truncate:0.3` (those kinds at that rate)."""
+    kinds_text, sep, rate_text = text.rpartition(":")
+    kinds = frozenset(kinds_text.split(",")) if sep else FAULT_KINDS
+    try:
+        rate = float(rate_text)
+    except ValueError:
+        rate = -1.0
+    unknown = sorted(kinds - FAULT_KINDS)
+    if unknown or not 0 <= rate <= 1:
+        raise argparse.ArgumentTypeError(
+            f"expected RATE or KIND,KIND:RATE with a rate from 0 to 1 and kinds among"
+            f" {','.join(sorted(FAULT_KINDS))} (got {text!r})"
+        )
+    return kinds, rate
+
+
+def register(subparsers: Any) -> None:
+    """Add the `sandbox` subcommand to the `commerce-reports` parser."""
+    parser = subparsers.add_parser(
+        "sandbox",
+        help="serve the offline reports sandbox on loopback",
+        description="Serve a deterministic offline copy of the three reporting endpoints.",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
+    parser.add_argument(
+        "--site",
+        dest="sites",
+        type=_site,
+        action="append",
+        metavar="NAME=KEY",
+        help="a site and its secret key (repeatable; default the two demo sites)",
+    )
+    parser.add_argument(
+        "--pace",
+        type=_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="minimum seconds between requests per key and endpoint (default 60)",
+    )
+    parser.add_argument("--fast", action="store_true", help=f"pace {FAST_PACE} s instead")
+    parser.add_argument(
+        "--today",
+        type=_day,
+        metavar="YYYY-MM-DD",
+        help="freeze the clock at noon UTC of that day (default: the real clock)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the synthetic history (default 0)"
+    )
+    parser.add_argument(
+        "--first-day",
+        type=_day,
+        metavar="YYYY-MM-DD",
+        help="first day of the history (default 400 days before today)",
+    )
+    parser.add_argument(
+        "--faults",
+        type=_faults,
+        metavar="SPEC",
+        help="fault injection: RATE (all kinds) or KIND,KIND:RATE, e.g. 500,drop:0.2",
+    )
+    parser.add_argument(
+        "--shape",
+        choices=("nested", "flat"),
+        default="nested",
+        help="shape of transactions (default nested)",
+    )
+    parser.add_argument(
+        "--transactions-per-day",
+        type=_positive,
+        default=400,
+        metavar="N",
+        help="mean transactions per site per day (default 400)",
+    )
+    deals = parser.add_argument_group("deals sandbox")
+    deals.add_argument(
+        "--deals", action="store_true", help="serve the deal-request sandbox instead"
+    )
+    deals.add_argument("--write-key", metavar="KEY", help="API key allowed to write deals")
+    deals.add_argument("--read-key", metavar="KEY", help="read-only API key")
+    deals.add_argument("--disabled-key", metavar="KEY", help="API key of an account not enabled")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted; 2 when the options do not make a valid sandbox."""
+    if args.deals:
+        from ..sandbox.deals import serve_deals_forever
+
+        serve_deals_forever(
+            host=args.host,
+            port=args.port,
+            write_key=args.write_key,
+            read_key=args.read_key,
+            disabled_key=args.disabled_key,
+            announce=print,
+        )
+        return 0
+    from ..sandbox import serve_sandbox_forever
+
+    kinds, rate = args.faults or (FAULT_KINDS, 0.0)
+    try:
+        config = SandboxConfig(
+            sites=tuple(args.sites or DEMO_SITES),
+            seed=args.seed,
+            now=datetime.combine(args.today, time(12), tzinfo=UTC) if args.today else None,
+            first_day=args.first_day,
+            pace=FAST_PACE if args.fast else args.pace,
+            shape=args.shape,
+            faults=FaultConfig(rate=rate, kinds=kinds, seed=args.seed),
+            transactions_per_day=args.transactions_per_day,
+        )
+    except ValueError as exc:
+        print(f"commerce-reports sandbox: error: {exc}", file=sys.stderr)
+        return 2
+    serve_sandbox_forever(config, host=args.host, port=args.port, announce=print)
+    return 0

@@ -1,0 +1,40 @@
+"""Deal requests: typed models, local checks with the contract's messages, and `DealsClient`.
+
+    from commerce_reports.deals import DealsClient
+    with DealsClient() as deals:          # key and URL from COMMERCE_REPORTS_DEALS_* variables
+        deal = deals.create({"buyers": [...], "commercial": {"takeRate": 0.2}, ...})
+        deals.update(deal.id, {"status": "paused"})
+
+Every failure is a `commerce_reports.errors.DealError`; see that module's tree.
+"""
+
+from __future__ import annotations
+
+from .checks import (
+    ENUMERATED_ATTRIBUTES,
+    AdUnitSizeWarning,
+    CheckReport,
+    check_create,
+    check_targeting_values,
+    check_update,
+)
+from .client import DealsClient
+from .models import STATUSES, Buyer, Commercial, Deal, Schedule, TargetingGroup
+from .responses import error_from_response
+
+__all__ = [
+    "ENUMERATED_ATTRIBUTES",
+    "STATUSES",
+    "AdUnitSizeWarning",
+    "Buyer",
+    "CheckReport",
+    "Commercial",
+    "Deal",
+    "DealsClient",
+    "Schedule",
+    "TargetingGroup",
+    "check_create",
+    "check_targeting_values",
+    "check_update",
+    "error_from_response",
+]

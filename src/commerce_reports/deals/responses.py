@@ -1,0 +1,129 @@
+"""Turn one non-2xx answer of the deal interface into the typed exception of its 7.2 row.
+
+Pure functions of (status, body, content type): no I/O, so any HTTP layer can use them. The 401
+and 500 bodies are plain text and are never parsed as JSON (rule 6); other bodies are parsed
+tolerantly, and an unexpected shape still yields the status's class with a body excerpt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ..errors import (
+    AccountNotEnabledError,
+    ApiKeyInvalidError,
+    ApiKeyMissingError,
+    ApiKeySyntaxError,
+    DealAuthError,
+    DealBadRequestError,
+    DealForbiddenError,
+    DealIdInvalidError,
+    DealNotFoundError,
+    DealRateLimitedError,
+    DealRuleError,
+    DealSchemaError,
+    DealServerError,
+    DealStatusError,
+    DealUpstreamError,
+    InsufficientScopeError,
+    UnsupportedMediaTypeError,
+)
+from .messages import parse_failure, split_validation_message
+
+__all__ = ["error_from_response", "retry_after_seconds"]
+
+_AUTH_TEXT: dict[str, type[DealAuthError]] = {
+    "api key not provided": ApiKeyMissingError,
+    "invalid api key": ApiKeyInvalidError,
+    "invalid api key syntax": ApiKeySyntaxError,
+}
+_FORBIDDEN: dict[str, type[DealForbiddenError]] = {
+    "insufficient scope": InsufficientScopeError,
+    "partner not authorized for this api": AccountNotEnabledError,
+}
+_SIMPLE: dict[int, type[DealStatusError]] = {
+    404: DealNotFoundError,
+    415: UnsupportedMediaTypeError,
+    500: DealServerError,
+}
+_RETRY_IN = re.compile(r"retry in\s+(\d+(?:\.\d+)?)\s*s", re.IGNORECASE)
+
+
+def _json_object(body: bytes) -> Mapping[str, Any]:
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text(body: bytes) -> str:
+    return body.decode("utf-8", "replace").strip()
+
+
+def retry_after_seconds(message: str, headers: Mapping[str, str] | None = None) -> float | None:
+    """The wait a 429 states (`Rate limit exceeded, retry in <n> seconds`), else `Retry-After`."""
+    match = _RETRY_IN.search(message)
+    if match:
+        return float(match[1])
+    header = (headers or {}).get("retry-after", "")
+    try:
+        return float(header) if header else None
+    except ValueError:
+        return None
+
+
+def error_from_response(
+    status: int,
+    body: bytes,
+    content_type: str = "",
+    headers: Mapping[str, str] | None = None,
+    *,
+    method: str,
+    path: str,
+    attempts: int = 1,
+) -> DealStatusError:
+    """The exception for a non-2xx answer to `method path` (headers with lower-case names)."""
+    common: dict[str, Any] = {
+        "method": method,
+        "path": path,
+        "body": body,
+        "content_type": content_type,
+        "attempts": attempts,
+    }
+    if status in (401, 500):  # plain text by contract: never parsed as JSON
+        text = _text(body)
+        if status == 500:
+            return DealServerError(status, text, **common)
+        return _AUTH_TEXT.get(text.lower(), DealAuthError)(status, text, **common)
+    data = _json_object(body)
+    message = str(data.get("message", "")) if data else ""
+    if status == 400:
+        return _bad_request(data, message, common)
+    if status == 403:
+        cls = _FORBIDDEN.get(message.strip().lower(), DealForbiddenError)
+        return cls(status, message, **common)
+    if status == 429:
+        wait = retry_after_seconds(message, headers)
+        return DealRateLimitedError(status, message, retry_after=wait, **common)
+    if status == 502:
+        upstream = str(data.get("upstream", "")) if data else ""
+        return DealUpstreamError(status, message, upstream=upstream, **common)
+    return _SIMPLE.get(status, DealStatusError)(status, message, **common)
+
+
+def _bad_request(
+    data: Mapping[str, Any], message: str, common: dict[str, Any]
+) -> DealBadRequestError:
+    if data.get("code") == "FST_ERR_VALIDATION" or "statusCode" in data:
+        failures = split_validation_message(message)
+        id_invalid = any(f.path == "params/id" for f in failures)
+        cls = DealIdInvalidError if id_invalid else DealSchemaError
+        return cls(400, message, failures=failures, **common)
+    if message:
+        return DealRuleError(400, message, failures=[parse_failure("", message)], **common)
+    return DealBadRequestError(400, "", **common)

@@ -1,0 +1,122 @@
+"""Keep the service's pace: a minimum interval per endpoint, across threads and processes.
+
+The service documents no 429 for the reporting endpoints: going too fast may get the key throttled
+or blocked. So the client keeps the pace itself. For each (service, key, endpoint) a small state
+file records when the next request may start; a file lock serialises every thread and process that
+shares the key, and whoever holds it waits out the interval before reserving the next slot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from filelock import FileLock
+
+from .errors import ConfigurationError
+
+__all__ = ["Clock", "Pacer", "SystemClock", "default_pace_dir"]
+
+
+class Clock(Protocol):
+    """Wall-clock time shared by processes, and a way to wait; tests inject a fake one."""
+
+    def time(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    def time(self) -> float:
+        return time.time()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+
+def default_pace_dir() -> Path:
+    """Per-user state folder, so every process of the user that shares a key shares its pace."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "commerce-reports" / "pace"
+
+
+class Pacer:
+    """Waits so that two requests to one endpoint under one key start `interval` seconds apart."""
+
+    def __init__(
+        self,
+        intervals: Mapping[str, float],
+        scope: str,
+        *,
+        state_dir: Path | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        for endpoint, seconds in intervals.items():
+            if seconds < 0:
+                raise ConfigurationError(f"pace for {endpoint} must be >= 0 seconds, got {seconds}")
+        self.intervals = dict(intervals)
+        self.clock: Clock = clock or SystemClock()
+        self.state_dir = state_dir or default_pace_dir()
+        # The scope names the key without revealing it: a digest of service URL and key.
+        self._scope = hashlib.sha256(scope.encode()).hexdigest()[:20]
+        self._thread_locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Pacer(intervals={self.intervals!r})"
+
+    def _paths(self, endpoint: str) -> tuple[Path, Path]:
+        stem = self.state_dir / f"{self._scope}-{endpoint}"
+        return stem.with_suffix(".json"), stem.with_suffix(".lock")
+
+    def _thread_lock(self, endpoint: str) -> threading.Lock:
+        with self._guard:
+            return self._thread_locks.setdefault(endpoint, threading.Lock())
+
+    @contextmanager
+    def _locked(self, endpoint: str) -> Iterator[Path]:
+        state, lock = self._paths(endpoint)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with self._thread_lock(endpoint), FileLock(str(lock)):
+            yield state
+
+    def acquire(self, endpoint: str) -> float:
+        """Block until `endpoint` may be called, reserve the slot, return the seconds waited."""
+        interval = self.intervals.get(endpoint, 0.0)
+        with self._locked(endpoint) as state:
+            not_before = _read(state)
+            waited = max(0.0, not_before - self.clock.time())
+            self.clock.sleep(waited)
+            _write(state, self.clock.time() + interval)
+        return waited
+
+    def defer(self, endpoint: str, seconds: float) -> None:
+        """Push the next allowed request at least `seconds` from now (the service asked us to wait)."""
+        with self._locked(endpoint) as state:
+            _write(state, max(_read(state), self.clock.time() + seconds))
+
+    def next_allowed(self, endpoint: str) -> float:
+        """Wall-clock time at which `endpoint` may next be called."""
+        state, _ = self._paths(endpoint)
+        return _read(state)
+
+
+def _read(state: Path) -> float:
+    try:
+        return float(json.loads(state.read_text())["not_before"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0  # no state yet, or a half-written file from a killed process: no wait known
+
+
+def _write(state: Path, not_before: float) -> None:
+    tmp = state.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps({"not_before": not_before}))
+    os.replace(tmp, state)

@@ -1,0 +1,60 @@
+"""Sandboxes on loopback for the tests: small (80 transactions a day, history from 2026-01-01)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from datetime import UTC, date, datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from commerce_reports.sandbox import SandboxConfig, run_sandbox
+from commerce_reports.sandbox.runner import RunningSandbox
+
+NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+FIRST_DAY = date(2026, 1, 1)
+ALPHA = {"Authorization": "secret sandbox-alpha-key"}
+
+
+def small_config(**changes: Any) -> SandboxConfig:
+    settings: dict[str, Any] = {
+        "now": NOW, "first_day": FIRST_DAY, "pace": 0.0, "transactions_per_day": 80,
+    }
+    return SandboxConfig(**{**settings, **changes})
+
+
+class Client:
+    """An httpx client on a running sandbox, authenticated as site alpha by default."""
+
+    def __init__(self, running: RunningSandbox) -> None:
+        self.running = running
+        self.sandbox = running.sandbox
+        self.http = httpx.Client(base_url=running.base_url, timeout=10)
+
+    def get(self, endpoint: str, headers: dict[str, str] | None = None, **params: str) -> httpx.Response:
+        path = endpoint if endpoint.startswith("/") else f"/v1/reports/{endpoint}"
+        return self.http.get(path, params=params, headers=ALPHA if headers is None else headers)
+
+
+@pytest.fixture(scope="session")
+def shared() -> Iterator[Client]:
+    """One read-only sandbox for the whole session (its day cache makes later tests cheap)."""
+    with run_sandbox(small_config()) as running:
+        yield Client(running)
+
+
+@pytest.fixture
+def make_client() -> Iterator[Callable[..., Client]]:
+    """A factory of fresh sandboxes, for tests that move the clock, pace or inject faults."""
+    contexts: list[AbstractContextManager[RunningSandbox]] = []
+
+    def make(config: SandboxConfig | None = None, **kwargs: Any) -> Client:
+        context = run_sandbox(config or small_config(), **kwargs)
+        contexts.append(context)
+        return Client(context.__enter__())
+
+    yield make
+    for context in reversed(contexts):
+        context.__exit__(None, None, None)
