@@ -12,8 +12,8 @@ from dotenv import dotenv_values
 from .errors import ConfigurationError, register_secret
 
 __all__ = [
-    "ENDPOINTS",
     "DEFAULT_PACE",
+    "ENDPOINTS",
     "Secret",
     "Settings",
     "parse_pace",

@@ -89,19 +89,27 @@ class Pacer:
             yield state
 
     def acquire(self, endpoint: str) -> float:
-        """Block until `endpoint` may be called, reserve the slot, return the seconds waited."""
+        """Block until `endpoint` may be called and reserve the slot; return the slot's start time."""
         interval = self.intervals.get(endpoint, 0.0)
         with self._locked(endpoint) as state:
-            not_before = _read(state)
-            waited = max(0.0, not_before - self.clock.time())
-            self.clock.sleep(waited)
-            _write(state, self.clock.time() + interval)
-        return waited
+            self.clock.sleep(max(0.0, _read(state) - self.clock.time()))
+            start = self.clock.time()
+            _write(state, start + interval)
+        return start
 
     def defer(self, endpoint: str, seconds: float) -> None:
         """Push the next allowed request at least `seconds` from now (the service asked us to wait)."""
         with self._locked(endpoint) as state:
             _write(state, max(_read(state), self.clock.time() + seconds))
+
+    def set_interval(self, endpoint: str, seconds: float) -> None:
+        """Change an endpoint's interval; a pending reservation moves with it."""
+        old = self.intervals.get(endpoint, 0.0)
+        self.intervals[endpoint] = seconds
+        with self._locked(endpoint) as state:
+            pending = _read(state)
+            if pending:
+                _write(state, pending - old + seconds)
 
     def next_allowed(self, endpoint: str) -> float:
         """Wall-clock time at which `endpoint` may next be called."""

@@ -117,7 +117,9 @@ def as_date(value: Any, parameter: str = "date") -> date:
             return date.fromisoformat(value.strip())
         except ValueError:
             raise ValidationError(parameter, f"{value!r} is not a real calendar date") from None
-    raise ValidationError(parameter, f"{value!r} is not a date", "give a datetime.date or 'YYYY-MM-DD'")
+    raise ValidationError(
+        parameter, f"{value!r} is not a date", "give a datetime.date or 'YYYY-MM-DD'"
+    )
 
 
 def _ids(parameter: str, value: Any) -> tuple[int, ...]:
@@ -132,13 +134,17 @@ def _ids(parameter: str, value: Any) -> tuple[int, ...]:
         if isinstance(item, str):
             parts = item.split(",")
             if not all(re.fullmatch(r"\d+", p.strip()) for p in parts):
-                raise ValidationError(parameter, f"{item!r} is not an id", "ids are whole numbers > 0")
+                raise ValidationError(
+                    parameter, f"{item!r} is not an id", "ids are whole numbers > 0"
+                )
             ids.extend(int(p) for p in parts)
         else:
             ids.append(item)
     for number in ids:
         if number <= 0:
-            raise ValidationError(parameter, f"id {number} is not greater than 0", "ids are whole numbers > 0")
+            raise ValidationError(
+                parameter, f"id {number} is not greater than 0", "ids are whole numbers > 0"
+            )
     return tuple(sorted(set(ids)))
 
 
@@ -151,7 +157,9 @@ def _strings(parameter: str, value: Any) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, str) or not item.strip() or "," in item:
             raise ValidationError(
-                parameter, f"{item!r} is not a usable value", "each value is a non-empty string without commas"
+                parameter,
+                f"{item!r} is not a usable value",
+                "each value is a non-empty string without commas",
             )
     return tuple(sorted({item.strip() for item in items}))
 
@@ -160,7 +168,9 @@ def _country(value: Any) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{2}", value.strip()):
-        raise ValidationError("country", f"{value!r} is not a country code", "give a two-letter ISO code like 'US'")
+        raise ValidationError(
+            "country", f"{value!r} is not a country code", "give a two-letter ISO code like 'US'"
+        )
     return value.strip().upper()
 
 
@@ -218,15 +228,23 @@ class Filters:
         normalise(self, "campaign_ids", _ids("campaign_ids", self.campaign_ids))
         normalise(self, "merchant_group_ids", _ids("merchant_group_ids", self.merchant_group_ids))
         if self.program_type is not None:
-            normalise(self, "program_type", _enum(ProgramType, "program_type", self.program_type, {}))
+            normalise(
+                self, "program_type", _enum(ProgramType, "program_type", self.program_type, {})
+            )
         if self.partner_product is not None:
             normalise(
                 self,
                 "partner_product",
-                _enum(PartnerProduct, "partner_product", self.partner_product, _labels(PartnerProduct)),
+                _enum(
+                    PartnerProduct, "partner_product", self.partner_product, _labels(PartnerProduct)
+                ),
             )
         if self.device_type is not None:
-            normalise(self, "device_type", _enum(DeviceType, "device_type", self.device_type, _labels(DeviceType)))
+            normalise(
+                self,
+                "device_type",
+                _enum(DeviceType, "device_type", self.device_type, _labels(DeviceType)),
+            )
         normalise(self, "country", _country(self.country))
         for name in _PARAM_NAMES:
             if name not in _SCALAR_FILTERS and name not in ("campaign_ids", "merchant_group_ids"):
@@ -237,7 +255,9 @@ class Filters:
         """Filters from keyword arguments (merged over `filters`); unknown names are an error."""
         unknown = sorted(set(kwargs) - set(_PARAM_NAMES))
         if unknown:
-            raise ValidationError(unknown[0], "is not a filter", f"filters are {', '.join(_PARAM_NAMES)}")
+            raise ValidationError(
+                unknown[0], "is not a filter", f"filters are {', '.join(_PARAM_NAMES)}"
+            )
         base = {f.name: getattr(filters, f.name) for f in fields(cls)} if filters else {}
         base.update({k: v for k, v in kwargs.items() if v is not None})
         return cls(**base)
@@ -272,7 +292,9 @@ class Filters:
         for part in text.split("&"):
             param, _, value = part.partition("=")
             if param not in by_param:
-                raise ValidationError("slice", f"{param!r} is not a filter", f"filters are {', '.join(by_param)}")
+                raise ValidationError(
+                    "slice", f"{param!r} is not a filter", f"filters are {', '.join(by_param)}"
+                )
             name = by_param[param]
             values[name] = value if name in _SCALAR_FILTERS else value.split(",")
         return cls(**values)
@@ -339,7 +361,9 @@ def day_range(start: Any, end: Any) -> list[date]:
     """Every day from `start` to `end`, both included (one transactions request each)."""
     first, last = as_date(start, "start"), as_date(end, "end")
     if last < first:
-        raise ValidationError("end", f"{last} is before start {first}", "give end >= start (both included)")
+        raise ValidationError(
+            "end", f"{last} is before start {first}", "give end >= start (both included)"
+        )
     return [first + timedelta(days=n) for n in range((last - first).days + 1)]
 
 
@@ -357,13 +381,16 @@ def aggregate_windows(start: Any, end: Any, grain: Grain | None = None) -> list[
     cursor = first
     while cursor < stop:
         if grain == "month":
-            month_end = date(cursor.year, cursor.month, calendar.monthrange(cursor.year, cursor.month)[1])
+            month_end = date(
+                cursor.year, cursor.month, calendar.monthrange(cursor.year, cursor.month)[1]
+            )
             step = month_end + timedelta(days=1)
         elif grain is None:
             step = cursor + timedelta(days=MAX_WINDOW_DAYS)
         else:
-            raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day', 'month' or None")
+            raise ValidationError(
+                "grain", f"{grain!r} is not a grain", "use 'day', 'month' or None"
+            )
         windows.append((cursor, min(step, stop)))
         cursor = min(step, stop)
     return windows
-

@@ -50,8 +50,13 @@ class _Field:
 
 
 def _utm_fields(prefix: str, info: str) -> list[_Field]:
-    snake = {"utmSource": "source", "utmMedium": "medium", "utmCampaign": "campaign",
-             "utmTerm": "term", "utmContent": "content"}
+    snake = {
+        "utmSource": "source",
+        "utmMedium": "medium",
+        "utmCampaign": "campaign",
+        "utmTerm": "term",
+        "utmContent": "content",
+    }
     return [
         _Field(f"{prefix}_utm_{snake[key]}", pa.string(), ("click", info, key), ((info, key),))
         for key in _UTM_KEYS
@@ -72,8 +77,12 @@ PRODUCT_TYPE = pa.list_(
         ]
     )
 )
-_PRODUCT_KEYS = {"productId": "product_id", "productName": "product_name", "price": "price",
-                 "quantity": "quantity"}
+_PRODUCT_KEYS = {
+    "productId": "product_id",
+    "productName": "product_name",
+    "price": "price",
+    "quantity": "quantity",
+}
 
 _FIELDS: tuple[_Field, ...] = (
     _f("account_id", pa.int64(), "account", "accountId"),
@@ -84,7 +93,13 @@ _FIELDS: tuple[_Field, ...] = (
     _f("commission_date", pa.date32(), "commission", "commissionDate"),
     _f("update_date", pa.date32(), "commission", "updateDate"),
     _f("order_value", pa.float64(), "commission", "orderValue"),
-    _f("publisher_net_revenue", pa.float64(), "commission", "publisherNetRevenue", "publisherRevenue"),
+    _f(
+        "publisher_net_revenue",
+        pa.float64(),
+        "commission",
+        "publisherNetRevenue",
+        "publisherRevenue",
+    ),
     _f("program_type", pa.string(), "commission", "programType"),
     _f("click_id", pa.string(), "click", "clickId"),
     _f("click_date", pa.date32(), "click", "clickDate"),
@@ -108,8 +123,12 @@ TRANSACTION_SCHEMA = pa.schema(
 
 # ---------------------------------------------------------------- the fast path (DuckDB) ----
 
-_SQL_TYPES = {pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
-              pa.date32(): "VARCHAR"}  # dates are read as text: empty strings are legal ("no click")
+_SQL_TYPES = {
+    pa.int64(): "BIGINT",
+    pa.float64(): "DOUBLE",
+    pa.string(): "VARCHAR",
+    pa.date32(): "VARCHAR",
+}  # dates are read as text: empty strings are legal ("no click")
 _PRODUCTS_SQL = "STRUCT(productId VARCHAR, productName VARCHAR, price DOUBLE, quantity DOUBLE)[]"
 _UTM_SQL = "STRUCT(" + ", ".join(f"{k} VARCHAR" for k in _UTM_KEYS) + ")"
 _ALSO_IN_CLICK = {"deviceType": "VARCHAR"}  # reference pages place it in the click group too
@@ -130,8 +149,10 @@ def _read_columns(shape: str) -> dict[str, str]:
     if shape == "flat":
         return top
     groups["click"].update(_ALSO_IN_CLICK)
-    columns = {name: "STRUCT(" + ", ".join(f"{k} {t}" for k, t in keys.items()) + ")"
-               for name, keys in groups.items()}
+    columns = {
+        name: "STRUCT(" + ", ".join(f"{k} {t}" for k, t in keys.items()) + ")"
+        for name, keys in groups.items()
+    }
     columns["product"] = _PRODUCTS_SQL
     return columns
 
@@ -144,20 +165,21 @@ def _select_sql(source: str, shape: str) -> str:
     """Typed columns of TRANSACTION_SCHEMA, plus `_keys`: how many keys each row carried."""
     exprs = []
     for field in _FIELDS:
-        if shape == "flat":
-            candidates = [_ref(p) for p in field.flat]
-        else:
-            candidates = [_ref(field.nested)]
+        candidates = [_ref(p) for p in field.flat] if shape == "flat" else [_ref(field.nested)]
         if field.column == "device":
             if shape == "nested":
                 candidates.append(_ref(("click", "deviceType")))
             value = f"coalesce({', '.join(candidates)})"
-            codes = " ".join(f"WHEN '{c}' THEN {repr(w) if w else 'NULL'}" for c, w in _DEVICE_CODES.items())
+            codes = " ".join(
+                f"WHEN '{c}' THEN {repr(w) if w else 'NULL'}" for c, w in _DEVICE_CODES.items()
+            )
             exprs.append(f"CASE {value} {codes} ELSE nullif({value}, '') END AS device")
             continue
         value = f"coalesce({', '.join(candidates)})" if len(candidates) > 1 else candidates[0]
         if field.type in (pa.string(), pa.date32()):
-            value = f"nullif({value}, '')"  # an empty string means "not known", as a missing key does
+            value = (
+                f"nullif({value}, '')"  # an empty string means "not known", as a missing key does
+            )
         if field.type == pa.date32():
             value = f"CAST({value} AS DATE)"
         elif field.type == PRODUCT_TYPE:
@@ -167,7 +189,9 @@ def _select_sql(source: str, shape: str) -> str:
             )
         exprs.append(f"{value} AS {field.column}")
     keys = " + ".join(
-        term for name, sql_type in _read_columns(shape).items() for term in _present_sql(f'"{name}"', sql_type)
+        term
+        for name, sql_type in _read_columns(shape).items()
+        for term in _present_sql(f'"{name}"', sql_type)
     )
     return f"SELECT {', '.join(exprs)}, NULL::VARCHAR AS extra, {keys} AS _keys FROM {source}"
 
@@ -235,7 +259,7 @@ def _struct_members(sql_type: str) -> list[tuple[str, str]]:
     return members
 
 
-def _shape_of(array: bytes) -> str:
+def _shape_of(array: memoryview) -> str:
     """Nested when the first element starts with one of the contract's groups, else flat."""
     first_key = bytes(array[1:200]).lstrip().lstrip(b"{").lstrip()
     return "nested" if first_key.startswith(_NESTED_GROUPS) else "flat"
@@ -268,12 +292,13 @@ def _fast_transactions(body: bytes) -> pa.Table | None:
         if census.is_alive():
             census.join()
     keys_in_body, null_keys = counts
-    if keys_in_body != pc.sum(table["_keys"]).as_py() + null_keys:
+    if keys_in_body != (pc.sum(table["_keys"]).as_py() or 0) + null_keys:
         return None  # the body holds keys the typed columns do not: keep them the slow way
     return table.drop_columns(["_keys"]).cast(TRANSACTION_SCHEMA)
 
 
 # ---------------------------------------------------------------- the tolerant path ----
+
 
 def _load_json(body: bytes, what: str) -> Any:
     gc.disable()  # orjson builds many small objects: the collector only slows it down
@@ -336,7 +361,10 @@ def _to_products(value: Any) -> list[dict[str, Any]] | None:
 
 
 _CONVERTERS: dict[pa.DataType, Callable[[Any], Any]] = {
-    pa.int64(): _to_int, pa.float64(): _to_float, pa.string(): _to_str, pa.date32(): _to_date,
+    pa.int64(): _to_int,
+    pa.float64(): _to_float,
+    pa.string(): _to_str,
+    pa.date32(): _to_date,
     PRODUCT_TYPE: _to_products,
 }
 
@@ -360,8 +388,11 @@ def _leftovers(row: dict[str, Any]) -> dict[str, Any]:
             if value:
                 left[key] = value
         elif key in ("product", "merchandise") and isinstance(value, list):
-            unknown = [{k: v for k, v in p.items() if k not in _PRODUCT_KEYS}
-                       for p in value if isinstance(p, dict)]
+            unknown = [
+                {k: v for k, v in p.items() if k not in _PRODUCT_KEYS}
+                for p in value
+                if isinstance(p, dict)
+            ]
             if any(unknown):
                 left[key] = unknown
         else:
@@ -385,7 +416,11 @@ def _tolerant_transactions(body: bytes) -> pa.Table:
         for field in _FIELDS:
             value: Any = None
             kept_raw: Any = None
-            for path in (field.nested, *field.flat, *((("click", "deviceType"),) if field.column == "device" else ())):
+            for path in (
+                field.nested,
+                *field.flat,
+                *((("click", "deviceType"),) if field.column == "device" else ()),
+            ):
                 found, candidate = _take(row, path)
                 if found and value is None and candidate != "":
                     value, kept_raw = candidate, candidate
@@ -393,7 +428,9 @@ def _tolerant_transactions(body: bytes) -> pa.Table:
                 value = _DEVICE_CODES[value]
             converted = _CONVERTERS[field.type](value)
             if converted is None and kept_raw not in (None, ""):
-                row.setdefault("_unparsed", {})[field.column] = kept_raw  # keep what we could not type
+                row.setdefault("_unparsed", {})[field.column] = (
+                    kept_raw  # keep what we could not type
+                )
             if field.type == PRODUCT_TYPE and isinstance(kept_raw, list):
                 row["product"] = kept_raw  # products' unknown keys are judged by _leftovers
             columns[field.column].append(converted)
@@ -470,7 +507,9 @@ def parse_aggregate(
     extras: list[str | None] = []
     for row in rows:
         if not isinstance(row, dict):
-            raise MalformedResponseError(f"a {endpoint} row is a {type(row).__name__}, not an object")
+            raise MalformedResponseError(
+                f"a {endpoint} row is a {type(row).__name__}, not an object"
+            )
         for key, (column, type_) in known.items():
             columns[column].append(_CONVERTERS[type_](row.get(key)))
         unknown = {k: v for k, v in row.items() if k not in known}

@@ -20,7 +20,10 @@ ALPHA = {"Authorization": "secret sandbox-alpha-key"}
 
 def small_config(**changes: Any) -> SandboxConfig:
     settings: dict[str, Any] = {
-        "now": NOW, "first_day": FIRST_DAY, "pace": 0.0, "transactions_per_day": 80,
+        "now": NOW,
+        "first_day": FIRST_DAY,
+        "pace": 0.0,
+        "transactions_per_day": 80,
     }
     return SandboxConfig(**{**settings, **changes})
 
@@ -33,9 +36,10 @@ class Client:
         self.sandbox = running.sandbox
         self.http = httpx.Client(base_url=running.base_url, timeout=10)
 
-    def get(self, endpoint: str, headers: dict[str, str] | None = None, **params: str) -> httpx.Response:
+    def get(self, endpoint: str, auth: str = ALPHA["Authorization"], **params: str) -> httpx.Response:
+        """GET a report (or a `/path`) with `Authorization: <auth>` (none when `auth` is empty)."""
         path = endpoint if endpoint.startswith("/") else f"/v1/reports/{endpoint}"
-        return self.http.get(path, params=params, headers=ALPHA if headers is None else headers)
+        return self.http.get(path, params=params, headers={"Authorization": auth} if auth else {})
 
 
 @pytest.fixture(scope="session")

@@ -4,16 +4,28 @@ import commerce_reports.sandbox as sandbox
 
 
 def test_public_api_is_pinned() -> None:
-    assert sorted(sandbox.__all__) == sorted([
-        "DEMO_SITES", "FAST_PACE", "FAULT_KINDS", "FaultConfig", "ReportsSandbox", "RequestRecord",
-        "RunningSandbox", "SandboxConfig", "Site", "run_sandbox", "serve_sandbox_forever",
-    ])
+    assert sorted(sandbox.__all__) == sorted(
+        [
+            "DEMO_SITES",
+            "FAST_PACE",
+            "FAULT_KINDS",
+            "FaultConfig",
+            "ReportsSandbox",
+            "RequestRecord",
+            "RunningSandbox",
+            "SandboxConfig",
+            "Site",
+            "run_sandbox",
+            "serve_sandbox_forever",
+        ]
+    )
     for name in sandbox.__all__:
         assert getattr(sandbox, name) is not None
     assert sandbox.FAST_PACE == 0.05
     assert [s.name for s in sandbox.DEMO_SITES] == ["alpha", "beta"]
-    assert sandbox.FAULT_KINDS == frozenset(
-        {"500", "502", "503", "slow", "drop", "truncate", "malformed", "html", "text", "flat"}
+    assert (
+        frozenset({"500", "502", "503", "slow", "drop", "truncate", "malformed", "html", "text", "flat"})
+        == sandbox.FAULT_KINDS
     )
 
 

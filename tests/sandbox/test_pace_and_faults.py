@@ -35,11 +35,13 @@ def test_pace_per_key_and_endpoint(make_client: Callable[..., Client]) -> None:
     assert "retry in 40 seconds" in paced.json()["message"]
     # Another endpoint and another key have their own pace; 400 and 401 do not count.
     assert client.get("networks", clickDateStart="2026-02-01", clickDateEnd="2026-02-02").status_code == 200
-    beta = {"Authorization": "secret sandbox-beta-key"}
-    assert client.get("transactions", headers=beta, **UPDATE).status_code == 200
+    beta = "secret sandbox-beta-key"
+    assert client.get("transactions", auth=beta, **UPDATE).status_code == 200
     assert client.get("merchandise").status_code == 400
-    assert client.get("merchandise", headers={}).status_code == 401
-    assert client.get("merchandise", clickDateStart="2026-02-01", clickDateEnd="2026-02-02").status_code == 200
+    assert client.get("merchandise", auth="").status_code == 401
+    assert (
+        client.get("merchandise", clickDateStart="2026-02-01", clickDateEnd="2026-02-02").status_code == 200
+    )
     # A 429 does not restart the interval.
     clock.now += 39.5
     assert client.get("transactions", **UPDATE).status_code == 200
@@ -48,15 +50,25 @@ def test_pace_per_key_and_endpoint(make_client: Callable[..., Client]) -> None:
 
 def test_every_answer_tells_the_pace(make_client: Callable[..., Client]) -> None:
     client = make_client(small_config(pace=0.05))
-    for response in (client.get("transactions", **UPDATE), client.get("transactions"),
-                     client.get("/_sandbox/info"), client.get("networks", headers={})):
+    for response in (
+        client.get("transactions", **UPDATE),
+        client.get("transactions"),
+        client.get("/_sandbox/info"),
+        client.get("networks", auth=""),
+    ):
         assert response.headers["X-Sandbox-Pace"] == "0.05"
 
 
-@pytest.mark.parametrize(("kind", "status", "content_type"), [
-    ("500", 500, "application/json"), ("502", 502, "application/json"),
-    ("503", 503, "application/json"), ("html", 503, "text/html"), ("text", 500, "text/plain"),
-])
+@pytest.mark.parametrize(
+    ("kind", "status", "content_type"),
+    [
+        ("500", 500, "application/json"),
+        ("502", 502, "application/json"),
+        ("503", 503, "application/json"),
+        ("html", 503, "text/html"),
+        ("text", 500, "text/plain"),
+    ],
+)
 def test_error_faults(make_client: Callable[..., Client], kind: str, status: int, content_type: str) -> None:
     client = make_client()
     client.sandbox.inject(kind, count=2, endpoint="transactions")
@@ -89,8 +101,9 @@ def test_truncate_fault_cuts_the_body(make_client: Callable[..., Client], gzip: 
     full = client.get("transactions", **UPDATE).content
     client.sandbox.inject("truncate")
     headers = {"Authorization": "secret sandbox-alpha-key", "Accept-Encoding": "gzip" if gzip else "identity"}
-    with httpx.stream("GET", f"{client.running.base_url}/v1/reports/transactions", params=UPDATE,
-                      headers=headers) as response:
+    with httpx.stream(
+        "GET", f"{client.running.base_url}/v1/reports/transactions", params=UPDATE, headers=headers
+    ) as response:
         assert response.status_code == 200
         received = b""
         with pytest.raises(httpx.RemoteProtocolError):
@@ -138,8 +151,10 @@ def test_seeded_fault_rate_is_reproducible(make_client: Callable[..., Client]) -
     runs = []
     for _ in range(2):
         client = make_client(config)
-        statuses = [client.get("networks", clickDateStart="2026-02-01", clickDateEnd="2026-02-02").status_code
-                    for _ in range(30)]
+        statuses = [
+            client.get("networks", clickDateStart="2026-02-01", clickDateEnd="2026-02-02").status_code
+            for _ in range(30)
+        ]
         runs.append(statuses)
         faults = [r.fault for r in client.sandbox.request_log]
         assert {"500", "503"} <= set(faults) and None in faults

@@ -3,7 +3,7 @@
 A thin shell over `commerce_reports.deals.DealsClient`. The key comes from
 COMMERCE_REPORTS_DEALS_API_KEY, the URL from `--base-url` or COMMERCE_REPORTS_DEALS_BASE_URL.
 Success prints the JSON result on stdout; a failure prints one line on stderr and exits with the
-status of its kind:
+status of its kind (the table below is built from `EXIT_CODES`; `--help` shows it too).
 
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +49,7 @@ from ..errors import (
 
 __all__ = ["EXIT_CODES", "main", "register", "run"]
 
-# Most specific class first is not needed: the lookup walks each error's MRO.
+# Order does not matter: `exit_code` walks each error's MRO to its nearest listed class.
 EXIT_CODES: dict[type[CommerceReportsError], tuple[int, str]] = {
     ConfigurationError: (3, "configuration: no API key or base URL"),
     ValidationError: (4, "input file unreadable or not a JSON object"),
@@ -122,7 +122,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action.set_defaults(func=run)
 
 
-def _missing_action(parser: argparse.ArgumentParser) -> Any:
+def _missing_action(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)
         return 2

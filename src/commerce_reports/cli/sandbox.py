@@ -69,9 +69,7 @@ def register(subparsers: Any) -> None:
         help="serve the offline reports sandbox on loopback",
         description="Serve a deterministic offline copy of the three reporting endpoints.",
     )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
-    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
     parser.add_argument(
         "--site",
@@ -95,9 +93,7 @@ def register(subparsers: Any) -> None:
         metavar="YYYY-MM-DD",
         help="freeze the clock at noon UTC of that day (default: the real clock)",
     )
-    parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the synthetic history (default 0)"
-    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic history (default 0)")
     parser.add_argument(
         "--first-day",
         type=_day,
@@ -124,9 +120,7 @@ def register(subparsers: Any) -> None:
         help="mean transactions per site per day (default 400)",
     )
     deals = parser.add_argument_group("deals sandbox")
-    deals.add_argument(
-        "--deals", action="store_true", help="serve the deal-request sandbox instead"
-    )
+    deals.add_argument("--deals", action="store_true", help="serve the deal-request sandbox instead")
     deals.add_argument("--write-key", metavar="KEY", help="API key allowed to write deals")
     deals.add_argument("--read-key", metavar="KEY", help="read-only API key")
     deals.add_argument("--disabled-key", metavar="KEY", help="API key of an account not enabled")

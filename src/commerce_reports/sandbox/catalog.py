@@ -88,12 +88,8 @@ _BRANDS = _words(
     " Hazel Indigo Ivy Jasper Kite Lark Lumen Meadow Mosaic Nova Oak Opal Pebble Quill Raven Sage"
     " Solace Sparrow Terra Thistle Umber Vale Willow Zephyr"
 )
-_TRADES = _words(
-    "Home Outdoors Beauty Tech Kids Pets Books Wear Kitchen Sports Travel Garden Audio"
-)
-_ADJECTIVES = _words(
-    "Classic Compact Deluxe Eco Essential Lite Pro Smart Soft Ultra Vintage Wireless"
-)
+_TRADES = _words("Home Outdoors Beauty Tech Kids Pets Books Wear Kitchen Sports Travel Garden Audio")
+_ADJECTIVES = _words("Classic Compact Deluxe Eco Essential Lite Pro Smart Soft Ultra Vintage Wireless")
 _NOUNS = _words(
     "Backpack Blender Candle Chair Headphones Jacket Jeans Kettle Lamp Mug Notebook Pillow Serum"
     " Sneakers Speaker Tent Throw Watch Yoga-Mat Skillet"
@@ -172,13 +168,9 @@ def _merchants(seed: int) -> tuple[Merchant, ...]:
         avg_order = round(rng.lognormvariate(4.2, 0.6) * 100)
         products: tuple[Product, ...] = ()
         if not cpc and rng.random() < 0.6:
-            picks = rng.sample(
-                [f"{a} {n}" for a in _ADJECTIVES for n in _NOUNS], rng.randint(6, 24)
-            )
+            picks = rng.sample([f"{a} {n}" for a in _ADJECTIVES for n in _NOUNS], rng.randint(6, 24))
             products = tuple(
-                Product(
-                    f"{group_id}-{k:04d}", pick, max(199, round(avg_order * rng.uniform(0.2, 1.2)))
-                )
+                Product(f"{group_id}-{k:04d}", pick, max(199, round(avg_order * rng.uniform(0.2, 1.2))))
                 for k, pick in enumerate(picks)
             )
         merchants.append(
@@ -197,16 +189,12 @@ def _merchants(seed: int) -> tuple[Merchant, ...]:
     return tuple(merchants)
 
 
-def _utm(
-    rng: random.Random, options: tuple[tuple[str, ...], ...]
-) -> tuple[str, str, str, str, str]:
+def _utm(rng: random.Random, options: tuple[tuple[str, ...], ...]) -> tuple[str, str, str, str, str]:
     a, b, c, d, e = (rng.choice(values) for values in options)
     return a, b, c, d, e
 
 
-def _links(
-    rng: random.Random, site: str, merchants: tuple[Merchant, ...], campaigns: int
-) -> list[Link]:
+def _links(rng: random.Random, site: str, merchants: tuple[Merchant, ...], campaigns: int) -> list[Link]:
     merchant_cum = list(itertools.accumulate(1 / (i + 1) ** 1.1 for i in range(len(merchants))))
     partner_words = list(PARTNER_PRODUCTS)
     partner_weights = [w for _, w in PARTNER_PRODUCTS.values()]
@@ -235,9 +223,7 @@ def _links(
         merchant = rng.choices(range(len(merchants)), cum_weights=merchant_cum)[0]
         page = rng.choice(pages)
         products = merchants[merchant].products
-        path = (
-            f"p/{rng.choice(products).product_id}" if products else rng.choice(("", "sale", "new"))
-        )
+        path = f"p/{rng.choice(products).product_id}" if products else rng.choice(("", "sale", "new"))
         links.append(
             Link(
                 url=f"https://www.{merchants[merchant].domain}/{path}",

@@ -83,9 +83,7 @@ class FaultPlan:
 
     def inject(self, kind: str, count: int, endpoint: str | None) -> None:
         if kind not in FAULT_KINDS:
-            raise ValueError(
-                f"unknown fault kind {kind!r}; kinds: {', '.join(sorted(FAULT_KINDS))}"
-            )
+            raise ValueError(f"unknown fault kind {kind!r}; kinds: {', '.join(sorted(FAULT_KINDS))}")
         if count < 1:
             raise ValueError(f"count must be >= 1 (got {count})")
         with self._lock:
@@ -124,7 +122,5 @@ def alter(response: Response, kind: str, slow_seconds: float) -> Response:
         # Cut the body the client receives: uncompressed so that half means half.
         return replace(response, truncate_to=len(response.body) // 2, compressible=False)
     if kind == "malformed":
-        return replace(
-            response, body=response.body[: len(response.body) // 3] + b"<!-- upstream garbled -->"
-        )
+        return replace(response, body=response.body[: len(response.body) // 3] + b"<!-- upstream garbled -->")
     return response

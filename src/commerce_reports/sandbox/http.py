@@ -7,6 +7,7 @@ the faults real networks produce.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import logging
 import socket
@@ -51,6 +52,8 @@ App = Callable[[Request], Response]
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "commerce-reports-sandbox"
+    # Headers and body go out in two writes; with Nagle on, the client's delayed ACK adds ~40 ms.
+    disable_nagle_algorithm = True
     app: App
 
     def do_GET(self) -> None:
@@ -93,10 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(response.delay)
         if response.drop:
             self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            self._hang_up()
             return
         body = response.body
         headers = dict(response.headers)
@@ -115,12 +115,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body[: response.truncate_to])
             self.wfile.flush()
             self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            self._hang_up()
             return
         self.wfile.write(body)
+
+    def _hang_up(self) -> None:
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
 
     def log_message(self, format: str, *args: object) -> None:
         log.debug("%s - %s", self.address_string(), format % args)
@@ -152,7 +153,10 @@ class ServerHandle:
 def serve(app: App, host: str = "127.0.0.1", port: int = 0) -> Iterator[ServerHandle]:
     """Run `app` in a background thread (port 0 picks a free port) until the block ends."""
     server = _make_server(app, host, port)
-    thread = threading.Thread(target=server.serve_forever, name="sandbox-http", daemon=True)
+    # A short poll interval lets `shutdown` return at once instead of after up to half a second.
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, name="sandbox-http", daemon=True
+    )
     thread.start()
     try:
         yield ServerHandle(host, server.server_address[1])

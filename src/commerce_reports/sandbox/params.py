@@ -112,9 +112,7 @@ def _optional_date(query: Mapping[str, str], name: str) -> date | None:
 def _ids(name: str, value: str) -> frozenset[object]:
     items = value.split(",")
     if not _IDS.fullmatch(value) or "" in items or any(int(item) == 0 for item in items):
-        raise BadRequest(
-            f"{name}: expected comma-separated ids, digits only, each above 0 (got {value!r})"
-        )
+        raise BadRequest(f"{name}: expected comma-separated ids, digits only, each above 0 (got {value!r})")
     return frozenset(int(item) for item in items)
 
 
@@ -151,9 +149,7 @@ def _filters(query: Mapping[str, str], with_clicks: bool) -> Filters:
     if "country" in query:
         code = query["country"]
         if not _COUNTRY.fullmatch(code):
-            raise BadRequest(
-                f"country: expected a two-letter upper-case ISO code like US (got {code!r})"
-            )
+            raise BadRequest(f"country: expected a two-letter upper-case ISO code like US (got {code!r})")
         country = COUNTRIES.index(code.lower()) if code.lower() in COUNTRIES else -1
     return Filters(links, device, country)
 
@@ -164,9 +160,7 @@ def parse_transactions(query: Mapping[str, str], repeated: tuple[str, ...]) -> T
     commission = _optional_date(query, "commissionDate")
     update = _optional_date(query, "updateDate")
     if not (click or commission or update):
-        raise BadRequest(
-            "clickDate, commissionDate, updateDate: give at least one date (yyyy-mm-dd)"
-        )
+        raise BadRequest("clickDate, commissionDate, updateDate: give at least one date (yyyy-mm-dd)")
     return TransactionsRequest(click, commission, update, _filters(query, with_clicks=False))
 
 

@@ -82,9 +82,7 @@ def _described(frame: pl.DataFrame, world: World, site: str) -> pl.DataFrame:
         pl.col("device")
         .replace_strict(list(range(len(DEVICES))), [d or "Unknown" for d in DEVICES])
         .alias("device_name"),
-        pl.col("country")
-        .replace_strict(list(range(len(COUNTRIES))), list(COUNTRIES))
-        .alias("country_code"),
+        pl.col("country").replace_strict(list(range(len(COUNTRIES))), list(COUNTRIES)).alias("country_code"),
     )
 
 
@@ -106,9 +104,7 @@ def transactions(
     assert anchor is not None, "the caller validates that one date is given"
     first = click or (anchor - timedelta(HORIZON_DAYS))
     rows = world.versions(site, first, click or anchor, now)
-    rows = (
-        rows.filter(pl.col("update_day") == day_number(update)) if update else current_state(rows)
-    )
+    rows = rows.filter(pl.col("update_day") == day_number(update)) if update else current_state(rows)
     if commission:
         rows = rows.filter(pl.col("commission_day") == day_number(commission))
     if click:
@@ -176,9 +172,7 @@ def networks(
     return {"data": data, "totals": {f"{k}Total": v for k, v in totals.items()}}
 
 
-def _network_row(
-    name: object, revenue: int, clicks: int, sales: int, actions: int
-) -> dict[str, object]:
+def _network_row(name: object, revenue: int, clicks: int, sales: int, actions: int) -> dict[str, object]:
     return {
         "networkName": name,
         "revenue": round(revenue / 100, 2),
@@ -203,17 +197,13 @@ def merchandise(
         .with_columns(
             (
                 pl.col("items")
-                .list.eval(
-                    pl.element().struct.field("price_cents") * pl.element().struct.field("quantity")
-                )
+                .list.eval(pl.element().struct.field("price_cents") * pl.element().struct.field("quantity"))
                 .list.sum()
             ).alias("items_value")
         )
         .explode("items")
         .unnest("items")
-        .with_columns(
-            (pl.col("price_cents") * pl.col("quantity") / pl.col("items_value")).alias("share")
-        )
+        .with_columns((pl.col("price_cents") * pl.col("quantity") / pl.col("items_value")).alias("share"))
         .group_by("product_name", "merchant_group_id", "merchant_group_name")
         .agg(
             (pl.col("revenue_cents") * pl.col("share")).sum().alias("revenue"),
@@ -259,9 +249,7 @@ def ground_truth(
         raise ValueError(f"by: must be one of {', '.join(TRUTH_BY)} (got {by!r})")
     unknown = [g for g in group_by if g not in GROUP_COLUMNS]
     if unknown:
-        raise ValueError(
-            f"group_by: unknown {', '.join(unknown)}; allowed: {', '.join(GROUP_COLUMNS)}"
-        )
+        raise ValueError(f"group_by: unknown {', '.join(unknown)}; allowed: {', '.join(GROUP_COLUMNS)}")
     day_column = by.replace("_date", "_day")
     first = start if by == "click_date" else start - timedelta(HORIZON_DAYS)
     state = current_state(world.versions(site, first, end, now)).filter(
@@ -279,9 +267,7 @@ def ground_truth(
         pl.col("is_return").sum().cast(pl.Int64).alias("returns"),
     )
     groups = list(group_by)
-    totals = (
-        described.group_by(groups).agg(*sums).sort(groups) if groups else described.select(*sums)
-    )
+    totals = described.group_by(groups).agg(*sums).sort(groups) if groups else described.select(*sums)
     return totals.select(
         *groups,
         _money("revenue_cents").fill_null(0.0).alias("revenue"),

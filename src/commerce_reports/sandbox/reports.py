@@ -80,9 +80,7 @@ def _json(status: int, payload: object, headers: dict[str, str] | None = None) -
     return Response(status, orjson.dumps(payload), headers=headers or {})
 
 
-def _error(
-    status: int, error: str, message: str, headers: dict[str, str] | None = None
-) -> Response:
+def _error(status: int, error: str, message: str, headers: dict[str, str] | None = None) -> Response:
     return _json(status, {"error": error, "message": message}, headers)
 
 
@@ -129,9 +127,7 @@ class ReportsSandbox:
     def inject(self, kind: str, count: int = 1, endpoint: str | None = None) -> None:
         """Make the next `count` authenticated requests (to `endpoint` or any) fault with `kind`."""
         if endpoint is not None and endpoint not in ENDPOINTS:
-            raise ValueError(
-                f"endpoint must be one of {', '.join(ENDPOINTS)} or None (got {endpoint!r})"
-            )
+            raise ValueError(f"endpoint must be one of {', '.join(ENDPOINTS)} or None (got {endpoint!r})")
         self._faults.inject(kind, count, endpoint)
 
     @property
@@ -151,16 +147,12 @@ class ReportsSandbox:
         """What a client should compute for `site` over [start, end] (inclusive), as of now."""
         if site not in self._world.sites:
             raise ValueError(f"unknown site {site!r}; sites: {', '.join(self._world.sites)}")
-        return queries.ground_truth(
-            self._world, site, self.now, start, end, by=by, group_by=group_by
-        )
+        return queries.ground_truth(self._world, site, self.now, start, end, by=by, group_by=group_by)
 
     def __call__(self, request: Request) -> Response:
         site: str | None = None
         fault: str | None = None
-        endpoint = (
-            request.path.removeprefix(_PREFIX) if request.path.startswith(_PREFIX) else request.path
-        )
+        endpoint = request.path.removeprefix(_PREFIX) if request.path.startswith(_PREFIX) else request.path
         if request.method != "GET":
             response = _error(405, "Method Not Allowed", f"{request.method}: only GET is served")
         elif endpoint in ENDPOINTS:
@@ -243,9 +235,7 @@ class ReportsSandbox:
         )
         render = shapes.flat if flat else shapes.nested
         account = self._world.catalog(site).account_id
-        return _json(
-            200, {"transactions": [render(row, account) for row in rows.iter_rows(named=True)]}
-        )
+        return _json(200, {"transactions": [render(row, account) for row in rows.iter_rows(named=True)]})
 
     def _aggregate(self, endpoint: str, site: str, query: WindowRequest) -> Response:
         report = queries.networks if endpoint == "networks" else queries.merchandise

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -53,9 +51,7 @@ NO_DETAIL_RATE = 0.03  # transactions served without click detail (contract 2.1 
 RETURN_RATE = 0.04  # CPA transactions later returned
 LAG_DAYS = 10  # longest click -> commission delay
 RETURN_DAYS = 30  # longest commission -> return delay
-HORIZON_DAYS = (
-    LAG_DAYS + RETURN_DAYS + 1
-)  # an event dated D comes from a click day in [D - HORIZON, D]
+HORIZON_DAYS = LAG_DAYS + RETURN_DAYS + 1  # an event dated D comes from a click day in [D - HORIZON, D]
 
 _DAY = 86_400
 _EPOCH = date(1970, 1, 1)
@@ -72,9 +68,7 @@ _PLACE_CUM = tuple(
 _WEEKDAY = (1.0, 1.02, 1.0, 0.98, 0.95, 0.92, 1.08)  # Monday first
 _MONTH = (0.85, 0.85, 0.95, 0.95, 1.0, 0.95, 0.95, 0.95, 0.95, 1.0, 1.35, 1.45)
 
-_CLICK_SCHEMA = pl.Schema(
-    {"ts": pl.Int64, "link": pl.Int32, "device": pl.Int8, "country": pl.Int16}
-)
+_CLICK_SCHEMA = pl.Schema({"ts": pl.Int64, "link": pl.Int32, "device": pl.Int8, "country": pl.Int16})
 _ITEM = pl.Struct(
     {
         "product_id": pl.String,
@@ -243,40 +237,38 @@ def generate_day(catalog: Catalog, seed: int, day: date, transactions_per_day: i
     return ClickDay(clicks, versions)
 
 
+@lru_cache(maxsize=32)
+def _catalog(seed: int, site: str) -> Catalog:
+    return build_catalog(seed, site)
+
+
+# Days are pure functions of their key, so every sandbox of the process shares one cache.
+@lru_cache(maxsize=512)
+def _click_day(seed: int, site: str, day: date, transactions_per_day: int) -> ClickDay:
+    return generate_day(_catalog(seed, site), seed, day, transactions_per_day)
+
+
 class World:
     """The history of every site under one seed, generated lazily and cached per (site, day)."""
 
-    def __init__(
-        self,
-        seed: int,
-        sites: tuple[str, ...],
-        first_day: date,
-        transactions_per_day: int,
-        cache_days: int = 512,
-    ) -> None:
+    def __init__(self, seed: int, sites: tuple[str, ...], first_day: date, transactions_per_day: int) -> None:
         self.seed = seed
         self.first_day = first_day
         self.transactions_per_day = transactions_per_day
         self.sites = sites
-        self._catalogs: dict[str, Catalog] = {}
-        self._lock = threading.Lock()
-        self._day: Callable[[str, date], ClickDay] = lru_cache(maxsize=cache_days)(self._generate)
 
     def catalog(self, site: str) -> Catalog:
         if site not in self.sites:
             raise KeyError(f"unknown sandbox site {site!r}; sites are {', '.join(self.sites)}")
-        with self._lock:
-            if site not in self._catalogs:
-                self._catalogs[site] = build_catalog(self.seed, site)
-            return self._catalogs[site]
-
-    def _generate(self, site: str, day: date) -> ClickDay:
-        return generate_day(self.catalog(site), self.seed, day, self.transactions_per_day)
+        return _catalog(self.seed, site)
 
     def _days(self, site: str, first: date, last: date, now: datetime) -> list[ClickDay]:
         first = max(first, self.first_day)
         last = min(last, now.date())
-        return [self._day(site, first + timedelta(n)) for n in range((last - first).days + 1)]
+        return [
+            _click_day(self.seed, site, first + timedelta(n), self.transactions_per_day)
+            for n in range((last - first).days + 1)
+        ]
 
     def clicks(self, site: str, first: date, last: date, now: datetime) -> pl.DataFrame:
         """Clicks of click days `first`..`last` (inclusive) that happened by `now`."""

@@ -1,0 +1,53 @@
+"""Every test runs offline, in its own folder, with no configuration leaking in from the machine."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_LOOPBACK = ("127.", "::1", "localhost")
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else str(address)
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not str(host).startswith(_LOOPBACK):
+        raise OSError(f"tests may not reach the network: connection to {host!r} blocked")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Block non-loopback connections; clear COMMERCE_REPORTS_*; private cwd and pace folder."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    for name in list(os.environ):
+        if name.startswith("COMMERCE_REPORTS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    yield
+
+
+class FakeClock:
+    """Wall-clock time that only moves when someone sleeps: tests never wait for real."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+        self.sleeps: list[float] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += max(0.0, seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()

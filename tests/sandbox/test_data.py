@@ -1,0 +1,229 @@
+"""The served data: determinism, a partial and growing today, returns, shapes and consistency."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+
+from commerce_reports.sandbox.catalog import COUNTRIES, DEVICE_CODES
+
+from .conftest import NOW, Client, small_config
+
+TODAY = NOW.date()
+
+
+def days(first: date, last: date) -> list[date]:
+    return [first + timedelta(n) for n in range((last - first).days + 1)]
+
+
+def latest_versions(client: Client, first: date, last: date) -> dict[str, dict[str, Any]]:
+    """What a client does: every updateDate day, keeping the latest version per commissionId."""
+    latest: dict[str, dict[str, Any]] = {}
+    for day in days(first, last):
+        for element in client.get("transactions", updateDate=day.isoformat()).json()["transactions"]:
+            commission = element["commission"]
+            assert commission["updateDate"] == day.isoformat()
+            latest[commission["commissionId"]] = element
+    return latest
+
+
+def cents(value: float) -> int:
+    return round(value * 100)
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(make_client: Callable[..., Client]) -> None:
+    params = {"updateDate": "2026-02-14"}
+    window = {"clickDateStart": "2026-02-01", "clickDateEnd": "2026-02-15"}
+    first, second = make_client(), make_client()
+    for endpoint, query in (("transactions", params), ("networks", window), ("merchandise", window)):
+        assert first.get(endpoint, **query).content == second.get(endpoint, **query).content
+    other = make_client(small_config(seed=1))
+    assert other.get("transactions", **params).content != first.get("transactions", **params).content
+
+
+def test_nested_shape(shared: Client) -> None:
+    elements = shared.get("transactions", commissionDate="2026-02-10").json()["transactions"]
+    assert len(elements) > 40
+    for element in elements:
+        assert set(element) == {"account", "commission", "click", "merchant", "product"}
+        commission = element["commission"]
+        assert commission["programType"] in ("cpa", "cpc")
+        assert commission["commissionDate"] == "2026-02-10"
+        assert cents(commission["publisherNetRevenue"]) / 100 == commission["publisherNetRevenue"]
+        click = element["click"]
+        if click.get("clickDate"):
+            assert click["clickDate"] <= commission["commissionDate"]
+            assert click["country"] in COUNTRIES
+            assert click.get("device", "Mobile") in ("Mobile", "Desktop", "Tablet")
+            assert set(click["linkUtmInfo"]) == {
+                "utmSource",
+                "utmMedium",
+                "utmCampaign",
+                "utmTerm",
+                "utmContent",
+            }
+    assert any(e["product"] for e in elements)
+    assert any(not e["click"].get("clickId") for e in elements), "some lack click detail"
+
+
+def test_flat_shape(make_client: Callable[..., Client], shared: Client) -> None:
+    flat = make_client(small_config(shape="flat")).get("transactions", commissionDate="2026-02-10")
+    nested = shared.get("transactions", commissionDate="2026-02-10").json()["transactions"]
+    elements = flat.json()["transactions"]
+    assert len(elements) == len(nested)
+    for element, twin in zip(elements, nested, strict=True):
+        assert "commission" not in element and "device" not in element
+        assert element["commissionId"] == twin["commission"]["commissionId"]
+        assert element["publisherRevenue"] == twin["commission"]["publisherNetRevenue"]
+        assert element["networkName"] == twin["merchant"]["network"]
+        assert element["merchandise"] == twin["product"]
+        if twin["click"].get("clickId"):
+            assert element["destinationUrl"] == twin["click"]["linkUrl"]
+            assert element["affProduct"] == twin["click"]["partnerProduct"]
+            assert element["deviceType"] in DEVICE_CODES
+
+
+def test_filters_on_transactions(shared: Client) -> None:
+    everything = shared.get("transactions", commissionDate="2026-02-10").json()["transactions"]
+    merchant = everything[0]["merchant"]["merchantGroupId"]
+    cpc = shared.get("transactions", commissionDate="2026-02-10", programType="CPC").json()
+    assert {e["commission"]["programType"] for e in cpc["transactions"]} == {"cpc"}
+    one = shared.get("transactions", commissionDate="2026-02-10", merchantGroupIds=f"{merchant},7")
+    assert {e["merchant"]["merchantGroupId"] for e in one.json()["transactions"]} == {merchant}
+    both = shared.get("transactions", commissionDate="2026-02-10", clickDate="2026-02-10")
+    assert all(
+        (e["click"].get("clickDate") or "2026-02-10") == "2026-02-10" for e in both.json()["transactions"]
+    )
+    assert 0 < len(both.json()["transactions"]) < len(everything)
+
+
+def test_today_is_partial_and_grows(make_client: Callable[..., Client]) -> None:
+    client = make_client()
+    client.sandbox.set_now(NOW.replace(hour=6))
+    morning = client.get("transactions", commissionDate=TODAY.isoformat()).json()["transactions"]
+    clicks_morning = client.get(
+        "networks", clickDateStart=TODAY.isoformat(), clickDateEnd=(TODAY + timedelta(1)).isoformat()
+    ).json()
+    client.sandbox.advance(timedelta(hours=12))
+    evening = client.get("transactions", commissionDate=TODAY.isoformat()).json()["transactions"]
+    clicks_evening = client.get(
+        "networks", clickDateStart=TODAY.isoformat(), clickDateEnd=(TODAY + timedelta(1)).isoformat()
+    ).json()
+    assert 0 < len(morning) < len(evening)
+    ids = {e["commission"]["commissionId"] for e in evening}
+    assert {e["commission"]["commissionId"] for e in morning} <= ids
+    assert 0 < clicks_morning["totals"]["clicksTotal"] < clicks_evening["totals"]["clicksTotal"]
+    tomorrow = client.get("transactions", commissionDate=(TODAY + timedelta(1)).isoformat())
+    assert tomorrow.json() == {"transactions": []}
+
+
+def test_returns_are_visible_via_update_date(shared: Client) -> None:
+    latest = latest_versions(shared, date(2026, 2, 1), TODAY)
+    adjusted = [
+        e for e in latest.values() if e["commission"]["updateDate"] > e["commission"]["commissionDate"]
+    ]
+    separate = [
+        e
+        for e in latest.values()
+        if e["commission"]["publisherNetRevenue"] < 0
+        and e["commission"]["updateDate"] == e["commission"]["commissionDate"]
+    ]
+    assert adjusted and separate
+    element = adjusted[0]["commission"]
+    original = shared.get("transactions", updateDate=element["commissionDate"]).json()["transactions"]
+    first = next(
+        e["commission"] for e in original if e["commission"]["commissionId"] == element["commissionId"]
+    )
+    assert first["publisherNetRevenue"] > element["publisherNetRevenue"]
+    current = shared.get("transactions", commissionDate=element["commissionDate"]).json()["transactions"]
+    assert element in [e["commission"] for e in current], "commissionDate serves the current state"
+
+
+def test_ground_truth_equals_the_sum_over_update_days(shared: Client) -> None:
+    start, end = date(2026, 2, 1), date(2026, 2, 7)
+    latest = latest_versions(shared, start, TODAY)
+    in_range = [
+        e["commission"]
+        for e in latest.values()
+        if start.isoformat() <= e["commission"]["commissionDate"] <= end.isoformat()
+    ]
+    truth = shared.sandbox.ground_truth("alpha", start, end).row(0, named=True)
+    assert cents(truth["revenue"]) == sum(cents(c["publisherNetRevenue"]) for c in in_range)
+    assert cents(truth["order_value"]) == sum(cents(c["orderValue"]) for c in in_range)
+    assert truth["transactions"] == len(in_range)
+    by_day = shared.get(
+        "/_sandbox/truth",
+        auth="",
+        site="alpha",
+        start=start.isoformat(),
+        end=end.isoformat(),
+        group_by="day",
+    ).json()["rows"]
+    assert [row["day"] for row in by_day] == [d.isoformat() for d in days(start, end)]
+    assert sum(cents(row["revenue"]) for row in by_day) == cents(truth["revenue"])
+    assert sum(row["returns"] for row in by_day) == truth["returns"] > 0
+
+
+def test_networks_agree_with_transactions_by_click_date(shared: Client) -> None:
+    start, end = date(2026, 2, 1), date(2026, 2, 8)
+    window = {"clickDateStart": start.isoformat(), "clickDateEnd": end.isoformat()}
+    report = shared.get("networks", **window).json()
+    served = [
+        e
+        for day in days(start, end - timedelta(1))
+        for e in shared.get("transactions", clickDate=day.isoformat()).json()["transactions"]
+    ]
+    revenue = sum(cents(e["commission"]["publisherNetRevenue"]) for e in served)
+    assert cents(report["totals"]["revenueTotal"]) == revenue
+    assert report["totals"]["actionsTotal"] == len(served)
+    assert abs(sum(cents(row["revenue"]) for row in report["data"]) - revenue) <= len(report["data"])
+    truth = shared.sandbox.ground_truth("alpha", start, end - timedelta(1), by="click_date")
+    assert cents(truth["revenue"][0]) == revenue
+    totals = report["totals"]
+    assert totals["epcTotal"] == round(totals["revenueTotal"] / totals["clicksTotal"], 2)
+
+
+@pytest.mark.parametrize(
+    ("parameter", "values"),
+    [
+        ("deviceType", DEVICE_CODES),
+        ("country", tuple(code.upper() for code in COUNTRIES)),
+    ],
+)
+def test_slices_sum_to_the_totals(shared: Client, parameter: str, values: tuple[str, ...]) -> None:
+    window = {"clickDateStart": "2026-02-01", "clickDateEnd": "2026-02-08"}
+    totals = shared.get("networks", **window).json()["totals"]
+    clicks = revenue = 0
+    for value in values:
+        response = shared.get("networks", **window, **{parameter: value})
+        if response.status_code == 404:
+            continue
+        clicks += response.json()["totals"]["clicksTotal"]
+        revenue += cents(response.json()["totals"]["revenueTotal"])
+    assert clicks == totals["clicksTotal"]
+    assert revenue == cents(totals["revenueTotal"])
+
+
+def test_merchandise_splits_revenue_over_items(shared: Client) -> None:
+    window = {"clickDateStart": "2026-02-01", "clickDateEnd": "2026-02-08"}
+    report = shared.get("merchandise", **window).json()
+    assert report["data"] and set(report["data"][0]) == {
+        "productName",
+        "merchantGroupName",
+        "merchantGroupId",
+        "revenue",
+        "sales",
+        "actions",
+    }
+    served = [
+        e
+        for day in days(date(2026, 2, 1), date(2026, 2, 7))
+        for e in shared.get("transactions", clickDate=day.isoformat()).json()["transactions"]
+    ]
+    with_items = [e for e in served if e["product"]]
+    expected = sum(cents(e["commission"]["publisherNetRevenue"]) for e in with_items)
+    assert abs(cents(report["totals"]["revenueTotal"]) - expected) <= 1
+    assert report["totals"]["actionsTotal"] >= len(with_items)

@@ -1,0 +1,236 @@
+"""The client over an in-process transport: headers, validation, statuses, retries, redaction."""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import httpx
+import pytest
+
+from commerce_reports.client import ReportsClient, RetryPolicy
+from commerce_reports.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ForbiddenError,
+    MalformedResponseError,
+    NotFoundError,
+    RateLimitedError,
+    ServerError,
+    TransportError,
+    ValidationError,
+)
+from tests.conftest import FakeClock
+from tests.factories import body, nested, networks_body
+
+KEY = "unit-test-secret-9f8e7d"
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+class Recorder:
+    """A MockTransport handler that answers from a script and remembers every request."""
+
+    def __init__(self, *answers: httpx.Response | Exception | Handler) -> None:
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        if callable(answer):
+            return answer(request)
+        return httpx.Response(answer.status_code, headers=answer.headers, content=answer.content)
+
+
+def make(recorder: Recorder, clock: FakeClock, tmp_path: Path, **kwargs) -> ReportsClient:  # type: ignore[no-untyped-def]
+    return ReportsClient(
+        KEY, "https://reports.example", transport=httpx.MockTransport(recorder), clock=clock,
+        pace_dir=tmp_path / "pace", retry=kwargs.pop("retry", RetryPolicy(max_attempts=4, jitter=lambda: 1.0)),
+        **kwargs,
+    )
+
+
+def ok_transactions(n: int = 2) -> httpx.Response:
+    return httpx.Response(200, content=body([nested(i) for i in range(n)]),
+                          headers={"content-type": "application/json"})
+
+
+def test_request_carries_auth_gzip_and_contract_parameters(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = Recorder(ok_transactions())
+    with make(recorder, clock, tmp_path) as client:
+        table = client.transactions(update_date=date(2026, 11, 3), campaign_ids=[11], program_type="CPA")
+    assert table.num_rows == 2
+    sent = recorder.requests[0]
+    assert sent.headers["authorization"] == f"secret {KEY}"
+    assert "gzip" in sent.headers["accept-encoding"]
+    assert sent.url.path == "/v1/reports/transactions"
+    assert dict(sent.url.params) == {"updateDate": "2026-11-03", "campaignIds": "11", "programType": "CPA"}
+
+
+def test_gzip_bodies_are_decompressed(clock: FakeClock, tmp_path: Path) -> None:
+    raw = body([nested(1)])
+    recorder = Recorder(lambda r: httpx.Response(200, content=gzip.compress(raw),
+                                                 headers={"content-encoding": "gzip"}))
+    with make(recorder, clock, tmp_path) as client:
+        assert client.transactions(commission_date="2026-11-02")["commission_id"].to_pylist() == ["c1"]
+
+
+def test_aggregate_requests_carry_window_and_filters(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = Recorder(httpx.Response(200, content=networks_body()))
+    with make(recorder, clock, tmp_path) as client:
+        table = client.networks(date(2026, 11, 1), date(2026, 12, 1), device_type="Mobile", country="de",
+                                link_utm_source=["news"])
+    assert dict(recorder.requests[0].url.params) == {
+        "clickDateStart": "2026-11-01", "clickDateEnd": "2026-12-01", "deviceType": "MBL", "country": "DE",
+        "linkUtmSource": "news",
+    }
+    assert table["device_type"].to_pylist() == ["MBL"] and table["window_end"].to_pylist() == [date(2026, 12, 1)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.transactions(),
+        lambda c: c.transactions(update_date="2026-13-01"),
+        lambda c: c.transactions(update_date="2026-11-01", merchant_group_ids=[0]),
+        lambda c: c.networks("2026-01-01", "2026-02-10"),
+        lambda c: c.networks("2026-01-02", "2026-01-02"),
+        lambda c: c.merchandise("2026-01-01", "2026-01-02", device_type="watch"),
+        lambda c: c.merchandise("2026-01-01", "2026-01-02", partner_product="ZZZ"),
+        lambda c: c.networks("2026-01-01", "2026-01-02", country="USA"),
+        lambda c: c.networks("2026-01-01", "2026-01-02", colour="red"),
+    ],
+)
+def test_invalid_parameters_never_reach_the_service(call, clock: FakeClock, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    recorder = Recorder(ok_transactions())
+    with make(recorder, clock, tmp_path) as client, pytest.raises(ValidationError):
+        call(client)
+    assert recorder.requests == []
+
+
+@pytest.mark.parametrize(
+    "status, error_type",
+    [(400, BadRequestError), (401, AuthenticationError), (403, ForbiddenError)],
+)
+def test_fatal_statuses_raise_typed_errors_without_retrying(status: int, error_type: type, clock: FakeClock,
+                                                            tmp_path: Path) -> None:
+    recorder = Recorder(httpx.Response(status, json={"message": f"nope {status}"}))
+    with make(recorder, clock, tmp_path) as client, pytest.raises(error_type) as caught:
+        client.networks("2026-01-01", "2026-01-02")
+    assert len(recorder.requests) == 1
+    error = caught.value
+    assert error.status == status and error.endpoint == "networks" and not error.retriable
+    assert error.params["clickDateStart"] == "2026-01-01"
+    assert f"nope {status}" in str(error) and KEY not in str(error)
+
+
+def test_404_is_no_rows_for_aggregates_and_an_error_for_transactions(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = Recorder(httpx.Response(404, text="merchandise data not found"))
+    with make(recorder, clock, tmp_path) as client:
+        empty = client.merchandise("2026-01-01", "2026-01-02")
+        assert empty.num_rows == 0 and "product_name" in empty.column_names
+        with pytest.raises(NotFoundError):
+            client.transactions(update_date="2026-01-01")
+    assert len(recorder.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        lambda: httpx.Response(500, text="Internal Server Error"),
+        lambda: httpx.Response(502, json={"message": "bad gateway"}),
+        lambda: httpx.Response(503, html="<html><title>Service Unavailable</title></html>"),
+        lambda: httpx.ReadTimeout("slow"),
+        lambda: httpx.RemoteProtocolError("peer closed connection without sending complete message body"),
+        lambda: httpx.ConnectError("connection refused"),
+        lambda: httpx.Response(200, content=b'{"transactions": [{"acc'),
+        lambda: httpx.Response(200, content=gzip.compress(body([nested(1)]))[:40],
+                               headers={"content-encoding": "gzip"}),
+    ],
+    ids=["500", "502", "503-html", "timeout", "dropped", "refused", "truncated", "truncated-gzip"],
+)
+def test_transient_failures_are_retried_then_succeed(failure, clock: FakeClock, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    recorder = Recorder(failure(), failure(), ok_transactions(3))
+    with make(recorder, clock, tmp_path, pace=0) as client:
+        assert client.transactions(update_date="2026-11-03").num_rows == 3
+    assert len(recorder.requests) == 3
+    assert [s for s in clock.sleeps if s] == [2.0, 4.0]  # exponential backoff, jitter pinned to its top
+
+
+def test_retries_are_bounded_and_the_error_says_how_many(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = Recorder(httpx.Response(503, text="down for maintenance"))
+    with make(recorder, clock, tmp_path, pace=0) as client, pytest.raises(ServerError) as caught:
+        client.networks("2026-01-01", "2026-01-02")
+    assert len(recorder.requests) == 4 and caught.value.attempts == 4
+    assert "after 4 attempts" in str(caught.value) and "down for maintenance" in str(caught.value)
+
+
+def test_timeouts_that_never_end_raise_a_retriable_transport_error(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = Recorder(httpx.ReadTimeout("slow"))
+    with make(recorder, clock, tmp_path, pace=0) as client, pytest.raises(TransportError) as caught:
+        client.transactions(update_date="2026-11-03")
+    assert caught.value.retriable and caught.value.attempts == 4
+
+
+def test_truncated_body_that_keeps_failing_is_a_malformed_response(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = Recorder(httpx.Response(200, content=b'{"transactions": [{"account": {"acc'))
+    with make(recorder, clock, tmp_path, pace=0) as client, pytest.raises(MalformedResponseError):
+        client.transactions(update_date="2026-11-03")
+    assert len(recorder.requests) == 4
+
+
+def test_429_honours_retry_after_and_defers_the_lane(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = Recorder(httpx.Response(429, headers={"Retry-After": "75"}, text="slow down"), ok_transactions())
+    with make(recorder, clock, tmp_path, pace=60) as client:
+        start = clock.now
+        client.transactions(update_date="2026-11-03")
+    assert len(recorder.requests) == 2
+    assert clock.now - start >= 75
+
+
+def test_429_without_header_reads_the_wait_from_the_message() -> None:
+    from commerce_reports.client import _retry_after
+
+    response = httpx.Response(429, json={"message": "Rate limit exceeded, retry in 12 seconds"})
+    assert _retry_after(response, response.content) == 12.0
+    error = RateLimitedError(429, "rate limit exceeded", retry_after=12.0)
+    assert error.retriable and error.retry_after == 12.0
+
+
+def test_the_pace_is_kept_between_calls_and_per_endpoint(clock: FakeClock, tmp_path: Path) -> None:
+    recorder = Recorder(lambda r: ok_transactions() if "transactions" in r.url.path
+                        else httpx.Response(200, content=networks_body()))
+    with make(recorder, clock, tmp_path, pace="transactions=60,networks=10") as client:
+        t0 = clock.now
+        client.transactions(update_date="2026-11-01")
+        client.networks("2026-11-01", "2026-11-02")
+        client.networks("2026-11-02", "2026-11-03")
+        assert clock.now - t0 == 10
+        client.transactions(update_date="2026-11-02")
+        assert clock.now - t0 == 60
+
+
+def test_backoff_grows_exponentially_and_is_capped() -> None:
+    policy = RetryPolicy(max_attempts=10, base_delay=1, max_delay=30, jitter=lambda: 1.0)
+    assert [policy.delay(n) for n in range(1, 7)] == [1, 2, 4, 8, 16, 30]
+    low = RetryPolicy(base_delay=4, jitter=lambda: 0.0)
+    assert low.delay(1) == 2.0 and low.delay(1, retry_after=9) == 9
+
+
+def test_the_secret_stays_out_of_repr_logs_and_errors(clock: FakeClock, tmp_path: Path,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    echo = Recorder(lambda r: httpx.Response(401, text=f"bad key: {r.headers['authorization']}"))
+    caplog.set_level(logging.DEBUG)
+    with make(echo, clock, tmp_path) as client, pytest.raises(AuthenticationError) as caught:
+        assert KEY not in repr(client)
+        client.networks("2026-01-01", "2026-01-02")
+    assert KEY not in str(caught.value) and KEY not in repr(caught.value)
+    assert "COMMERCE_REPORTS_SECRET_KEY" in str(caught.value)
+    assert KEY not in caplog.text
+    pace_files = " ".join(p.name + p.read_text() for p in (tmp_path / "pace").iterdir())
+    assert KEY not in pace_files

@@ -1,0 +1,70 @@
+"""Settings come from the environment or .env; secrets never show."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from commerce_reports.config import Secret, Settings, parse_pace
+from commerce_reports.errors import ConfigurationError, ServerError, excerpt, redact
+
+
+def test_no_key_means_the_sandbox() -> None:
+    settings = Settings.from_env()
+    assert settings.uses_sandbox and settings.pace == {"transactions": 60.0, "networks": 60.0,
+                                                       "merchandise": 60.0}
+
+
+def test_env_file_is_read_and_the_environment_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".env").write_text(
+        "COMMERCE_REPORTS_SECRET_KEY=from-dotenv-1234\nCOMMERCE_REPORTS_BASE_URL=https://a.example\n"
+        "COMMERCE_REPORTS_PACE=networks=10\n"
+    )
+    monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "https://b.example/")
+    settings = Settings.from_env()
+    assert settings.secret_key == Secret("from-dotenv-1234")
+    assert settings.base_url == "https://b.example"
+    assert settings.pace["networks"] == 10 and settings.pace["transactions"] == 60
+    assert "from-dotenv-1234" not in repr(settings)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("5", {"transactions": 5.0, "networks": 5.0, "merchandise": 5.0}),
+        ("transactions=60,networks=10,merchandise=60", {"transactions": 60.0, "networks": 10.0,
+                                                       "merchandise": 60.0}),
+        ("networks=0", {"transactions": 60.0, "networks": 0.0, "merchandise": 60.0}),
+    ],
+)
+def test_pace_forms(text: str, expected: dict[str, float]) -> None:
+    assert parse_pace(text) == expected
+
+
+@pytest.mark.parametrize("text", ["fast", "-1", "networks", "network=10", "networks=ten", "inf"])
+def test_bad_pace_is_a_clear_configuration_error(text: str) -> None:
+    with pytest.raises(ConfigurationError):
+        parse_pace(text)
+
+
+def test_bad_base_url_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "api.example.com")
+    with pytest.raises(ConfigurationError, match="not an http"):
+        Settings.from_env()
+
+
+def test_secret_never_prints_and_is_redacted_from_messages(caplog: pytest.LogCaptureFixture) -> None:
+    secret = Secret("s3cr3t-value-xyz")
+    assert "s3cr3t" not in repr(secret) and "s3cr3t" not in str(secret) and "s3cr3t" not in f"{secret}"
+    error = ServerError(500, "server error", body=b"echo: s3cr3t-value-xyz", endpoint="networks")
+    assert "s3cr3t" not in str(error) and "***" in str(error)
+    assert redact("Authorization: secret abc123") == "Authorization: secret ***"
+
+
+def test_error_excerpts_are_short_single_line_and_readable_for_html() -> None:
+    html = b"<html><head><title>502 Bad Gateway</title><style>p{}</style></head><body><h1>Bad</h1></body></html>"
+    assert excerpt(html, "text/html") == "HTML page: 502 Bad Gateway: 502 Bad Gateway Bad"
+    assert len(excerpt(b"x" * 5000)) <= 301
+    assert excerpt(b"line one\nline two") == "line one line two"

@@ -1,0 +1,111 @@
+"""The pace holds per endpoint, across threads and across processes sharing a key."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+from commerce_reports.pace import Pacer
+from tests.conftest import FakeClock
+
+
+def test_second_request_waits_the_interval_and_endpoints_are_independent(clock: FakeClock,
+                                                                         tmp_path: Path) -> None:
+    pacer = Pacer({"transactions": 60, "networks": 10}, "svc|key", state_dir=tmp_path, clock=clock)
+    t0 = clock.now
+    assert pacer.acquire("transactions") == t0
+    assert pacer.acquire("networks") == t0
+    assert pacer.acquire("networks") == t0 + 10
+    assert pacer.acquire("transactions") == t0 + 60  # the networks lane's 10 s count towards it
+    assert clock.sleeps == [0.0, 0.0, 10.0, 50.0]
+
+
+def test_defer_pushes_the_next_slot_and_never_pulls_it_closer(clock: FakeClock, tmp_path: Path) -> None:
+    pacer = Pacer({"networks": 60}, "svc|key", state_dir=tmp_path, clock=clock)
+    pacer.acquire("networks")
+    pacer.defer("networks", 90)
+    assert pacer.next_allowed("networks") == clock.now + 90
+    pacer.defer("networks", 5)
+    assert pacer.next_allowed("networks") == clock.now + 90
+
+
+def test_state_files_name_no_secret_and_keys_do_not_share_a_pace(clock: FakeClock, tmp_path: Path) -> None:
+    one = Pacer({"networks": 60}, "svc|secret-one", state_dir=tmp_path, clock=clock)
+    two = Pacer({"networks": 60}, "svc|secret-two", state_dir=tmp_path, clock=clock)
+    one.acquire("networks")
+    assert two.acquire("networks") == clock.now
+    names = " ".join(p.name + p.read_text() for p in tmp_path.iterdir() if p.suffix == ".json")
+    assert "secret" not in names
+
+
+def test_threads_sharing_a_pacer_never_start_closer_than_the_interval(tmp_path: Path) -> None:
+    clock = FakeClock()
+    pacer = Pacer({"networks": 60}, "svc|key", state_dir=tmp_path, clock=clock)
+    starts: list[float] = []
+    lock = threading.Lock()
+
+    def worker() -> None:
+        for _ in range(3):
+            start = pacer.acquire("networks")
+            with lock:
+                starts.append(start)
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    starts.sort()
+    assert [b - a for a, b in zip(starts, starts[1:], strict=False)] == [60.0] * 8
+
+
+_WORKER = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    from filelock import FileLock
+    from commerce_reports.pace import Pacer
+
+    class FileClock:
+        # One fake wall clock for several processes: the time lives in a file.
+        def __init__(self, path):
+            self.path = Path(path)
+        def time(self):
+            with FileLock(str(self.path) + ".lock"):
+                return float(self.path.read_text())
+        def sleep(self, seconds):
+            with FileLock(str(self.path) + ".lock"):
+                self.path.write_text(str(float(self.path.read_text()) + max(0.0, seconds)))
+
+    state, clock_file, out, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    clock = FileClock(clock_file)
+    pacer = Pacer({"transactions": 60}, "https://svc|shared-key", state_dir=Path(state), clock=clock)
+    with open(out, "w") as f:
+        for _ in range(n):
+            f.write(json.dumps(pacer.acquire("transactions")) + "\\n")
+            f.flush()
+    """
+)
+
+
+def test_two_processes_sharing_a_key_keep_the_pace_together(tmp_path: Path) -> None:
+    script = tmp_path / "worker.py"
+    script.write_text(_WORKER)
+    clock_file = tmp_path / "clock"
+    clock_file.write_text("1000.0")
+    state = tmp_path / "pace"
+    outs = [tmp_path / f"out{i}.txt" for i in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, str(script), str(state), str(clock_file), str(out), "4"])
+        for out in outs
+    ]
+    assert all(p.wait(timeout=60) == 0 for p in procs)
+    starts = sorted(json.loads(line) for out in outs for line in out.read_text().splitlines())
+    assert len(starts) == 8
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert min(gaps) >= 60 - 1e-6, gaps  # never faster than the pace, whichever process sent
+    assert starts[-1] - starts[0] == 7 * 60  # and no slower: the lane stays full

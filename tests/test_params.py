@@ -1,0 +1,126 @@
+"""Every parameter rule is checked before sending, with a message that says what is allowed."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from commerce_reports.errors import ValidationError
+from commerce_reports.params import (
+    DeviceType,
+    Filters,
+    PartnerProduct,
+    ProgramType,
+    aggregate_windows,
+    check_window,
+    day_range,
+    transaction_params,
+)
+
+
+def test_transaction_params_are_the_contract_names() -> None:
+    params = transaction_params(
+        update_date=date(2026, 11, 20), campaign_ids=[5, 3, 5], merchant_group_ids="9", program_type="cpa"
+    )
+    assert params == {"updateDate": "2026-11-20", "campaignIds": "3,5", "merchantGroupIds": "9",
+                      "programType": "CPA"}
+
+
+@pytest.mark.parametrize(
+    "kwargs, parameter, words",
+    [
+        ({}, "date", "at least one of"),
+        ({"update_date": "2026-02-30"}, "update_date", "not a real calendar date"),
+        ({"update_date": "20/11/2026"}, "update_date", "YYYY-MM-DD"),
+        ({"update_date": 20261120}, "update_date", "not a date"),
+        ({"update_date": "2026-11-20", "campaign_ids": [0]}, "campaign_ids", "not greater than 0"),
+        ({"update_date": "2026-11-20", "campaign_ids": [-4]}, "campaign_ids", "not greater than 0"),
+        ({"update_date": "2026-11-20", "campaign_ids": "1,,2"}, "campaign_ids", "not an id"),
+        ({"update_date": "2026-11-20", "merchant_group_ids": ["x"]}, "merchant_group_ids", "not an id"),
+        ({"update_date": "2026-11-20", "merchant_group_ids": [True]}, "merchant_group_ids", "not an id"),
+        ({"update_date": "2026-11-20", "program_type": "CPM"}, "program_type", "CPA, CPC"),
+    ],
+)
+def test_bad_transaction_parameters_name_the_parameter_and_what_is_allowed(kwargs, parameter, words) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValidationError) as caught:
+        transaction_params(**kwargs)
+    assert caught.value.parameter == parameter
+    assert words in str(caught.value)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_filters_normalise_friendly_input() -> None:
+    filters = Filters(country="gb", device_type="Mobile", partner_product="Link", program_type="cpc",
+                      cuids=["b", "a", "b"], campaign_ids=(2, 1))
+    assert filters.country == "GB" and filters.device_type is DeviceType.MBL
+    assert filters.partner_product is PartnerProduct.WRA and filters.program_type is ProgramType.CPC
+    assert filters.cuids == ("a", "b") and filters.campaign_ids == (1, 2)
+    assert filters.to_params() == {"campaignIds": "1,2", "programType": "CPC", "partnerProduct": "WRA",
+                                   "deviceType": "MBL", "country": "GB", "cuids": "a,b"}
+
+
+def test_all_fourteen_list_filters_and_four_codes_reach_the_query() -> None:
+    names = ["sub_ids", "cuids"] + [f"{p}_utm_{k}" for p in ("page", "link")
+                                    for k in ("source", "medium", "campaign", "term", "content")]
+    filters = Filters.of(**{name: [f"v-{name}"] for name in names}, campaign_ids=[1], merchant_group_ids=[2])
+    params = filters.to_params()
+    assert len(params) == 14
+    assert params["linkUtmContent"] == "v-link_utm_content" and params["subIds"] == "v-sub_ids"
+
+
+@pytest.mark.parametrize(
+    "kwargs, parameter",
+    [
+        ({"country": "USA"}, "country"),
+        ({"country": "u1"}, "country"),
+        ({"device_type": "Phone"}, "device_type"),
+        ({"partner_product": "XYZ"}, "partner_product"),
+        ({"cuids": ["a,b"]}, "cuids"),
+        ({"link_utm_source": [""]}, "link_utm_source"),
+        ({"merchant_group_ids": [0]}, "merchant_group_ids"),
+    ],
+)
+def test_bad_filters_are_refused(kwargs, parameter) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValidationError) as caught:
+        Filters(**kwargs)
+    assert caught.value.parameter == parameter
+
+
+def test_unknown_filter_names_are_refused_with_the_list_of_filters() -> None:
+    with pytest.raises(ValidationError, match="filters are campaign_ids"):
+        Filters.of(colour="red")
+
+
+def test_canonical_names_round_trip_and_are_order_free() -> None:
+    one = Filters(country="US", device_type="DSK")
+    two = Filters.of(device_type=DeviceType.DSK, country="us")
+    assert one == two and one.canonical == two.canonical == "country=US&deviceType=DSK"
+    assert Filters.from_canonical(one.canonical) == one
+    assert Filters().canonical == "all" and Filters.from_canonical("all") == Filters()
+
+
+def test_windows_end_is_excluded_and_at_most_31_days() -> None:
+    assert check_window("2026-01-01", "2026-02-01") == (date(2026, 1, 1), date(2026, 2, 1))
+    with pytest.raises(ValidationError, match="spans 40 days"):
+        check_window(date(2026, 1, 1), date(2026, 2, 10))
+    with pytest.raises(ValidationError, match="not after start"):
+        check_window(date(2026, 1, 1), date(2026, 1, 1))
+    with pytest.raises(ValidationError, match="not after start"):
+        check_window(date(2026, 1, 2), date(2026, 1, 1))
+
+
+def test_ranges_split_into_days_months_and_widest_windows() -> None:
+    assert len(day_range("2026-01-30", "2026-02-02")) == 4
+    assert aggregate_windows("2026-01-15", "2026-03-02", "month") == [
+        (date(2026, 1, 15), date(2026, 2, 1)),
+        (date(2026, 2, 1), date(2026, 3, 1)),
+        (date(2026, 3, 1), date(2026, 3, 3)),
+    ]
+    widest = aggregate_windows("2026-01-01", "2026-12-31")
+    assert all((end - start).days <= 31 for start, end in widest)
+    assert widest[0][0] == date(2026, 1, 1) and widest[-1][1] == date(2027, 1, 1)
+    assert all(a[1] == b[0] for a, b in zip(widest, widest[1:], strict=False))
+    assert len(aggregate_windows("2026-01-01", "2026-01-03", "day")) == 3
+    with pytest.raises(ValidationError, match="end >= start"):
+        day_range("2026-01-02", "2026-01-01")
