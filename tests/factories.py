@@ -18,15 +18,25 @@ def nested(n: int = 0, **groups: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {
         "account": {"accountId": 7, "campaignId": 11, "campaignName": "Spring"},
         "commission": {
-            "revenueId": f"r{n}", "commissionId": f"c{n}", "commissionDate": "2026-11-02",
-            "updateDate": "2026-11-03", "orderValue": 120.5, "publisherNetRevenue": 6.25,
+            "revenueId": f"r{n}",
+            "commissionId": f"c{n}",
+            "commissionDate": "2026-11-02",
+            "updateDate": "2026-11-03",
+            "orderValue": 120.5,
+            "publisherNetRevenue": 6.25,
             "programType": "cpa",
         },
         "click": {
-            "clickId": f"k{n}", "clickDate": "2026-11-01", "cuid": "reader-1",
-            "linkUtmInfo": utm("link"), "pageUtmInfo": utm("page"),
-            "pageUrl": "https://site.example/best-kettles", "linkUrl": "https://shop.example/kettle",
-            "partnerProduct": "Link", "country": "us", "device": "Mobile",
+            "clickId": f"k{n}",
+            "clickDate": "2026-11-01",
+            "cuid": "reader-1",
+            "linkUtmInfo": utm("link"),
+            "pageUtmInfo": utm("page"),
+            "pageUrl": "https://site.example/best-kettles",
+            "linkUrl": "https://shop.example/kettle",
+            "partnerProduct": "Link",
+            "country": "us",
+            "device": "Mobile",
         },
         "merchant": {"merchantGroupId": 42, "merchantGroupName": "Kettle Co", "network": "Net A"},
         "product": [{"productId": "p1", "productName": "Kettle", "price": 60.25, "quantity": 2}],
@@ -42,14 +52,29 @@ def nested(n: int = 0, **groups: dict[str, Any]) -> dict[str, Any]:
 def flat(n: int = 0) -> dict[str, Any]:
     """The same transaction as `nested(n)` in the flat shape of the service notes."""
     return {
-        "accountId": 7, "campaignId": 11, "campaignName": "Spring",
-        "revenueId": f"r{n}", "commissionId": f"c{n}", "commissionDate": "2026-11-02",
-        "updateDate": "2026-11-03", "orderValue": 120.5, "publisherRevenue": 6.25, "programType": "cpa",
-        "clickId": f"k{n}", "clickDate": "2026-11-01", "cuid": "reader-1",
-        "linkUtmInfo": utm("link"), "pageUtmInfo": utm("page"),
-        "pageUrl": "https://site.example/best-kettles", "destinationUrl": "https://shop.example/kettle",
-        "affProduct": "Link", "country": "us", "deviceType": "MBL",
-        "merchantGroupId": 42, "merchantGroupName": "Kettle Co", "networkName": "Net A",
+        "accountId": 7,
+        "campaignId": 11,
+        "campaignName": "Spring",
+        "revenueId": f"r{n}",
+        "commissionId": f"c{n}",
+        "commissionDate": "2026-11-02",
+        "updateDate": "2026-11-03",
+        "orderValue": 120.5,
+        "publisherRevenue": 6.25,
+        "programType": "cpa",
+        "clickId": f"k{n}",
+        "clickDate": "2026-11-01",
+        "cuid": "reader-1",
+        "linkUtmInfo": utm("link"),
+        "pageUtmInfo": utm("page"),
+        "pageUrl": "https://site.example/best-kettles",
+        "destinationUrl": "https://shop.example/kettle",
+        "affProduct": "Link",
+        "country": "us",
+        "deviceType": "MBL",
+        "merchantGroupId": 42,
+        "merchantGroupName": "Kettle Co",
+        "networkName": "Net A",
         "merchandise": [{"productId": "p1", "productName": "Kettle", "price": 60.25, "quantity": 2}],
     }
 
@@ -59,8 +84,19 @@ def body(rows: list[dict[str, Any]], **envelope: Any) -> bytes:
 
 
 def networks_body(rows: list[dict[str, Any]] | None = None) -> bytes:
-    rows = rows if rows is not None else [
-        {"networkName": "Net A", "revenue": 10.5, "clicks": 100, "sales": 210.0, "actions": 2,
-         "conversionRate": 0.02, "epc": 0.105},
-    ]
+    rows = (
+        rows
+        if rows is not None
+        else [
+            {
+                "networkName": "Net A",
+                "revenue": 10.5,
+                "clicks": 100,
+                "sales": 210.0,
+                "actions": 2,
+                "conversionRate": 0.02,
+                "epc": 0.105,
+            },
+        ]
+    )
     return orjson.dumps({"data": rows, "totals": {"revenueTotal": sum(r.get("revenue", 0) for r in rows)}})

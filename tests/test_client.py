@@ -49,15 +49,20 @@ class Recorder:
 
 def make(recorder: Recorder, clock: FakeClock, tmp_path: Path, **kwargs) -> ReportsClient:  # type: ignore[no-untyped-def]
     return ReportsClient(
-        KEY, "https://reports.example", transport=httpx.MockTransport(recorder), clock=clock,
-        pace_dir=tmp_path / "pace", retry=kwargs.pop("retry", RetryPolicy(max_attempts=4, jitter=lambda: 1.0)),
+        KEY,
+        "https://reports.example",
+        transport=httpx.MockTransport(recorder),
+        clock=clock,
+        pace_dir=tmp_path / "pace",
+        retry=kwargs.pop("retry", RetryPolicy(max_attempts=4, jitter=lambda: 1.0)),
         **kwargs,
     )
 
 
 def ok_transactions(n: int = 2) -> httpx.Response:
-    return httpx.Response(200, content=body([nested(i) for i in range(n)]),
-                          headers={"content-type": "application/json"})
+    return httpx.Response(
+        200, content=body([nested(i) for i in range(n)]), headers={"content-type": "application/json"}
+    )
 
 
 def test_request_carries_auth_gzip_and_contract_parameters(clock: FakeClock, tmp_path: Path) -> None:
@@ -74,8 +79,9 @@ def test_request_carries_auth_gzip_and_contract_parameters(clock: FakeClock, tmp
 
 def test_gzip_bodies_are_decompressed(clock: FakeClock, tmp_path: Path) -> None:
     raw = body([nested(1)])
-    recorder = Recorder(lambda r: httpx.Response(200, content=gzip.compress(raw),
-                                                 headers={"content-encoding": "gzip"}))
+    recorder = Recorder(
+        lambda r: httpx.Response(200, content=gzip.compress(raw), headers={"content-encoding": "gzip"})
+    )
     with make(recorder, clock, tmp_path) as client:
         assert client.transactions(commission_date="2026-11-02")["commission_id"].to_pylist() == ["c1"]
 
@@ -83,13 +89,19 @@ def test_gzip_bodies_are_decompressed(clock: FakeClock, tmp_path: Path) -> None:
 def test_aggregate_requests_carry_window_and_filters(clock: FakeClock, tmp_path: Path) -> None:
     recorder = Recorder(httpx.Response(200, content=networks_body()))
     with make(recorder, clock, tmp_path) as client:
-        table = client.networks(date(2026, 11, 1), date(2026, 12, 1), device_type="Mobile", country="de",
-                                link_utm_source=["news"])
+        table = client.networks(
+            date(2026, 11, 1), date(2026, 12, 1), device_type="Mobile", country="de", link_utm_source=["news"]
+        )
     assert dict(recorder.requests[0].url.params) == {
-        "clickDateStart": "2026-11-01", "clickDateEnd": "2026-12-01", "deviceType": "MBL", "country": "DE",
+        "clickDateStart": "2026-11-01",
+        "clickDateEnd": "2026-12-01",
+        "deviceType": "MBL",
+        "country": "DE",
         "linkUtmSource": "news",
     }
-    assert table["device_type"].to_pylist() == ["MBL"] and table["window_end"].to_pylist() == [date(2026, 12, 1)]
+    assert table["device_type"].to_pylist() == ["MBL"] and table["window_end"].to_pylist() == [
+        date(2026, 12, 1)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -117,8 +129,9 @@ def test_invalid_parameters_never_reach_the_service(call, clock: FakeClock, tmp_
     "status, error_type",
     [(400, BadRequestError), (401, AuthenticationError), (403, ForbiddenError)],
 )
-def test_fatal_statuses_raise_typed_errors_without_retrying(status: int, error_type: type, clock: FakeClock,
-                                                            tmp_path: Path) -> None:
+def test_fatal_statuses_raise_typed_errors_without_retrying(
+    status: int, error_type: type, clock: FakeClock, tmp_path: Path
+) -> None:
     recorder = Recorder(httpx.Response(status, json={"message": f"nope {status}"}))
     with make(recorder, clock, tmp_path) as client, pytest.raises(error_type) as caught:
         client.networks("2026-01-01", "2026-01-02")
@@ -129,7 +142,9 @@ def test_fatal_statuses_raise_typed_errors_without_retrying(status: int, error_t
     assert f"nope {status}" in str(error) and KEY not in str(error)
 
 
-def test_404_is_no_rows_for_aggregates_and_an_error_for_transactions(clock: FakeClock, tmp_path: Path) -> None:
+def test_404_is_no_rows_for_aggregates_and_an_error_for_transactions(
+    clock: FakeClock, tmp_path: Path
+) -> None:
     recorder = Recorder(httpx.Response(404, text="merchandise data not found"))
     with make(recorder, clock, tmp_path) as client:
         empty = client.merchandise("2026-01-01", "2026-01-02")
@@ -149,8 +164,9 @@ def test_404_is_no_rows_for_aggregates_and_an_error_for_transactions(clock: Fake
         lambda: httpx.RemoteProtocolError("peer closed connection without sending complete message body"),
         lambda: httpx.ConnectError("connection refused"),
         lambda: httpx.Response(200, content=b'{"transactions": [{"acc'),
-        lambda: httpx.Response(200, content=gzip.compress(body([nested(1)]))[:40],
-                               headers={"content-encoding": "gzip"}),
+        lambda: httpx.Response(
+            200, content=gzip.compress(body([nested(1)]))[:40], headers={"content-encoding": "gzip"}
+        ),
     ],
     ids=["500", "502", "503-html", "timeout", "dropped", "refused", "truncated", "truncated-gzip"],
 )
@@ -185,7 +201,9 @@ def test_truncated_body_that_keeps_failing_is_a_malformed_response(clock: FakeCl
 
 
 def test_429_honours_retry_after_and_defers_the_lane(clock: FakeClock, tmp_path: Path) -> None:
-    recorder = Recorder(httpx.Response(429, headers={"Retry-After": "75"}, text="slow down"), ok_transactions())
+    recorder = Recorder(
+        httpx.Response(429, headers={"Retry-After": "75"}, text="slow down"), ok_transactions()
+    )
     with make(recorder, clock, tmp_path, pace=60) as client:
         start = clock.now
         client.transactions(update_date="2026-11-03")
@@ -203,16 +221,21 @@ def test_429_without_header_reads_the_wait_from_the_message() -> None:
 
 
 def test_the_pace_is_kept_between_calls_and_per_endpoint(clock: FakeClock, tmp_path: Path) -> None:
-    recorder = Recorder(lambda r: ok_transactions() if "transactions" in r.url.path
-                        else httpx.Response(200, content=networks_body()))
+    recorder = Recorder(
+        lambda r: (
+            ok_transactions()
+            if "transactions" in r.url.path
+            else httpx.Response(200, content=networks_body())
+        )
+    )
     with make(recorder, clock, tmp_path, pace="transactions=60,networks=10") as client:
         t0 = clock.now
         client.transactions(update_date="2026-11-01")
         client.networks("2026-11-01", "2026-11-02")
         client.networks("2026-11-02", "2026-11-03")
-        assert clock.now - t0 == 10
+        assert clock.now - t0 == pytest.approx(10.1)  # pace plus its 1% margin
         client.transactions(update_date="2026-11-02")
-        assert clock.now - t0 == 60
+        assert clock.now - t0 == pytest.approx(60.5)
 
 
 def test_backoff_grows_exponentially_and_is_capped() -> None:
@@ -222,8 +245,9 @@ def test_backoff_grows_exponentially_and_is_capped() -> None:
     assert low.delay(1) == 2.0 and low.delay(1, retry_after=9) == 9
 
 
-def test_the_secret_stays_out_of_repr_logs_and_errors(clock: FakeClock, tmp_path: Path,
-                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_the_secret_stays_out_of_repr_logs_and_errors(
+    clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     echo = Recorder(lambda r: httpx.Response(401, text=f"bad key: {r.headers['authorization']}"))
     caplog.set_level(logging.DEBUG)
     with make(echo, clock, tmp_path) as client, pytest.raises(AuthenticationError) as caught:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,11 @@ from commerce_reports.errors import ConfigurationError, ServerError, excerpt, re
 
 def test_no_key_means_the_sandbox() -> None:
     settings = Settings.from_env()
-    assert settings.uses_sandbox and settings.pace == {"transactions": 60.0, "networks": 60.0,
-                                                       "merchandise": 60.0}
+    assert settings.uses_sandbox and settings.pace == {
+        "transactions": 60.0,
+        "networks": 60.0,
+        "merchandise": 60.0,
+    }
 
 
 def test_env_file_is_read_and_the_environment_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,8 +36,10 @@ def test_env_file_is_read_and_the_environment_wins(tmp_path: Path, monkeypatch: 
     "text, expected",
     [
         ("5", {"transactions": 5.0, "networks": 5.0, "merchandise": 5.0}),
-        ("transactions=60,networks=10,merchandise=60", {"transactions": 60.0, "networks": 10.0,
-                                                       "merchandise": 60.0}),
+        (
+            "transactions=60,networks=10,merchandise=60",
+            {"transactions": 60.0, "networks": 10.0, "merchandise": 60.0},
+        ),
         ("networks=0", {"transactions": 60.0, "networks": 0.0, "merchandise": 60.0}),
     ],
 )
@@ -64,7 +68,9 @@ def test_secret_never_prints_and_is_redacted_from_messages(caplog: pytest.LogCap
 
 
 def test_error_excerpts_are_short_single_line_and_readable_for_html() -> None:
-    html = b"<html><head><title>502 Bad Gateway</title><style>p{}</style></head><body><h1>Bad</h1></body></html>"
+    html = (
+        b"<html><head><title>502 Bad Gateway</title><style>p{}</style></head><body><h1>Bad</h1></body></html>"
+    )
     assert excerpt(html, "text/html") == "HTML page: 502 Bad Gateway: 502 Bad Gateway Bad"
     assert len(excerpt(b"x" * 5000)) <= 301
     assert excerpt(b"line one\nline two") == "line one line two"

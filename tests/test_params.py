@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import date
 
 import pytest
@@ -23,8 +24,12 @@ def test_transaction_params_are_the_contract_names() -> None:
     params = transaction_params(
         update_date=date(2026, 11, 20), campaign_ids=[5, 3, 5], merchant_group_ids="9", program_type="cpa"
     )
-    assert params == {"updateDate": "2026-11-20", "campaignIds": "3,5", "merchantGroupIds": "9",
-                      "programType": "CPA"}
+    assert params == {
+        "updateDate": "2026-11-20",
+        "campaignIds": "3,5",
+        "merchantGroupIds": "9",
+        "programType": "CPA",
+    }
 
 
 @pytest.mark.parametrize(
@@ -51,18 +56,31 @@ def test_bad_transaction_parameters_name_the_parameter_and_what_is_allowed(kwarg
 
 
 def test_filters_normalise_friendly_input() -> None:
-    filters = Filters(country="gb", device_type="Mobile", partner_product="Link", program_type="cpc",
-                      cuids=["b", "a", "b"], campaign_ids=(2, 1))
+    filters = Filters(
+        country="gb",
+        device_type="Mobile",
+        partner_product="Link",
+        program_type="cpc",
+        cuids=["b", "a", "b"],
+        campaign_ids=(2, 1),
+    )
     assert filters.country == "GB" and filters.device_type is DeviceType.MBL
     assert filters.partner_product is PartnerProduct.WRA and filters.program_type is ProgramType.CPC
     assert filters.cuids == ("a", "b") and filters.campaign_ids == (1, 2)
-    assert filters.to_params() == {"campaignIds": "1,2", "programType": "CPC", "partnerProduct": "WRA",
-                                   "deviceType": "MBL", "country": "GB", "cuids": "a,b"}
+    assert filters.to_params() == {
+        "campaignIds": "1,2",
+        "programType": "CPC",
+        "partnerProduct": "WRA",
+        "deviceType": "MBL",
+        "country": "GB",
+        "cuids": "a,b",
+    }
 
 
 def test_all_fourteen_list_filters_and_four_codes_reach_the_query() -> None:
-    names = ["sub_ids", "cuids"] + [f"{p}_utm_{k}" for p in ("page", "link")
-                                    for k in ("source", "medium", "campaign", "term", "content")]
+    names = ["sub_ids", "cuids"] + [
+        f"{p}_utm_{k}" for p in ("page", "link") for k in ("source", "medium", "campaign", "term", "content")
+    ]
     filters = Filters.of(**{name: [f"v-{name}"] for name in names}, campaign_ids=[1], merchant_group_ids=[2])
     params = filters.to_params()
     assert len(params) == 14
@@ -120,7 +138,7 @@ def test_ranges_split_into_days_months_and_widest_windows() -> None:
     widest = aggregate_windows("2026-01-01", "2026-12-31")
     assert all((end - start).days <= 31 for start, end in widest)
     assert widest[0][0] == date(2026, 1, 1) and widest[-1][1] == date(2027, 1, 1)
-    assert all(a[1] == b[0] for a, b in zip(widest, widest[1:], strict=False))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(widest))
     assert len(aggregate_windows("2026-01-01", "2026-01-03", "day")) == 3
     with pytest.raises(ValidationError, match="end >= start"):
         day_range("2026-01-02", "2026-01-01")

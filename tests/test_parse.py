@@ -25,7 +25,9 @@ def test_nested_shape_reads_into_typed_snake_case_columns() -> None:
     assert row["link_utm_source"] == "link-utmSource" and row["page_utm_content"] == "page-utmContent"
     assert row["link_url"] == "https://shop.example/kettle" and row["device"] == "Mobile"
     assert row["network"] == "Net A" and row["merchant_group_id"] == 42
-    assert row["products"] == [{"product_id": "p1", "product_name": "Kettle", "price": 60.25, "quantity": 2.0}]
+    assert row["products"] == [
+        {"product_id": "p1", "product_name": "Kettle", "price": 60.25, "quantity": 2.0}
+    ]
     assert row["extra"] is None
 
 
@@ -51,8 +53,10 @@ def test_missing_and_empty_click_detail_reads_as_null() -> None:
     table = parse_transactions(body([bare, absent]))
     for column in ("click_id", "click_date", "cuid", "link_url", "device", "country", "link_utm_source"):
         assert table[column].to_pylist() == [None, None], column
-    assert table["products"].to_pylist() == [None, [{"product_id": "p1", "product_name": "Kettle",
-                                                     "price": 60.25, "quantity": 2.0}]]
+    assert table["products"].to_pylist() == [
+        None,
+        [{"product_id": "p1", "product_name": "Kettle", "price": 60.25, "quantity": 2.0}],
+    ]
 
 
 def test_empty_product_array_stays_an_empty_list() -> None:
@@ -142,8 +146,17 @@ def test_a_404_is_an_empty_aggregate_with_the_full_schema() -> None:
 
 
 def test_aggregate_unknown_fields_are_kept_and_bad_envelopes_refused() -> None:
-    rows = [{"productName": "Kettle", "merchantGroupId": 42, "merchantGroupName": "Kettle Co",
-             "revenue": 3.5, "sales": 70, "actions": 1, "currency": "USD"}]
+    rows = [
+        {
+            "productName": "Kettle",
+            "merchantGroupId": 42,
+            "merchantGroupName": "Kettle Co",
+            "revenue": 3.5,
+            "sales": 70,
+            "actions": 1,
+            "currency": "USD",
+        }
+    ]
     table = parse_aggregate("merchandise", orjson.dumps({"data": rows}), date(2026, 1, 1), date(2026, 1, 2))
     assert table["extra"].to_pylist() == ['{"currency":"USD"}']
     assert table["sales"].type == pa.float64()

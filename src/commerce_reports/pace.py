@@ -22,7 +22,7 @@ from filelock import FileLock
 
 from .errors import ConfigurationError
 
-__all__ = ["Clock", "Pacer", "SystemClock", "default_pace_dir"]
+__all__ = ["Clock", "Pacer", "SystemClock", "default_pace_dir", "spacing"]
 
 
 class Clock(Protocol):
@@ -48,8 +48,15 @@ def default_pace_dir() -> Path:
     return Path(base) / "commerce-reports" / "pace"
 
 
+def spacing(interval: float) -> float:
+    """The interval plus a safety margin (1%, at most half a second): clocks, rounding and the
+    network's jitter must never make the service see two requests closer than its limit."""
+    return interval + min(0.5, interval * 0.01)
+
+
 class Pacer:
-    """Waits so that two requests to one endpoint under one key start `interval` seconds apart."""
+    """Waits so that two requests to one endpoint under one key start `interval` seconds apart
+    (plus the margin of `spacing`)."""
 
     def __init__(
         self,
@@ -90,7 +97,7 @@ class Pacer:
 
     def acquire(self, endpoint: str) -> float:
         """Block until `endpoint` may be called and reserve the slot; return the slot's start time."""
-        interval = self.intervals.get(endpoint, 0.0)
+        interval = spacing(self.intervals.get(endpoint, 0.0))
         with self._locked(endpoint) as state:
             self.clock.sleep(max(0.0, _read(state) - self.clock.time()))
             start = self.clock.time()
@@ -104,12 +111,12 @@ class Pacer:
 
     def set_interval(self, endpoint: str, seconds: float) -> None:
         """Change an endpoint's interval; a pending reservation moves with it."""
-        old = self.intervals.get(endpoint, 0.0)
+        old = spacing(self.intervals.get(endpoint, 0.0))
         self.intervals[endpoint] = seconds
         with self._locked(endpoint) as state:
             pending = _read(state)
             if pending:
-                _write(state, pending - old + seconds)
+                _write(state, pending - old + spacing(seconds))
 
     def next_allowed(self, endpoint: str) -> float:
         """Wall-clock time at which `endpoint` may next be called."""

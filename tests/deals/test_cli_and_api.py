@@ -12,7 +12,8 @@ import pytest
 
 import commerce_reports.deals as deals
 import commerce_reports.sandbox.deals as sandbox_deals
-from commerce_reports.cli.deals import EXIT_CODES, main
+from commerce_reports.cli import main
+from commerce_reports.cli.deals import EXIT_CODES
 from commerce_reports.deals import DealsClient
 from commerce_reports.errors import ConfigurationError
 from commerce_reports.sandbox.deals import (

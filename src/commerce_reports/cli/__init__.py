@@ -1,1 +1,47 @@
-"""The `commerce-reports` command: a thin shell over the package's public functions."""
+"""The `commerce-reports` command: a thin shell over the package's public functions.
+
+Each subcommand lives in its own module with a `register(subparsers)` that sets
+`handler(args) -> int`; errors of the toolkit print as one line and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import CommerceReportsError
+from . import deals, reports, sandbox
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="commerce-reports",
+        description="Affiliate commerce reports: local, current, correct. With no secret key "
+        "configured, every command runs against the built-in sandbox.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines (-vv: debug)")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in (reports, sandbox, deals):
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.handler(args))
+    except CommerceReportsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from ..errors import (
     ValidationError,
 )
 
-__all__ = ["EXIT_CODES", "main", "register", "run"]
+__all__ = ["EXIT_CODES", "register", "run"]
 
 # Order does not matter: `exit_code` walks each error's MRO to its nearest listed class.
 EXIT_CODES: dict[type[CommerceReportsError], tuple[int, str]] = {
@@ -91,7 +91,7 @@ def exit_code(error: CommerceReportsError) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add the `deals` subcommand; its handler is `args.func(args) -> int`."""
+    """Add the `deals` subcommand; its handler is `args.handler(args) -> int`."""
     deals = subparsers.add_parser(
         "deals",
         help="create and update deal requests, list targeting values",
@@ -102,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     deals.add_argument(
         "--base-url", help="deal interface URL (default: $COMMERCE_REPORTS_DEALS_BASE_URL)"
     )
-    deals.set_defaults(func=_missing_action(deals))
+    deals.set_defaults(handler=_missing_action(deals))
     actions = deals.add_subparsers(dest="deals_action", metavar="ACTION")
     create = actions.add_parser("create", help="create a deal request from a JSON file")
     create.add_argument("deal", type=Path, help="deal JSON file ('-' for stdin)")
@@ -119,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     values = actions.add_parser("values", help="list the allowed values of a targeting attribute")
     values.add_argument("attribute", help="e.g. device.geo.country")
     for action in (create, update, values):
-        action.set_defaults(func=run)
+        action.set_defaults(handler=run)
 
 
 def _missing_action(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -173,11 +173,3 @@ def run(args: argparse.Namespace) -> int:
 def _report(caught: list[warnings.WarningMessage]) -> None:
     for warning in caught:
         print(f"warning: {' '.join(str(warning.message).split())}", file=sys.stderr)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run `deals ...` on its own (the `commerce-reports` command wires `register` instead)."""
-    parser = argparse.ArgumentParser(prog="commerce-reports")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args))
