@@ -26,10 +26,9 @@ def run_demo(days: int = 7, say: Callable[[str], None] = print) -> dict[str, flo
         first = today - timedelta(days=days - 1)
         with ReportsClient(site.secret_key, running.base_url, pace=FAST_PACE) as client:
             tables = [client.transactions(update_date=day) for day in day_range(first, today)]
-            networks = pl.from_arrow(client.networks(first, today + timedelta(days=1)))
-            merchandise = pl.from_arrow(client.merchandise(first, today + timedelta(days=1)))
-    assert isinstance(networks, pl.DataFrame) and isinstance(merchandise, pl.DataFrame)
-    transactions = pl.concat([pl.from_arrow(t) for t in tables])  # type: ignore[misc]
+            networks = pl.DataFrame(client.networks(first, today + timedelta(days=1)))
+            merchandise = pl.DataFrame(client.merchandise(first, today + timedelta(days=1)))
+    transactions = pl.concat([pl.DataFrame(t) for t in tables])
     revenue = float(transactions["publisher_net_revenue"].sum())
     say(f"{first} .. {today}: {transactions.height:,} transaction versions, revenue {revenue:,.2f}")
     say(
