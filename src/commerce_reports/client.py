@@ -130,8 +130,8 @@ class ReportsClient:
                 )
             from .embedded import embedded_sandbox  # no key anywhere: run against the sandbox
 
-            running, key = embedded_sandbox()
-            url = running.base_url
+            running = embedded_sandbox()
+            key, url = running.sandbox.config.sites[0].secret_key, running.base_url
         if not url:
             raise ConfigurationError(
                 "a secret key is set but no base URL: set COMMERCE_REPORTS_BASE_URL to the service's "

@@ -99,7 +99,7 @@ def _seconds(what: str, value: str) -> float:
     return seconds
 
 
-def _environment(env_file: Path | None) -> dict[str, str]:
+def environment(env_file: Path | None = None) -> dict[str, str]:
     """The process environment over the values of `.env` (the environment wins)."""
     merged: dict[str, str] = {}
     path = env_file if env_file is not None else Path.cwd() / ".env"
@@ -129,7 +129,7 @@ class Settings:
 
     @classmethod
     def from_env(cls, env_file: Path | None = None) -> Settings:
-        env = _environment(env_file)
+        env = environment(env_file)
         key = env.get(ENV_SECRET_KEY, "").strip()
         deals_key = env.get(ENV_DEALS_API_KEY, "").strip()
         base_url = env.get(ENV_BASE_URL, "").strip() or None

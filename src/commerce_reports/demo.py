@@ -2,44 +2,54 @@
 
 from __future__ import annotations
 
+import tempfile
+import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
-import polars as pl
-
-from .client import ReportsClient
-from .params import day_range
-from .sandbox import DEMO_SITES, FAST_PACE, SandboxConfig, run_sandbox
+from .api import SyncOptions, status, sync
+from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
+from .sites import sandbox_sites
 
 __all__ = ["run_demo"]
 
 
-def run_demo(days: int = 7, say: Callable[[str], None] = print) -> dict[str, float]:
-    """Start a sandbox, fetch `days` days of reports through the client, print a short summary.
+def run_demo(
+    days: int = 90, data_dir: Path | None = None, say: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Start a sandbox with two sites, sync `days` days of both into a lake, print what it stored.
 
-    Returns the headline numbers (rows, revenue) so callers and tests can check them.
+    The lake goes to `data_dir`, or to a temporary folder removed afterwards. Returns the headline
+    numbers so callers and tests can check them.
     """
-    with run_sandbox(SandboxConfig(pace=FAST_PACE)) as running:
-        site = DEMO_SITES[0]
-        say(f"sandbox running at {running.base_url} (site {site.name}, pace {FAST_PACE} s)")
-        today = running.sandbox.now.date()
-        first = today - timedelta(days=days - 1)
-        with ReportsClient(site.secret_key, running.base_url, pace=FAST_PACE) as client:
-            tables = [client.transactions(update_date=day) for day in day_range(first, today)]
-            networks = pl.DataFrame(client.networks(first, today + timedelta(days=1)))
-            merchandise = pl.DataFrame(client.merchandise(first, today + timedelta(days=1)))
-    transactions = pl.concat([pl.DataFrame(t) for t in tables])
-    revenue = float(transactions["publisher_net_revenue"].sum())
-    say(f"{first} .. {today}: {transactions.height:,} transaction versions, revenue {revenue:,.2f}")
-    say(
-        f"networks: {networks.height} rows, clicks {int(networks['clicks'].sum()):,}, "
-        f"revenue {float(networks['revenue'].sum()):,.2f}"
-    )
-    say(f"merchandise: {merchandise.height} products, revenue {float(merchandise['revenue'].sum()):,.2f}")
-    say("top networks by revenue:")
-    for row in networks.sort("revenue", descending=True).head(5).iter_rows(named=True):
-        say(
-            f"  {row['network_name']:<24} {row['revenue']:>12,.2f}  clicks {row['clicks']:>8,}  "
-            f"EPC {row['epc']:.3f}"
-        )
-    return {"transactions": transactions.height, "revenue": revenue, "networks": networks.height}
+    with ExitStack() as stack:
+        folder = data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="commerce-demo-")))
+        running = stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE)))
+        profiles = sandbox_sites(running)
+        say(f"sandbox at {running.base_url}: sites {', '.join(p.name for p in profiles)}, pace {FAST_PACE} s")
+        say(f"syncing {days} days into {folder} ...")
+        start = running.sandbox.now.date() - timedelta(days=days - 1)
+        started = time.perf_counter()
+        result = sync(start, sites=profiles, data_dir=folder, options=SyncOptions(say=say, progress=False))
+        say(f"{result.summary()} in {time.perf_counter() - started:.1f} s")
+        stored = status(sites=profiles, data_dir=folder)
+        for row in stored.iter_rows(named=True):
+            say(
+                f"  {row['site']:<6} {row['dataset']:<13} {row['partitions']:>4} partitions "
+                f"{row['rows']:>8,} rows  {row['first_day']} .. {row['last_day']}  "
+                f"({row['unsettled']} unsettled)"
+            )
+        quiet = SyncOptions(say=lambda _: None, progress=False)
+        again = sync(start, sites=profiles, data_dir=folder, options=quiet)
+        say(f"a second sync right after: {len(again.plan.requests)} requests")
+        return {
+            "stored": len(result.stored),
+            "rows": result.rows,
+            "failed": len(result.failed),
+            "second_sync_requests": len(again.plan.requests),
+            "data_dir": folder,
+        }
+    raise AssertionError("unreachable")  # ExitStack does not swallow exceptions

@@ -10,8 +10,6 @@ import threading
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
-from .config import Secret
-
 if TYPE_CHECKING:
     from .sandbox import RunningSandbox
 
@@ -22,20 +20,12 @@ _running: RunningSandbox | None = None
 _stack = ExitStack()
 
 
-def embedded_sandbox(site: str | None = None) -> tuple[RunningSandbox, Secret]:
-    """The process's sandbox (started if needed) and the secret key of `site` (default: the first)."""
+def embedded_sandbox() -> RunningSandbox:
+    """The process's sandbox, started on first use (its sites are the demo sites)."""
     global _running
-    from .sandbox import DEMO_SITES, FAST_PACE, SandboxConfig, run_sandbox
+    from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
 
     with _lock:
         if _running is None:
             _running = _stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE)))
-    sites = {s.name: s for s in _running.sandbox.config.sites}
-    name = site or DEMO_SITES[0].name
-    if name not in sites:
-        from .errors import ConfigurationError
-
-        raise ConfigurationError(
-            f"the sandbox has no site {name!r}; its sites are {', '.join(sites)}"
-        )
-    return _running, Secret(sites[name].secret_key)
+        return _running

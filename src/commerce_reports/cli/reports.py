@@ -1,21 +1,123 @@
-"""Reporting subcommands: demo (and, as the toolkit grows, sync, status, sql, export)."""
+"""Reporting subcommands: demo, sync, status, invalidate. Each is a thin shell over `commerce_reports.api`."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from datetime import date
+from pathlib import Path
 from typing import Any
 
+from ..api import SyncOptions, invalidate, plan_sync, status, sync
 from ..demo import run_demo
+from ..lake.layout import DATASETS
+from ..params import as_date
+
+
+def _date(text: str) -> date:
+    try:
+        return as_date(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir", type=Path, help="the lake's folder (default: COMMERCE_REPORTS_DATA_DIR or data/)"
+    )
+    parser.add_argument(
+        "--site", action="append", dest="sites", help="only this site (repeatable; default: all)"
+    )
 
 
 def register(subparsers: Any) -> None:
     demo = subparsers.add_parser("demo", help="the whole tour against the sandbox, in one command")
-    demo.add_argument("--days", type=int, default=7, help="days of reports to fetch (default 7)")
+    demo.add_argument("--days", type=int, default=90, help="days of reports to sync (default 90)")
+    demo.add_argument("--data-dir", type=Path, help="keep the demo lake here (default: a temporary folder)")
     demo.set_defaults(handler=_demo)
+
+    run = subparsers.add_parser(
+        "sync",
+        help="bring the lake up to date (ledger of updateDate days plus aggregate slices)",
+        description="Fetch what the lake lacks or what has not settled, at the service's pace. "
+        "Prints the plan first; a second sync right after the first makes no request.",
+    )
+    run.add_argument("--start", type=_date, help="first day (default: 90 days before --end)")
+    run.add_argument("--end", type=_date, help="last day, included (default: today)")
+    run.add_argument(
+        "--country", action="append", default=[], help="also keep a networks slice for this country"
+    )
+    run.add_argument(
+        "--grain", choices=("month", "day"), default="month", help="aggregate windows (default month)"
+    )
+    run.add_argument(
+        "--refresh", action="store_true", help="refetch every partition in range, settled or not"
+    )
+    run.add_argument("--plan", action="store_true", help="print the requests and their ETA, fetch nothing")
+    run.add_argument("--no-progress", action="store_true", help="log lines instead of progress bars")
+    _common(run)
+    run.set_defaults(handler=_sync)
+
+    state = subparsers.add_parser(
+        "status", help="what the lake holds, what is unsettled, what a sync would fetch"
+    )
+    _common(state)
+    state.set_defaults(handler=_status)
+
+    forget = subparsers.add_parser("invalidate", help="make the next sync refetch a range of days")
+    forget.add_argument("start", type=_date)
+    forget.add_argument("end", type=_date)
+    forget.add_argument(
+        "--dataset",
+        action="append",
+        choices=("transactions", "networks", "merchandise"),
+        help="default: all three",
+    )
+    _common(forget)
+    forget.set_defaults(handler=_invalidate)
 
 
 def _demo(args: argparse.Namespace) -> int:
     if args.days < 1:
         raise SystemExit("error: --days must be at least 1")
-    run_demo(days=args.days)
+    run_demo(days=args.days, data_dir=args.data_dir)
+    return 0
+
+
+def _sync(args: argparse.Namespace) -> int:
+    kwargs: dict[str, Any] = {
+        "sites": args.sites,
+        "countries": args.country,
+        "grain": args.grain,
+        "data_dir": args.data_dir,
+        "refresh": args.refresh,
+    }
+    if args.plan:
+        print(plan_sync(args.start, args.end, **kwargs).describe())
+        return 0
+    options = SyncOptions(progress=False if args.no_progress else None, say=print)
+    result = sync(args.start, args.end, options=options, **kwargs)
+    print(result.summary())
+    if result.interrupted:
+        return 130
+    return 1 if result.failed else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    import polars as pl
+
+    frame = status(sites=args.sites, data_dir=args.data_dir)
+    if frame.is_empty():
+        print("the lake is empty: run `commerce-reports sync` first")
+    else:
+        with pl.Config(tbl_rows=100, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+            print(frame)
+    print(plan_sync(sites=args.sites, data_dir=args.data_dir).describe())
+    return 0
+
+
+def _invalidate(args: argparse.Namespace) -> int:
+    datasets = args.dataset or DATASETS
+    count = invalidate(args.start, args.end, sites=args.sites, datasets=datasets, data_dir=args.data_dir)
+    print(f"forgot {count} partitions: the next sync fetches them again", file=sys.stderr)
     return 0

@@ -1,0 +1,1 @@
+"""Charts: offline map data, the house theme and offline rendering."""

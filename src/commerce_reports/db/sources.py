@@ -1,0 +1,105 @@
+"""The lake's Parquet files as SQL: hive keys from the path, old files' missing columns as NULL.
+
+Each dataset reads with one glob of `part.parquet` files (a writer's `.part.<pid>.<hex>.tmp` never
+matches), `union_by_name` so files written before a column existed still read, and `UNION ALL BY
+NAME` with a typed zero-row relation so every column exists with its type even when no file has it
+yet. A dataset without any file is that typed relation alone: DuckDB refuses a glob matching
+nothing, and an empty lake must still give typed, empty views.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..lake.layout import DATASETS, PART_FILE, lake_root
+from ..lake.store import dataset_schema
+
+__all__ = [
+    "HIVE_KEYS",
+    "has_files",
+    "lake_sites",
+    "quote",
+    "source_sql",
+    "sql_type",
+]
+
+# Folders below a site folder, and the hive keys they carry (typed: a site named "2024" stays text).
+_FOLDERS = {
+    "transactions": "transactions/by=*/day=*",
+    "networks": "networks/slice=*/grain=*/start=*",
+    "merchandise": "merchandise/slice=*/grain=*/start=*",
+}
+HIVE_KEYS: dict[str, dict[str, str]] = {
+    "transactions": {"site": "VARCHAR", "by": "VARCHAR", "day": "DATE"},
+    "networks": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
+    "merchandise": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
+}
+_SIMPLE_TYPES = {
+    pa.int64(): "BIGINT",
+    pa.float64(): "DOUBLE",
+    pa.string(): "VARCHAR",
+    pa.date32(): "DATE",
+    pa.bool_(): "BOOLEAN",
+}
+
+
+def quote(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def sql_type(arrow: pa.DataType) -> str:
+    """The DuckDB type of an Arrow type used by the lake's schemas."""
+    if arrow in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[arrow]
+    if pa.types.is_timestamp(arrow):
+        return "TIMESTAMPTZ" if arrow.tz else "TIMESTAMP"
+    if pa.types.is_list(arrow):
+        return sql_type(arrow.value_type) + "[]"
+    if pa.types.is_struct(arrow):
+        members = ", ".join(f'"{f.name}" {sql_type(f.type)}' for f in arrow)
+        return f"STRUCT({members})"
+    raise TypeError(f"no DuckDB type for {arrow}")
+
+
+def _typed_empty(dataset: str) -> str:
+    columns = {**HIVE_KEYS[dataset], **{f.name: sql_type(f.type) for f in dataset_schema(dataset)}}
+    return "SELECT " + ", ".join(f'NULL::{t} AS "{c}"' for c, t in columns.items()) + " WHERE false"
+
+
+def _part_files(root: Path, dataset: str) -> Iterator[Path]:
+    return root.glob(f"site=*/{_FOLDERS[dataset]}/{PART_FILE}")
+
+
+def has_files(data_dir: Path, dataset: str) -> bool:
+    """Whether the lake holds at least one partition of `dataset`."""
+    return next(_part_files(lake_root(data_dir), dataset), None) is not None
+
+
+def source_sql(data_dir: Path, dataset: str) -> str:
+    """A SELECT of every stored partition of `dataset` with its hive keys, typed even when empty."""
+    if dataset not in DATASETS:
+        raise ValueError(f"unknown dataset {dataset!r}")
+    empty = _typed_empty(dataset)
+    if not has_files(data_dir, dataset):
+        return empty
+    root = lake_root(data_dir).resolve()
+    glob = quote(f"{root}/site=*/{_FOLDERS[dataset]}/{PART_FILE}")
+    types = "{" + ", ".join(f"{quote(k)}: {quote(v)}" for k, v in HIVE_KEYS[dataset].items()) + "}"
+    return (
+        f"SELECT * FROM read_parquet({glob}, hive_partitioning = true, union_by_name = true, "
+        f"hive_types = {types}) UNION ALL BY NAME {empty}"
+    )
+
+
+def lake_sites(data_dir: Path) -> list[str]:
+    """Names of the sites with a folder in the lake, sorted."""
+    root = lake_root(data_dir)
+    if not root.is_dir():
+        return []
+    with os.scandir(root) as entries:
+        return sorted(e.name.removeprefix("site=") for e in entries if e.is_dir() and e.name.startswith("site="))

@@ -1,0 +1,269 @@
+"""The views, as SQL: names, comments and definitions (the names are public interface).
+
+Each definition reads other views through the placeholder `{src}` (a schema) and the lake through
+`{transactions}`, `{networks}` and `{merchandise}` (see `sources.py`). Installed in schema `live`
+they compute everything from the lake's files; `refresh_rollups` writes the result of those marked
+`rollup` to Parquet, and the `main` views read those files instead (see `connection.py`).
+
+Dates. Transaction figures count by commission date (the day a transaction was earned; ground
+truth's default). The service aggregates only by click date, so aggregate figures (clicks, EPC,
+conversion rate, the aggregate's revenue) are those of the stored month window of clicks; views
+joining both are one row per calendar month and say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..parse import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
+from ..params import FILTER_NAMES, DeviceType
+
+__all__ = ["VIEWS", "VIEW_LIST", "View", "render"]
+
+
+@dataclass(frozen=True)
+class View:
+    """One public view: what a row is, its SQL template, and whether a rollup materializes it."""
+
+    name: str
+    comment: str
+    sql: str
+    rollup: bool = False
+    order_by: str = ""  # the rollup's sort order: its date column first, so date filters skip row groups
+
+
+def render(view: View, src: str, sources: dict[str, str]) -> str:
+    """The view's SELECT with `{src}` and the lake sources filled in."""
+    sql = view.sql.replace("{src}", src)
+    for dataset, select in sources.items():
+        sql = sql.replace("{" + dataset + "}", f"({select})")
+    return sql
+
+
+_TXN = [f.name for f in TRANSACTION_SCHEMA]
+_UTM = [c for c in _TXN if "_utm_" in c]
+_FILTERS = list(FILTER_NAMES)
+
+
+def _columns(names: list[str], prefix: str = "") -> str:
+    return ", ".join(prefix + n for n in names)
+
+
+def _aggregate_columns(dataset: str) -> str:
+    """window_end, the report's own columns, the filter columns, extra."""
+    skip = ("window_start", "window_end", "extra", *_FILTERS)
+    metrics = [f.name for f in AGGREGATE_SCHEMAS[dataset] if f.name not in skip]
+    return _columns(["window_end", *metrics, *_FILTERS, "extra"])
+
+
+_DEVICE_CODES = {d.label: d.value for d in DeviceType}
+_DEVICE_OF_CODE = "CASE device_type " + " ".join(f"WHEN '{c}' THEN '{w}'" for w, c in _DEVICE_CODES.items()) + " END"
+
+# Transaction measures shared by every view that sums transactions (one definition, no twins).
+_MEASURES = """
+    sum(publisher_net_revenue) AS revenue,
+    sum(order_value) AS order_value,
+    count(*) AS transactions,
+    count(*) FILTER (WHERE returned) AS returns,
+    count(*) FILTER (WHERE returned) / count(*) AS return_rate"""
+
+
+def _slice(only: str | None) -> str:
+    """Aggregate rows of the slice filtered by `only` alone (None: the unfiltered `all` slice)."""
+    return " AND ".join(f"{f} IS {'NOT ' if f == only else ''}NULL" for f in _FILTERS)
+
+
+def _monthly(key: str, txn_key: str, agg_key: str, only: str | None, extra: str = "") -> str:
+    """Transactions by commission month (`txn_key`) full-joined with the month windows of the
+    networks slice filtered by `only` (`agg_key`) on (site, month, `key`)."""
+    keys = f", {txn_key} AS {key}" if key else ""
+    agg_keys = f", {agg_key} AS {key}" if key else ""
+    using = f", {key}" if key else ""
+    return f"""
+WITH t AS (
+    SELECT site, date_trunc('month', commission_date)::DATE AS window_start{keys},{_MEASURES}
+    FROM {{src}}.transactions
+    WHERE commission_date IS NOT NULL
+    GROUP BY ALL
+), a AS (
+    SELECT site, window_start{agg_keys}, sum(clicks)::BIGINT AS clicks,
+           sum(revenue) AS aggregate_revenue, sum(sales) AS sales, sum(actions)::BIGINT AS actions
+    FROM {{src}}.networks
+    WHERE grain = 'month' AND {_slice(only)}
+    GROUP BY ALL
+)
+SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end{using},
+       coalesce(revenue, 0) AS revenue, coalesce(order_value, 0) AS order_value,
+       coalesce(transactions, 0) AS transactions, coalesce(returns, 0) AS returns, return_rate,
+       clicks, aggregate_revenue, sales, actions,
+       aggregate_revenue / nullif(clicks, 0) AS epc, actions / nullif(clicks, 0) AS conversion_rate{extra}
+FROM t FULL JOIN a USING (site, window_start{using})"""
+
+
+_MONTH_NOTE = (
+    "transaction figures (revenue, order_value, transactions, returns) by commission date; clicks, "
+    "aggregate_revenue, sales, actions, epc, conversion_rate from the stored month window ({slice}) "
+    "of clicks, NULL when not stored"
+)
+
+VIEW_LIST: tuple[View, ...] = (
+    View(
+        "transaction_versions",
+        "One row per stored version of a transaction: each partition file's rows, with site, "
+        "partition_by (updateDate|commissionDate|clickDate) and partition_day (filter it: prunes files).",
+        f"""SELECT site, "by" AS partition_by, day AS partition_day, {_columns(_TXN)}, fetched_at
+FROM {{transactions}}""",
+    ),
+    View(
+        "transactions",
+        "One row per (site, commission_id): its latest stored version by update_date (ties: latest "
+        "fetched_at), with version_count (versions in the updateDate ledger), original_revenue, adjusted (changed after it first appeared) "
+        "and returned (revenue or order value adjusted down, or a negative transaction: a separate "
+        "return). device NULL shows as Unknown. Filter on commission_date.",
+        f"""SELECT site, commission_id, commission_date, update_date, click_date,
+       {_columns([c for c in _TXN if c not in ("commission_id", "commission_date", "update_date",
+                                                 "click_date", "device")])},
+       coalesce(device, 'Unknown') AS device, fetched_at,
+       version_count, first_update_date, original_revenue, version_count > 1 AS adjusted,
+       coalesce(publisher_net_revenue < 0 OR publisher_net_revenue < original_revenue
+                OR order_value < original_order_value, false) AS returned
+FROM {{src}}.transaction_versions
+JOIN (  -- the latest version's partition, found on narrow rows: sorting whole rows costs 3x more
+    SELECT site, commission_id, partition_by, partition_day,
+           greatest(count(*) FILTER (WHERE partition_by = 'updateDate') OVER versions, 1) AS version_count,
+           last_value(update_date) OVER versions AS first_update_date,
+           last_value(publisher_net_revenue) OVER versions AS original_revenue,
+           last_value(order_value) OVER versions AS original_order_value
+    FROM {{src}}.transaction_versions
+    WHERE commission_id IS NOT NULL
+    WINDOW versions AS (PARTITION BY site, commission_id ORDER BY update_date DESC NULLS LAST, fetched_at DESC
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+    QUALIFY row_number() OVER versions = 1
+) AS latest USING (site, commission_id, partition_by, partition_day)""",
+        rollup=True,
+        order_by="site, commission_date, commission_id",
+    ),
+    View(
+        "transaction_items",
+        "One row per product of a current transaction (its product array unnested); revenue and "
+        "order_value are the transaction's, split by each item's share of price x quantity (as the "
+        "merchandise report splits them). Filter on commission_date.",
+        """SELECT site, commission_id, commission_date, click_date, network, merchant_group_id,
+       merchant_group_name, device, country, returned, item.product_id, item.product_name,
+       item.price, item.quantity,
+       coalesce(item.price * item.quantity / nullif(items_value, 0), 1 / n_items) AS share,
+       publisher_net_revenue * share AS revenue, order_value * share AS order_value
+FROM (
+    SELECT *, unnest(products) AS item, len(products) AS n_items,
+           list_sum(list_transform(products, lambda p: p.price * p.quantity)) AS items_value
+    FROM {src}.transactions
+    WHERE len(products) > 0
+)""",
+    ),
+    View(
+        "networks",
+        "One row per network of a stored networks report window: window_start (filter it: prunes "
+        "files), window_end (excluded), grain, slice and one column per filter (NULL: not filtered).",
+        f"""SELECT site, start AS window_start, {_aggregate_columns("networks")}, grain, slice, fetched_at
+FROM {{networks}}""",
+    ),
+    View(
+        "merchandise",
+        "One row per product and merchant of a stored merchandise report window: window_start "
+        "(filter it: prunes files), window_end (excluded), grain, slice and the filter columns.",
+        f"""SELECT site, start AS window_start, {_aggregate_columns("merchandise")}, grain, slice, fetched_at
+FROM {{merchandise}}""",
+    ),
+    View(
+        "link_performance",
+        "One row per site, day (commission date) and link: link_url with page_url, cuid and the "
+        "link and page UTM tags; revenue, order_value, transactions, returns, return_rate. Sum "
+        "over days for a range.",
+        f"""SELECT site, commission_date AS day, link_url, page_url, cuid, {_columns(_UTM)},{_MEASURES}
+FROM {{src}}.transactions
+GROUP BY ALL""",
+        rollup=True,
+        order_by="site, day",
+    ),
+    View(
+        "daily_performance",
+        "One row per site and day (commission date): revenue, order_value, transactions, returns, "
+        "return_rate, adjusted, networks and links earning that day.",
+        f"""SELECT site, commission_date AS day,{_MEASURES},
+    count(*) FILTER (WHERE adjusted) AS adjusted,
+    count(DISTINCT network) AS networks,
+    count(DISTINCT link_url) AS links
+FROM {{src}}.transactions
+GROUP BY ALL""",
+        rollup=True,
+        order_by="site, day",
+    ),
+    View(
+        "device_performance",
+        "One row per site, calendar month (window_start, window_end excluded) and device; "
+        + _MONTH_NOTE.format(slice="deviceType=<code>"),
+        _monthly("device", "device", _DEVICE_OF_CODE, "device_type"),
+        rollup=True,
+        order_by="site, window_start, device",
+    ),
+    View(
+        "country_performance",
+        "One row per site, calendar month (window_start, window_end excluded) and country (upper "
+        "case; NULL: no click detail); " + _MONTH_NOTE.format(slice="country=<code>"),
+        _monthly("country", "upper(country)", "country", "country"),
+        rollup=True,
+        order_by="site, window_start, country",
+    ),
+    View(
+        "network_performance",
+        "One row per site, calendar month (window_start, window_end excluded) and network; "
+        + _MONTH_NOTE.format(slice="all")
+        + "; revenue_gap = aggregate_revenue - revenue.",
+        _monthly("network", "network", "network_name", None, ",\n       aggregate_revenue - coalesce(revenue, 0) AS revenue_gap"),
+        rollup=True,
+        order_by="site, window_start, network",
+    ),
+    View(
+        "merchandise_performance",
+        "One row per site, calendar month (window_start, window_end excluded), product_name and "
+        "merchant_group_id: revenue, order_value, quantity, transactions and returns from the "
+        "transaction items (commission date; revenue split by item value) next to revenue, sales "
+        "and actions of the stored merchandise month window (`all` slice; click date), NULL when "
+        "not stored.",
+        f"""WITH t AS (
+    SELECT site, date_trunc('month', commission_date)::DATE AS window_start, product_name,
+           merchant_group_id, any_value(merchant_group_name) AS merchant_group_name,
+           sum(revenue) AS revenue, sum(order_value) AS order_value, sum(quantity) AS quantity,
+           count(DISTINCT commission_id) AS transactions,
+           count(DISTINCT commission_id) FILTER (WHERE returned) AS returns
+    FROM {{src}}.transaction_items
+    WHERE commission_date IS NOT NULL
+    GROUP BY ALL
+), a AS (
+    SELECT site, window_start, product_name, merchant_group_id,
+           any_value(merchant_group_name) AS merchant_group_name, sum(revenue) AS aggregate_revenue,
+           sum(sales) AS sales, sum(actions)::BIGINT AS actions
+    FROM {{src}}.merchandise
+    WHERE grain = 'month' AND {_slice(None)}
+    GROUP BY ALL
+)
+SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end, product_name,
+       merchant_group_id, coalesce(t.merchant_group_name, a.merchant_group_name) AS merchant_group_name,
+       coalesce(revenue, 0) AS revenue, coalesce(order_value, 0) AS order_value,
+       coalesce(quantity, 0) AS quantity, coalesce(transactions, 0) AS transactions,
+       coalesce(returns, 0) AS returns, aggregate_revenue, sales, actions
+FROM t FULL JOIN a USING (site, window_start, product_name, merchant_group_id)""",
+        rollup=True,
+        order_by="site, window_start, product_name",
+    ),
+    View(
+        "site_performance",
+        "One row per site and calendar month (window_start, window_end excluded); "
+        + _MONTH_NOTE.format(slice="all"),
+        _monthly("", "", "", None),
+        rollup=True,
+        order_by="site, window_start",
+    ),
+)
+
+VIEWS: dict[str, str] = {view.name: view.comment for view in VIEW_LIST}

@@ -1,0 +1,163 @@
+"""Plan a sync before fetching: the exact requests per site and endpoint, and how long they take.
+
+A partition is requested when it is missing, or when it has not settled (it can still change) and
+its copy is older than the freshness interval, or when the caller forces a refresh. A partition
+has settled once it was fetched more than a settle window after its last day ended: data fetched
+that late no longer changes (returns still arrive, but on later `updateDate` days).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Literal
+
+from ..pace import spacing
+from ..params import DateField, DeviceType, Filters, Grain, day_range
+from .layout import AGGREGATES, Dataset, PartitionKey
+from .manifest import Entry, Manifest
+
+__all__ = [
+    "DEFAULT_MERCHANDISE_SLICES",
+    "DEFAULT_NETWORK_SLICES",
+    "PlannedRequest",
+    "SettlePolicy",
+    "SyncPlan",
+    "aggregate_keys",
+    "plan_partitions",
+    "transaction_keys",
+]
+
+Reason = Literal["missing", "unsettled", "refresh"]
+
+# Clicks and EPC per device exist only as filtered aggregate requests: keep them by default.
+DEFAULT_NETWORK_SLICES: tuple[Filters, ...] = (Filters(), *(Filters(device_type=d) for d in DeviceType))
+DEFAULT_MERCHANDISE_SLICES: tuple[Filters, ...] = (Filters(),)
+
+
+@dataclass(frozen=True)
+class SettlePolicy:
+    """How long after a day ends its data may still change, and how fresh an unsettled copy must be."""
+
+    update_days: timedelta = timedelta(days=1)
+    other_days: timedelta = timedelta(days=2)
+    aggregates: timedelta = timedelta(days=2)
+    freshness: timedelta = timedelta(hours=1)
+
+    def settles_at(self, key: PartitionKey) -> datetime:
+        lag = (
+            self.aggregates
+            if key.dataset in AGGREGATES
+            else self.update_days
+            if key.by == "updateDate"
+            else self.other_days
+        )
+        return datetime.combine(key.end, time(), UTC) + lag
+
+    def is_settled(self, key: PartitionKey, fetched_at: datetime) -> bool:
+        return fetched_at >= self.settles_at(key)
+
+    def reason_to_fetch(
+        self, key: PartitionKey, entry: Entry | None, now: datetime, refresh: bool = False
+    ) -> Reason | None:
+        if entry is None:
+            return "missing"
+        if refresh:
+            return "refresh"
+        if entry.settled or self.is_settled(key, entry.fetched_at):
+            return None
+        return "unsettled" if now - entry.fetched_at >= self.freshness else None
+
+
+@dataclass(frozen=True)
+class PlannedRequest:
+    site: str
+    key: PartitionKey
+    reason: Reason
+
+
+@dataclass
+class SyncPlan:
+    """Requests grouped into lanes (site, endpoint); lanes run side by side at their own pace."""
+
+    requests: list[PlannedRequest]
+    pace: dict[str, float]
+    skipped: int = 0  # partitions in range already stored and current
+    lanes: dict[tuple[str, str], list[PlannedRequest]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lanes = {}
+        for request in self.requests:
+            self.lanes.setdefault((request.site, request.key.endpoint), []).append(request)
+
+    def lane_seconds(self, site: str, endpoint: str) -> float:
+        """The pace floor of one lane: its requests can start no closer than the interval."""
+        count = len(self.lanes.get((site, endpoint), []))
+        return max(0, count - 1) * spacing(self.pace.get(endpoint, 0.0))
+
+    @property
+    def eta_seconds(self) -> float:
+        """Wall time of the sync at the configured pace: that of its longest lane."""
+        return max((self.lane_seconds(s, e) for s, e in self.lanes), default=0.0)
+
+    def describe(self) -> str:
+        if not self.requests:
+            return f"nothing to fetch: {self.skipped} partitions stored and current"
+        lines = [
+            f"{len(self.requests)} requests ({self.skipped} partitions already current), "
+            f"ETA {_duration(self.eta_seconds)} at the configured pace:"
+        ]
+        for (site, endpoint), lane in sorted(self.lanes.items()):
+            reasons = {r: sum(1 for q in lane if q.reason == r) for r in ("missing", "unsettled", "refresh")}
+            detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if n)
+            lines.append(
+                f"  {site:<12} {endpoint:<13} {len(lane):>5} requests ({detail}), "
+                f"{_duration(self.lane_seconds(site, endpoint))} at {self.pace.get(endpoint, 0):g} s each"
+            )
+        return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def transaction_keys(start: date, end: date, by: DateField = "updateDate") -> list[PartitionKey]:
+    return [PartitionKey.transactions(day, by) for day in day_range(start, end)]
+
+
+def aggregate_keys(
+    dataset: Dataset, start: date, end: date, slices: Iterable[Filters], grain: Grain = "month"
+) -> list[PartitionKey]:
+    """Partitions covering `start`..`end` (both included): whole months, or days."""
+    days = day_range(start, end)
+    starts = sorted({d.replace(day=1) for d in days}) if grain == "month" else days
+    return [PartitionKey.aggregate(dataset, s, f, grain) for f in slices for s in starts]
+
+
+def plan_partitions(
+    manifests: Mapping[str, Manifest],
+    keys: Mapping[str, Sequence[PartitionKey]],
+    *,
+    now: datetime,
+    pace: dict[str, float],
+    policy: SettlePolicy,
+    refresh: bool = False,
+) -> SyncPlan:
+    """Which of `keys` (per site) must be fetched, given what each site's manifest holds."""
+    requests: list[PlannedRequest] = []
+    skipped = 0
+    for site, site_keys in keys.items():
+        for key in site_keys:
+            if key.start > now.date():
+                continue  # the future has no data yet
+            reason = policy.reason_to_fetch(key, manifests[site].get(key), now, refresh)
+            if reason is None:
+                skipped += 1
+            else:
+                requests.append(PlannedRequest(site, key, reason))
+    return SyncPlan(requests, dict(pace), skipped)

@@ -1,0 +1,66 @@
+"""Lakes synced from the sandbox, built once per session: every updateDate day of two sites and
+month slices of both aggregates (`all`, each deviceType, two countries)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from commerce_reports.client import ReportsClient
+from commerce_reports.lake.layout import PartitionKey
+from commerce_reports.lake.store import write_partition
+from commerce_reports.params import Filters
+from commerce_reports.sandbox import SandboxConfig, run_sandbox
+from commerce_reports.sandbox.reports import ReportsSandbox
+
+NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+FIRST_DAY = date(2026, 1, 1)
+MONTHS = (date(2026, 1, 1), date(2026, 2, 1), date(2026, 3, 1))
+SITES = {"alpha": "sandbox-alpha-key", "beta": "sandbox-beta-key"}
+SLICES = (
+    Filters(),
+    *(Filters(device_type=code) for code in ("DSK", "MBL", "TBL", "UKN")),
+    Filters(country="US"),
+    Filters(country="GB"),
+)
+
+
+@dataclass(frozen=True)
+class SyncedLake:
+    data_dir: Path
+    sandbox: ReportsSandbox  # for ground truth only: its server is stopped
+
+    def copy(self, target: Path) -> Path:
+        """A private copy of the lake (for tests that change files)."""
+        shutil.copytree(self.data_dir / "lake", target / "lake")
+        return target
+
+
+def sync_site(client: ReportsClient, data_dir: Path, site: str, days: list[date]) -> None:
+    """What a sync stores: every updateDate day, then the month slices of both aggregates."""
+    for day in days:
+        table = client.transactions(update_date=day)
+        write_partition(data_dir, site, PartitionKey.transactions(day), table, NOW)
+    for month in MONTHS:
+        for filters in SLICES:
+            for dataset in ("networks", "merchandise"):
+                key = PartitionKey.aggregate(dataset, month, filters, "month")
+                fetch = client.networks if dataset == "networks" else client.merchandise
+                write_partition(data_dir, site, key, fetch(month, key.end, filters), NOW)
+
+
+@pytest.fixture(scope="session")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SyncedLake]:
+    data_dir = tmp_path_factory.mktemp("synced")
+    config = SandboxConfig(now=NOW, first_day=FIRST_DAY, pace=0.0, transactions_per_day=25)
+    days = [FIRST_DAY + timedelta(days=n) for n in range((NOW.date() - FIRST_DAY).days + 1)]
+    with run_sandbox(config) as running:
+        for site, key in SITES.items():
+            with ReportsClient(key, running.base_url, pace=0, pace_dir=data_dir / "pace") as client:
+                sync_site(client, data_dir, site, days)
+        yield SyncedLake(data_dir, running.sandbox)
