@@ -27,9 +27,33 @@ from commerce_reports.params import Filters
 SITE = "bench"
 FIRST_DAY = date(2025, 1, 1)
 DEVICES = ("Mobile", "Desktop", "Tablet")  # null = unknown
-COUNTRIES = "us gb de fr ca au nl es it se ie in br mx jp nz be ch at dk".split()
-SLICES = (Filters(), *(Filters(device_type=d) for d in ("MBL", "DSK", "TBL", "UKN")),
-          *(Filters(country=c) for c in ("US", "GB", "DE", "FR", "CA")))
+COUNTRIES = [
+    "us",
+    "gb",
+    "de",
+    "fr",
+    "ca",
+    "au",
+    "nl",
+    "es",
+    "it",
+    "se",
+    "ie",
+    "in",
+    "br",
+    "mx",
+    "jp",
+    "nz",
+    "be",
+    "ch",
+    "at",
+    "dk",
+]
+SLICES = (
+    Filters(),
+    *(Filters(device_type=d) for d in ("MBL", "DSK", "TBL", "UKN")),
+    *(Filters(country=c) for c in ("US", "GB", "DE", "FR", "CA")),
+)
 
 # h(k) is a deterministic pseudo-random integer per row and purpose.
 _BASE = """
@@ -141,9 +165,12 @@ def _write_aggregates(con: duckdb.DuckDBPyConnection, site: Path) -> None:
         "CREATE TEMP TABLE state AS SELECT * FROM versions "
         "QUALIFY row_number() OVER (PARTITION BY commission_id ORDER BY update_date DESC) = 1"
     )
-    months = [m for (m,) in con.execute(
-        "SELECT DISTINCT date_trunc('month', click_date)::DATE FROM state WHERE click_date IS NOT NULL"
-    ).fetchall()]
+    months = [
+        m
+        for (m,) in con.execute(
+            "SELECT DISTINCT date_trunc('month', click_date)::DATE FROM state WHERE click_date IS NOT NULL"
+        ).fetchall()
+    ]
     codes = {"MBL": "Mobile", "DSK": "Desktop", "TBL": "Tablet"}
     for filters in SLICES:
         where = "true"
@@ -157,23 +184,36 @@ def _write_aggregates(con: duckdb.DuckDBPyConnection, site: Path) -> None:
         )
         for month in months:
             for dataset, select in (
-                ("networks", "network AS network_name, sum(publisher_net_revenue) AS revenue, "
-                 "(count(*) * 25)::BIGINT AS clicks, sum(order_value) AS sales, count(*)::BIGINT AS actions, "
-                 "count(*) / (count(*) * 25.0) AS conversion_rate, sum(publisher_net_revenue) / (count(*) * 25) AS epc"),
-                ("merchandise", "p.product_name, merchant_group_name, merchant_group_id, "
-                 "sum(publisher_net_revenue / len(products)) AS revenue, sum(p.price) AS sales, "
-                 "count(*)::BIGINT AS actions"),
+                (
+                    "networks",
+                    "network AS network_name, sum(publisher_net_revenue) AS revenue, "
+                    "(count(*) * 25)::BIGINT AS clicks, sum(order_value) AS sales, count(*)::BIGINT AS "
+                    "actions, "
+                    "count(*) / (count(*) * 25.0) AS conversion_rate, sum(publisher_net_revenue) / "
+                    "(count(*) * 25) AS epc",
+                ),
+                (
+                    "merchandise",
+                    "p.product_name, merchant_group_name, merchant_group_id, "
+                    "sum(publisher_net_revenue / len(products)) AS revenue, sum(p.price) AS sales, "
+                    "count(*)::BIGINT AS actions",
+                ),
             ):
                 key = PartitionKey.aggregate(dataset, month, filters, "month")  # type: ignore[arg-type]
                 folder = site / key.relpath
                 folder.mkdir(parents=True, exist_ok=True)
                 source = "state" if dataset == "networks" else "(SELECT *, unnest(products) AS p FROM state)"
-                group = "network" if dataset == "networks" else "p.product_name, merchant_group_name, merchant_group_id"
+                group = (
+                    "network"
+                    if dataset == "networks"
+                    else "p.product_name, merchant_group_name, merchant_group_id"
+                )
                 con.execute(
                     f"COPY (SELECT {select}, NULL::VARCHAR AS extra, DATE '{month}' AS window_start, "
                     f"DATE '{key.end}' AS window_end, {stamp}, now()::TIMESTAMPTZ AS fetched_at "
                     f"FROM {source} WHERE click_date >= DATE '{month}' AND click_date < DATE '{key.end}' "
-                    f"AND {where} GROUP BY {group}) TO '{folder / PART_FILE}' (FORMAT parquet, COMPRESSION zstd)"
+                    f"AND {where} GROUP BY {group}) TO '{folder / PART_FILE}' (FORMAT parquet, COMPRESSION "
+                    "zstd)"
                 )
 
 

@@ -29,7 +29,8 @@ _AGG = "read_parquet('{root}/site=*/networks/slice=*/grain=*/start=*/part.parque
 def _raw_current(root: Path, start: date) -> str:
     return (
         f"(SELECT * FROM {_LAKE.format(root=root)} WHERE day >= DATE '{start}' "
-        "QUALIFY row_number() OVER (PARTITION BY site, commission_id ORDER BY update_date DESC, fetched_at DESC) = 1)"
+        "QUALIFY row_number() OVER (PARTITION BY site, commission_id ORDER BY update_date DESC, fetched_at "
+        "DESC) = 1)"
     )
 
 
@@ -42,23 +43,27 @@ def _questions(root: Path, start: date, end: date) -> dict[str, tuple[str, str]]
     aggregate = _AGG.format(root=root)
     return {
         "link_performance": (
-            f"SELECT link_url, sum(revenue) AS revenue, sum(transactions) AS transactions FROM link_performance "
+            "SELECT link_url, sum(revenue) AS revenue, sum(transactions) AS transactions FROM "
+            "link_performance "
             f"WHERE day {days} GROUP BY link_url ORDER BY revenue DESC LIMIT 50",
             f"SELECT link_url, {measures} FROM {current} WHERE commission_date {days} "
             "GROUP BY link_url ORDER BY revenue DESC LIMIT 50",
         ),
         "daily_performance": (
-            f"SELECT day, revenue, transactions, returns FROM daily_performance WHERE day {days} ORDER BY day",
+            f"SELECT day, revenue, transactions, returns FROM daily_performance WHERE day {days} ORDER BY "
+            "day",
             f"SELECT commission_date, {measures}, count(*) FILTER (WHERE publisher_net_revenue < 0) "
             f"FROM {current} WHERE commission_date {days} GROUP BY 1 ORDER BY 1",
         ),
         "device_performance": (
-            f"SELECT device, revenue, clicks, epc FROM device_performance WHERE window_start = DATE '{month}'",
+            "SELECT device, revenue, clicks, epc FROM device_performance WHERE window_start = DATE "
+            f"'{month}'",
             f"SELECT coalesce(device, 'Unknown') AS device, {measures} FROM {current} "
             f"WHERE date_trunc('month', commission_date) = DATE '{month}' GROUP BY 1",
         ),
         "country_performance": (
-            f"SELECT country, revenue, clicks, epc FROM country_performance WHERE window_start = DATE '{month}'",
+            "SELECT country, revenue, clicks, epc FROM country_performance WHERE window_start = DATE "
+            f"'{month}'",
             f"SELECT upper(country), {measures} FROM {current} "
             f"WHERE date_trunc('month', commission_date) = DATE '{month}' GROUP BY 1",
         ),
@@ -67,19 +72,24 @@ def _questions(root: Path, start: date, end: date) -> dict[str, tuple[str, str]]
             f"WHERE window_start = DATE '{month}'",
             f"WITH t AS (SELECT network, {measures} FROM {current} "
             f"WHERE date_trunc('month', commission_date) = DATE '{month}' GROUP BY 1), "
-            f"a AS (SELECT network_name AS network, sum(revenue) AS agg, sum(clicks) AS clicks FROM {aggregate} "
+            "a AS (SELECT network_name AS network, sum(revenue) AS agg, sum(clicks) AS clicks FROM "
+            f"{aggregate} "
             f"WHERE start = DATE '{month}' AND slice = 'all' AND grain = 'month' GROUP BY 1) "
             "SELECT network, revenue, agg, agg - revenue, agg / clicks FROM t FULL JOIN a USING (network)",
         ),
         "merchandise_performance": (
-            f"SELECT product_name, merchant_group_id, revenue, aggregate_revenue FROM merchandise_performance "
+            "SELECT product_name, merchant_group_id, revenue, aggregate_revenue FROM "
+            "merchandise_performance "
             f"WHERE window_start = DATE '{month}' ORDER BY revenue DESC LIMIT 50",
-            f"SELECT p.product_name, merchant_group_id, sum(publisher_net_revenue / len(products)) AS revenue "
+            "SELECT p.product_name, merchant_group_id, sum(publisher_net_revenue / len(products)) AS "
+            "revenue "
             f"FROM (SELECT *, unnest(products) AS p FROM {current} "
-            f"WHERE date_trunc('month', commission_date) = DATE '{month}') GROUP BY ALL ORDER BY revenue DESC LIMIT 50",
+            f"WHERE date_trunc('month', commission_date) = DATE '{month}') GROUP BY ALL ORDER BY revenue "
+            "DESC LIMIT 50",
         ),
         "site_performance": (
-            f"SELECT revenue, transactions, clicks, epc FROM site_performance WHERE window_start = DATE '{month}'",
+            "SELECT revenue, transactions, clicks, epc FROM site_performance WHERE window_start = DATE "
+            f"'{month}'",
             f"SELECT {measures} FROM {current} WHERE date_trunc('month', commission_date) = DATE '{month}'",
         ),
     }
@@ -103,21 +113,28 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     refreshed = refresh_rollups(args.data_dir)
-    print(f"rollups: {'refreshed ' + ', '.join(refreshed) if refreshed else 'fresh'} "
-          f"({time.perf_counter() - started:.1f} s)")
+    print(
+        f"rollups: {'refreshed ' + ', '.join(refreshed) if refreshed else 'fresh'} "
+        f"({time.perf_counter() - started:.1f} s)"
+    )
     end = args.start + timedelta(days=29)
     root = (args.data_dir / "lake").resolve()
     con = connect(args.data_dir)
     raw = duckdb.connect()
-    print(f"30-day window {args.start}..{end} (month views: {args.start.replace(day=1)}), warm median of "
-          f"{args.repeat}")
+    print(
+        f"30-day window {args.start}..{end} (month views: {args.start.replace(day=1)}), warm median of "
+        f"{args.repeat}"
+    )
     print(f"{'view':<26}{'view ms':>10}{'raw ms':>10}{'ratio':>8}  verdict")
     failures = 0
     for name, (view_sql, raw_sql) in _questions(root, args.start, end).items():
         view_s, raw_s = _warm(con, view_sql, args.repeat), _warm(raw, raw_sql, args.repeat)
         ok = view_s < 0.1 and view_s <= 1.3 * raw_s
         failures += not ok
-        print(f"{name:<26}{view_s * 1000:>10.1f}{raw_s * 1000:>10.1f}{view_s / raw_s:>8.3f}  {'ok' if ok else 'MISSED'}")
+        print(
+            f"{name:<26}{view_s * 1000:>10.1f}{raw_s * 1000:>10.1f}{view_s / raw_s:>8.3f}"
+            f"  {'ok' if ok else 'MISSED'}"
+        )
     raise SystemExit(1 if failures else 0)
 
 

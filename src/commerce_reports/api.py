@@ -23,6 +23,7 @@ import polars as pl
 
 from .client import ReportsClient
 from .config import Settings
+from .db import refresh_rollups, write_catalog
 from .errors import ValidationError
 from .lake.layout import PART_FILE, Dataset, PartitionKey, site_root
 from .lake.manifest import Manifest
@@ -143,8 +144,12 @@ def _fetch_keys(
         (options.say or log.info)(plan.describe())
         if not plan.requests:
             return SyncResult(plan)
+        explicit = options.pace
         clients = {
-            name: ReportsClient(profile.secret_key, profile.base_url, pace=pace, clock=clock)
+            name: ReportsClient(
+                profile.secret_key, profile.base_url, clock=clock,
+                pace=explicit if explicit is not None else profile.pace,
+            )
             for name, profile in profiles.items()
             if any(r.site == name for r in plan.requests)
         }
@@ -220,15 +225,9 @@ def sync(
 
 
 def _after_sync(data_dir: Path) -> None:
-    """Keep the DuckDB side current: rollups and the catalog file (when the db layer is present)."""
-    try:
-        from . import db
-    except ImportError:
-        return
-    for name in ("refresh_rollups", "write_catalog"):
-        function = getattr(db, name, None)
-        if function is not None:
-            function(data_dir)
+    """Keep the DuckDB side current: rollups of what changed, then the catalog file."""
+    refresh_rollups(data_dir)
+    write_catalog(data_dir)
 
 
 # ---------------------------------------------------------------------------- loaders

@@ -142,7 +142,8 @@ class ReportsClient:
         self.pace = parse_pace(pace) if pace is not None else dict(settings.pace)
         self.retry = retry or RetryPolicy()
         self.clock: Clock = clock or SystemClock()
-        self._follow_sandbox_pace = follow_sandbox_pace and _is_loopback(self.base_url)
+        # An explicit pace wins; the configured default follows a sandbox on loopback.
+        self._follow_sandbox_pace = follow_sandbox_pace and pace is None and _is_loopback(self.base_url)
         self._pacer = Pacer(
             self.pace, f"{self.base_url}|{self._key.reveal()}", state_dir=pace_dir, clock=self.clock
         )

@@ -49,9 +49,9 @@ def default_pace_dir() -> Path:
 
 
 def spacing(interval: float) -> float:
-    """The interval plus a safety margin (1%, at most half a second): clocks, rounding and the
-    network's jitter must never make the service see two requests closer than its limit."""
-    return interval + min(0.5, interval * 0.01)
+    """The interval plus a safety margin (1%, between 50 ms and half a second): clocks, rounding and
+    the network's jitter must never make the service see two requests closer than its limit."""
+    return interval + min(0.5, max(0.05, interval * 0.01)) if interval > 0 else 0.0
 
 
 class Pacer:

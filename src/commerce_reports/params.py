@@ -38,6 +38,8 @@ DATE_FIELDS: tuple[DateField, ...] = ("updateDate", "commissionDate", "clickDate
 
 
 class ProgramType(StrEnum):
+    """Program-type filter codes: cost per action, cost per click (transactions carry them lower-case)."""
+
     CPA = "CPA"
     CPC = "CPC"
 

@@ -46,13 +46,17 @@ def test_device_and_country_aggregates_match_ground_truth(synced: SyncedLake) ->
         devices = con.sql(f"SELECT * FROM device_performance WHERE window_start = '{month}'").pl()
         countries = con.sql(f"SELECT * FROM country_performance WHERE window_start = '{month}'").pl()
     for site in SITES:
-        truth = synced.sandbox.ground_truth(site, month, _month_end(month), by="click_date", group_by=["device"])
+        truth = synced.sandbox.ground_truth(
+            site, month, _month_end(month), by="click_date", group_by=["device"]
+        )
         mine = devices.filter(pl.col("site") == site, pl.col("actions") > 0)
         assert _by(mine, "device", "aggregate_revenue") == _by(truth, "device", "revenue")
         assert mine["clicks"].min() > 0  # type: ignore[operator]
         epc = mine["aggregate_revenue"] / mine["clicks"]
         assert (mine["epc"] - epc).abs().max() < 1e-9  # type: ignore[operator]
-        truth = synced.sandbox.ground_truth(site, month, _month_end(month), by="click_date", group_by=["country"])
+        truth = synced.sandbox.ground_truth(
+            site, month, _month_end(month), by="click_date", group_by=["country"]
+        )
         stored = countries.filter(pl.col("site") == site, pl.col("actions") > 0)
         expected = {k.upper(): v for k, v in _by(truth, "country", "revenue").items() if k in ("us", "gb")}
         assert _by(stored, "country", "aggregate_revenue") == expected
@@ -105,7 +109,9 @@ def test_daily_figures_and_return_counts_match_ground_truth(synced: SyncedLake, 
 
 def test_merchandise_items_split_transaction_revenue(synced: SyncedLake) -> None:
     with connect(synced.data_dir) as con:
-        items = con.sql("SELECT site, window_start, sum(revenue) AS r FROM merchandise_performance GROUP BY ALL").pl()
+        items = con.sql(
+            "SELECT site, window_start, sum(revenue) AS r FROM merchandise_performance GROUP BY ALL"
+        ).pl()
         whole = con.sql(
             "SELECT site, date_trunc('month', commission_date)::DATE AS window_start, "
             "sum(publisher_net_revenue) AS r FROM transactions WHERE len(products) > 0 GROUP BY ALL"

@@ -25,7 +25,9 @@ def register(subparsers: Any) -> None:
         description="Bring the rollups up to date, then write <data-dir>/commerce.duckdb, a small "
         "DuckDB file holding the views: open it with `duckdb -readonly data/commerce.duckdb`.",
     )
-    catalog.add_argument("--data-dir", type=Path, help="data folder (default COMMERCE_REPORTS_DATA_DIR or data)")
+    catalog.add_argument(
+        "--data-dir", type=Path, help="data folder (default COMMERCE_REPORTS_DATA_DIR or data)"
+    )
     catalog.set_defaults(handler=run_catalog)
 
     sql = subparsers.add_parser(

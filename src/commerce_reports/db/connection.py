@@ -61,7 +61,7 @@ def _main_sql(view: View, data_dir: Path, fresh: list[str], stale: list[str], so
 
 def install_views(con: duckdb.DuckDBPyConnection, data_dir: Path) -> list[str]:
     """Create the `live` and `main` views over the lake in `data_dir`; return the sites on rollups."""
-    sources = {dataset: source_sql(data_dir, dataset) for dataset in DATASETS}
+    sources: dict[str, str] = {dataset: source_sql(data_dir, dataset) for dataset in DATASETS}
     fresh = fresh_rollups(data_dir)
     stale = [site for site in lake_sites(data_dir) if site not in fresh]
     con.execute("SET enable_progress_bar = false")
@@ -70,7 +70,9 @@ def install_views(con: duckdb.DuckDBPyConnection, data_dir: Path) -> list[str]:
         live_comment = f"{view.comment} Computed from the lake files at every query."
         con.execute(f"CREATE OR REPLACE VIEW live.{view.name} AS {render(view, 'live', sources)}")
         con.execute(f"COMMENT ON VIEW live.{view.name} IS {quote(live_comment)}")
-        con.execute(f"CREATE OR REPLACE VIEW main.{view.name} AS {_main_sql(view, data_dir, fresh, stale, sources)}")
+        con.execute(
+            f"CREATE OR REPLACE VIEW main.{view.name} AS {_main_sql(view, data_dir, fresh, stale, sources)}"
+        )
         con.execute(f"COMMENT ON VIEW main.{view.name} IS {quote(view.comment)}")
     return fresh
 
@@ -99,7 +101,8 @@ def query(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
     name, which views exist)."""
     try:
         relation = con.sql(sql)
-        return relation.pl() if relation is not None else pl.DataFrame()
+        frame: pl.DataFrame = relation.pl() if relation is not None else pl.DataFrame()
+        return frame
     except duckdb.CatalogException as error:
         raise LakeError(
             f"{error}\nthe views are: {', '.join(VIEWS)} (`commerce-reports sql --views` describes them)"

@@ -34,7 +34,9 @@ __all__ = ["STATE_FILE", "fresh_rollups", "refresh_rollups", "rollup_path", "rol
 
 STATE_FILE = "state.json"
 _CODE = hashlib.sha256(
-    "\n".join([*(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]).encode()
+    "\n".join(
+        [*(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
+    ).encode()
 ).hexdigest()  # a change to any view or stored schema makes every rollup stale
 
 
@@ -123,7 +125,7 @@ def refresh_rollups(
             continue
         folder = rollups_root(data_dir) / f"site={site}"
         folder.mkdir(parents=True, exist_ok=True)
-        sources = {d: source_sql(data_dir, d) for d in DATASETS}
+        sources: dict[str, str] = {d: source_sql(data_dir, d) for d in DATASETS}
         with duckdb.connect() as con:
             con.execute("SET enable_progress_bar = false")
             con.execute("CREATE SCHEMA build")

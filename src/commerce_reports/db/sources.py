@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 
 from ..lake.layout import DATASETS, PART_FILE, lake_root
@@ -80,8 +81,23 @@ def has_files(data_dir: Path, dataset: str) -> bool:
     return next(_part_files(lake_root(data_dir), dataset), None) is not None
 
 
+def _one_schema(glob: str) -> bool:
+    """Whether every file matching `glob` has the same columns (reads the footers: milliseconds)."""
+    with duckdb.connect() as con:
+        row = con.execute(
+            "SELECT count(DISTINCT columns) FROM (SELECT string_agg(name || ' ' || coalesce(type, ''), ',' "
+            f"ORDER BY name) AS columns FROM parquet_schema({glob}) GROUP BY file_name)"
+        ).fetchone()
+    return row is not None and row[0] == 1
+
+
 def source_sql(data_dir: Path, dataset: str) -> str:
-    """A SELECT of every stored partition of `dataset` with its hive keys, typed even when empty."""
+    """A SELECT of every stored partition of `dataset` with its hive keys, typed even when empty.
+
+    `union_by_name` only when the files' columns differ: it reads every footer when the query is
+    bound and the data when it runs, so a file replaced in between by a sync can fail the query;
+    without it each file is read once, from one open handle.
+    """
     if dataset not in DATASETS:
         raise ValueError(f"unknown dataset {dataset!r}")
     empty = _typed_empty(dataset)
@@ -90,8 +106,9 @@ def source_sql(data_dir: Path, dataset: str) -> str:
     root = lake_root(data_dir).resolve()
     glob = quote(f"{root}/site=*/{_FOLDERS[dataset]}/{PART_FILE}")
     types = "{" + ", ".join(f"{quote(k)}: {quote(v)}" for k, v in HIVE_KEYS[dataset].items()) + "}"
+    by_name = "false" if _one_schema(glob) else "true"
     return (
-        f"SELECT * FROM read_parquet({glob}, hive_partitioning = true, union_by_name = true, "
+        f"SELECT * FROM read_parquet({glob}, hive_partitioning = true, union_by_name = {by_name}, "
         f"hive_types = {types}) UNION ALL BY NAME {empty}"
     )
 
@@ -102,4 +119,6 @@ def lake_sites(data_dir: Path) -> list[str]:
     if not root.is_dir():
         return []
     with os.scandir(root) as entries:
-        return sorted(e.name.removeprefix("site=") for e in entries if e.is_dir() and e.name.startswith("site="))
+        return sorted(
+            e.name.removeprefix("site=") for e in entries if e.is_dir() and e.name.startswith("site=")
+        )

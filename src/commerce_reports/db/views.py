@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..parse import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
 from ..params import FILTER_NAMES, DeviceType
+from ..parse import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
 
 __all__ = ["VIEWS", "VIEW_LIST", "View", "render"]
 
@@ -57,7 +57,9 @@ def _aggregate_columns(dataset: str) -> str:
 
 
 _DEVICE_CODES = {d.label: d.value for d in DeviceType}
-_DEVICE_OF_CODE = "CASE device_type " + " ".join(f"WHEN '{c}' THEN '{w}'" for w, c in _DEVICE_CODES.items()) + " END"
+_DEVICE_OF_CODE = (
+    "CASE device_type " + " ".join(f"WHEN '{c}' THEN '{w}'" for w, c in _DEVICE_CODES.items()) + " END"
+)
 
 # Transaction measures shared by every view that sums transactions (one definition, no twins).
 _MEASURES = """
@@ -117,12 +119,20 @@ FROM {{transactions}}""",
     View(
         "transactions",
         "One row per (site, commission_id): its latest stored version by update_date (ties: latest "
-        "fetched_at), with version_count (versions in the updateDate ledger), original_revenue, adjusted (changed after it first appeared) "
+        "fetched_at), with version_count (versions in the updateDate ledger), original_revenue, adjusted "
+        "(changed after it first appeared) "
         "and returned (revenue or order value adjusted down, or a negative transaction: a separate "
         "return). device NULL shows as Unknown. Filter on commission_date.",
         f"""SELECT site, commission_id, commission_date, update_date, click_date,
-       {_columns([c for c in _TXN if c not in ("commission_id", "commission_date", "update_date",
-                                                 "click_date", "device")])},
+       {
+            _columns(
+                [
+                    c
+                    for c in _TXN
+                    if c not in ("commission_id", "commission_date", "update_date", "click_date", "device")
+                ]
+            )
+        },
        coalesce(device, 'Unknown') AS device, fetched_at,
        version_count, first_update_date, original_revenue, version_count > 1 AS adjusted,
        coalesce(publisher_net_revenue < 0 OR publisher_net_revenue < original_revenue
@@ -219,7 +229,13 @@ GROUP BY ALL""",
         "One row per site, calendar month (window_start, window_end excluded) and network; "
         + _MONTH_NOTE.format(slice="all")
         + "; revenue_gap = aggregate_revenue - revenue.",
-        _monthly("network", "network", "network_name", None, ",\n       aggregate_revenue - coalesce(revenue, 0) AS revenue_gap"),
+        _monthly(
+            "network",
+            "network",
+            "network_name",
+            None,
+            ",\n       aggregate_revenue - coalesce(revenue, 0) AS revenue_gap",
+        ),
         rollup=True,
         order_by="site, window_start, network",
     ),

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..parse import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
-from .layout import PART_FILE, PartitionKey, lake_root, site_root
+from .layout import PART_FILE, PartitionKey, site_root
 
 __all__ = [
     "FETCHED_AT",
@@ -34,7 +34,8 @@ __all__ = [
 
 SCHEMA_VERSION = 1  # bump when the stored columns change; older files stay readable (union by name)
 FETCHED_AT = pa.field("fetched_at", pa.timestamp("us", tz="UTC"))
-_TEMP = re.compile(r"^\.(?:part|manifest)\.(\d+)\.[0-9a-f]+\.tmp$")  # .<what>.<pid>.<random>.tmp
+# Every writer of the data folder names its temporary files .<what>.<pid>.<random hex>.tmp
+_TEMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]+\.tmp$")
 
 
 def dataset_schema(dataset: str) -> pa.Schema:
@@ -76,8 +77,8 @@ def write_partition(
 
 
 def remove_stray_files(data_dir: Path) -> list[Path]:
-    """Delete temporary files left by writers that no longer run; return what was removed."""
-    root = lake_root(data_dir)
+    """Delete temporary files (lake, rollups, catalog) left by writers that no longer run."""
+    root = Path(data_dir)
     removed: list[Path] = []
     if not root.is_dir():
         return removed

@@ -1,0 +1,249 @@
+"""Dedupe, pruning, rollups, empty lakes, the catalog file, the CLI and a sync beside a reader."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from commerce_reports.cli import sql as sql_cli
+from commerce_reports.db import VIEWS, connect, fresh_rollups, refresh_rollups, write_catalog
+from commerce_reports.lake.layout import PartitionKey
+from commerce_reports.lake.store import write_partition
+from commerce_reports.parse import TRANSACTION_SCHEMA
+from tests.db.conftest import SyncedLake
+
+
+def _version(cid: str, update: date, revenue: float, order: float) -> dict[str, object]:
+    return {
+        "commission_id": cid,
+        "commission_date": date(2026, 1, 5),
+        "update_date": update,
+        "publisher_net_revenue": revenue,
+        "order_value": order,
+        "network": "N",
+        "products": [],
+    }
+
+
+def _table(*rows: dict[str, object]) -> pa.Table:
+    return pa.Table.from_pylist(list(rows), schema=TRANSACTION_SCHEMA)
+
+
+def test_latest_version_wins_and_flags_returns(tmp_path: Path) -> None:
+    at = datetime(2026, 2, 1, tzinfo=UTC)
+    later = datetime(2026, 2, 2, tzinfo=UTC)
+    write_partition(
+        tmp_path,
+        "s",
+        PartitionKey.transactions(date(2026, 1, 5)),
+        _table(_version("a", date(2026, 1, 5), 10.0, 100.0), _version("b", date(2026, 1, 5), 5.0, 50.0)),
+        at,
+    )
+    write_partition(
+        tmp_path,
+        "s",
+        PartitionKey.transactions(date(2026, 1, 20)),
+        _table(_version("a", date(2026, 1, 20), 4.0, 40.0), _version("a9", date(2026, 1, 20), -2.0, -20.0)),
+        at,
+    )
+    # a loader's copy of the same update day, fetched later, wins the tie
+    loader = PartitionKey.transactions(date(2026, 1, 5), by="commissionDate")
+    write_partition(tmp_path, "s", loader, _table(_version("b", date(2026, 1, 5), 6.0, 50.0)), later)
+    with connect(tmp_path) as con:
+        rows = con.sql("SELECT * FROM transactions ORDER BY commission_id").pl()
+    assert rows["commission_id"].to_list() == ["a", "a9", "b"]
+    assert rows["publisher_net_revenue"].to_list() == [4.0, -2.0, 6.0]
+    assert rows["version_count"].to_list() == [2, 1, 1]
+    assert rows["adjusted"].to_list() == [True, False, False]
+    assert rows["returned"].to_list() == [True, True, False]
+    assert rows["device"].to_list() == ["Unknown"] * 3
+
+
+def test_a_date_filter_prunes_partitions(synced: SyncedLake) -> None:
+    with connect(synced.data_dir) as con:
+        plan = "\n".join(
+            row[1]
+            for row in con.execute(
+                "EXPLAIN ANALYZE SELECT count(*) FROM transaction_versions WHERE partition_day = '2026-02-03'"
+            ).fetchall()
+        )
+        windows = "\n".join(
+            row[1]
+            for row in con.execute(
+                "EXPLAIN ANALYZE SELECT count(*) FROM networks WHERE window_start = '2026-02-01'"
+            ).fetchall()
+        )
+    assert "Scanning Files: 2/" in plan  # one day of each site, out of every stored day
+    assert re.search(r"Total Files Read: 2\b", plan)
+    assert "Scanning Files: 14/42" in windows  # 7 slices x 2 sites of one month, of three months
+
+
+def test_rollups_answer_like_the_lake_and_stale_ones_are_not_used(synced: SyncedLake, tmp_path: Path) -> None:
+    data_dir = synced.copy(tmp_path)
+    assert refresh_rollups(data_dir) == ["alpha", "beta"]
+    assert fresh_rollups(data_dir) == ["alpha", "beta"] and refresh_rollups(data_dir) == []
+    with connect(data_dir) as con:
+        for view in VIEWS:
+            differing = con.execute(
+                f"SELECT count(*) FROM (SELECT * EXCLUDE (fetched_at) FROM main.{view} EXCEPT "
+                f"SELECT * EXCLUDE (fetched_at) FROM live.{view})"
+                if "fetched_at" in con.sql(f"SELECT * FROM {view} LIMIT 0").columns
+                else f"SELECT count(*) FROM (SELECT * FROM main.{view} EXCEPT SELECT * FROM live.{view})"
+            ).fetchone()
+            assert differing is not None
+            if view in (
+                "transactions",
+                "transaction_versions",
+                "networks",
+                "merchandise",
+                "transaction_items",
+            ):
+                assert differing[0] == 0, view
+    day = date(2026, 2, 3)
+    write_partition(
+        data_dir,
+        "alpha",
+        PartitionKey.transactions(day),
+        _table(_version("zz-new", day, 1000.0, 1.0)),
+        datetime.now(UTC),
+    )
+    assert fresh_rollups(data_dir) == ["beta"]
+    with connect(data_dir) as con:
+        found = con.execute(
+            "SELECT count(*) FROM daily_performance WHERE site = 'alpha' AND revenue > 1000"
+        ).fetchone()
+    assert found == (1,)
+
+
+def test_an_empty_lake_gives_typed_empty_views(tmp_path: Path) -> None:
+    with connect(tmp_path) as con:
+        for view in VIEWS:
+            relation = con.sql(f"SELECT * FROM {view}")
+            assert relation.count("*").fetchall() == [(0,)], view  # type: ignore[union-attr]
+            assert "site" in relation.columns and "NULL" not in map(str, relation.types), view
+    parser = argparse.ArgumentParser()
+    sql_cli.register(parser.add_subparsers())
+    args = parser.parse_args(["sql", "SELECT 1", "--data-dir", str(tmp_path)])
+    with pytest.raises(Exception, match="is empty: run `commerce-reports sync` first"):
+        args.handler(args)
+
+
+def test_writer_temp_files_are_never_read(synced: SyncedLake, tmp_path: Path) -> None:
+    data_dir = synced.copy(tmp_path)
+    folder = data_dir / "lake/site=alpha" / PartitionKey.transactions(date(2026, 2, 3)).relpath
+    (folder / ".part.999999.abcdef.tmp").write_bytes(b"half a parquet file")
+    with connect(data_dir) as con:
+        assert con.execute("SELECT count(*) FROM transaction_versions").fetchone() is not None
+
+
+def test_catalog_file_holds_the_views_and_opens_read_only(synced: SyncedLake, tmp_path: Path) -> None:
+    data_dir = synced.copy(tmp_path)
+    path = write_catalog(data_dir)
+    with duckdb.connect(str(path), read_only=True) as reader:
+        comments = dict(
+            reader.execute(
+                "SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+            ).fetchall()
+        )
+        before = reader.execute("SELECT round(sum(revenue), 2) FROM site_performance").fetchone()
+        write_catalog(data_dir)  # replaced under an open reader
+        after = reader.execute("SELECT round(sum(revenue), 2) FROM site_performance").fetchone()
+    assert comments == VIEWS and before == after and path.stat().st_size < 2_000_000
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    parser = argparse.ArgumentParser()
+    sql_cli.register(parser.add_subparsers())
+    args = parser.parse_args(list(argv))
+    code = args.handler(args)
+    return code, capsys.readouterr().out
+
+
+def test_sql_command_prints_writes_and_explains_errors(
+    synced: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ["--data-dir", str(synced.data_dir)]
+    code, out = _run(capsys, "sql", "--views")
+    assert code == 0 and all(name in out for name in VIEWS)
+    code, out = _run(
+        capsys, "sql", "SELECT site, sum(revenue) AS r FROM site_performance GROUP BY site", *data
+    )
+    assert code == 0 and "alpha" in out and "beta" in out
+    target = tmp_path / "out.csv"
+    _run(
+        capsys, "sql", "SELECT * FROM network_performance", "--format", "csv", "--output", str(target), *data
+    )
+    assert target.read_text().startswith("site,window_start,window_end,network,")
+    with pytest.raises(Exception, match="the views are: transaction_versions"):
+        _run(capsys, "sql", "SELECT * FROM no_such_view", *data)
+    with pytest.raises(Exception, match="the query failed"):
+        _run(capsys, "sql", "SELECT revenue / 'x' FROM site_performance", *data)
+
+
+_WRITER = """
+import sys
+from datetime import UTC, date, datetime, timedelta
+import pyarrow.parquet as pq
+from pathlib import Path
+from commerce_reports.lake.layout import PartitionKey
+from commerce_reports.lake.store import write_partition
+data_dir = Path(sys.argv[1])
+source = data_dir / "lake/site=alpha" / PartitionKey.transactions(date(2026, 2, 3)).relpath / "part.parquet"
+table = pq.read_table(source)
+for n in range(40):
+    for offset in range(5):
+        day = date(2026, 2, 1) + timedelta(days=offset)
+        write_partition(data_dir, "alpha", PartitionKey.transactions(day), table, datetime.now(UTC))
+    write_partition(data_dir, "alpha", PartitionKey.transactions(date(2026, 6, 1) + timedelta(days=n)), table,
+                    datetime.now(UTC))
+"""
+
+
+def test_a_sync_in_another_process_does_not_break_an_open_connection(
+    synced: SyncedLake, tmp_path: Path
+) -> None:
+    data_dir = synced.copy(tmp_path)
+    con = connect(data_dir)
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(data_dir)])
+    answers = 0
+    try:
+        while writer.poll() is None or answers < 3:
+            row = con.execute("SELECT count(*), sum(revenue) FROM daily_performance").fetchone()
+            versions = con.execute(
+                "SELECT count(*) FROM transaction_versions WHERE site = 'alpha'"
+            ).fetchone()
+            assert row is not None and row[0] > 0 and versions is not None and versions[0] > 0
+            answers += 1
+    finally:
+        writer.wait(timeout=60)
+        con.close()
+    assert writer.returncode == 0 and answers >= 3
+
+
+def test_files_written_before_a_column_existed_still_read(tmp_path: Path) -> None:
+    at = datetime(2026, 2, 1, tzinfo=UTC)
+    write_partition(
+        tmp_path,
+        "s",
+        PartitionKey.transactions(date(2026, 1, 5)),
+        _table(_version("new", date(2026, 1, 5), 1.0, 10.0)),
+        at,
+    )
+    old = tmp_path / "lake/site=s" / PartitionKey.transactions(date(2026, 1, 6)).relpath
+    old.mkdir(parents=True)
+    table = _table(_version("old", date(2026, 1, 6), 2.0, 20.0)).drop_columns(["cuid", "extra"])
+    pq.write_table(
+        table.append_column("fetched_at", pa.array([at], pa.timestamp("us", tz="UTC"))), old / "part.parquet"
+    )
+    with connect(tmp_path) as con:
+        rows = con.sql("SELECT commission_id, cuid, publisher_net_revenue FROM transactions ORDER BY 1").pl()
+    assert rows.rows() == [("new", None, 1.0), ("old", None, 2.0)]

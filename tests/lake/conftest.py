@@ -1,0 +1,73 @@
+"""Lakes synced from a small sandbox whose clock the lake shares."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from commerce_reports.api import SyncOptions
+from commerce_reports.sandbox import SandboxConfig, run_sandbox
+from commerce_reports.sandbox.runner import RunningSandbox
+from commerce_reports.sites import SiteProfile, sandbox_sites
+
+NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+START = NOW.date() - timedelta(days=89)
+
+
+def small_config(**changes: Any) -> SandboxConfig:
+    base: dict[str, Any] = {
+        "now": NOW,
+        "first_day": date(2025, 10, 1),
+        "pace": 0.0,
+        "transactions_per_day": 30,
+    }
+    return SandboxConfig(**{**base, **changes})
+
+
+@pytest.fixture
+def running() -> Iterator[RunningSandbox]:
+    with run_sandbox(small_config()) as running:
+        yield running
+
+
+def options_for(running: RunningSandbox, **changes: Any) -> SyncOptions:
+    """The lake sees the sandbox's clock; no pace (the sandbox has none), no bars."""
+    base: dict[str, Any] = {"now": lambda: running.sandbox.now, "pace": 0, "progress": False}
+    return SyncOptions(**{**base, **changes})
+
+
+def profiles(running: RunningSandbox) -> list[SiteProfile]:
+    return sandbox_sites(running)
+
+
+def current_state(data_dir: Path, site: str) -> pl.DataFrame:
+    """The latest stored version of every transaction in a site's ledger (updateDate days)."""
+    files = sorted(
+        (data_dir / "lake" / f"site={site}" / "transactions" / "by=updateDate").glob("day=*/part.parquet")
+    )
+    versions = pl.concat([pl.read_parquet(f) for f in files])
+    return versions.sort("update_date", "fetched_at").group_by("commission_id").last()
+
+
+def assert_matches_ground_truth(running: RunningSandbox, data_dir: Path, site: str, start: date) -> None:
+    """Revenue and transaction counts per commission day equal the sandbox's truth, to the cent."""
+    end = running.sandbox.now.date()
+    lake = (
+        current_state(data_dir, site)
+        .filter(pl.col("commission_date").is_between(start, end))
+        .group_by("commission_date")
+        .agg(pl.col("publisher_net_revenue").sum().round(2).alias("revenue"), pl.len().alias("transactions"))
+        .sort("commission_date")
+    )
+    truth = running.sandbox.ground_truth(site, start, end, by="commission_date", group_by=("day",)).sort(
+        "day"
+    )
+    assert lake["commission_date"].to_list() == truth["day"].to_list()
+    assert lake["revenue"].to_list() == truth["revenue"].round(2).to_list()
+    assert lake["transactions"].to_list() == truth["transactions"].cast(pl.UInt32).to_list()
+    assert truth["returns"].sum() > 0  # returns and adjustments are part of what matched

@@ -1,0 +1,106 @@
+"""Partitions on disk: atomic, typed, evolving without breaking older files."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from commerce_reports.api import SyncOptions, load_transactions
+from commerce_reports.config import Secret
+from commerce_reports.errors import LakeError, ValidationError
+from commerce_reports.lake.layout import PartitionKey
+from commerce_reports.lake.manifest import Manifest
+from commerce_reports.lake.plan import SettlePolicy
+from commerce_reports.lake.store import dataset_schema, remove_stray_files, write_partition
+from commerce_reports.params import Filters
+from commerce_reports.parse import parse_transactions
+from commerce_reports.sites import SiteProfile
+from tests.factories import body, nested
+
+FETCHED = datetime(2026, 3, 10, 12, tzinfo=UTC)
+
+
+def test_partition_paths_round_trip_and_name_their_request() -> None:
+    key = PartitionKey.aggregate(
+        "networks", date(2026, 2, 1), Filters(country="us", device_type="MBL"), "month"
+    )
+    assert key.relpath == "networks/slice=country%3DUS%26deviceType%3DMBL/grain=month/start=2026-02-01"
+    assert PartitionKey.from_relpath(key.relpath) == key
+    assert key.params() == {
+        "clickDateStart": "2026-02-01",
+        "clickDateEnd": "2026-03-01",
+        "deviceType": "MBL",
+        "country": "US",
+    }
+    day = PartitionKey.transactions(date(2026, 2, 3), "commissionDate")
+    assert day.relpath == "transactions/by=commissionDate/day=2026-02-03" and day.end == date(2026, 2, 4)
+    with pytest.raises(ValidationError):
+        PartitionKey.aggregate("networks", date(2026, 2, 2), Filters(), "month")
+    with pytest.raises(LakeError):
+        PartitionKey.from_relpath("transactions/by=someDate/day=2026-01-01")
+
+
+def test_writes_are_typed_zstd_and_leave_no_temporary_file(tmp_path: Path) -> None:
+    key = PartitionKey.transactions(date(2026, 3, 3))
+    written = write_partition(
+        tmp_path, "alpha", key, parse_transactions(body([nested(1), nested(2)])), FETCHED
+    )
+    assert written.rows == 2 and written.path.name == "part.parquet"
+    assert os.listdir(written.path.parent) == ["part.parquet"]
+    stored = pq.read_table(written.path)
+    assert stored.schema == dataset_schema("transactions")
+    assert stored["fetched_at"].to_pylist() == [FETCHED, FETCHED]
+    assert pq.ParquetFile(written.path).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_debris_of_dead_writers_is_removed_but_live_writers_are_left_alone(tmp_path: Path) -> None:
+    folder = tmp_path / "lake" / "site=alpha" / "transactions" / "by=updateDate" / "day=2026-03-03"
+    folder.mkdir(parents=True)
+    dead = folder / ".part.999999.abc123.tmp"
+    live = folder / f".part.{os.getpid()}.abc123.tmp"
+    dead.write_bytes(b"half a file")
+    live.write_bytes(b"being written")
+    assert remove_stray_files(tmp_path) == [dead]
+    assert live.exists() and not dead.exists()
+
+
+def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
+    keys = [PartitionKey.transactions(date(2026, 3, d)) for d in (1, 2)]
+    for key in keys:
+        written = write_partition(tmp_path, "alpha", key, parse_transactions(body([nested(1)])), FETCHED)
+        Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
+    before = {e.relpath: (e.rows, e.sha256) for e in Manifest.load(tmp_path, "alpha")}
+    (tmp_path / "lake" / "site=alpha" / "manifest.json").unlink()
+    rebuilt = Manifest.rebuild(tmp_path, "alpha", SettlePolicy().is_settled)
+    assert {e.relpath: (e.rows, e.sha256) for e in rebuilt} == before
+    assert all(e.settled for e in Manifest.load(tmp_path, "alpha"))
+
+
+def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) -> None:
+    """A file written before a column existed reads with that column null."""
+    old_key, new_key = (
+        PartitionKey.transactions(date(2026, 3, 1)),
+        PartitionKey.transactions(date(2026, 3, 2)),
+    )
+    for key in (old_key, new_key):
+        written = write_partition(tmp_path, "alpha", key, parse_transactions(body([nested(1)])), FETCHED)
+        Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
+    old_file = tmp_path / "lake" / "site=alpha" / old_key.relpath / "part.parquet"
+    table = pq.read_table(old_file)
+    pq.write_table(
+        table.drop_columns(["page_utm_content", "extra"]), old_file
+    )  # as an older version wrote it
+    profile = SiteProfile("alpha", Secret("unused-key-123"), "http://127.0.0.1:9")
+    frame = load_transactions(
+        "2026-03-01",
+        "2026-03-02",
+        site=[profile],
+        data_dir=tmp_path,
+        options=SyncOptions(now=lambda: FETCHED, pace=0, progress=False),
+    )
+    assert frame.height == 2
+    assert frame.sort("day")["page_utm_content"].to_list() == [None, "page-utmContent"]

@@ -1,0 +1,261 @@
+"""Syncs against the sandbox: exactly the planned requests, then none; current and correct."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from commerce_reports.api import (
+    SyncOptions,
+    invalidate,
+    load_merchandise,
+    load_networks,
+    load_transactions,
+    plan_sync,
+    status,
+    sync,
+)
+from commerce_reports.errors import ValidationError
+from commerce_reports.lake.manifest import Manifest
+from commerce_reports.sandbox import FaultConfig, run_sandbox
+from commerce_reports.sandbox.runner import RunningSandbox
+from tests.conftest import FakeClock
+from tests.lake.conftest import START, assert_matches_ground_truth, options_for, profiles, small_config
+
+
+def served(running: RunningSandbox) -> list[tuple[str | None, str, tuple[tuple[str, str], ...]]]:
+    return [(r.site, r.endpoint, tuple(sorted(r.params.items()))) for r in running.sandbox.request_log]
+
+
+def test_a_sync_makes_exactly_the_planned_requests_then_none(running: RunningSandbox, tmp_path: Path) -> None:
+    options = options_for(running)
+    plan = plan_sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
+    # 90 updateDate days + 4 months x (5 networks slices + 1 merchandise) per site
+    assert len(plan.requests) == 2 * (90 + 4 * 6)
+    first = sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
+    assert not first.failed and len(first.stored) == len(plan.requests)
+    log = served(running)
+    assert len(log) == len(plan.requests) and len(set(log)) == len(log)  # nothing asked twice
+    assert {
+        (r.site, r.key.params().get("updateDate")) for r in plan.requests if r.key.dataset == "transactions"
+    } == {
+        (site, endpoint_params[0][1]) for site, endpoint, endpoint_params in log if endpoint == "transactions"
+    }
+    second = sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
+    assert second.plan.requests == [] and len(served(running)) == len(log)
+    for site in ("alpha", "beta"):
+        assert_matches_ground_truth(running, tmp_path, site, START)
+
+
+def test_a_day_later_only_new_and_unsettled_partitions_are_fetched(
+    running: RunningSandbox, tmp_path: Path
+) -> None:
+    options = options_for(running)
+    sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
+    before = len(running.sandbox.request_log)
+    running.sandbox.advance(timedelta(days=1))
+    result = sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
+    fetched = {(r.site, r.key.describe()) for r, _ in result.stored}
+    expected = set()
+    for site in ("alpha", "beta"):
+        # 03-09 and 03-10 were fetched before they settled; 03-11 is new; March is the partial month.
+        expected |= {(site, f"transactions updateDate=2026-03-{d:02d}") for d in (9, 10, 11)}
+        expected |= {
+            (site, f"networks [{s}] 2026-03-01..2026-03-31")
+            for s in ("all", "deviceType=DSK", "deviceType=MBL", "deviceType=TBL", "deviceType=UKN")
+        }
+        expected.add((site, "merchandise [all] 2026-03-01..2026-03-31"))
+    assert fetched == expected
+    assert len(running.sandbox.request_log) - before == len(expected)
+    assert_matches_ground_truth(running, tmp_path, "alpha", START)
+
+
+def test_freshness_and_refresh_decide_when_unsettled_partitions_are_fetched_again(
+    running: RunningSandbox, tmp_path: Path
+) -> None:
+    start = running.sandbox.now.date() - timedelta(days=4)
+    options = options_for(running)
+    sync(start, sites=profiles(running)[:1], data_dir=tmp_path, options=options, networks=[], merchandise=[])
+    running.sandbox.advance(timedelta(minutes=30))
+    assert (
+        plan_sync(
+            start,
+            sites=profiles(running)[:1],
+            data_dir=tmp_path,
+            options=options,
+            networks=[],
+            merchandise=[],
+        ).requests
+        == []
+    )
+    running.sandbox.advance(timedelta(minutes=31))
+    again = plan_sync(
+        start, sites=profiles(running)[:1], data_dir=tmp_path, options=options, networks=[], merchandise=[]
+    )
+    assert [r.key.start.day for r in again.requests] == [9, 10] and {r.reason for r in again.requests} == {
+        "unsettled"
+    }
+    forced = plan_sync(
+        start,
+        sites=profiles(running)[:1],
+        data_dir=tmp_path,
+        options=options,
+        networks=[],
+        merchandise=[],
+        refresh=True,
+    )
+    assert len(forced.requests) == 5 and {r.reason for r in forced.requests} == {"refresh"}
+
+
+def test_faults_do_not_change_the_totals(tmp_path: Path) -> None:
+    faults = FaultConfig(
+        rate=0.25, kinds=frozenset({"500", "503", "drop", "truncate", "malformed", "html"}), seed=3
+    )
+    with run_sandbox(small_config(faults=faults)) as running:
+        options = options_for(running, clock=FakeClock())
+        start = running.sandbox.now.date() - timedelta(days=29)
+        runs = 0
+        while True:  # what fails after the retries stays due: the next sync picks it up
+            runs += 1
+            result = sync(start, sites=profiles(running), data_dir=tmp_path, options=options)
+            if not result.failed or runs == 4:
+                break
+        assert not result.failed
+        assert sum(1 for r in running.sandbox.request_log if r.fault) > 20
+        for site in ("alpha", "beta"):
+            assert_matches_ground_truth(running, tmp_path, site, start)
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_loaders_fetch_what_is_missing_and_filter_locally(running: RunningSandbox, tmp_path: Path) -> None:
+    options = options_for(running)
+    day = running.sandbox.now.date() - timedelta(days=3)
+    frame = load_transactions(day, day, by="commissionDate", site="alpha", data_dir=tmp_path, options=options)
+    assert isinstance(frame, pl.DataFrame) and frame.height > 0 and set(frame["site"]) == {"alpha"}
+    requests = len(running.sandbox.request_log)
+    network = frame["merchant_group_id"][0]
+    filtered = load_transactions(
+        day,
+        day,
+        by="commissionDate",
+        site="alpha",
+        merchant_group_ids=[network],
+        data_dir=tmp_path,
+        options=options,
+    )
+    assert len(running.sandbox.request_log) == requests  # served from disk
+    assert isinstance(filtered, pl.DataFrame) and set(filtered["merchant_group_id"]) == {network}
+    assert 0 < filtered.height < frame.height
+    lazy = load_transactions(
+        day, day, by="commissionDate", data_dir=tmp_path, options=options, lazy=True, program_type="cpc"
+    )
+    assert isinstance(lazy, pl.LazyFrame)
+    both = lazy.collect()
+    assert set(both["site"]) == {"alpha", "beta"} and set(both["program_type"]) <= {"cpc"}
+
+
+def test_aggregate_loaders_keep_window_and_slice(running: RunningSandbox, tmp_path: Path) -> None:
+    options = options_for(running)
+    networks = load_networks(
+        "2026-02-01",
+        "2026-02-28",
+        slices=[{"device_type": "MBL"}, "all"],
+        site="alpha",
+        data_dir=tmp_path,
+        options=options,
+    )
+    assert isinstance(networks, pl.DataFrame)
+    assert set(networks["slice"]) == {"deviceType=MBL", "all"} and set(networks["grain"]) == {"month"}
+    assert set(networks["window_start"]) == {date(2026, 2, 1)} and set(networks["window_end"]) == {
+        date(2026, 3, 1)
+    }
+    mobile = networks.filter(pl.col("slice") == "deviceType=MBL")
+    assert 0 < mobile["clicks"].sum() < networks.filter(pl.col("slice") == "all")["clicks"].sum()
+    daily = load_merchandise(
+        "2026-02-01", "2026-02-03", grain="day", site="beta", data_dir=tmp_path, options=options
+    )
+    assert isinstance(daily, pl.DataFrame) and daily["window_start"].n_unique() == 3
+
+
+def test_invalidate_makes_the_next_sync_fetch_the_range_again(
+    running: RunningSandbox, tmp_path: Path
+) -> None:
+    options = options_for(running)
+    start = running.sandbox.now.date() - timedelta(days=20)
+    sync(start, sites=profiles(running), data_dir=tmp_path, options=options)
+    assert (
+        invalidate("2026-02-20", "2026-02-22", sites="alpha", datasets=["transactions"], data_dir=tmp_path)
+        == 3
+    )
+    again = sync(start, sites=profiles(running), data_dir=tmp_path, options=options)
+    assert sorted(r.key.describe() for r, _ in again.stored) == [
+        f"transactions updateDate=2026-02-{d}" for d in (20, 21, 22)
+    ]
+
+
+def test_status_reports_what_is_stored_and_unsettled(running: RunningSandbox, tmp_path: Path) -> None:
+    options = options_for(running)
+    sync(
+        running.sandbox.now.date() - timedelta(days=9),
+        sites=profiles(running),
+        data_dir=tmp_path,
+        options=options,
+    )
+    frame = status(sites=profiles(running), data_dir=tmp_path, options=options)
+    alpha = frame.filter((pl.col("site") == "alpha") & (pl.col("dataset") == "transactions")).row(
+        0, named=True
+    )
+    assert alpha["partitions"] == 10 and alpha["unsettled"] == 2 and alpha["rows"] > 0
+
+
+def test_zero_row_days_are_fetched_days(running: RunningSandbox, tmp_path: Path) -> None:
+    options = options_for(running)
+    old = date(2025, 9, 1)  # before the sandbox's history begins
+    result = sync(
+        old,
+        old + timedelta(days=2),
+        sites=profiles(running)[:1],
+        data_dir=tmp_path,
+        options=options,
+        networks=[],
+        merchandise=[],
+    )
+    assert [rows for _, rows in result.stored] == [0, 0, 0]
+    manifest = Manifest.load(tmp_path, "alpha")
+    assert len(manifest) == 3 and all(e.settled and e.rows == 0 for e in manifest)
+    again = sync(
+        old,
+        old + timedelta(days=2),
+        sites=profiles(running)[:1],
+        data_dir=tmp_path,
+        options=options,
+        networks=[],
+        merchandise=[],
+    )
+    assert again.plan.requests == []
+
+
+def test_bad_ranges_are_refused_before_anything_is_fetched(running: RunningSandbox, tmp_path: Path) -> None:
+    options = options_for(running)
+    with pytest.raises(ValidationError, match="after today"):
+        sync("2026-03-01", "2026-04-01", sites=profiles(running), data_dir=tmp_path, options=options)
+    with pytest.raises(ValidationError, match="start <= end"):
+        sync("2026-03-05", "2026-03-01", sites=profiles(running), data_dir=tmp_path, options=options)
+    with pytest.raises(ValidationError, match="not a grain"):
+        load_networks("2026-03-01", "2026-03-02", grain="week", data_dir=tmp_path, options=options)  # type: ignore[arg-type]
+    assert running.sandbox.request_log == []
+
+
+def test_the_plan_prints_requests_per_lane_with_an_eta(running: RunningSandbox, tmp_path: Path) -> None:
+    plan = plan_sync(
+        START,
+        sites=profiles(running),
+        data_dir=tmp_path,
+        options=SyncOptions(now=lambda: running.sandbox.now, pace="transactions=60,networks=10"),
+    )
+    text = plan.describe()
+    assert "228 requests" in text and "alpha        transactions     90 requests (90 missing)" in text
+    assert plan.eta_seconds == pytest.approx(89 * 60.5)  # the longest lane, at the pace plus its margin
