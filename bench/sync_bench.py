@@ -84,9 +84,8 @@ def main() -> None:
             f"({longest} requests x {PACE:g} s) {floor / 3600:.2f} h; ratio {simulated / floor:.4f} "
             f"({'within 2%' if simulated <= floor * 1.02 else 'OVER 2%'})"
         )
-        print(
-            f"sum of all lanes at the pace would be {sum(len(l) - 1 for l in plan.lanes.values()) * PACE / 3600:.1f} h"
-        )
+        serial = sum(len(lane) - 1 for lane in plan.lanes.values()) * PACE
+        print(f"the same requests one after another would take {serial / 3600:.1f} h")
         second = plan_sync(start, **kwargs)  # type: ignore[arg-type]
         print(f"second sync plans {len(second.requests)} requests")
 
