@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from .api import SyncOptions, status, sync
+from .db import connect
 from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
 from .sites import sandbox_sites
 
 __all__ = ["run_demo"]
+
+DEMO_COUNTRIES = ("US", "GB", "DE", "FR", "CA")
 
 
 def run_demo(
@@ -33,7 +36,13 @@ def run_demo(
         say(f"syncing {days} days into {folder} ...")
         start = running.sandbox.now.date() - timedelta(days=days - 1)
         started = time.perf_counter()
-        result = sync(start, sites=profiles, data_dir=folder, options=SyncOptions(say=say, progress=False))
+        result = sync(
+            start,
+            sites=profiles,
+            countries=DEMO_COUNTRIES,
+            data_dir=folder,
+            options=SyncOptions(say=say, progress=False),
+        )
         say(f"{result.summary()} in {time.perf_counter() - started:.1f} s")
         stored = status(sites=profiles, data_dir=folder)
         for row in stored.iter_rows(named=True):
@@ -43,8 +52,9 @@ def run_demo(
                 f"({row['unsettled']} unsettled)"
             )
         quiet = SyncOptions(say=lambda _: None, progress=False)
-        again = sync(start, sites=profiles, data_dir=folder, options=quiet)
+        again = sync(start, sites=profiles, countries=DEMO_COUNTRIES, data_dir=folder, options=quiet)
         say(f"a second sync right after: {len(again.plan.requests)} requests")
+        _show_views(folder, say)
         return {
             "stored": len(result.stored),
             "rows": result.rows,
@@ -53,3 +63,37 @@ def run_demo(
             "data_dir": folder,
         }
     raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
+
+
+def _show_views(folder: Path, say: Callable[[str], None]) -> None:
+    """A few lines of two performance views, as an analyst would query them."""
+    con = connect(folder)
+    try:
+        month = con.execute("SELECT max(window_start) FROM network_performance WHERE clicks > 0").fetchone()
+        if month is None or month[0] is None:
+            return
+        say(f"network_performance, month of {month[0]} (EPC and clicks from the aggregates):")
+        rows = con.execute(
+            "SELECT site, network, clicks, epc, revenue, aggregate_revenue, revenue_gap "
+            "FROM network_performance WHERE window_start = ? ORDER BY revenue DESC LIMIT 5",
+            [month[0]],
+        ).fetchall()
+        for site, network, clicks, epc, revenue, aggregate, gap in rows:
+            say(
+                f"  {site:<6} {network:<22} clicks {clicks or 0:>7,}  EPC {epc or 0:6.3f}  "
+                f"revenue {revenue:>10,.2f}  aggregate {aggregate or 0:>10,.2f}  gap {gap or 0:>9,.2f}"
+            )
+        say("country_performance, same month:")
+        rows = con.execute(
+            "SELECT country, sum(revenue), sum(transactions), sum(clicks), sum(aggregate_revenue) / "
+            "nullif(sum(clicks), 0) FROM country_performance WHERE window_start = ? GROUP BY country "
+            "ORDER BY 2 DESC LIMIT 5",
+            [month[0]],
+        ).fetchall()
+        for country, revenue, orders, clicks, epc in rows:
+            say(
+                f"  {country or '??':<4} revenue {revenue:>10,.2f}  orders {orders:>6,}  clicks "
+                f"{clicks or 0:>7,}  EPC {epc or 0:6.3f}"
+            )
+    finally:
+        con.close()
