@@ -107,14 +107,27 @@ def _range(start: Any, end: Any, today: date, default_days: int = 90) -> tuple[d
     return first, last
 
 
-def _ledger_keys(
-    start: date, end: date, networks: list[Filters], merchandise: list[Filters], grain: Grain
-) -> list[PartitionKey]:
-    return [
-        *transaction_keys(start, end, "updateDate"),
-        *aggregate_keys("networks", start, end, networks, grain),
-        *aggregate_keys("merchandise", start, end, merchandise, grain),
+def _ledger(
+    start: Any,
+    end: Any,
+    sites: SiteSelection,
+    networks: Iterable[SliceSpec] | None,
+    merchandise: Iterable[SliceSpec] | None,
+    countries: Iterable[str],
+    grain: Grain,
+    options: SyncOptions,
+) -> tuple[dict[str, SiteProfile], dict[str, list[PartitionKey]]]:
+    """The sites and, per site, every partition of its ledger: updateDate days and aggregate slices."""
+    profiles = select_sites(sites, configured_sites)
+    first, last = _range(start, end, _now(options).date())
+    nets = _slices(networks, DEFAULT_NETWORK_SLICES) + [Filters(country=c) for c in countries]
+    merch = _slices(merchandise, DEFAULT_MERCHANDISE_SLICES)
+    keys = [
+        *transaction_keys(first, last, "updateDate"),
+        *aggregate_keys("networks", first, last, nets, grain),
+        *aggregate_keys("merchandise", first, last, merch, grain),
     ]
+    return profiles, {site: keys for site in profiles}
 
 
 def _pace(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[str, float]:
@@ -147,7 +160,9 @@ def _fetch_keys(
         explicit = options.pace
         clients = {
             name: ReportsClient(
-                profile.secret_key, profile.base_url, clock=clock,
+                profile.secret_key,
+                profile.base_url,
+                clock=clock,
                 pace=explicit if explicit is not None else profile.pace,
             )
             for name, profile in profiles.items()
@@ -183,17 +198,15 @@ def plan_sync(
 ) -> SyncPlan:
     """The exact requests `sync` would make, per site and endpoint, with an ETA; fetches nothing."""
     folder = _data_dir(data_dir)
-    profiles = select_sites(sites, configured_sites)
-    now = _now(options)
-    first, last = _range(start, end, now.date())
-    nets = _slices(networks, DEFAULT_NETWORK_SLICES) + [Filters(country=c) for c in countries]
-    keys = {
-        s: _ledger_keys(first, last, nets, _slices(merchandise, DEFAULT_MERCHANDISE_SLICES), grain)
-        for s in profiles
-    }
+    profiles, keys = _ledger(start, end, sites, networks, merchandise, countries, grain, options)
     manifests = {site: Manifest.load(folder, site) for site in profiles}
     return plan_partitions(
-        manifests, keys, now=now, pace=_pace(profiles, options), policy=options.policy, refresh=refresh
+        manifests,
+        keys,
+        now=_now(options),
+        pace=_pace(profiles, options),
+        policy=options.policy,
+        refresh=refresh,
     )
 
 
@@ -214,11 +227,7 @@ def sync(
     to today, plus the aggregate slices (unfiltered and per device by default; `countries` adds a
     networks slice per country). Nothing stored and settled is requested again."""
     folder = _data_dir(data_dir)
-    profiles = select_sites(sites, configured_sites)
-    first, last = _range(start, end, _now(options).date())
-    nets = _slices(networks, DEFAULT_NETWORK_SLICES) + [Filters(country=c) for c in countries]
-    merch = _slices(merchandise, DEFAULT_MERCHANDISE_SLICES)
-    keys = {site: _ledger_keys(first, last, nets, merch, grain) for site in profiles}
+    profiles, keys = _ledger(start, end, sites, networks, merchandise, countries, grain, options)
     result = _fetch_keys(folder, profiles, keys, options, refresh)
     _after_sync(folder)
     return result

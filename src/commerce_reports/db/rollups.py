@@ -40,6 +40,13 @@ _CODE = hashlib.sha256(
 ).hexdigest()  # a change to any view or stored schema makes every rollup stale
 
 
+# A scheduled sync must not take the machine's memory: past this, DuckDB spills to disk.
+_ROLLUP_LIMITS: dict[str, str | bool | int | float | list[str]] = {
+    "memory_limit": "3GB",
+    "preserve_insertion_order": False,
+}
+
+
 def rollups_root(data_dir: Path) -> Path:
     return Path(data_dir) / "rollups"
 
@@ -126,7 +133,7 @@ def refresh_rollups(
         folder = rollups_root(data_dir) / f"site={site}"
         folder.mkdir(parents=True, exist_ok=True)
         sources: dict[str, str] = {d: source_sql(data_dir, d) for d in DATASETS}
-        with duckdb.connect() as con:
+        with duckdb.connect(config=_ROLLUP_LIMITS | {"temp_directory": str(folder / ".spill")}) as con:
             con.execute("SET enable_progress_bar = false")
             con.execute("CREATE SCHEMA build")
             for view in VIEW_LIST:
