@@ -1,0 +1,76 @@
+"""Sites are named profiles with their own keys; nothing configured means the sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from commerce_reports.errors import ConfigurationError
+from commerce_reports.sites import configured_sites, select_sites
+
+
+def test_nothing_configured_means_the_sandbox_sites() -> None:
+    sites = configured_sites()
+    assert sorted(sites) == ["alpha", "beta"]
+    assert all(p.sandbox and p.base_url.startswith("http://127.0.0.1:") for p in sites.values())
+
+
+def test_one_key_is_one_site_named_default_or_as_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "key-of-the-one-site")
+    monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "https://api.example.com")
+    assert list(configured_sites()) == ["default"]
+    monkeypatch.setenv("COMMERCE_REPORTS_SITE", "recipes")
+    (profile,) = configured_sites().values()
+    assert profile.name == "recipes" and profile.secret_key.reveal() == "key-of-the-one-site"
+    assert "key-of-the-one-site" not in repr(profile)
+
+
+def test_named_keys_make_one_site_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY_RECIPES", "recipes-key-123")
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY_GADGETS", "gadgets-key-456")
+    monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "https://api.example.com")
+    sites = configured_sites()
+    assert sorted(sites) == ["gadgets", "recipes"]
+    assert sites["gadgets"].secret_key.reveal() == "gadgets-key-456"
+    assert list(select_sites("recipes", configured_sites)) == ["recipes"]
+    with pytest.raises(ConfigurationError, match="unknown site 'cooking'; configured sites: gadgets, recipes"):
+        select_sites(["cooking"], configured_sites)
+
+
+def test_a_sites_file_names_sites_and_the_variables_holding_their_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("RECIPES_KEY", "recipes-key-789")
+    (tmp_path / "sites.toml").write_text(
+        '[sites.recipes]\nsecret_key_env = "RECIPES_KEY"\nbase_url = "https://eu.api.example.com"\n'
+    )
+    (profile,) = configured_sites().values()
+    assert profile.name == "recipes" and profile.base_url == "https://eu.api.example.com"
+    assert profile.secret_key.reveal() == "recipes-key-789"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[sites.recipes]\nsecret_key = "abc"\nsecret_key_env = "X"\n', "must not hold the key itself"),
+        ("[sites.recipes]\nbase_url = 'https://a.example'\n", "needs secret_key_env"),
+        ('[sites.recipes]\nsecret_key_env = "MISSING_VARIABLE"\nbase_url = "https://a.example"\n', "is not set"),
+        ('[sites."Recipes!"]\nsecret_key_env = "X"\n', "not a usable site name"),
+        ("not toml at all [", "not readable TOML"),
+    ],
+)
+def test_a_bad_sites_file_says_what_to_fix(
+    text: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path))
+    (tmp_path / "sites.toml").write_text(text)
+    with pytest.raises((ConfigurationError, ValueError), match=message):
+        configured_sites()
+
+
+def test_a_key_without_a_base_url_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "key-of-the-one-site")
+    with pytest.raises(ConfigurationError, match="COMMERCE_REPORTS_BASE_URL"):
+        configured_sites()
