@@ -34,7 +34,9 @@ def test_named_keys_make_one_site_each(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sorted(sites) == ["gadgets", "recipes"]
     assert sites["gadgets"].secret_key.reveal() == "gadgets-key-456"
     assert list(select_sites("recipes", configured_sites)) == ["recipes"]
-    with pytest.raises(ConfigurationError, match="unknown site 'cooking'; configured sites: gadgets, recipes"):
+    with pytest.raises(
+        ConfigurationError, match="unknown site 'cooking'; configured sites: gadgets, recipes"
+    ):
         select_sites(["cooking"], configured_sites)
 
 
@@ -56,7 +58,10 @@ def test_a_sites_file_names_sites_and_the_variables_holding_their_keys(
     [
         ('[sites.recipes]\nsecret_key = "abc"\nsecret_key_env = "X"\n', "must not hold the key itself"),
         ("[sites.recipes]\nbase_url = 'https://a.example'\n", "needs secret_key_env"),
-        ('[sites.recipes]\nsecret_key_env = "MISSING_VARIABLE"\nbase_url = "https://a.example"\n', "is not set"),
+        (
+            '[sites.recipes]\nsecret_key_env = "MISSING_VARIABLE"\nbase_url = "https://a.example"\n',
+            "is not set",
+        ),
         ('[sites."Recipes!"]\nsecret_key_env = "X"\n', "not a usable site name"),
         ("not toml at all [", "not readable TOML"),
     ],
