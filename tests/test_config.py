@@ -12,7 +12,7 @@ from commerce_reports.errors import ConfigurationError, ServerError, excerpt, re
 
 def test_no_key_means_the_sandbox() -> None:
     settings = Settings.from_env()
-    assert settings.uses_sandbox and settings.pace == {
+    assert settings.secret_key is None and settings.pace == {
         "transactions": 60.0,
         "networks": 60.0,
         "merchandise": 60.0,

@@ -377,12 +377,19 @@ def status(
     *,
     sites: SiteSelection = None,
     data_dir: str | Path | None = None,
+    rebuild: bool = False,
     options: SyncOptions = SyncOptions(),
 ) -> pl.DataFrame:
-    """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled."""
+    """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled.
+
+    `rebuild=True` first recreates each site's manifest from its Parquet files (after a manifest
+    was lost or damaged)."""
     folder = _data_dir(data_dir)
     rows = []
     for site in select_sites(sites, configured_sites):
+        if rebuild:
+            with writing_sites(folder, [site]):
+                Manifest.rebuild(folder, site, options.policy.is_settled)
         for entry in Manifest.load(folder, site):
             key = entry.key
             rows.append(

@@ -154,7 +154,6 @@ class ReportsClient:
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             transport=transport,
         )
-        self.requests_sent = 0
 
     def __repr__(self) -> str:
         return f"ReportsClient(base_url={self.base_url!r}, secret_key=***, pace={self.pace!r})"
@@ -268,7 +267,6 @@ class ReportsClient:
                 self.clock.sleep(delay)
 
     def _get(self, endpoint: str, params: dict[str, str], attempt: int) -> bytes | None:
-        self.requests_sent += 1
         log.info(
             "GET %s %s%s",
             endpoint,

@@ -123,10 +123,6 @@ class Settings:
     deals_api_key: Secret | None = None
     deals_base_url: str | None = None
 
-    @property
-    def uses_sandbox(self) -> bool:
-        return self.secret_key is None
-
     @classmethod
     def from_env(cls, env_file: Path | None = None) -> Settings:
         env = environment(env_file)

@@ -104,3 +104,18 @@ def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) ->
     )
     assert frame.height == 2
     assert frame.sort("day")["page_utm_content"].to_list() == [None, "page-utmContent"]
+
+
+def test_status_rebuilds_a_damaged_manifest_as_its_error_says(tmp_path: Path) -> None:
+    from commerce_reports.api import status
+    from commerce_reports.errors import LakeError
+
+    key = PartitionKey.transactions(date(2026, 3, 1))
+    written = write_partition(tmp_path, "alpha", key, parse_transactions(body([nested(1)])), FETCHED)
+    Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
+    (tmp_path / "lake" / "site=alpha" / "manifest.json").write_text("{not json")
+    profile = SiteProfile("alpha", Secret("unused-key-123"), "http://127.0.0.1:9")
+    with pytest.raises(LakeError, match="status --rebuild"):
+        status(sites=[profile], data_dir=tmp_path)
+    frame = status(sites=[profile], data_dir=tmp_path, rebuild=True)
+    assert frame["partitions"].to_list() == [1] and frame["rows"].to_list() == [1]

@@ -62,6 +62,9 @@ def register(subparsers: Any) -> None:
         "status", help="what the lake holds, what is unsettled, what a sync would fetch"
     )
     _common(state)
+    state.add_argument(
+        "--rebuild", action="store_true", help="recreate the manifests from the Parquet files first"
+    )
     state.set_defaults(handler=_status)
 
     forget = subparsers.add_parser("invalidate", help="make the next sync refetch a range of days")
@@ -106,7 +109,7 @@ def _sync(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     import polars as pl
 
-    frame = status(sites=args.sites, data_dir=args.data_dir)
+    frame = status(sites=args.sites, data_dir=args.data_dir, rebuild=args.rebuild)
     if frame.is_empty():
         print("the lake is empty: run `commerce-reports sync` first")
     else:
