@@ -174,3 +174,12 @@ def test_no_key_configured_runs_against_the_embedded_sandbox() -> None:
         assert client.base_url.startswith("http://127.0.0.1:")
         table = client.networks(date.today() - timedelta(days=3), date.today())
     assert table.num_rows > 0
+
+
+def test_a_process_that_used_the_embedded_sandbox_exits_promptly(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = "from commerce_reports.embedded import embedded_sandbox; embedded_sandbox(); print('started')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and done.stdout.strip() == "started"

@@ -6,6 +6,7 @@ at the demo-friendly pace, so a new user sees everything work without any set-up
 
 from __future__ import annotations
 
+import atexit
 import threading
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
@@ -18,6 +19,9 @@ __all__ = ["embedded_sandbox"]
 _lock = threading.Lock()
 _running: RunningSandbox | None = None
 _stack = ExitStack()
+# Stop the server while threads still run: left to interpreter finalization, `shutdown` would wait
+# forever for a server thread that is already frozen, and the process would never exit.
+atexit.register(_stack.close)
 
 
 def embedded_sandbox() -> RunningSandbox:
