@@ -1,0 +1,184 @@
+"""Chart helpers, checked through their Vega-Lite specs (`to_dict()`), not pixels."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import duckdb
+import pytest
+
+from commerce_reports.charts import performance as charts
+from commerce_reports.charts.queries import DIMENSIONS, ranking_frame, select
+from commerce_reports.db import connect
+from commerce_reports.errors import ValidationError
+from tests.charts.conftest import END, START
+
+
+def units(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every unit spec (one with a mark) inside layers and concatenations."""
+    if "mark" in spec:
+        yield spec
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for child in spec.get(key, []):
+            yield from units(child)
+
+
+def data_rows(spec: dict[str, Any]) -> dict[str, int]:
+    return {name: len(values) for name, values in spec.get("datasets", {}).items()}
+
+
+def params(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [] if "mark" in spec else list(spec.get("params", []))
+    for unit in units(spec):
+        found += unit.get("params", [])
+    return found
+
+
+CHARTS: dict[str, Callable[..., alt.TopLevelMixin]] = {
+    "top_links": charts.top_links_chart,
+    "link_trend": charts.link_trend_chart,
+    "device": charts.device_chart,
+    "country_map": charts.country_map_chart,
+    "country_bars": charts.country_bars_chart,
+    "country": charts.country_chart,
+    "network_epc": charts.network_epc_chart,
+    "network_gap": charts.network_gap_chart,
+    "daily": charts.daily_chart,
+    "top_products": charts.top_products_chart,
+}
+
+
+@pytest.mark.parametrize("name", CHARTS)
+def test_every_chart_has_marks_titles_tooltips_and_few_rows(
+    con: duckdb.DuckDBPyConnection, name: str
+) -> None:
+    spec = CHARTS[name](con, "alpha", START, END).to_dict()
+    assert json.dumps(spec)  # serialisable: MaxRowsError would raise here
+    assert spec.get("title") or any(u.get("title") for u in units(spec))
+    assert charts.EMPTY_TITLE not in json.dumps(spec.get("title", ""))
+    for unit in units(spec):
+        assert "tooltip" in unit["encoding"], f"{name}: a mark without tooltips"
+    assert all(rows <= 400 for rows in data_rows(spec).values())
+    assert "url" not in json.dumps(spec)  # everything inline: renders offline
+
+
+def test_axes_format_currency_and_percent(con: duckdb.DuckDBPyConnection) -> None:
+    spec = charts.device_chart(con, "alpha", START, END).to_dict()
+    formats = {u["encoding"]["x"]["field"]: u["encoding"]["x"]["axis"]["format"] for u in units(spec)}
+    assert formats == {"revenue": "$,.2f", "orders": ",.0f", "epc": "$,.2f", "conversion_rate": ".1%"}
+
+
+def test_device_chart_has_epc_and_conversion_from_the_device_slices(con: duckdb.DuckDBPyConnection) -> None:
+    spec = charts.device_chart(con, "alpha", START, END).to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert {r["key"] for r in rows} <= {"Desktop", "Mobile", "Tablet", "Unknown"}
+    assert all(r["epc"] is not None and r["conversion_rate"] is not None for r in rows)
+
+
+def test_top_links_rows_are_bounded_by_top_n_whatever_the_lake(many_links_lake: Path) -> None:
+    con = connect(many_links_lake)
+    links = con.sql("SELECT count(DISTINCT link_url) FROM link_performance").fetchall()[0][0]
+    assert links > 1000
+    for top_n in (1, 7, 25):
+        spec = charts.top_links_chart(con, "bench", top_n=top_n).to_dict()
+        assert list(data_rows(spec).values()) == [top_n]
+    spec = charts.link_trend_chart(con, "bench", top_n=3).to_dict()
+    trend = next(iter(spec["datasets"].values()))
+    assert len({r["link"] for r in trend}) == 3 and len(trend) <= 3 * 20
+
+
+def test_top_links_slider_is_a_vega_param_bound_to_an_input(con: duckdb.DuckDBPyConnection) -> None:
+    spec = charts.top_links_chart(con, "alpha", START, END).to_dict()
+    (slider,) = [p for p in params(spec) if p["name"] == "min_revenue"]
+    assert slider["bind"]["input"] == "range" and slider["value"] == 0
+    assert {"filter": "(datum.revenue >= min_revenue)"} in spec["transform"]
+    assert spec["encoding"]["color"]["field"] == "return_rate"
+
+
+def test_network_dropdown_lists_the_charted_networks(con: duckdb.DuckDBPyConnection) -> None:
+    spec = charts.network_epc_chart(con, "alpha", START, END, top_n=5).to_dict()
+    (pick,) = [p for p in params(spec) if p["name"] == "network_pick"]
+    assert pick["bind"]["input"] == "select"
+    rows = next(iter(spec["datasets"].values()))
+    assert pick["bind"]["options"] == [None, *sorted(r["key"] for r in rows)]
+    assert len(rows) == 5 and all(r["clicks"] > 0 for r in rows)
+
+
+def test_country_map_joins_values_to_the_offline_shapes(con: duckdb.DuckDBPyConnection) -> None:
+    spec = charts.country_map_chart(con, "alpha", START, END).to_dict()
+    assert spec["mark"]["type"] == "geoshape"
+    lookup = spec["transform"][0]
+    assert lookup["lookup"] == "id" and lookup["from"]["key"] == "id"
+    assert spec["data"]["format"]["type"] == "topojson"
+    values = spec["datasets"][lookup["from"]["data"]["name"]]
+    assert {"id": 840} in [{"id": v["id"]} for v in values]  # US
+
+
+def test_network_gap_is_aggregate_minus_transactions(con: duckdb.DuckDBPyConnection) -> None:
+    spec = charts.network_gap_chart(con, "alpha", START, END, top_n=4).to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert len(rows) == 4
+    for row in rows:
+        assert row["revenue_gap"] == pytest.approx(row["aggregate_revenue"] - row["revenue"])
+
+
+def test_long_ranges_are_drawn_by_week_so_the_series_stays_short(many_links_lake: Path) -> None:
+    con = connect(many_links_lake)
+    spec = charts.daily_chart(con, "bench", "2020-01-01", "2025-01-20").to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert rows and len(rows) <= 400
+    assert spec["title"]["text"] == "Revenue per week"
+
+
+def test_an_empty_selection_is_a_chart_that_says_so(con: duckdb.DuckDBPyConnection) -> None:
+    for chart in (
+        charts.top_links_chart(con, "alpha", START, END, network="No Such Network"),
+        charts.daily_chart(con, "beta", "2020-01-01", "2020-01-31"),
+        charts.device_chart(con, None, START, END, network="No Such Network"),
+        charts.country_map_chart(con, "alpha", "2020-01-01", "2020-01-02"),
+    ):
+        spec = chart.to_dict()
+        assert spec["title"]["text"] == charts.EMPTY_TITLE
+        assert spec["mark"]["type"] == "text" and "tooltip" in spec["encoding"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "parameter"),
+    [
+        ({"start": "2026-02-30"}, "start"),
+        ({"start": "yesterday"}, "start"),
+        ({"start": "2026-03-05", "end": "2026-03-01"}, "start"),
+        ({"site": "gamma"}, "site"),
+        ({"top_n": 0}, "top_n"),
+        ({"device": "Phone"}, "device"),
+        ({"country": "USA"}, "country"),
+    ],
+)
+def test_bad_input_is_a_validation_error(
+    con: duckdb.DuckDBPyConnection, kwargs: dict[str, Any], parameter: str
+) -> None:
+    with pytest.raises(ValidationError) as raised:
+        charts.top_links_chart(con, **kwargs)
+    assert raised.value.parameter == parameter
+
+
+@pytest.mark.parametrize("dimension", DIMENSIONS)
+def test_rankings_are_sorted_and_bounded(con: duckdb.DuckDBPyConnection, dimension: Any) -> None:
+    frame = ranking_frame(con, dimension, select(con, "alpha", START, END), top_n=3)
+    assert 1 <= frame.height <= 3
+    assert frame["revenue"].to_list() == sorted(frame["revenue"].to_list(), reverse=True)
+    assert frame["rank"].to_list() == list(range(1, frame.height + 1))
+
+
+def test_filters_narrow_the_transactions(con: duckdb.DuckDBPyConnection) -> None:
+    sel = select(con, "alpha", START, END)
+    everything = ranking_frame(con, "device", sel, top_n=10)
+    mobile_only = ranking_frame(con, "device", select(con, "alpha", START, END, device="mbl"), top_n=10)
+    assert mobile_only["key"].to_list() == ["Mobile"]
+    assert mobile_only["revenue"][0] == pytest.approx(
+        everything.filter(everything["key"] == "Mobile")["revenue"][0]
+    )

@@ -1,0 +1,104 @@
+"""The dashboard, driven from Python: set a control's value, check what it re-queried."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+
+import duckdb
+import ipywidgets as w
+
+from commerce_reports.charts.performance import EMPTY_TITLE
+from commerce_reports.widgets import Dashboard, DashboardBox, DashboardState, dashboard, render_state
+from tests.charts.conftest import END, START
+
+
+def test_controls_are_filled_from_duckdb(con: duckdb.DuckDBPyConnection) -> None:
+    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    assert [v for _, v in board.site.options] == ["", "alpha", "beta"]
+    assert len(board.network.options) > 5 and board.network.value == ""
+    assert {v for _, v in board.device.options} >= {"Desktop", "Mobile"}
+    assert ("US", "US") in board.country.options
+    assert board.top_n.continuous_update is False
+    assert 1 <= board.data.height <= 15 and board.message == ""
+    assert "rows" in board.status.value
+
+
+def test_changing_a_control_requeries(con: duckdb.DuckDBPyConnection) -> None:
+    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    before = board.refreshes
+    board.dimension.value = "network"
+    assert board.refreshes == before + 1
+    networks = set(board.data["key"].to_list())
+    board.metric.value = "epc"
+    assert board.data["epc"].is_not_null().all()
+    assert board.data["epc"].to_list() == sorted(board.data["epc"].to_list(), reverse=True)
+    board.top_n.value = 3
+    assert board.data.height == 3 and set(board.data["key"].to_list()) <= networks | set()
+    board.dimension.value = "device"
+    board.network.value = board.network.options[1][1]
+    assert board.state.network == board.network.options[1][1]
+    assert set(board.data["key"].to_list()) <= {"Desktop", "Mobile", "Tablet", "Unknown"}
+
+
+def test_site_change_reloads_the_filter_options(con: duckdb.DuckDBPyConnection) -> None:
+    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    board.site.value = "beta"
+    assert board.state.site == "beta"
+    assert board.rendered.selection is not None and board.rendered.selection.site == "beta"
+
+
+def test_an_empty_selection_says_so(con: duckdb.DuckDBPyConnection) -> None:
+    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    with board.hold():
+        board.start.value = date(2020, 1, 1)
+        board.end.value = date(2020, 1, 31)
+    assert board.data.is_empty()
+    assert board.message.startswith("No data for this selection")
+    assert board.rendered.chart.to_dict()["title"]["text"] == EMPTY_TITLE
+    assert "No data for this selection" in board.status.value
+
+
+def test_bad_input_and_unavailable_metrics_are_messages_not_errors(con: duckdb.DuckDBPyConnection) -> None:
+    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    board.start.value = date(2026, 3, 20)  # after the end
+    assert "start" in board.message and board.data.is_empty()
+    board.start.value = START
+    board.metric.value = "clicks"  # links have no clicks: the service aggregates them elsewhere
+    assert "only per device, country and network" in board.message
+
+
+def test_hold_queries_once(con: duckdb.DuckDBPyConnection) -> None:
+    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    before = board.refreshes
+    with board.hold():
+        board.dimension.value = "country"
+        board.metric.value = "orders"
+        board.top_n.value = 5
+    assert board.refreshes == before + 1
+    assert board.data.height == 5 and board.data["orders"].is_sorted(descending=True)
+
+
+def test_quick_changes_are_coalesced_on_the_event_loop(con: duckdb.DuckDBPyConnection) -> None:
+    async def scenario() -> tuple[int, int, str]:
+        board = Dashboard(con, DashboardState(start=START, end=END), debounce=0.05)
+        before = board.refreshes
+        board.dimension.value = "network"
+        board.metric.value = "orders"
+        board.top_n.value = 4
+        loading = board.status.value
+        await asyncio.sleep(0.3)
+        return board.refreshes - before, board.data.height, loading
+
+    refreshes, rows, loading = asyncio.run(scenario())
+    assert refreshes == 1 and rows == 4
+    assert "Loading" in loading
+
+
+def test_dashboard_is_a_widget_and_the_query_is_a_plain_function(con: duckdb.DuckDBPyConnection) -> None:
+    box = dashboard(con, start=START, end=END, dimension="product", debounce=0)
+    assert isinstance(box, DashboardBox) and isinstance(box, w.Widget)
+    assert box.dashboard.data.height >= 1
+    rendered = render_state(con, DashboardState(start=START, end=END, dimension="product", top_n=2))
+    assert rendered.data.height == 2 and rendered.message == ""
+    assert rendered.chart.to_dict()["mark"]["type"] == "bar"
