@@ -6,12 +6,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from .api import SyncOptions, status, sync
-from .db import connect
+from .db import CATALOG_FILE, connect
+from .export import export_notebook
 from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
 from .sites import sandbox_sites
 
@@ -21,12 +22,16 @@ DEMO_COUNTRIES = ("US", "GB", "DE", "FR", "CA")
 
 
 def run_demo(
-    days: int = 90, data_dir: Path | None = None, say: Callable[[str], None] = print
+    days: int = 90,
+    data_dir: Path | None = None,
+    reports: Path | None = None,
+    say: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Start a sandbox with two sites, sync `days` days of both into a lake, print what it stored.
+    """The tour: start a sandbox with two sites, sync `days` days of both into a lake, write the
+    DuckDB catalog, show two views, export the report notebook as self-contained HTML.
 
-    The lake goes to `data_dir`, or to a temporary folder removed afterwards. Returns the headline
-    numbers so callers and tests can check them.
+    The lake goes to `data_dir`, or to a temporary folder removed afterwards; the report to
+    `reports` (default: `reports/` under the lake's folder). Returns the headline numbers.
     """
     with ExitStack() as stack:
         folder = data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="commerce-demo-")))
@@ -54,13 +59,16 @@ def run_demo(
         quiet = SyncOptions(say=lambda _: None, progress=False)
         again = sync(start, sites=profiles, countries=DEMO_COUNTRIES, data_dir=folder, options=quiet)
         say(f"a second sync right after: {len(again.plan.requests)} requests")
+        say(f"DuckDB catalog: {folder / CATALOG_FILE} (open it with `duckdb -readonly`)")
         _show_views(folder, say)
+        report = _export_report(folder, reports or folder / "reports", say)
         return {
             "stored": len(result.stored),
             "rows": result.rows,
             "failed": len(result.failed),
             "second_sync_requests": len(again.plan.requests),
             "data_dir": folder,
+            "report": report,
         }
     raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
 
@@ -97,3 +105,23 @@ def _show_views(folder: Path, say: Callable[[str], None]) -> None:
             )
     finally:
         con.close()
+
+
+def _export_report(folder: Path, out_dir: Path, say: Callable[[str], None]) -> Path | None:
+    """The report notebook of a source checkout, run for site alpha's last 30 days."""
+    notebook = Path(__file__).resolve().parents[2] / "notebooks" / "report.ipynb"
+    if not notebook.is_file():
+        say("report: notebooks/report.ipynb is not beside this installation; skipped")
+        return None
+    say("exporting the report (papermill, a real kernel) ...")
+    end = datetime.now(UTC).date()
+    params = {
+        "site": "alpha",
+        "start": str(end - timedelta(days=29)),
+        "end": str(end),
+        "data_dir": str(folder),
+        "sync": False,
+    }
+    result = export_notebook(notebook, out_dir, params)
+    say(f"report: {result.html}")
+    return result.html

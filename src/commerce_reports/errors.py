@@ -14,6 +14,7 @@
     │       ├── RateLimitedError      [retriable] 429, with the wait when the service gave one
     │       └── ServerError           [retriable] 5xx
     ├── LakeError                 [fatal]     the local lake is unusable or locked
+    ├── ExportError               [fatal]     a report notebook failed, or its output would leak a secret
     └── DealError                             deal-request interface (see the section below)
         ├── DealValidationError   [fatal]     local check failed, nothing sent (a ValidationError)
         ├── DealTransportError    [retriable] no complete answer: refused, timed out or dropped
@@ -55,6 +56,7 @@ __all__ = [
     "BadRequestError",
     "CommerceReportsError",
     "ConfigurationError",
+    "ExportError",
     "Fatal",
     "ForbiddenError",
     "LakeError",
@@ -68,6 +70,7 @@ __all__ = [
     "TransportError",
     "ValidationError",
     "excerpt",
+    "known_secrets",
     "redact",
     "register_secret",
 ]
@@ -80,6 +83,11 @@ def register_secret(secret: str) -> None:
     """Remember a secret so that `redact` masks it wherever it might surface."""
     if secret and len(secret) >= 4:
         _secrets.add(secret)
+
+
+def known_secrets() -> frozenset[str]:
+    """Every secret registered so far (so exports can prove they hold none)."""
+    return frozenset(_secrets)
 
 
 def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
@@ -147,6 +155,10 @@ class ValidationError(Fatal, CommerceReportsError, ValueError):
         if allowed:
             message += f"; {allowed}"
         super().__init__(message)
+
+
+class ExportError(Fatal, CommerceReportsError):
+    """A scheduled export failed: a cell raised, or a secret would have been written out."""
 
 
 class LakeError(Fatal, CommerceReportsError):

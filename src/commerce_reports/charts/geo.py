@@ -29,7 +29,9 @@ _ALIASES = {"UK": "GB", "EL": "GR"}
 
 
 def _data_text(name: str) -> str:
-    return resources.files("commerce_reports.charts").joinpath("data").joinpath(name).read_text(encoding="utf-8")
+    return (
+        resources.files("commerce_reports.charts").joinpath("data").joinpath(name).read_text(encoding="utf-8")
+    )
 
 
 @cache

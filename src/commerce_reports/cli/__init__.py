@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import CommerceReportsError
-from . import deals, reports, sandbox, sql
+from . import deals, export, reports, sandbox, sql
 
 __all__ = ["main"]
 
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines (-vv: debug)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (reports, sql, sandbox, deals):
+    for module in (reports, sql, export, sandbox, deals):
         module.register(subparsers)
     return parser
 

@@ -99,9 +99,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=EXIT_TABLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    deals.add_argument(
-        "--base-url", help="deal interface URL (default: $COMMERCE_REPORTS_DEALS_BASE_URL)"
-    )
+    deals.add_argument("--base-url", help="deal interface URL (default: $COMMERCE_REPORTS_DEALS_BASE_URL)")
     deals.set_defaults(handler=_missing_action(deals))
     actions = deals.add_subparsers(dest="deals_action", metavar="ACTION")
     create = actions.add_parser("create", help="create a deal request from a JSON file")

@@ -34,6 +34,9 @@ def register(subparsers: Any) -> None:
     demo = subparsers.add_parser("demo", help="the whole tour against the sandbox, in one command")
     demo.add_argument("--days", type=int, default=90, help="days of reports to sync (default 90)")
     demo.add_argument("--data-dir", type=Path, help="keep the demo lake here (default: a temporary folder)")
+    demo.add_argument(
+        "--reports", type=Path, default=Path("reports"), help="where the report goes (default reports/)"
+    )
     demo.set_defaults(handler=_demo)
 
     run = subparsers.add_parser(
@@ -83,7 +86,7 @@ def register(subparsers: Any) -> None:
 def _demo(args: argparse.Namespace) -> int:
     if args.days < 1:
         raise SystemExit("error: --days must be at least 1")
-    run_demo(days=args.days, data_dir=args.data_dir)
+    run_demo(days=args.days, data_dir=args.data_dir, reports=args.reports)
     return 0
 
 

@@ -1,0 +1,124 @@
+"""Self-contained HTML: Vega, Vega-Lite and vega-embed inlined once, no CDN, no network.
+
+Altair's notebook outputs load their JavaScript from a CDN, which a scheduled report opened
+offline (or in a locked-down mail client) cannot reach. Each chart's spec is taken out of its
+output and embedded with the bundle vl-convert ships; the same specs give PNG or SVG images.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import vl_convert
+from nbconvert import HTMLExporter
+
+__all__ = ["chart_specs", "notebook_html", "save_images", "spec_of_output", "standalone_chart_html"]
+
+_VEGALITE_MIME = re.compile(r"^application/vnd\.vegalite\.v\d+\+json$")
+_EXTERNAL_SCRIPT = re.compile(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", re.IGNORECASE)
+_EXTERNAL_LINK = re.compile(r"<link[^>]*\bhref=[\"']https?://[^>]*>", re.IGNORECASE)
+
+
+@functools.cache
+def _bundle() -> str:
+    """vega, vega-lite and vega-embed as one script (about 1 MB), offline, from vl-convert."""
+    return vl_convert.javascript_bundle()  # type: ignore[call-arg]  # optional, though its stub says not
+
+
+def spec_of_output(output: dict[str, Any]) -> dict[str, Any] | None:
+    """The Vega-Lite spec of a notebook output, whether a vega-lite mime bundle or Altair's HTML."""
+    data = output.get("data") or {}
+    for mime, value in data.items():
+        if _VEGALITE_MIME.match(mime):
+            return value if isinstance(value, dict) else json.loads(value)
+    text = data.get("text/html")
+    if not isinstance(text, str) or ("vega-embed" not in text and "vegaEmbed" not in text):
+        return None
+    start = text.rfind("})(")  # Altair's template ends: (function(spec, embedOpt){...})(SPEC, OPT);
+    if start < 0:
+        return None
+    try:
+        spec, _ = json.JSONDecoder().raw_decode(text, start + 3)
+    except ValueError:
+        return None
+    return spec if isinstance(spec, dict) and "$schema" in spec else None
+
+
+def chart_specs(notebook: nbformat.NotebookNode) -> list[dict[str, Any]]:
+    """Every chart spec among the notebook's outputs, in order."""
+    return [
+        spec
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if (spec := spec_of_output(output)) is not None
+    ]
+
+
+def _embed(spec: dict[str, Any], number: int) -> str:
+    payload = json.dumps(spec).replace("</", "<\\/")  # a string in the data must not end the script
+    return (
+        f'<div class="commerce-chart" id="commerce-chart-{number}"></div>\n'
+        f'<script type="text/javascript">vegaEmbed("#commerce-chart-{number}", {payload}, '
+        '{"mode": "vega-lite", "renderer": "svg", "actions": false}).catch(function (e) {'
+        f' document.getElementById("commerce-chart-{number}").textContent = "chart failed: " + e; }});'
+        "</script>"
+    )
+
+
+def _offline(page: str, title: str) -> str:
+    """Drop every external script or stylesheet and inline the Vega bundle in the head."""
+    page = _EXTERNAL_SCRIPT.sub("", page)
+    page = _EXTERNAL_LINK.sub("", page)
+    head = f'<script type="text/javascript">{_bundle()}</script>\n</head>'
+    page = page.replace("</head>", head, 1)
+    return re.sub(r"<title>.*?</title>", f"<title>{html.escape(title)}</title>", page, count=1, flags=re.S)
+
+
+def notebook_html(notebook: nbformat.NotebookNode, title: str, *, show_code: bool = False) -> str:
+    """The executed notebook as one HTML file that renders its charts with no network."""
+    copy = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    number = 0
+    for cell in copy.cells:
+        for output in cell.get("outputs", []):
+            spec = spec_of_output(output)
+            if spec is not None:
+                output["data"] = {"text/html": _embed(spec, number)}
+                number += 1
+    exporter = HTMLExporter(
+        template_name="lab",
+        exclude_input=not show_code,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    body, _ = exporter.from_notebook_node(copy)
+    return _offline(body, title)
+
+
+def standalone_chart_html(spec: dict[str, Any], title: str = "chart") -> str:
+    """One chart as a self-contained page (Altair's `chart.to_dict()` is a spec)."""
+    page = (
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title></title></head>\n"
+        f"<body>\n{_embed(spec, 0)}\n</body></html>"
+    )
+    return _offline(page, title)
+
+
+def save_images(specs: list[dict[str, Any]], out_dir: Path, stem: str, *, png: bool, svg: bool) -> list[Path]:
+    """Each chart as `<stem>_chart-N.png` / `.svg`, rendered offline by vl-convert."""
+    written: list[Path] = []
+    for number, spec in enumerate(specs, start=1):
+        if svg:
+            path = out_dir / f"{stem}_chart-{number}.svg"
+            path.write_text(vl_convert.vegalite_to_svg(spec))
+            written.append(path)
+        if png:
+            path = out_dir / f"{stem}_chart-{number}.png"
+            path.write_bytes(vl_convert.vegalite_to_png(spec, scale=2))
+            written.append(path)
+    return written

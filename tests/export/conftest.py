@@ -1,0 +1,3 @@
+from tests.notebooks.conftest import notebook_lake
+
+__all__ = ["notebook_lake"]
