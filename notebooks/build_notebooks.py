@@ -75,7 +75,7 @@ def getting_started() -> nbformat.NotebookNode:
                 "    FROM daily_performance GROUP BY ALL ORDER BY site, week\n"
                 '""").pl()'
             ),
-            new_code_cell("from commerce_reports.charts.performance import daily_chart\n\ndaily_chart(con)"),
+            new_code_cell("from commerce_reports.charts import daily_chart\n\ndaily_chart(con)"),
             new_markdown_cell(
                 "## 4. Explore\n\nEvery control re-queries DuckDB (aggregated answers only); sliders "
                 "report when released."
@@ -99,7 +99,7 @@ def link_performance() -> nbformat.NotebookNode:
             ),
             new_code_cell(SYNC),
             new_code_cell(
-                "from commerce_reports.charts.performance import link_trend_chart, top_links_chart\n"
+                "from commerce_reports.charts import link_trend_chart, top_links_chart\n"
                 "from commerce_reports.charts.queries import ranking_frame, select\n\n"
                 "selection = select(con, site, start, end)\n"
                 'links = ranking_frame(con, "link", selection, top_n=top_n)\n'
@@ -135,7 +135,7 @@ def devices_and_countries() -> nbformat.NotebookNode:
             parameters(COMMON_PARAMETERS + "\nsite = None\nstart = None\nend = None"),
             new_code_cell(SYNC),
             new_code_cell(
-                "from commerce_reports.charts.performance import (\n"
+                "from commerce_reports.charts import (\n"
                 "    country_chart,\n    device_chart,\n    network_epc_chart,\n    network_gap_chart,\n)\n\n"
                 "device_chart(con, site, start, end)"
             ),
@@ -161,7 +161,7 @@ def report() -> nbformat.NotebookNode:
             new_code_cell(
                 SYNC + "\n\n"
                 "from IPython.display import Markdown\n\n"
-                "from commerce_reports.charts.performance import (\n"
+                "from commerce_reports.charts import (\n"
                 "    country_map_chart,\n    daily_chart,\n    device_chart,\n    network_epc_chart,\n"
                 "    top_links_chart,\n    top_products_chart,\n)\n"
                 "from commerce_reports.charts.queries import ranking_frame, select\n\n"

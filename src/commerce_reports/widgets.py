@@ -25,7 +25,7 @@ import duckdb
 import ipywidgets as w
 import polars as pl
 
-from .charts.performance import EMPTY_TITLE, METRIC_LABELS, empty_chart, ranking_chart
+from .charts.performance import ranking_chart
 from .charts.queries import (
     AGGREGATE_METRICS,
     DIMENSIONS,
@@ -37,6 +37,7 @@ from .charts.queries import (
     ranking_frame,
     select,
 )
+from .charts.style import EMPTY_TITLE, METRIC_LABELS, empty_chart
 from .errors import ValidationError
 
 __all__ = ["Dashboard", "DashboardBox", "DashboardState", "Rendered", "dashboard", "render_state"]

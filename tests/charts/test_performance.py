@@ -11,7 +11,7 @@ import altair as alt
 import duckdb
 import pytest
 
-from commerce_reports.charts import performance as charts
+import commerce_reports.charts as charts
 from commerce_reports.charts.queries import DIMENSIONS, ranking_frame, select
 from commerce_reports.db import connect
 from commerce_reports.errors import ValidationError

@@ -8,7 +8,7 @@ from datetime import date
 import duckdb
 import ipywidgets as w
 
-from commerce_reports.charts.performance import EMPTY_TITLE
+from commerce_reports.charts import EMPTY_TITLE
 from commerce_reports.widgets import Dashboard, DashboardBox, DashboardState, dashboard, render_state
 from tests.charts.conftest import END, START
 

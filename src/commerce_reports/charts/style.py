@@ -1,0 +1,106 @@
+"""The house look of every chart: a colour-blind-safe palette, currency and percent formats,
+tooltips with the same names everywhere, titles that say the selection, and the empty chart."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import altair as alt
+import polars as pl
+
+from .queries import Selection
+
+__all__ = [
+    "ACCENT",
+    "AGGREGATE_NOTE",
+    "BAR",
+    "DIMENSION_LABELS",
+    "EMPTY_TITLE",
+    "FORMATS",
+    "GREY",
+    "METRIC_LABELS",
+    "PALETTE",
+    "SEQUENTIAL",
+    "axis",
+    "chart_title",
+    "empty_chart",
+    "quantity",
+    "ranking_tooltips",
+    "tip",
+]
+
+EMPTY_TITLE = "No data for this selection"
+# Okabe & Ito's colour-blind-safe palette (the house theme uses the same order).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+BAR, ACCENT, GREY = PALETTE[0], PALETTE[5], "#dcdcdc"
+SEQUENTIAL: Final = "blues"
+
+METRIC_LABELS: dict[str, tuple[str, str]] = {
+    "revenue": ("Revenue", "currency"),
+    "orders": ("Orders", "count"),
+    "order_value": ("Order value", "currency"),
+    "returns": ("Returns", "count"),
+    "return_rate": ("Return rate", "percent"),
+    "clicks": ("Clicks", "count"),
+    "epc": ("EPC (earnings per click)", "currency"),
+    "conversion_rate": ("Conversion rate", "percent"),
+}
+FORMATS = {"currency": "$,.2f", "percent": ".1%", "count": ",.0f"}
+DIMENSION_LABELS = {
+    "link": "Link",
+    "device": "Device",
+    "country": "Country",
+    "network": "Network",
+    "product": "Product",
+}
+AGGREGATE_NOTE = "Clicks, EPC, conversion: month windows overlapping the range, by click date"
+
+
+def axis(kind: str, title: str) -> alt.Axis:
+    return alt.Axis(title=title, format=FORMATS[kind])
+
+
+def quantity(metric: str, **kwargs: Any) -> alt.X:
+    label, kind = METRIC_LABELS[metric]
+    return alt.X(f"{metric}:Q", axis=axis(kind, label), **kwargs)
+
+
+def tip(field: str, title: str, kind: str = "count") -> alt.Tooltip:
+    return alt.Tooltip(f"{field}:Q", title=title, format=FORMATS[kind])
+
+
+def ranking_tooltips(dimension: str, aggregates: bool) -> list[alt.Tooltip]:
+    tips = [alt.Tooltip("key:N", title=DIMENSION_LABELS.get(dimension, dimension.title()))]
+    if dimension in ("link", "product"):
+        tips.append(alt.Tooltip("detail:N", title="Page" if dimension == "link" else "Merchant"))
+    tips += [
+        tip("revenue", "Revenue", "currency"),
+        tip("order_value", "Order value", "currency"),
+        tip("orders", "Orders"),
+        tip("returns", "Returns"),
+        tip("return_rate", "Return rate", "percent"),
+    ]
+    if aggregates:
+        tips += [
+            tip("clicks", "Clicks"),
+            alt.Tooltip("epc:Q", title="EPC", format="$,.3f"),
+            alt.Tooltip("conversion_rate:Q", title="Conversion rate", format=".2%"),
+        ]
+    return tips
+
+
+def chart_title(text: str, sel: Selection, *notes: str) -> alt.TitleParams:
+    return alt.TitleParams(text, subtitle=[sel.describe(), *notes], anchor="start")
+
+
+def empty_chart(sel: Selection, what: str = "", *, width: int = 420) -> alt.Chart:
+    """A chart that says there is nothing to draw, and for which selection."""
+    message = f"No {what} in this selection" if what else "Nothing to show"
+    frame = pl.DataFrame({"message": [message], "hint": ["Widen the dates or clear a filter"]})
+    chart: alt.Chart = (
+        alt.Chart(frame, title=chart_title(EMPTY_TITLE, sel))
+        .mark_text(fontSize=14, color="#555555")
+        .encode(text="message:N", tooltip=[alt.Tooltip("hint:N", title="Try")])
+        .properties(width=width, height=80)
+    )
+    return chart
