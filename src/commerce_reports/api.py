@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from .client import ReportsClient
-from .config import Settings
+from .config import Settings, parse_pace
 from .db import refresh_rollups, write_catalog
 from .errors import ValidationError
 from .lake.layout import PART_FILE, Dataset, PartitionKey, site_root
@@ -131,8 +131,6 @@ def _ledger(
 
 
 def _pace(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[str, float]:
-    from .config import parse_pace
-
     if options.pace is not None:
         return parse_pace(options.pace)
     own = {p.pace for p in profiles.values() if p.pace is not None}
@@ -264,14 +262,14 @@ def _load(
     data_dir: str | Path | None,
     refresh: bool,
     options: SyncOptions,
-) -> tuple[Path, list[tuple[str, PartitionKey, Path]]]:
+) -> list[tuple[str, PartitionKey, Path]]:
+    """Fetch what `keys` lack for each site, then name the partition files to read."""
     folder = _data_dir(data_dir)
     profiles = select_sites(site, configured_sites)
     result = _fetch_keys(folder, profiles, {s: keys for s in profiles}, options, refresh)
     if result.failed:
         raise result.failed[0][1]
-    files = [(s, k, site_root(folder, s) / k.relpath / PART_FILE) for s in profiles for k in keys]
-    return folder, files
+    return [(s, k, site_root(folder, s) / k.relpath / PART_FILE) for s in profiles for k in keys]
 
 
 def load_transactions(
@@ -301,7 +299,7 @@ def load_transactions(
     )
     first, last = _range(start, end, _now(options).date())
     keys = transaction_keys(first, last, by)
-    _, files = _load("transactions", keys, site, data_dir, refresh, options)
+    files = _load("transactions", keys, site, data_dir, refresh, options)
     frame = _read(files, lambda key: {"day": key.start})
     if local.campaign_ids:
         frame = frame.filter(pl.col("campaign_id").is_in(list(local.campaign_ids)))
@@ -328,8 +326,8 @@ def _load_aggregate(
         raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day' or 'month'")
     first, last = _range(start, end, _now(options).date())
     chosen = _slices(slices, (Filters(),))
-    keys = [k for k in aggregate_keys(dataset, first, last, chosen, grain) if k.start <= _now(options).date()]
-    _, files = _load(dataset, keys, site, data_dir, refresh, options)
+    keys = aggregate_keys(dataset, first, last, chosen, grain)  # _range ends them at today
+    files = _load(dataset, keys, site, data_dir, refresh, options)
     frame = _read(files, lambda key: {"slice": key.slice, "grain": key.grain})
     return frame if lazy else frame.collect()
 

@@ -139,13 +139,15 @@ class ReportsClient:
             )
         self._key = key if isinstance(key, Secret) else Secret(key)
         self.base_url = url.rstrip("/")
-        self.pace = parse_pace(pace) if pace is not None else dict(settings.pace)
         self.retry = retry or RetryPolicy()
         self.clock: Clock = clock or SystemClock()
         # An explicit pace wins; the configured default follows a sandbox on loopback.
         self._follow_sandbox_pace = follow_sandbox_pace and pace is None and _is_loopback(self.base_url)
         self._pacer = Pacer(
-            self.pace, f"{self.base_url}|{self._key.reveal()}", state_dir=pace_dir, clock=self.clock
+            parse_pace(pace) if pace is not None else dict(settings.pace),
+            f"{self.base_url}|{self._key.reveal()}",
+            state_dir=pace_dir,
+            clock=self.clock,
         )
         self._http = httpx.Client(
             base_url=self.base_url,
@@ -154,6 +156,11 @@ class ReportsClient:
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             transport=transport,
         )
+
+    @property
+    def pace(self) -> dict[str, float]:
+        """Seconds kept between two requests to each endpoint."""
+        return dict(self._pacer.intervals)
 
     def __repr__(self) -> str:
         return f"ReportsClient(base_url={self.base_url!r}, secret_key=***, pace={self.pace!r})"
@@ -307,7 +314,6 @@ class ReportsClient:
         except ValueError:
             seconds = None
         if seconds is not None and 0 <= seconds != self.pace[endpoint]:
-            self.pace[endpoint] = seconds
             self._pacer.set_interval(endpoint, seconds)
 
 

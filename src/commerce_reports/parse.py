@@ -161,7 +161,7 @@ def _ref(path: tuple[str, ...]) -> str:
     return ".".join(f'"{p}"' for p in path)
 
 
-def _select_sql(source: str, shape: str) -> str:
+def _select_list(shape: str) -> str:
     """Typed columns of TRANSACTION_SCHEMA, plus `_keys`: how many keys each row carried."""
     exprs = []
     for field in _FIELDS:
@@ -170,16 +170,12 @@ def _select_sql(source: str, shape: str) -> str:
             if shape == "nested":
                 candidates.append(_ref(("click", "deviceType")))
             value = f"coalesce({', '.join(candidates)})"
-            codes = " ".join(
-                f"WHEN '{c}' THEN {repr(w) if w else 'NULL'}" for c, w in _DEVICE_CODES.items()
-            )
+            codes = " ".join(f"WHEN '{c}' THEN {repr(w) if w else 'NULL'}" for c, w in _DEVICE_CODES.items())
             exprs.append(f"CASE {value} {codes} ELSE nullif({value}, '') END AS device")
             continue
         value = f"coalesce({', '.join(candidates)})" if len(candidates) > 1 else candidates[0]
         if field.type in (pa.string(), pa.date32()):
-            value = (
-                f"nullif({value}, '')"  # an empty string means "not known", as a missing key does
-            )
+            value = f"nullif({value}, '')"  # an empty string means "not known", as a missing key does
         if field.type == pa.date32():
             value = f"CAST({value} AS DATE)"
         elif field.type == PRODUCT_TYPE:
@@ -193,7 +189,7 @@ def _select_sql(source: str, shape: str) -> str:
         for name, sql_type in _read_columns(shape).items()
         for term in _present_sql(f'"{name}"', sql_type)
     )
-    return f"SELECT {', '.join(exprs)}, NULL::VARCHAR AS extra, {keys} AS _keys FROM {source}"
+    return f"{', '.join(exprs)}, NULL::VARCHAR AS extra, {keys} AS _keys"
 
 
 _COLUMNS_SQL = {
@@ -270,6 +266,9 @@ def _count_keys(body: bytes, into: list[int]) -> None:
     into.append(body.count(b'":null') + body.count(b'": null'))
 
 
+_SELECT_LISTS = {shape: _select_list(shape) for shape in ("nested", "flat")}
+
+
 def _fast_transactions(body: bytes) -> pa.Table | None:
     array = _array_of(body)
     if array is None:
@@ -282,7 +281,7 @@ def _fast_transactions(body: bytes) -> pa.Table | None:
             scratch.write(array)
             scratch.flush()
             source = f"read_json('{scratch.name}', format='array', columns={_COLUMNS_SQL[shape]})"
-            relation = _connection().sql(_select_sql(source, shape))
+            relation = _connection().sql(f"SELECT {_SELECT_LISTS[shape]} FROM {source}")
             # Binding needs the GIL, executing does not: the census counts beside the read.
             census.start()
             table = relation.to_arrow_table()
@@ -389,9 +388,7 @@ def _leftovers(row: dict[str, Any]) -> dict[str, Any]:
                 left[key] = value
         elif key in ("product", "merchandise") and isinstance(value, list):
             unknown = [
-                {k: v for k, v in p.items() if k not in _PRODUCT_KEYS}
-                for p in value
-                if isinstance(p, dict)
+                {k: v for k, v in p.items() if k not in _PRODUCT_KEYS} for p in value if isinstance(p, dict)
             ]
             if any(unknown):
                 left[key] = unknown
@@ -428,9 +425,7 @@ def _tolerant_transactions(body: bytes) -> pa.Table:
                 value = _DEVICE_CODES[value]
             converted = _CONVERTERS[field.type](value)
             if converted is None and kept_raw not in (None, ""):
-                row.setdefault("_unparsed", {})[field.column] = (
-                    kept_raw  # keep what we could not type
-                )
+                row.setdefault("_unparsed", {})[field.column] = kept_raw  # keep what we could not type
             if field.type == PRODUCT_TYPE and isinstance(kept_raw, list):
                 row["product"] = kept_raw  # products' unknown keys are judged by _leftovers
             columns[field.column].append(converted)
@@ -507,9 +502,7 @@ def parse_aggregate(
     extras: list[str | None] = []
     for row in rows:
         if not isinstance(row, dict):
-            raise MalformedResponseError(
-                f"a {endpoint} row is a {type(row).__name__}, not an object"
-            )
+            raise MalformedResponseError(f"a {endpoint} row is a {type(row).__name__}, not an object")
         for key, (column, type_) in known.items():
             columns[column].append(_CONVERTERS[type_](row.get(key)))
         unknown = {k: v for k, v in row.items() if k not in known}

@@ -10,7 +10,6 @@ Where sites come from, first match wins:
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -123,7 +122,7 @@ def _sites_file(path: Path, env: dict[str, str], default_url: str | None) -> dic
                 f"{path}: [sites.{name}] must not hold the key itself; use secret_key_env"
             )
         variable = str(table["secret_key_env"])
-        key = env.get(variable, os.environ.get(variable, "")).strip()
+        key = env.get(variable, "").strip()  # the environment over .env, as everywhere
         if not key:
             raise ConfigurationError(
                 f"{path}: site {name!r} reads its key from ${variable}, which is not set"

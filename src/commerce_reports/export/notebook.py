@@ -49,6 +49,7 @@ def _secrets_in_environment() -> list[str]:
 
 
 def _check_params(params: dict[str, Any]) -> None:
+    secrets = _secrets_in_environment()
     for name, value in params.items():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValidationError("param", f"{name!r} is not a parameter name", "use a Python identifier")
@@ -58,7 +59,7 @@ def _check_params(params: dict[str, Any]) -> None:
                 f"{name!r} looks like a secret",
                 "secrets stay in the environment: the notebook reads them there",
             )
-        if isinstance(value, str) and value in _secrets_in_environment():
+        if isinstance(value, str) and value in secrets:
             raise ValidationError(
                 "param", f"the value of {name!r} is a secret", "pass secrets through the environment"
             )
