@@ -20,8 +20,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
-from commerce_reports.lake.layout import PART_FILE, PartitionKey, site_root
-from commerce_reports.lake.store import dataset_schema
+from commerce_reports.contract import PART_FILE, PartitionKey, dataset_schema, site_root
 from commerce_reports.params import Filters
 
 SITE = "bench"
@@ -91,6 +90,7 @@ SELECT
     CASE WHEN no_detail THEN NULL ELSE 'https://merchant-' || m || '.com/p/' || link END AS link_url,
     CASE WHEN no_detail THEN NULL ELSE ['Link', 'JavaScript', 'Link API'][1 + link % 3] END
         AS partner_product,
+    NULL::VARCHAR AS partner_product_sub_type,
     CASE WHEN no_detail THEN NULL ELSE {countries}[1 + (place % {n_countries})] END AS country,
     CASE WHEN no_detail OR place >= 970 THEN NULL ELSE {devices}[1 + place % 3] END AS device,
     (10000 + m)::BIGINT AS merchant_group_id, 'Merchant ' || m AS merchant_group_name,
@@ -187,7 +187,7 @@ def _write_aggregates(con: duckdb.DuckDBPyConnection, site: Path) -> None:
                 (
                     "networks",
                     "network AS network_name, sum(publisher_net_revenue) AS revenue, "
-                    "(count(*) * 25)::BIGINT AS clicks, sum(order_value) AS sales, count(*)::BIGINT AS "
+                    "(count(*) * 25)::DOUBLE AS clicks, sum(order_value) AS sales, count(*)::DOUBLE AS "
                     "actions, "
                     "count(*) / (count(*) * 25.0) AS conversion_rate, sum(publisher_net_revenue) / "
                     "(count(*) * 25) AS epc",
@@ -196,7 +196,7 @@ def _write_aggregates(con: duckdb.DuckDBPyConnection, site: Path) -> None:
                     "merchandise",
                     "p.product_name, merchant_group_name, merchant_group_id, "
                     "sum(publisher_net_revenue / len(products)) AS revenue, sum(p.price) AS sales, "
-                    "count(*)::BIGINT AS actions",
+                    "count(*)::DOUBLE AS actions",
                 ),
             ):
                 key = PartitionKey.aggregate(dataset, month, filters, "month")  # type: ignore[arg-type]

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from commerce_reports.config import Secret, Settings, parse_pace
-from commerce_reports.errors import ConfigurationError, ServerError, excerpt, redact
+from commerce_reports.config import Settings, parse_pace
+from commerce_reports.errors import ConfigurationError, ServerError
+from commerce_reports.secret import Secret, excerpt, redact
 
 
 def test_no_key_means_the_sandbox() -> None:

@@ -9,9 +9,10 @@ import pyarrow as pa
 import pytest
 
 from commerce_reports import parse
+from commerce_reports.contract import TRANSACTION_SCHEMA
 from commerce_reports.errors import MalformedResponseError
 from commerce_reports.params import Filters
-from commerce_reports.parse import TRANSACTION_SCHEMA, parse_aggregate, parse_transactions
+from commerce_reports.parse import parse_aggregate, parse_transactions
 from tests.factories import body, flat, nested, networks_body
 
 

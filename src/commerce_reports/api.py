@@ -23,9 +23,9 @@ import polars as pl
 
 from .client import ReportsClient
 from .config import Settings, parse_pace
+from .contract import PART_FILE, Dataset, PartitionKey, site_root
 from .db import refresh_rollups, write_catalog
 from .errors import ValidationError
-from .lake.layout import PART_FILE, Dataset, PartitionKey, site_root
 from .lake.manifest import Manifest
 from .lake.plan import (
     DEFAULT_MERCHANDISE_SLICES,

@@ -21,7 +21,7 @@ import httpx
 import pyarrow as pa
 
 from . import __version__
-from .config import ENDPOINTS, Secret, Settings, parse_pace
+from .config import ENDPOINTS, Settings, parse_pace
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -38,6 +38,7 @@ from .errors import (
 from .pace import Clock, Pacer, SystemClock
 from .params import Filters, check_window, transaction_params
 from .parse import parse_aggregate, parse_transactions
+from .secret import Secret
 
 __all__ = ["ReportsClient", "RetryPolicy"]
 

@@ -1,4 +1,8 @@
-"""Settings from the environment and a git-ignored `.env`; secrets wrapped so they never print."""
+"""Settings from the environment and a git-ignored `.env` (the environment wins).
+
+`.env` is read from the working folder, else from the project folder (the one holding the
+`commerce-reports.toml` marker), so a notebook in `notebooks/` sees the same settings as the CLI.
+"""
 
 from __future__ import annotations
 
@@ -6,54 +10,41 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from dotenv import dotenv_values
 
-from .errors import ConfigurationError, register_secret
+from .errors import ConfigurationError
+from .locate import ENV_DATA_DIR, LakeLocation, project_root, where
+from .secret import Secret
 
 __all__ = [
     "DEFAULT_PACE",
+    "DIALECTS",
     "ENDPOINTS",
-    "Secret",
+    "ENV_DATA_DIR",
+    "Dialect",
+    "Limits",
     "Settings",
+    "check_base_url",
+    "check_dialect",
+    "environment",
     "parse_pace",
 ]
 
 ENDPOINTS = ("transactions", "networks", "merchandise")
 DEFAULT_PACE = 60.0  # seconds between requests per endpoint: the contract's documented limit
 
+Dialect = Literal["contract", "published"]
+DIALECTS: tuple[Dialect, ...] = ("contract", "published")
+
 ENV_SECRET_KEY = "COMMERCE_REPORTS_SECRET_KEY"
 ENV_BASE_URL = "COMMERCE_REPORTS_BASE_URL"
-ENV_DATA_DIR = "COMMERCE_REPORTS_DATA_DIR"
 ENV_PACE = "COMMERCE_REPORTS_PACE"
-ENV_DEALS_API_KEY = "COMMERCE_REPORTS_DEALS_API_KEY"
-ENV_DEALS_BASE_URL = "COMMERCE_REPORTS_DEALS_BASE_URL"
-
-
-class Secret:
-    """A secret value whose repr and str never show it; `.reveal()` is the only way out."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        if not isinstance(value, str) or not value.strip():
-            raise ConfigurationError("a secret must be a non-empty string")
-        self._value = value.strip()
-        register_secret(self._value)
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
+ENV_DIALECT = "COMMERCE_REPORTS_DIALECT"
+ENV_MAX_BODY_MB = "COMMERCE_REPORTS_MAX_BODY_MB"
+ENV_REQUEST_DEADLINE = "COMMERCE_REPORTS_REQUEST_DEADLINE"
+ENV_MAX_RETRY_WAIT = "COMMERCE_REPORTS_MAX_RETRY_WAIT"
 
 
 def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, float]:
@@ -102,42 +93,107 @@ def _seconds(what: str, value: str) -> float:
 def environment(env_file: Path | None = None) -> dict[str, str]:
     """The process environment over the values of `.env` (the environment wins)."""
     merged: dict[str, str] = {}
-    path = env_file if env_file is not None else Path.cwd() / ".env"
-    if path.is_file():
+    path = env_file if env_file is not None else _env_file()
+    if path is not None and path.is_file():
         merged.update({k: v for k, v in dotenv_values(path).items() if v is not None})
     merged.update(os.environ)
     return merged
+
+
+def _env_file() -> Path | None:
+    here = Path.cwd() / ".env"
+    if here.is_file():
+        return here
+    root = project_root()
+    return root / ".env" if root is not None else None
+
+
+def check_dialect(value: object, where: str = ENV_DIALECT) -> Dialect:
+    """A dialect name, or a ConfigurationError listing the two."""
+    text = value.strip().lower() if isinstance(value, str) else ""
+    for dialect in DIALECTS:
+        if text == dialect:
+            return dialect
+    raise ConfigurationError(
+        f"{where}: {value!r} is not a dialect; use 'contract' (the service contract's names and "
+        "nested shape) or 'published' (the vendor's OpenAPI description)"
+    )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on every request: body size after decompression, wall time, and waits asked for."""
+
+    max_body_bytes: int = 512 * 1024 * 1024
+    request_deadline: float = 300.0
+    max_retry_wait: float = 900.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_body_bytes", "request_deadline", "max_retry_wait"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+                raise ConfigurationError(f"{name}: {value!r} must be a positive number")
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> Limits:
+        defaults = cls()
+        megabytes = _number(env, ENV_MAX_BODY_MB, defaults.max_body_bytes / 2**20)
+        return cls(
+            max_body_bytes=int(megabytes * 2**20),
+            request_deadline=_number(env, ENV_REQUEST_DEADLINE, defaults.request_deadline),
+            max_retry_wait=_number(env, ENV_MAX_RETRY_WAIT, defaults.max_retry_wait),
+        )
+
+
+def _number(env: dict[str, str], name: str, default: float) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    value = _seconds(name, text)
+    if value <= 0:
+        raise ConfigurationError(f"{name}: {text!r} must be a positive number")
+    return value
+
+
+def check_base_url(url: str, where: str = ENV_BASE_URL) -> str:
+    """An http(s) URL without its trailing slash, or a ConfigurationError with an example."""
+    text = url.strip() if isinstance(url, str) else ""
+    if not text.startswith(("http://", "https://")):
+        raise ConfigurationError(f"{where}: {url!r} is not an http(s) URL, e.g. https://api.example.com")
+    return text.rstrip("/")
 
 
 @dataclass(frozen=True)
 class Settings:
     """What the toolkit needs to know about where to fetch from and where to store.
 
-    With no secret key, everything runs against the embedded sandbox.
+    With no secret key, the entry points (the package's functions, the CLI) use the sandbox.
     """
 
     secret_key: Secret | None = None
     base_url: str | None = None
-    data_dir: Path = Path("data")
+    lake: LakeLocation = field(default_factory=where)
     pace: dict[str, float] = field(default_factory=lambda: parse_pace(None))
-    deals_api_key: Secret | None = None
-    deals_base_url: str | None = None
+    dialect: Dialect = "contract"
+    limits: Limits = field(default_factory=Limits)
+    env: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def data_dir(self) -> Path:
+        return self.lake.path
 
     @classmethod
     def from_env(cls, env_file: Path | None = None) -> Settings:
         env = environment(env_file)
         key = env.get(ENV_SECRET_KEY, "").strip()
-        deals_key = env.get(ENV_DEALS_API_KEY, "").strip()
-        base_url = env.get(ENV_BASE_URL, "").strip() or None
-        if base_url and not base_url.startswith(("http://", "https://")):
-            raise ConfigurationError(
-                f"{ENV_BASE_URL}: {base_url!r} is not an http(s) URL, e.g. https://api.example.com"
-            )
+        base_url = env.get(ENV_BASE_URL, "").strip()
+        dialect = env.get(ENV_DIALECT, "").strip()
         return cls(
             secret_key=Secret(key) if key else None,
-            base_url=base_url.rstrip("/") if base_url else None,
-            data_dir=Path(env.get(ENV_DATA_DIR, "").strip() or "data"),
+            base_url=check_base_url(base_url) if base_url else None,
+            lake=where(env=env),
             pace=parse_pace(env.get(ENV_PACE)),
-            deals_api_key=Secret(deals_key) if deals_key else None,
-            deals_base_url=(env.get(ENV_DEALS_BASE_URL, "").strip().rstrip("/") or None),
+            dialect=check_dialect(dialect) if dialect else "contract",
+            limits=Limits.from_env(env),
+            env=env,
         )

@@ -21,6 +21,7 @@ from typing import Protocol
 from filelock import FileLock
 
 from .errors import ConfigurationError
+from .files import save_atomic
 
 __all__ = ["Clock", "Pacer", "SystemClock", "default_pace_dir", "spacing"]
 
@@ -132,6 +133,4 @@ def _read(state: Path) -> float:
 
 
 def _write(state: Path, not_before: float) -> None:
-    tmp = state.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps({"not_before": not_before}))
-    os.replace(tmp, state)
+    save_atomic(state, json.dumps({"not_before": not_before}), durable=False)

@@ -26,18 +26,16 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .errors import MalformedResponseError
+from .contract import AGGREGATE_SCHEMAS, DEVICE_WORDS, PRODUCT_TYPE, TRANSACTION_SCHEMA
+from .errors import MalformedResponseError, ValidationError
 from .params import Filters
 
 __all__ = [
-    "AGGREGATE_SCHEMAS",
-    "PRODUCT_TYPE",
-    "TRANSACTION_SCHEMA",
     "parse_aggregate",
     "parse_transactions",
 ]
 
-_DEVICE_CODES = {"DSK": "Desktop", "MBL": "Mobile", "TBL": "Tablet", "UKN": None}
+_DEVICE_CODES = DEVICE_WORDS
 _UTM_KEYS = ("utmSource", "utmMedium", "utmCampaign", "utmTerm", "utmContent")
 
 
@@ -67,16 +65,6 @@ def _f(column: str, type_: pa.DataType, group: str, key: str, *flat_keys: str) -
     return _Field(column, type_, (group, key), tuple((k,) for k in (key, *flat_keys)))
 
 
-PRODUCT_TYPE = pa.list_(
-    pa.struct(
-        [
-            ("product_id", pa.string()),
-            ("product_name", pa.string()),
-            ("price", pa.float64()),
-            ("quantity", pa.float64()),
-        ]
-    )
-)
 _PRODUCT_KEYS = {
     "productId": "product_id",
     "productName": "product_name",
@@ -109,6 +97,7 @@ _FIELDS: tuple[_Field, ...] = (
     _f("page_url", pa.string(), "click", "pageUrl"),
     _f("link_url", pa.string(), "click", "linkUrl", "destinationUrl"),
     _f("partner_product", pa.string(), "click", "partnerProduct", "affProduct"),
+    _f("partner_product_sub_type", pa.string(), "click", "affProductSubType"),
     _f("country", pa.string(), "click", "country"),
     _f("device", pa.string(), "click", "device", "deviceType"),
     _f("merchant_group_id", pa.int64(), "merchant", "merchantGroupId"),
@@ -117,9 +106,8 @@ _FIELDS: tuple[_Field, ...] = (
     _Field("products", PRODUCT_TYPE, ("product",), (("product",), ("merchandise",))),
 )
 
-TRANSACTION_SCHEMA = pa.schema(
-    [pa.field(f.column, f.type) for f in _FIELDS] + [pa.field("extra", pa.string())]
-)
+if [f.column for f in _FIELDS] + ["extra"] != TRANSACTION_SCHEMA.names:
+    raise ImportError("parse._FIELDS no longer covers contract.TRANSACTION_SCHEMA in order")
 
 # ---------------------------------------------------------------- the fast path (DuckDB) ----
 
@@ -451,9 +439,9 @@ _AGGREGATE_FIELDS: dict[str, dict[str, tuple[str, pa.DataType]]] = {
     "networks": {
         "networkName": ("network_name", pa.string()),
         "revenue": ("revenue", pa.float64()),
-        "clicks": ("clicks", pa.int64()),
+        "clicks": ("clicks", pa.float64()),
         "sales": ("sales", pa.float64()),
-        "actions": ("actions", pa.int64()),
+        "actions": ("actions", pa.float64()),
         "conversionRate": ("conversion_rate", pa.float64()),
         "epc": ("epc", pa.float64()),
     },
@@ -463,19 +451,10 @@ _AGGREGATE_FIELDS: dict[str, dict[str, tuple[str, pa.DataType]]] = {
         "merchantGroupId": ("merchant_group_id", pa.int64()),
         "revenue": ("revenue", pa.float64()),
         "sales": ("sales", pa.float64()),
-        "actions": ("actions", pa.int64()),
+        "actions": ("actions", pa.float64()),
     },
 }
-_WINDOW_FIELDS = [pa.field("window_start", pa.date32()), pa.field("window_end", pa.date32())]
-_FILTER_FIELDS = [pa.field(name, pa.string()) for name in Filters().as_columns()]
-
-AGGREGATE_SCHEMAS: dict[str, pa.Schema] = {
-    endpoint: pa.schema(
-        [pa.field(column, type_) for column, type_ in keys.values()]
-        + [pa.field("extra", pa.string()), *_WINDOW_FIELDS, *_FILTER_FIELDS]
-    )
-    for endpoint, keys in _AGGREGATE_FIELDS.items()
-}
+_FILTER_FIELDS = [f for f in AGGREGATE_SCHEMAS["networks"] if f.name in Filters().as_columns()]
 
 
 def parse_aggregate(
@@ -487,7 +466,7 @@ def parse_aggregate(
     The service's `totals` object is kept in the schema metadata under `totals`.
     """
     if endpoint not in _AGGREGATE_FIELDS:
-        raise ValueError(f"unknown aggregate endpoint {endpoint!r}")
+        raise ValidationError("endpoint", f"{endpoint!r} is not an aggregate", "use networks or merchandise")
     known = _AGGREGATE_FIELDS[endpoint]
     schema = AGGREGATE_SCHEMAS[endpoint]
     rows: list[Any] = []

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import ENV_SECRET_KEY, Secret, Settings, environment
+from .config import ENV_SECRET_KEY, Settings, environment
+from .contract import check_site_name
 from .errors import ConfigurationError
-from .lake.layout import check_site_name
+from .secret import Secret
 
 if TYPE_CHECKING:
     from .sandbox import RunningSandbox

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from commerce_reports.client import ReportsClient
-from commerce_reports.lake.layout import PartitionKey
+from commerce_reports.contract import PartitionKey
 from commerce_reports.lake.store import write_partition
 from commerce_reports.params import Filters
 from commerce_reports.sandbox import SandboxConfig, run_sandbox

@@ -14,10 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from commerce_reports.cli import main
+from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, refresh_rollups, write_catalog
-from commerce_reports.lake.layout import PartitionKey
 from commerce_reports.lake.store import write_partition
-from commerce_reports.parse import TRANSACTION_SCHEMA
 from tests.db.conftest import SyncedLake
 
 
@@ -188,7 +187,7 @@ import sys
 from datetime import UTC, date, datetime, timedelta
 import pyarrow.parquet as pq
 from pathlib import Path
-from commerce_reports.lake.layout import PartitionKey
+from commerce_reports.contract import PartitionKey
 from commerce_reports.lake.store import write_partition
 data_dir = Path(sys.argv[1])
 source = data_dir / "lake/site=alpha" / PartitionKey.transactions(date(2026, 2, 3)).relpath / "part.parquet"

@@ -12,8 +12,11 @@ from commerce_reports.deals import (
     check_targeting_values,
     check_update,
 )
+from commerce_reports.deals.errors import (
+    DealRuleKind,
+    DealValidationError,
+)
 from commerce_reports.deals.messages import split_validation_message
-from commerce_reports.errors import DealRuleKind, DealValidationError
 
 from .conftest import TODAY, valid_deal
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from commerce_reports.deals import DealsClient, error_from_response
-from commerce_reports.errors import (
+from commerce_reports.deals.errors import (
     AccountNotEnabledError,
     ApiKeyInvalidError,
     ApiKeyMissingError,

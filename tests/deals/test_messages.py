@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from commerce_reports.deals import DealsClient
-from commerce_reports.errors import (
+from commerce_reports.deals.errors import (
     DealBadRequestError,
     DealRuleError,
     DealRuleKind,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from commerce_reports.deals import DealsClient
-from commerce_reports.errors import (
+from commerce_reports.deals.errors import (
     ArchiveUnconfirmedError,
     DealMayExistError,
     DealTransportError,

@@ -7,7 +7,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,6 +17,7 @@ from commerce_reports.lake.manifest import Manifest
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox
 from tests.lake.conftest import assert_matches_ground_truth
+from tests.waiting import stored_partitions, wait_for
 
 
 @pytest.fixture
@@ -54,8 +54,15 @@ def test_a_sync_killed_at_random_instants_resumes_to_the_same_totals(
     command, env = sync_command(frozen, tmp_path, start, pace=0)
     rng = random.Random(20261121)
     for _ in range(3):
+        before = stored_partitions(tmp_path, "alpha")
+        target = before + rng.randint(1, 6)  # killed at a random point of its progress, not of the clock
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(1.0, 3.0))
+        wait_for(
+            lambda target=target, process=process: (  # type: ignore[misc]
+                stored_partitions(tmp_path, "alpha") >= target or process.poll() is not None
+            ),
+            f"the sync to store partition {target}",
+        )
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
     killed_progress = len(Manifest.load(tmp_path, "alpha"))
@@ -107,7 +114,7 @@ def test_ctrl_c_stops_cleanly_after_saving_what_finished(tmp_path: Path) -> None
         process = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        time.sleep(4)
+        wait_for(lambda: stored_partitions(tmp_path, "alpha") >= 3, "the sync to store 3 partitions")
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=60)
         assert process.returncode == 130, err

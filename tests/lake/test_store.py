@@ -10,14 +10,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from commerce_reports.api import SyncOptions, load_transactions
-from commerce_reports.config import Secret
+from commerce_reports.contract import PartitionKey, dataset_schema
 from commerce_reports.errors import LakeError, ValidationError
-from commerce_reports.lake.layout import PartitionKey
+from commerce_reports.files import remove_stray_files
 from commerce_reports.lake.manifest import Manifest
 from commerce_reports.lake.plan import SettlePolicy
-from commerce_reports.lake.store import dataset_schema, remove_stray_files, write_partition
+from commerce_reports.lake.store import write_partition
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
+from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
 from tests.factories import body, nested
 

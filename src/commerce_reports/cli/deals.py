@@ -19,14 +19,12 @@ from typing import Any
 import orjson
 
 from ..deals import DealsClient
-from ..errors import (
+from ..deals.errors import (
     AccountNotEnabledError,
     ApiKeyInvalidError,
     ApiKeyMissingError,
     ApiKeySyntaxError,
     ArchiveUnconfirmedError,
-    CommerceReportsError,
-    ConfigurationError,
     DealAuthError,
     DealBadRequestError,
     DealForbiddenError,
@@ -44,6 +42,10 @@ from ..errors import (
     DealValidationError,
     InsufficientScopeError,
     UnsupportedMediaTypeError,
+)
+from ..errors import (
+    CommerceReportsError,
+    ConfigurationError,
     ValidationError,
 )
 

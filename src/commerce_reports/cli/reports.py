@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..api import SyncOptions, invalidate, plan_sync, status, sync
+from ..contract import DATASETS
 from ..demo import run_demo
-from ..lake.layout import DATASETS
 from ..params import as_date
 
 

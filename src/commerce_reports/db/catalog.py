@@ -7,13 +7,11 @@ that has it open keeps the old file; readers open it read-only (`duckdb -readonl
 
 from __future__ import annotations
 
-import contextlib
-import os
-import secrets
 from pathlib import Path
 
 import duckdb
 
+from ..files import save_atomic
 from .connection import install_views, resolve_data_dir
 
 __all__ = ["CATALOG_FILE", "write_catalog"]
@@ -28,15 +26,10 @@ def write_catalog(data_dir: Path | str | None = None) -> Path:
     """
     folder = resolve_data_dir(data_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / CATALOG_FILE
-    temp = folder / f".{CATALOG_FILE}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-    try:
+
+    def write(temp: Path) -> None:
         with duckdb.connect(str(temp)) as con:
             install_views(con, folder)
             con.execute("CHECKPOINT")
-        os.replace(temp, target)
-    finally:
-        for leftover in (temp, temp.with_name(temp.name + ".wal")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
-    return target
+
+    return save_atomic(folder / CATALOG_FILE, write)

@@ -17,9 +17,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from .. import locate
 from ..config import Settings
+from ..contract import DATASETS, lake_root
 from ..errors import LakeError
-from ..lake.layout import DATASETS, lake_root
 from .rollups import fresh_rollups, refresh_rollups, rollup_path
 from .sources import has_files, lake_sites, quote, source_sql
 from .views import VIEW_LIST, VIEWS, View, render
@@ -28,8 +29,8 @@ __all__ = ["connect", "ensure_lake", "install_views", "lake_is_empty", "query", 
 
 
 def resolve_data_dir(data_dir: Path | str | None) -> Path:
-    """`data_dir`, or the configured one (COMMERCE_REPORTS_DATA_DIR, default `data`)."""
-    return Path(data_dir) if data_dir is not None else Settings.from_env().data_dir
+    """`data_dir`, or the configured one (see `commerce_reports.locate`)."""
+    return Settings.from_env().data_dir if data_dir is None else locate.data_dir(data_dir)
 
 
 def lake_is_empty(data_dir: Path | str | None = None) -> bool:

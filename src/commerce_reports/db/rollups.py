@@ -14,19 +14,17 @@ rollup sees the old file or the new one.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
 import duckdb
 
-from ..config import Settings
-from ..lake.layout import DATASETS, PART_FILE, site_root
-from ..lake.store import dataset_schema
+from .. import locate
+from ..contract import DATASETS, PART_FILE, dataset_schema, site_root
+from ..files import save_atomic
 from .sources import lake_sites, quote, source_sql
 from .views import VIEW_LIST, View, render
 
@@ -88,15 +86,12 @@ def fresh_rollups(data_dir: Path) -> list[str]:
 
 
 def _replace_atomically(con: duckdb.DuckDBPyConnection, select: str, target: Path) -> None:
-    temp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
-    try:
+    def copy(temp: Path) -> None:
         con.execute(
             f"COPY ({select}) TO {quote(str(temp))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000)"
         )
-        os.replace(temp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+
+    save_atomic(target, copy)
 
 
 def _build_view(
@@ -123,7 +118,7 @@ def refresh_rollups(
     Safe beside readers: each file is replaced atomically and `state.json` is written last. The
     fingerprint is taken before reading, so a sync writing meanwhile leaves the rollup stale, not wrong.
     """
-    data_dir = Path(data_dir) if data_dir is not None else Settings.from_env().data_dir
+    data_dir = locate.data_dir(data_dir)
     chosen = list(sites) if sites is not None else lake_sites(data_dir)
     refreshed = []
     for site in chosen:
@@ -138,9 +133,6 @@ def refresh_rollups(
             con.execute("CREATE SCHEMA build")
             for view in VIEW_LIST:
                 _build_view(con, view, data_dir, site, sources)
-        state = folder / STATE_FILE
-        temp = state.with_name(f".{STATE_FILE}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
-        temp.write_text(json.dumps({"fingerprint": fingerprint}))
-        os.replace(temp, state)
+        save_atomic(folder / STATE_FILE, json.dumps({"fingerprint": fingerprint}))
         refreshed.append(site)
     return refreshed

@@ -14,57 +14,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
-from ..lake.layout import DATASETS, PART_FILE, lake_root
-from ..lake.store import dataset_schema
+from ..contract import DATASETS, HIVE_KEYS, PART_FILE, PARTITION_GLOBS, dataset_schema, lake_root, sql_type
 
 __all__ = [
-    "HIVE_KEYS",
     "has_files",
     "lake_sites",
     "quote",
     "source_sql",
-    "sql_type",
 ]
-
-# Folders below a site folder, and the hive keys they carry (typed: a site named "2024" stays text).
-_FOLDERS = {
-    "transactions": "transactions/by=*/day=*",
-    "networks": "networks/slice=*/grain=*/start=*",
-    "merchandise": "merchandise/slice=*/grain=*/start=*",
-}
-HIVE_KEYS: dict[str, dict[str, str]] = {
-    "transactions": {"site": "VARCHAR", "by": "VARCHAR", "day": "DATE"},
-    "networks": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
-    "merchandise": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
-}
-_SIMPLE_TYPES = {
-    pa.int64(): "BIGINT",
-    pa.float64(): "DOUBLE",
-    pa.string(): "VARCHAR",
-    pa.date32(): "DATE",
-    pa.bool_(): "BOOLEAN",
-}
 
 
 def quote(text: str) -> str:
     """A SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def sql_type(arrow: pa.DataType) -> str:
-    """The DuckDB type of an Arrow type used by the lake's schemas."""
-    if arrow in _SIMPLE_TYPES:
-        return _SIMPLE_TYPES[arrow]
-    if pa.types.is_timestamp(arrow):
-        return "TIMESTAMPTZ" if arrow.tz else "TIMESTAMP"
-    if pa.types.is_list(arrow):
-        return sql_type(arrow.value_type) + "[]"
-    if pa.types.is_struct(arrow):
-        members = ", ".join(f'"{f.name}" {sql_type(f.type)}' for f in arrow)
-        return f"STRUCT({members})"
-    raise TypeError(f"no DuckDB type for {arrow}")
 
 
 def _typed_empty(dataset: str) -> str:
@@ -73,7 +36,7 @@ def _typed_empty(dataset: str) -> str:
 
 
 def _part_files(root: Path, dataset: str) -> Iterator[Path]:
-    return root.glob(f"site=*/{_FOLDERS[dataset]}/{PART_FILE}")
+    return root.glob(f"site=*/{PARTITION_GLOBS[dataset]}/{PART_FILE}")
 
 
 def has_files(data_dir: Path, dataset: str) -> bool:
@@ -104,7 +67,7 @@ def source_sql(data_dir: Path, dataset: str) -> str:
     if not has_files(data_dir, dataset):
         return empty
     root = lake_root(data_dir).resolve()
-    glob = quote(f"{root}/site=*/{_FOLDERS[dataset]}/{PART_FILE}")
+    glob = quote(f"{root}/site=*/{PARTITION_GLOBS[dataset]}/{PART_FILE}")
     types = "{" + ", ".join(f"{quote(k)}: {quote(v)}" for k, v in HIVE_KEYS[dataset].items()) + "}"
     by_name = "false" if _one_schema(glob) else "true"
     return (

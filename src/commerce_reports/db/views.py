@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
 from ..params import FILTER_NAMES, DeviceType
-from ..parse import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
 
 __all__ = ["VIEWS", "VIEW_LIST", "View", "render"]
 

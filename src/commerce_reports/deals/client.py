@@ -24,10 +24,12 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from ..config import ENV_DEALS_API_KEY, ENV_DEALS_BASE_URL, Secret, Settings
-from ..errors import (
+from ..config import environment
+from ..errors import ConfigurationError
+from ..secret import Secret, excerpt
+from .checks import AdUnitSizeWarning, check_create, check_targeting_values, check_update
+from .errors import (
     ArchiveUnconfirmedError,
-    ConfigurationError,
     DealFailure,
     DealMalformedResponseError,
     DealMayExistError,
@@ -36,13 +38,14 @@ from ..errors import (
     DealTransportError,
     DealUpstreamError,
     DealValidationError,
-    excerpt,
 )
-from .checks import AdUnitSizeWarning, check_create, check_targeting_values, check_update
 from .models import Deal
 from .responses import error_from_response
 
-__all__ = ["DealsClient"]
+__all__ = ["ENV_DEALS_API_KEY", "ENV_DEALS_BASE_URL", "DealsClient"]
+
+ENV_DEALS_API_KEY = "COMMERCE_REPORTS_DEALS_API_KEY"
+ENV_DEALS_BASE_URL = "COMMERCE_REPORTS_DEALS_BASE_URL"
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +80,10 @@ class DealsClient:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         if api_key is None or base_url is None:
-            settings = Settings.from_env()
-            api_key = api_key if api_key is not None else settings.deals_api_key
-            base_url = base_url or settings.deals_base_url
+            env = environment()
+            configured_key = env.get(ENV_DEALS_API_KEY, "").strip()
+            api_key = api_key if api_key is not None else (configured_key or None)
+            base_url = base_url or env.get(ENV_DEALS_BASE_URL, "").strip() or None
         if api_key is None:
             raise ConfigurationError(
                 f"no deal-request API key: set {ENV_DEALS_API_KEY} or pass api_key=...; "
@@ -173,9 +177,7 @@ class DealsClient:
         """
         path = self._deal_path(deal_id)
         operation = f"update deal request {deal_id}"
-        model = self._checked(
-            changes, operation, update=True, check_values=check_values, on=local_checks
-        )
+        model = self._checked(changes, operation, update=True, check_values=check_values, on=local_checks)
         confirm = (lambda: self._archived(path)) if model.status == "archived" else None
         result = self._call("PATCH", path, model.to_dict(), None, idempotent=True, confirm=confirm)
         if isinstance(result, Deal):
@@ -266,9 +268,7 @@ class DealsClient:
         for attempt in range(1, self.max_attempts + 1):
             last = attempt == self.max_attempts
             try:
-                response = self._http.request(
-                    method, path, content=content, params=params, headers=headers
-                )
+                response = self._http.request(method, path, content=content, params=params, headers=headers)
             except httpx.TransportError as exc:
                 sent = not isinstance(exc, httpx.ConnectError)
                 what = f"no complete answer from {self.base_url} ({type(exc).__name__})"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from ..errors import DealFailure, DealValidationError
+from .errors import DealFailure, DealValidationError
 
 __all__ = ["STATUSES", "Buyer", "Commercial", "Deal", "Schedule", "TargetingGroup"]
 

@@ -18,7 +18,8 @@ from typing import Any
 import nbformat
 import papermill
 
-from ..errors import ExportError, ValidationError, known_secrets
+from ..errors import ExportError, ValidationError
+from ..secret import known_secrets
 from .html import chart_specs, notebook_html, save_images
 
 __all__ = ["ExportResult", "export_notebook", "output_stem"]

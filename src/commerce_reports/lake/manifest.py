@@ -7,8 +7,6 @@ in place (manifest last). If it is ever lost, `rebuild` recovers it from the Par
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,9 +18,10 @@ from typing import Any
 import pyarrow.parquet as pq
 from filelock import FileLock
 
+from ..contract import PART_FILE, SCHEMA_VERSION, PartitionKey, site_root
 from ..errors import LakeError
-from .layout import PART_FILE, PartitionKey, site_root
-from .store import SCHEMA_VERSION, WrittenPartition, file_sha256
+from ..files import save_atomic, sha256_of
+from .store import WrittenPartition
 
 __all__ = ["Entry", "Manifest", "site_lock"]
 
@@ -123,9 +122,7 @@ class Manifest:
             "schema_version": SCHEMA_VERSION,
             "partitions": {e.relpath: e.to_json() for e in self},
         }
-        temp = self.path.parent / f".manifest.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-        temp.write_text(json.dumps(payload, indent=1, sort_keys=True))
-        os.replace(temp, self.path)
+        save_atomic(self.path, json.dumps(payload, indent=1, sort_keys=True))
 
     @staticmethod
     def record(
@@ -178,7 +175,7 @@ class Manifest:
                     key.params(),
                     fetched_at,
                     table.num_rows,
-                    file_sha256(path),
+                    sha256_of(path),
                     SCHEMA_VERSION,
                     bool(settled(key, fetched_at)),
                 )

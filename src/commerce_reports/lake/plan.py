@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal
 
+from ..contract import AGGREGATES, Dataset, PartitionKey
 from ..pace import spacing
 from ..params import DateField, DeviceType, Filters, Grain, day_range
-from .layout import AGGREGATES, Dataset, PartitionKey
 from .manifest import Entry, Manifest
 
 __all__ = [

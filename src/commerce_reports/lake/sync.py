@@ -20,12 +20,13 @@ from typing import Any
 import pyarrow as pa
 
 from ..client import ReportsClient
+from ..contract import PartitionKey
 from ..errors import CommerceReportsError, LakeError
+from ..files import remove_stray_files
 from ..pace import Clock, SystemClock
-from .layout import PartitionKey
 from .manifest import Manifest, site_lock
 from .plan import PlannedRequest, SettlePolicy, SyncPlan
-from .store import remove_stray_files, write_partition
+from .store import write_partition
 
 __all__ = ["Interrupted", "StoppableClock", "SyncResult", "fetch_partition", "run_plan", "writing_sites"]
 

@@ -1,4 +1,4 @@
-"""Where each report partition lives: a hive layout, site first.
+"""The lake's contract, written once: stored columns and types, folder layout, hive keys, SQL types.
 
     <data_dir>/lake/site=<site>/manifest.json
     <data_dir>/lake/site=<site>/transactions/by=<updateDate|commissionDate|clickDate>/day=YYYY-MM-DD/part.parquet
@@ -7,6 +7,9 @@
 
 `<filters>` is the canonical filter set (`all`, or e.g. `country=US&deviceType=MBL`) percent-encoded;
 DuckDB and polars decode it back. A month partition always holds a whole calendar month.
+
+The parser produces these schemas, the store writes them, DuckDB and Spark read them: nobody
+else defines a column. This module sits at the bottom of the house (it imports only `params`).
 """
 
 from __future__ import annotations
@@ -18,23 +21,39 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, unquote
 
-from ..errors import LakeError, ValidationError
-from ..params import DATE_FIELDS, DateField, Filters, Grain
+import pyarrow as pa
+
+from .errors import LakeError, ValidationError
+from .params import DATE_FIELDS, DateField, DeviceType, Filters, Grain
 
 __all__ = [
     "AGGREGATES",
+    "AGGREGATE_SCHEMAS",
     "DATASETS",
+    "DEVICE_WORDS",
+    "FETCHED_AT",
+    "HIVE_KEYS",
+    "PARTITION_GLOBS",
     "PART_FILE",
+    "PRODUCT_TYPE",
+    "SCHEMA_VERSION",
+    "TRANSACTION_SCHEMA",
+    "Dataset",
     "PartitionKey",
     "check_site_name",
+    "dataset_schema",
     "lake_root",
     "site_root",
+    "sql_type",
 ]
 
 Dataset = Literal["transactions", "networks", "merchandise"]
 DATASETS: tuple[Dataset, ...] = ("transactions", "networks", "merchandise")
 AGGREGATES: tuple[Dataset, ...] = ("networks", "merchandise")
 PART_FILE = "part.parquet"
+SCHEMA_VERSION = (
+    2  # 2: clicks and actions keep fractions; partner_product_sub_type. Older files read by name.
+)
 _SITE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
 
@@ -149,3 +168,126 @@ class PartitionKey:
         if self.dataset == "transactions":
             return f"transactions {self.by}={self.start}"
         return f"{self.dataset} [{self.slice}] {self.start}..{self.end - timedelta(days=1)}"
+
+
+# ---------------------------------------------------------------- stored columns ----
+
+PRODUCT_TYPE = pa.list_(
+    pa.struct(
+        [
+            ("product_id", pa.string()),
+            ("product_name", pa.string()),
+            ("price", pa.float64()),
+            ("quantity", pa.float64()),
+        ]
+    )
+)
+_UTM = [
+    pa.field(f"{side}_utm_{part}", pa.string())
+    for side in ("link", "page")
+    for part in ("source", "medium", "campaign", "term", "content")
+]
+TRANSACTION_SCHEMA = pa.schema(
+    [
+        pa.field("account_id", pa.int64()),
+        pa.field("campaign_id", pa.int64()),
+        pa.field("campaign_name", pa.string()),
+        pa.field("revenue_id", pa.string()),
+        pa.field("commission_id", pa.string()),
+        pa.field("commission_date", pa.date32()),
+        pa.field("update_date", pa.date32()),
+        pa.field("order_value", pa.float64()),
+        pa.field("publisher_net_revenue", pa.float64()),
+        pa.field("program_type", pa.string()),
+        pa.field("click_id", pa.string()),
+        pa.field("click_date", pa.date32()),
+        pa.field("cuid", pa.string()),
+        *_UTM,
+        pa.field("page_url", pa.string()),
+        pa.field("link_url", pa.string()),
+        pa.field("partner_product", pa.string()),
+        pa.field("partner_product_sub_type", pa.string()),
+        pa.field("country", pa.string()),
+        pa.field("device", pa.string()),
+        pa.field("merchant_group_id", pa.int64()),
+        pa.field("merchant_group_name", pa.string()),
+        pa.field("network", pa.string()),
+        pa.field("products", PRODUCT_TYPE),
+        pa.field("extra", pa.string()),  # what the service sent that no column holds, as JSON
+    ]
+)
+_WINDOW = [pa.field("window_start", pa.date32()), pa.field("window_end", pa.date32())]
+_FILTER_COLUMNS = [pa.field(name, pa.string()) for name in Filters().as_columns()]
+_METRICS: dict[str, list[pa.Field]] = {
+    "networks": [
+        pa.field("network_name", pa.string()),
+        pa.field("revenue", pa.float64()),
+        pa.field("clicks", pa.float64()),
+        pa.field("sales", pa.float64()),
+        pa.field("actions", pa.float64()),
+        pa.field("conversion_rate", pa.float64()),
+        pa.field("epc", pa.float64()),
+    ],
+    "merchandise": [
+        pa.field("product_name", pa.string()),
+        pa.field("merchant_group_name", pa.string()),
+        pa.field("merchant_group_id", pa.int64()),
+        pa.field("revenue", pa.float64()),
+        pa.field("sales", pa.float64()),
+        pa.field("actions", pa.float64()),
+    ],
+}
+AGGREGATE_SCHEMAS: dict[str, pa.Schema] = {
+    dataset: pa.schema([*metrics, pa.field("extra", pa.string()), *_WINDOW, *_FILTER_COLUMNS])
+    for dataset, metrics in _METRICS.items()
+}
+FETCHED_AT = pa.field("fetched_at", pa.timestamp("us", tz="UTC"))
+
+# Device codes of the filters and the words transactions carry (UKN: not known, stored as NULL).
+DEVICE_WORDS: dict[str, str | None] = {
+    d.value: (None if d is DeviceType.UKN else d.label) for d in DeviceType
+}
+
+
+def dataset_schema(dataset: str) -> pa.Schema:
+    """The columns a stored partition of `dataset` holds (the hive keys come from its path)."""
+    if dataset not in DATASETS:
+        raise ValidationError("dataset", f"{dataset!r} is not a dataset", f"use one of {', '.join(DATASETS)}")
+    base = TRANSACTION_SCHEMA if dataset == "transactions" else AGGREGATE_SCHEMAS[dataset]
+    return pa.schema([*base.remove_metadata(), FETCHED_AT])
+
+
+# ---------------------------------------------------------------- hive keys and SQL types ----
+
+# Folders below a site folder, and the hive keys they carry (typed: a site named "2024" stays text).
+PARTITION_GLOBS: dict[str, str] = {
+    "transactions": "transactions/by=*/day=*",
+    "networks": "networks/slice=*/grain=*/start=*",
+    "merchandise": "merchandise/slice=*/grain=*/start=*",
+}
+HIVE_KEYS: dict[str, dict[str, str]] = {
+    "transactions": {"site": "VARCHAR", "by": "VARCHAR", "day": "DATE"},
+    "networks": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
+    "merchandise": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
+}
+_SIMPLE_TYPES = {
+    pa.int64(): "BIGINT",
+    pa.float64(): "DOUBLE",
+    pa.string(): "VARCHAR",
+    pa.date32(): "DATE",
+    pa.bool_(): "BOOLEAN",
+}
+
+
+def sql_type(arrow: pa.DataType) -> str:
+    """The SQL type (DuckDB's spelling) of an Arrow type the lake's schemas use."""
+    if arrow in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[arrow]
+    if pa.types.is_timestamp(arrow):
+        return "TIMESTAMPTZ" if arrow.tz else "TIMESTAMP"
+    if pa.types.is_list(arrow):
+        return sql_type(arrow.value_type) + "[]"
+    if pa.types.is_struct(arrow):
+        members = ", ".join(f'"{f.name}" {sql_type(f.type)}' for f in arrow)
+        return f"STRUCT({members})"
+    raise ValidationError("type", f"{arrow} is not a type of the lake's schemas", "see contract.py")

@@ -1,0 +1,101 @@
+"""Where the lake is: one rule, the same from the CLI, a notebook in any folder, an export, cron and tests.
+
+1. `COMMERCE_REPORTS_DATA_DIR` (the environment, or a `.env` beside the working folder).
+2. Else a project marker found upward from the working folder: a `commerce-reports.toml` (its
+   `data_dir`, default `data`, is relative to the marker's folder), or a `pyproject.toml` with a
+   `[tool.commerce-reports]` table (same key).
+3. Else the user's data folder (platformdirs), so a notebook anywhere shares one lake.
+
+`where()` also says which rule chose the folder, for `commerce-reports status`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigurationError
+
+__all__ = ["ENV_DATA_DIR", "MARKER", "LakeLocation", "data_dir", "project_root", "where"]
+
+ENV_DATA_DIR = "COMMERCE_REPORTS_DATA_DIR"
+MARKER = "commerce-reports.toml"
+_PYPROJECT_TABLE = "commerce-reports"
+
+
+@dataclass(frozen=True)
+class LakeLocation:
+    """The data folder and why it was chosen (`reason` reads as a sentence's end)."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.reason})"
+
+
+def project_root(start: Path | None = None) -> Path | None:
+    """The nearest folder at or above `start` (default: the working folder) holding a project marker."""
+    folder = (start or Path.cwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        if (candidate / MARKER).is_file() or _pyproject_table(candidate / "pyproject.toml") is not None:
+            return candidate
+    return None
+
+
+def where(explicit: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> LakeLocation:
+    """The data folder by the rule above; `explicit` (a caller's `data_dir=`) wins over all of it."""
+    if explicit is not None:
+        if not isinstance(explicit, str | os.PathLike) or not str(explicit).strip():
+            raise ConfigurationError(f"data_dir: {explicit!r} is not a folder path; give a str or Path")
+        return LakeLocation(Path(explicit).expanduser().absolute(), "given by the caller")
+    variables = env if env is not None else os.environ
+    chosen = variables.get(ENV_DATA_DIR, "").strip()
+    if chosen:
+        return LakeLocation(Path(chosen).expanduser().absolute(), f"from {ENV_DATA_DIR}")
+    root = project_root()
+    if root is not None:
+        relative, source = _marker_setting(root)
+        return LakeLocation((root / relative).absolute(), f"from the project marker {source}")
+    from platformdirs import user_data_path
+
+    return LakeLocation(
+        user_data_path("commerce-reports", appauthor=False),
+        f"the user data folder: no {ENV_DATA_DIR} and no {MARKER} above {Path.cwd()}",
+    )
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Path:
+    """The data folder (see `where`)."""
+    return where(explicit, env).path
+
+
+def _marker_setting(root: Path) -> tuple[Path, Path]:
+    marker = root / MARKER
+    if marker.is_file():
+        table = _read_toml(marker)
+    else:
+        marker = root / "pyproject.toml"
+        table = _pyproject_table(marker) or {}
+    value = table.get("data_dir", "data")
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(f'{marker}: data_dir must be a folder path, e.g. data_dir = "data"')
+    return Path(value).expanduser(), marker
+
+
+def _pyproject_table(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    tool = _read_toml(path).get("tool")
+    table = tool.get(_PYPROJECT_TABLE) if isinstance(tool, dict) else None
+    return table if isinstance(table, dict) else None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigurationError(f"{path}: not readable TOML ({error})") from None

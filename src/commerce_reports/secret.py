@@ -1,0 +1,109 @@
+"""Secret handling in one place: the `Secret` wrapper, redaction of text, and safe body excerpts.
+
+Redaction masks *values*, never words: every key the process has seen (each `Secret` registers
+itself), plus tokens in the shapes keys travel in (`Authorization: secret <key>`, `x-api-key: <key>`,
+`key=`/`token=` query values). The toolkit's own hints ("the site's secret key") stay readable.
+
+This module is the bottom of the house: it imports nothing of the toolkit at load time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["MASK", "Secret", "excerpt", "known_secrets", "redact", "register_secret", "scrub"]
+
+MASK = "***"
+_MIN_SECRET = 4  # shorter values would mask ordinary text
+_BODY_EXCERPT_CHARS = 300
+_secrets: set[str] = set()
+
+# A token as keys look: long, no spaces, letters and digits (an English word has no digits).
+_KEYISH = r"(?=[A-Za-z0-9._~+/=-]*\d)(?=[A-Za-z0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]{12,}"
+_KEY_SHAPES = re.compile(
+    r"(?i)(?:(?P<header>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:secret|bearer)\s+|\bx-api-key[\"']?\s*[:=]\s*[\"']?)"
+    r"(?P<any>[^\s\"',;]+)"
+    r"|(?P<lead>\bsecret\s+|\bbearer\s+|[?&](?:key|api_key|apikey|token|secret)=)"
+    rf"(?P<token>{_KEYISH}))"
+)
+
+
+def register_secret(secret: str) -> None:
+    """Remember a secret value so that `redact` masks it wherever it might surface."""
+    if isinstance(secret, str) and len(secret) >= _MIN_SECRET:
+        _secrets.add(secret)
+
+
+def known_secrets() -> frozenset[str]:
+    """Every secret registered so far (so exports and stored files can prove they hold none)."""
+    return frozenset(_secrets)
+
+
+def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
+    """`text` with every known secret value, and every key-shaped token after a key's label, masked."""
+    for secret in sorted({*_secrets, *(s for s in extra_secrets if s)}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return _KEY_SHAPES.sub(lambda m: (m.group("header") or m.group("lead")) + MASK, text)
+
+
+def scrub(value: Any) -> Any:
+    """A JSON-like value with every known secret removed from its strings (keys and values)."""
+    if isinstance(value, str):
+        return redact(value) if _secrets or _KEY_SHAPES.search(value) else value
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value
+
+
+def excerpt(body: bytes | str, content_type: str = "") -> str:
+    """A short, single-line, secret-free rendering of a response body (JSON, HTML or text)."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    if is_html(text, content_type):
+        title = re.search(r"(?is)<title>(.*?)</title>", text)
+        text = re.sub(r"(?s)<(script|style).*?</\1>", " ", text)
+        text = re.sub(r"<[^>]+>", " ", text)
+        if title:
+            text = f"{title.group(1).strip()}: {text}"
+        text = "HTML page: " + text
+    text = " ".join(text.split())
+    if len(text) > _BODY_EXCERPT_CHARS:
+        text = text[:_BODY_EXCERPT_CHARS] + "…"
+    return redact(text)
+
+
+def is_html(body: bytes | str, content_type: str = "") -> bool:
+    """True when a body is an HTML page (by its content type or its first characters)."""
+    head = body[:64] if isinstance(body, str) else body[:64].decode("utf-8", "replace")
+    return "html" in content_type.lower() or head.lstrip().lower().startswith(("<!doctype", "<html"))
+
+
+class Secret:
+    """A secret value whose repr and str never show it; `.reveal()` is the only way out."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        if not isinstance(value, str) or not value.strip():
+            from .errors import ConfigurationError  # errors sits above this module: import on failure only
+
+            raise ConfigurationError("a key must be a non-empty string (check the variable that holds it)")
+        self._value = value.strip()
+        register_secret(self._value)
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"Secret('{MASK}')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
