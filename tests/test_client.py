@@ -212,10 +212,12 @@ def test_429_honours_retry_after_and_defers_the_lane(clock: FakeClock, tmp_path:
 
 
 def test_429_without_header_reads_the_wait_from_the_message() -> None:
-    from commerce_reports.client import _retry_after
+    from commerce_reports.http import retry_after
 
     response = httpx.Response(429, json={"message": "Rate limit exceeded, retry in 12 seconds"})
-    assert _retry_after(response, response.content) == 12.0
+    assert retry_after(response.headers, response.content) == 12.0
+    dated = httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})
+    assert retry_after(dated, b"", now=1445412480.0 - 30) == 30.0
     error = RateLimitedError(429, "rate limit exceeded", retry_after=12.0)
     assert error.retriable and error.retry_after == 12.0
 
@@ -242,7 +244,7 @@ def test_backoff_grows_exponentially_and_is_capped() -> None:
     policy = RetryPolicy(max_attempts=10, base_delay=1, max_delay=30, jitter=lambda: 1.0)
     assert [policy.delay(n) for n in range(1, 7)] == [1, 2, 4, 8, 16, 30]
     low = RetryPolicy(base_delay=4, jitter=lambda: 0.0)
-    assert low.delay(1) == 2.0 and low.delay(1, retry_after=9) == 9
+    assert low.delay(1) == 2.0 and low.delay(1, asked=9) == 9
 
 
 def test_the_secret_stays_out_of_repr_logs_and_errors(

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from commerce_reports.client import ReportsClient, RetryPolicy
-from commerce_reports.errors import AuthenticationError, ServerError
+from commerce_reports.errors import AuthenticationError, ConfigurationError, ServerError
 from commerce_reports.pace import spacing
 from commerce_reports.sandbox import FAST_PACE, SandboxConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox
@@ -137,14 +137,13 @@ def test_errors_that_persist_end_in_a_server_error_after_the_bound(
     assert len(running.sandbox.request_log) == 4
 
 
-def test_the_sandbox_pace_is_honoured_and_followed(clock: FakeClock, tmp_path: Path) -> None:
+def test_the_sandbox_pace_is_honoured_by_the_client_given_it(clock: FakeClock, tmp_path: Path) -> None:
     with run_sandbox(config(pace=FAST_PACE), monotonic=clock.time) as running:
-        with ReportsClient(KEY, running.base_url, clock=clock, pace_dir=tmp_path) as client:
-            assert client.pace["networks"] == 60  # the documented default until the sandbox says
-            client.networks(date(2026, 3, 1), date(2026, 3, 2))
+        with ReportsClient(KEY, running.base_url, clock=clock, pace_dir=tmp_path, pace=FAST_PACE) as client:
             assert client.pace["networks"] == FAST_PACE
+            client.networks(date(2026, 3, 1), date(2026, 3, 2))
             client.networks(date(2026, 3, 2), date(2026, 3, 3))
-    assert max(clock.sleeps) == pytest.approx(spacing(FAST_PACE), abs=1e-5)  # not the 60 s it began with
+    assert max(clock.sleeps) == pytest.approx(spacing(FAST_PACE), abs=1e-5)
     assert all(r.status == 200 for r in running.sandbox.request_log)
 
 
@@ -154,7 +153,7 @@ def test_a_429_from_the_sandbox_is_waited_out(clock: FakeClock, tmp_path: Path) 
         # Two clients on one key whose own pace is off: the second is refused, then waits Retry-After.
         with (
             client_for(running, clock, tmp_path / "a") as first,
-            client_for(running, clock, tmp_path / "b", follow_sandbox_pace=False) as second,
+            client_for(running, clock, tmp_path / "b") as second,
         ):
             first.networks(date(2026, 3, 1), date(2026, 3, 2))
 
@@ -169,8 +168,12 @@ def test_a_429_from_the_sandbox_is_waited_out(clock: FakeClock, tmp_path: Path) 
     assert ticks[0] >= 60
 
 
-def test_no_key_configured_runs_against_the_embedded_sandbox() -> None:
-    with ReportsClient() as client:
+def test_no_key_configured_the_entry_point_runs_against_the_embedded_sandbox() -> None:
+    import commerce_reports as cr
+
+    with pytest.raises(ConfigurationError, match=r"commerce_reports\.open_client\(\)"):
+        ReportsClient()  # the class itself never starts a server
+    with cr.open_client() as client:
         assert client.base_url.startswith("http://127.0.0.1:")
         table = client.networks(date.today() - timedelta(days=3), date.today())
     assert table.num_rows > 0

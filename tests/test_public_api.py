@@ -19,6 +19,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "load_merchandise",
             "load_networks",
             "load_transactions",
+            "open_client",
             "plan_sync",
             "status",
             "sync",

@@ -10,8 +10,11 @@ from commerce_reports.errors import ConfigurationError
 from commerce_reports.sites import configured_sites, select_sites
 
 
-def test_nothing_configured_means_the_sandbox_sites() -> None:
-    sites = configured_sites()
+def test_nothing_configured_means_no_sites_and_the_entry_points_use_the_sandbox() -> None:
+    assert configured_sites() == {}
+    from commerce_reports.embedded import available_sites
+
+    sites = available_sites()
     assert sorted(sites) == ["alpha", "beta"]
     assert all(p.sandbox and p.base_url.startswith("http://127.0.0.1:") for p in sites.values())
 

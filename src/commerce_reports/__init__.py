@@ -1,26 +1,37 @@
 """commerce-reports: affiliate commerce reports, local, current, correct and fast to look at.
 
-import commerce_reports as cr
-cr.sync()                                   # the lake up to date (sandbox when no key is set)
-con = cr.connect()                          # DuckDB with the views
-con.sql("SELECT * FROM network_performance").pl()
+    import commerce_reports as cr
+    cr.sync()                                   # the lake up to date (sandbox when no key is set)
+    con = cr.connect()                          # DuckDB with the views
+    con.sql("SELECT * FROM network_performance").pl()
+
+Names load on first use (PEP 562), so `import commerce_reports` costs almost nothing: polars,
+DuckDB and the HTTP stack are imported by the function that needs them.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
 
-from .api import (
-    SyncOptions,
-    invalidate,
-    load_merchandise,
-    load_networks,
-    load_transactions,
-    plan_sync,
-    status,
-    sync,
-)
-from .client import ReportsClient, RetryPolicy
-from .db import connect, write_catalog
-from .params import DeviceType, Filters, PartnerProduct, ProgramType
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .api import (
+        SyncOptions,
+        invalidate,
+        load_merchandise,
+        load_networks,
+        load_transactions,
+        open_client,
+        plan_sync,
+        status,
+        sync,
+    )
+    from .client import ReportsClient
+    from .db import connect, write_catalog
+    from .http import RetryPolicy
+    from .params import DeviceType, Filters, PartnerProduct, ProgramType
 
 __all__ = [
     "DeviceType",
@@ -36,8 +47,42 @@ __all__ = [
     "load_merchandise",
     "load_networks",
     "load_transactions",
+    "open_client",
     "plan_sync",
     "status",
     "sync",
     "write_catalog",
 ]
+
+_HOMES = {
+    "SyncOptions": "api",
+    "open_client": "api",
+    "invalidate": "api",
+    "load_merchandise": "api",
+    "load_networks": "api",
+    "load_transactions": "api",
+    "plan_sync": "api",
+    "status": "api",
+    "sync": "api",
+    "ReportsClient": "client",
+    "RetryPolicy": "http",
+    "connect": "db",
+    "write_catalog": "db",
+    "DeviceType": "params",
+    "Filters": "params",
+    "PartnerProduct": "params",
+    "ProgramType": "params",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

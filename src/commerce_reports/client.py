@@ -1,27 +1,28 @@
 """The reporting client: validate, authenticate, keep the pace, retry what is safe, type the answer.
 
-    with ReportsClient() as client:               # key and URL from the environment or .env
+    with ReportsClient(key, "https://api.example.com") as client:
         day = client.transactions(update_date=date(2026, 11, 20))
         nets = client.networks(date(2026, 11, 1), date(2026, 12, 1), device_type="MBL")
 
-Every method returns one typed Arrow table (`polars.from_arrow(table)` for a DataFrame). With no
-secret key configured the client talks to the embedded sandbox (see `commerce_reports.embedded`).
+Every method returns one typed Arrow table (`polars.from_arrow(table)` for a DataFrame). The client
+talks to whatever it is given; choosing the built-in sandbox when no key is set is the entry
+points' decision (`commerce_reports.open_client()`, the CLI), not this class's.
 """
 
 from __future__ import annotations
 
 import logging
-import random
-import re
 from collections.abc import Callable, Mapping
-from datetime import date
+from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pyarrow as pa
 
-from . import __version__
-from .config import ENDPOINTS, Settings, parse_pace
+from ._version import __version__
+from .config import ENDPOINTS, Dialect, Limits, Settings, check_base_url, check_dialect, parse_pace
+from .dialect import wire_params
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -33,18 +34,19 @@ from .errors import (
     ServerError,
     ServiceError,
     StatusError,
-    TransportError,
 )
+from .http import Answer, KeyAuth, RetryPolicy, Session, retry_after
 from .pace import Clock, Pacer, SystemClock
 from .params import Filters, check_window, transaction_params
 from .parse import parse_aggregate, parse_transactions
 from .secret import Secret
 
-__all__ = ["ReportsClient", "RetryPolicy"]
+__all__ = ["ReportsClient", "RetryPolicy", "normalise_base_url"]
 
 log = logging.getLogger(__name__)
 
 _PATHS = {name: f"/v1/reports/{name}" for name in ENDPOINTS}
+_LONG_WAIT = 5.0  # seconds: a wait longer than this gets a log line
 _MEANINGS = {
     400: "bad request",
     401: "authorization missing or invalid",
@@ -53,56 +55,23 @@ _MEANINGS = {
     429: "rate limit exceeded",
 }
 _HINTS = {
-    401: "Check COMMERCE_REPORTS_SECRET_KEY (the site's secret key, sent as 'secret <key>')",
+    401: "Check COMMERCE_REPORTS_SECRET_KEY: the site's key, sent in the Authorization header",
     403: "This key may not read this report",
 }
 
 
-class RetryPolicy:
-    """Bounded exponential backoff with jitter for what is safe to retry (GETs are idempotent)."""
-
-    def __init__(
-        self,
-        max_attempts: int = 5,
-        base_delay: float = 2.0,
-        max_delay: float = 120.0,
-        jitter: Callable[[], float] = random.random,
-    ) -> None:
-        if max_attempts < 1:
-            raise ConfigurationError(f"max_attempts must be at least 1, got {max_attempts}")
-        if base_delay < 0 or max_delay < 0:
-            raise ConfigurationError("retry delays must be >= 0 seconds")
-        self.max_attempts = max_attempts
-        self.base_delay = base_delay
-        self.max_delay = max_delay
-        self.jitter = jitter
-
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Seconds to wait after failed attempt number `attempt` (1-based)."""
-        backoff = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
-        wait = backoff * (0.5 + 0.5 * self.jitter())  # "equal jitter": never less than half
-        return max(wait, retry_after or 0.0)
-
-
-class _SecretAuth(httpx.Auth):
-    """Adds `Authorization: secret <key>` per request, so the key lives in no client header dict."""
-
-    def __init__(self, key: Secret) -> None:
-        self._key = key
-
-    def auth_flow(self, request: httpx.Request):  # type: ignore[no-untyped-def]
-        request.headers["Authorization"] = f"secret {self._key.reveal()}"
-        yield request
-
-    def __repr__(self) -> str:
-        return "_SecretAuth(***)"
+def normalise_base_url(url: str) -> str:
+    """The service's address without a trailing slash or `/v1` (the paths carry the version)."""
+    text = check_base_url(url)
+    return text[: -len("/v1")] if text.endswith("/v1") else text
 
 
 class ReportsClient:
-    """Synchronous client for the three reporting endpoints.
+    """Synchronous client for the three reporting endpoints of one site (one key).
 
     `pace` is seconds between requests per endpoint (a number, a mapping, or the
     `transactions=60,networks=10` form); it defaults to COMMERCE_REPORTS_PACE, else 60 s.
+    `dialect` names the wire (`contract` or `published`); the Python side keeps one vocabulary.
     `clock` and `pace_dir` are injectable so tests never sleep and processes can share a pace.
     """
 
@@ -111,50 +80,47 @@ class ReportsClient:
         secret_key: str | Secret | None = None,
         base_url: str | None = None,
         *,
+        dialect: Dialect | None = None,
         pace: float | str | Mapping[str, float] | None = None,
         timeout: float = 60.0,
         retry: RetryPolicy | None = None,
+        limits: Limits | None = None,
         clock: Clock | None = None,
-        pace_dir: Any = None,
+        pace_dir: Path | None = None,
         transport: httpx.BaseTransport | None = None,
         settings: Settings | None = None,
-        follow_sandbox_pace: bool = True,
     ) -> None:
         settings = settings or Settings.from_env()
         key = secret_key if secret_key is not None else settings.secret_key
         url = base_url or settings.base_url
         if key is None:
-            if url:
-                raise ConfigurationError(
-                    f"a base URL is set ({url}) but no secret key: set COMMERCE_REPORTS_SECRET_KEY "
-                    "(or unset COMMERCE_REPORTS_BASE_URL to use the sandbox)"
-                )
-            from .embedded import embedded_sandbox  # no key anywhere: run against the sandbox
-
-            running = embedded_sandbox()
-            key, url = running.sandbox.config.sites[0].secret_key, running.base_url
+            raise ConfigurationError(
+                "no secret key: set COMMERCE_REPORTS_SECRET_KEY and COMMERCE_REPORTS_BASE_URL, or call "
+                "commerce_reports.open_client(), which uses the built-in sandbox when no key is set"
+            )
         if not url:
             raise ConfigurationError(
                 "a secret key is set but no base URL: set COMMERCE_REPORTS_BASE_URL to the service's "
                 "address, e.g. https://api.example.com"
             )
         self._key = key if isinstance(key, Secret) else Secret(key)
-        self.base_url = url.rstrip("/")
-        self.retry = retry or RetryPolicy()
+        self.base_url = normalise_base_url(url)
+        self.dialect: Dialect = check_dialect(dialect, "dialect") if dialect is not None else settings.dialect
+        self.limits = limits or settings.limits
+        self.retry = retry or RetryPolicy(max_wait=self.limits.max_retry_wait)
         self.clock: Clock = clock or SystemClock()
-        # An explicit pace wins; the configured default follows a sandbox on loopback.
-        self._follow_sandbox_pace = follow_sandbox_pace and pace is None and _is_loopback(self.base_url)
         self._pacer = Pacer(
             parse_pace(pace) if pace is not None else dict(settings.pace),
             f"{self.base_url}|{self._key.reveal()}",
             state_dir=pace_dir,
             clock=self.clock,
         )
-        self._http = httpx.Client(
-            base_url=self.base_url,
-            auth=_SecretAuth(self._key),
-            headers={"Accept-Encoding": "gzip", "User-Agent": f"commerce-reports/{__version__}"},
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+        self._session = Session(
+            self.base_url,
+            auth=KeyAuth("Authorization", self._key, scheme="secret"),
+            limits=self.limits,
+            timeout=timeout,
+            headers={"User-Agent": f"commerce-reports/{__version__}"},
             transport=transport,
         )
 
@@ -164,7 +130,10 @@ class ReportsClient:
         return dict(self._pacer.intervals)
 
     def __repr__(self) -> str:
-        return f"ReportsClient(base_url={self.base_url!r}, secret_key=***, pace={self.pace!r})"
+        return (
+            f"ReportsClient(base_url={self.base_url!r}, secret_key=***, dialect={self.dialect!r}, "
+            f"pace={self.pace!r})"
+        )
 
     def __enter__(self) -> ReportsClient:
         return self
@@ -173,7 +142,7 @@ class ReportsClient:
         self.close()
 
     def close(self) -> None:
-        self._http.close()
+        self._session.close()
 
     # ------------------------------------------------------------------ public methods
 
@@ -199,24 +168,29 @@ class ReportsClient:
         return self._fetch("transactions", params, _require_body(parse_transactions))
 
     def networks(
-        self,
-        start: date | str,
-        end: date | str,
-        filters: Filters | None = None,
-        **filter_kwargs: Any,
+        self, start: date | str, end: date | str, filters: Filters | None = None, **filter_kwargs: Any
     ) -> pa.Table:
         """Per-network revenue, clicks, sales, actions, EPC for clicks in [start, end) (<= 31 days)."""
         return self._aggregate("networks", start, end, filters, filter_kwargs)
 
     def merchandise(
-        self,
-        start: date | str,
-        end: date | str,
-        filters: Filters | None = None,
-        **filter_kwargs: Any,
+        self, start: date | str, end: date | str, filters: Filters | None = None, **filter_kwargs: Any
     ) -> pa.Table:
         """Per-product revenue, sales, actions for clicks in [start, end) (<= 31 days)."""
         return self._aggregate("merchandise", start, end, filters, filter_kwargs)
+
+    def check_service(self, day: date | None = None) -> int:
+        """One cheap request that proves the base URL answers as the reporting API; its status.
+
+        A transactions request for one day answers 200, 400 or 401 there; a 404 or an HTML page
+        means the URL points elsewhere, which is a ConfigurationError naming it.
+        """
+        params = {"updateDate": (day or date.today() - timedelta(days=1)).isoformat()}
+        self._pacer.acquire("transactions")
+        answer = self._session.send("GET", _PATHS["transactions"], params=params, where="transactions")
+        if answer.status == 404 or answer.is_html:
+            raise self._not_the_api(answer)
+        return answer.status
 
     # ------------------------------------------------------------------ machinery
 
@@ -230,92 +204,95 @@ class ReportsClient:
     ) -> pa.Table:
         first, stop = check_window(start, end)
         chosen = Filters.of(filters, **filter_kwargs)
-        params = {
-            "clickDateStart": first.isoformat(),
-            "clickDateEnd": stop.isoformat(),
-            **chosen.to_params(),
-        }
+        params = {"clickDateStart": first.isoformat(), "clickDateEnd": stop.isoformat(), **chosen.to_params()}
 
         def parse(body: bytes | None) -> pa.Table:
-            return parse_aggregate(endpoint, body, first, stop, chosen)
+            table = parse_aggregate(endpoint, body, first, stop, chosen)
+            if body is None:  # a 404: no rows, said in the metadata so a sync can judge it
+                table = table.replace_schema_metadata({**(table.schema.metadata or {}), b"not_found": b"1"})
+            return table
 
         return self._fetch(endpoint, params, parse)
 
     def _fetch(
-        self,
-        endpoint: str,
-        params: dict[str, str],
-        parse: Callable[[bytes | None], pa.Table],
+        self, endpoint: str, params: dict[str, str], parse: Callable[[bytes | None], pa.Table]
     ) -> pa.Table:
-        """GET with pace and retries; hand the body (None for an empty 404) to `parse`."""
+        """GET with pace and retries; hand the body (None for an aggregate's 404) to `parse`."""
         attempt = 0
         while True:
             attempt += 1
-            asked = self.clock.time()
-            if (waited := self._pacer.acquire(endpoint) - asked) > 0:
-                log.debug("paced %s: waited %.1f s", endpoint, waited)
+            self._wait_for_slot(endpoint)
             try:
                 return parse(self._get(endpoint, params, attempt))
             except ServiceError as error:
                 if not error.retriable or attempt >= self.retry.max_attempts:
                     raise _with_attempts(error, attempt) from None
-                retry_after = getattr(error, "retry_after", None)
-                if retry_after:
-                    self._pacer.defer(endpoint, retry_after)
-                delay = self.retry.delay(attempt, retry_after)
-                log.warning(
-                    "%s %s failed (attempt %d of %d): %s; retrying in %.1f s",
+                asked = getattr(error, "retry_after", None)
+                if self.retry.too_long(asked):
+                    raise RateLimitedError(
+                        429,
+                        "rate limit exceeded",
+                        endpoint=endpoint,
+                        params=params,
+                        attempts=attempt,
+                        retry_after=asked,
+                        hint=f"the service asked to wait {asked:g} s, more than the "
+                        f"{self.retry.max_wait:g} s allowed (COMMERCE_REPORTS_MAX_RETRY_WAIT); "
+                        "nothing more was sent: try again later",
+                    ) from None
+                if asked:
+                    self._pacer.defer(endpoint, asked)
+                delay = self.retry.delay(attempt, asked)
+                level = logging.WARNING if asked and asked > _LONG_WAIT else logging.INFO
+                log.log(
+                    level,
+                    "%s %s failed (attempt %d of %d): %s; waiting %.0f s%s",
                     endpoint,
                     _describe(params),
                     attempt,
                     self.retry.max_attempts,
                     error,
                     delay,
+                    ": the service asked to slow down" if asked else "",
                 )
                 self.clock.sleep(delay)
 
-    def _get(self, endpoint: str, params: dict[str, str], attempt: int) -> bytes | None:
-        log.info(
-            "GET %s %s%s",
-            endpoint,
-            _describe(params),
-            f" (attempt {attempt})" if attempt > 1 else "",
-        )
-        try:
-            response = self._http.get(_PATHS[endpoint], params=params)
-            body = response.content  # decompressed; a cut-short gzip stream raises here
-        except httpx.TimeoutException as error:
-            raise TransportError(
-                f"timed out ({type(error).__name__})", endpoint=endpoint, params=params
-            ) from None
-        except httpx.DecodingError as error:
-            raise MalformedResponseError(
-                f"could not decode the body ({error})", endpoint=endpoint, params=params
-            ) from None
-        except (httpx.TransportError, httpx.StreamError) as error:
-            raise TransportError(
-                f"connection failed ({type(error).__name__}: {error})",
-                endpoint=endpoint,
-                params=params,
-            ) from None
-        self._follow_pace(endpoint, response)
-        if response.is_success:
-            return body
-        if response.status_code == 404 and endpoint != "transactions":
-            return None
-        raise _status_error(response, body, endpoint, params)
+    def _wait_for_slot(self, endpoint: str) -> None:
+        asked = self.clock.time()
+        waited = self._pacer.acquire(endpoint) - asked
+        if waited > _LONG_WAIT:
+            log.info("waited %.0f s for %s: the pace is %g s", waited, endpoint, self.pace[endpoint])
 
-    def _follow_pace(self, endpoint: str, response: httpx.Response) -> None:
-        """A sandbox on loopback announces its pace; a faster one lets the demo run quickly."""
-        if not self._follow_sandbox_pace:
-            return
-        announced = response.headers.get("X-Sandbox-Pace")
+    def _get(self, endpoint: str, params: dict[str, str], attempt: int) -> bytes | None:
+        sent = wire_params(self.dialect, params)
+        log.info("GET %s %s%s", endpoint, _describe(sent), f" (attempt {attempt})" if attempt > 1 else "")
         try:
-            seconds = float(announced) if announced is not None else None
-        except ValueError:
-            seconds = None
-        if seconds is not None and 0 <= seconds != self.pace[endpoint]:
-            self._pacer.set_interval(endpoint, seconds)
+            answer = self._session.send("GET", _PATHS[endpoint], params=sent, where=endpoint)
+        except ServiceError as error:
+            error.params = dict(params)
+            raise
+        if answer.is_success:
+            if answer.is_html:
+                raise MalformedResponseError(
+                    f"the service answered {answer.status} with an HTML page, not JSON; check "
+                    f"COMMERCE_REPORTS_BASE_URL ({self.base_url})",
+                    endpoint=endpoint,
+                    params=params,
+                )
+            return answer.body
+        if answer.status == 404 and endpoint != "transactions":
+            if answer.is_html:
+                raise self._not_the_api(answer)
+            return None
+        raise _status_error(answer, endpoint, params)
+
+    def _not_the_api(self, answer: Answer) -> ConfigurationError:
+        kind = "an HTML page" if answer.is_html else f"HTTP {answer.status}"
+        return ConfigurationError(
+            f"{answer.url} answered {kind}: COMMERCE_REPORTS_BASE_URL ({self.base_url}) does not point at "
+            "the reporting API; give the address whose /v1/reports/... paths answer "
+            "(e.g. https://api.example.com or https://api.example.com/v1)"
+        )
 
 
 def _require_body(parse: Callable[[bytes], pa.Table]) -> Callable[[bytes | None], pa.Table]:
@@ -327,13 +304,11 @@ def _require_body(parse: Callable[[bytes], pa.Table]) -> Callable[[bytes | None]
     return parse_body
 
 
-def _status_error(
-    response: httpx.Response, body: bytes, endpoint: str, params: Mapping[str, str]
-) -> StatusError:
-    status = response.status_code
+def _status_error(answer: Answer, endpoint: str, params: Mapping[str, str]) -> StatusError:
+    status = answer.status
     kwargs: dict[str, Any] = {
-        "body": body,
-        "content_type": response.headers.get("content-type", ""),
+        "body": answer.body,
+        "content_type": answer.content_type,
         "endpoint": endpoint,
         "params": params,
         "hint": _HINTS.get(status, ""),
@@ -348,32 +323,20 @@ def _status_error(
     if status == 404:
         return NotFoundError(status, meaning, **kwargs)
     if status == 429:
-        return RateLimitedError(status, meaning, retry_after=_retry_after(response, body), **kwargs)
+        asked = retry_after(answer.headers, answer.body)
+        return RateLimitedError(status, meaning, retry_after=asked, **kwargs)
     if status >= 500:
         return ServerError(status, meaning, **kwargs)
     return BadRequestError(status, meaning, **kwargs)  # any other 4xx: the request must change
 
 
-def _retry_after(response: httpx.Response, body: bytes) -> float | None:
-    header = response.headers.get("Retry-After", "").strip()
-    if re.fullmatch(r"\d+(\.\d+)?", header):
-        return float(header)
-    match = re.search(rb"retry in (\d+(?:\.\d+)?) seconds?", body[:500], re.IGNORECASE)
-    return float(match.group(1)) if match else None
-
-
 def _with_attempts(error: ServiceError, attempts: int) -> ServiceError:
     """The same error, its message saying how many attempts were made."""
     error.attempts = attempts
-    if attempts > 1:
+    if attempts > 1 and "attempts" not in error.args[0]:
         error.args = (f"{error.args[0]} after {attempts} attempts",)
     return error
 
 
 def _describe(params: Mapping[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
-
-
-def _is_loopback(url: str) -> bool:
-    host = httpx.URL(url).host
-    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")

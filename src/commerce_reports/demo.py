@@ -12,9 +12,9 @@ from typing import Any
 
 from .api import SyncOptions, status, sync
 from .db import CATALOG_FILE, connect
+from .embedded import sandbox_sites
 from .export import export_notebook
 from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
-from .sites import sandbox_sites
 
 __all__ = ["run_demo"]
 

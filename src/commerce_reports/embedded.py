@@ -1,7 +1,9 @@
-"""The embedded default: with no secret key configured, the toolkit runs against a sandbox.
+"""The embedded default: with no secret key configured, the entry points run against a sandbox.
 
 One sandbox per process, started on first use on a free loopback port in a background thread,
-at the demo-friendly pace, so a new user sees everything work without any set-up.
+at the demo-friendly pace, so a new user sees everything work without any set-up. Only entry
+points (the package's flat functions, the CLI) call `available_sites`; nothing below them starts
+a server.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ import threading
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
+from .config import Settings, check_dialect
+from .secret import Secret
+from .sites import SiteProfile, configured_sites
+
 if TYPE_CHECKING:
     from .sandbox import RunningSandbox
 
-__all__ = ["embedded_sandbox"]
+__all__ = ["available_sites", "embedded_sandbox", "sandbox_sites"]
 
 _lock = threading.Lock()
 _running: RunningSandbox | None = None
@@ -33,3 +39,23 @@ def embedded_sandbox() -> RunningSandbox:
         if _running is None:
             _running = _stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE)))
         return _running
+
+
+def sandbox_sites(running: RunningSandbox) -> list[SiteProfile]:
+    """Profiles of a running sandbox's sites, at the sandbox's own pace and in its dialect."""
+    config = running.sandbox.config
+    dialect = check_dialect(getattr(config, "dialect", "contract"), "sandbox dialect")
+    return [
+        SiteProfile(
+            site.name, Secret(site.secret_key), running.base_url, dialect, sandbox=True, pace=config.pace
+        )
+        for site in config.sites
+    ]
+
+
+def available_sites(settings: Settings | None = None) -> dict[str, SiteProfile]:
+    """The configured sites, or the embedded sandbox's when no key is configured at all."""
+    configured = configured_sites(settings)
+    if configured:
+        return configured
+    return {p.name: p for p in sandbox_sites(embedded_sandbox())}

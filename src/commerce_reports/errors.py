@@ -6,6 +6,7 @@
     ├── ServiceError                          the service failed or refused a request
     │   ├── TransportError        [retriable] timeout, refused or dropped connection
     │   ├── MalformedResponseError[retriable] truncated or unparseable body on a 2xx
+    │   ├── ResponseTooLargeError [fatal]     a body over the size ceiling (COMMERCE_REPORTS_MAX_BODY_MB)
     │   └── StatusError                       a non-2xx answer (status, endpoint, params, body excerpt)
     │       ├── BadRequestError       [fatal]     400
     │       ├── AuthenticationError   [fatal]     401
@@ -40,6 +41,7 @@ __all__ = [
     "MalformedResponseError",
     "NotFoundError",
     "RateLimitedError",
+    "ResponseTooLargeError",
     "Retriable",
     "ServerError",
     "ServiceError",
@@ -124,6 +126,10 @@ class TransportError(Retriable, ServiceError):
 
 class MalformedResponseError(Retriable, ServiceError):
     """A 2xx answer whose body is truncated or is not the JSON the contract describes."""
+
+
+class ResponseTooLargeError(Fatal, ServiceError):
+    """The answer is larger than the configured ceiling once inflated; nothing of it was kept."""
 
 
 class StatusError(ServiceError):

@@ -2,89 +2,96 @@
 
 Where sites come from, first match wins:
 1. `<data_dir>/sites.toml`: `[sites.<name>]` tables with `secret_key_env = "ENV_VAR_NAME"` (the key
-   itself stays in the environment or `.env`, never in the data folder) and an optional `base_url`.
+   itself stays in the environment or `.env`, never in the data folder), and optionally `base_url`,
+   `dialect`, `max_body_mb`, `request_deadline`, `max_retry_wait`.
 2. Environment variables `COMMERCE_REPORTS_SECRET_KEY_<NAME>`: one site per variable.
 3. `COMMERCE_REPORTS_SECRET_KEY`: one site, named by `COMMERCE_REPORTS_SITE` (default `default`).
-4. Nothing configured: the embedded sandbox's demo sites (alpha, beta).
+Nothing configured: no sites. Reading the configuration never starts anything; the entry points
+decide to use the built-in sandbox then.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .config import ENV_SECRET_KEY, Settings, environment
+from .config import ENV_SECRET_KEY, Dialect, Limits, Settings, check_base_url, check_dialect
 from .contract import check_site_name
-from .errors import ConfigurationError
+from .errors import CommerceReportsError, ConfigurationError
 from .secret import Secret
 
-if TYPE_CHECKING:
-    from .sandbox import RunningSandbox
-
-__all__ = ["SiteProfile", "SiteSelection", "configured_sites", "sandbox_sites", "select_sites"]
+__all__ = ["SITES_FILE", "SiteProfile", "SiteSelection", "configured_sites", "select_sites"]
 
 SITES_FILE = "sites.toml"
+_TABLE_KEYS = {"secret_key_env", "base_url", "dialect", "max_body_mb", "request_deadline", "max_retry_wait"}
 
 
 @dataclass(frozen=True)
 class SiteProfile:
+    """One site: its key, the service's address, the wire dialect, and its request limits."""
+
     name: str
     secret_key: Secret
     base_url: str
-    sandbox: bool = False
+    dialect: Dialect = "contract"
+    limits: Limits = field(default_factory=Limits)
+    sandbox: bool = False  # a built-in sandbox: its address needs no check before the first sync
     pace: float | None = None  # a sandbox's own pace; None: the configured pace
 
     def __repr__(self) -> str:
-        return f"SiteProfile(name={self.name!r}, base_url={self.base_url!r}, sandbox={self.sandbox})"
+        return (
+            f"SiteProfile(name={self.name!r}, base_url={self.base_url!r}, dialect={self.dialect!r}, "
+            f"sandbox={self.sandbox})"
+        )
 
 
-def configured_sites(
-    settings: Settings | None = None, env_file: Path | None = None
-) -> dict[str, SiteProfile]:
-    """Every site the configuration names (see the module docstring for the order)."""
-    settings = settings or Settings.from_env(env_file)
-    env = environment(env_file)
-    from_file = _sites_file(settings.data_dir / SITES_FILE, env, settings.base_url)
+def configured_sites(settings: Settings | None = None) -> dict[str, SiteProfile]:
+    """Every site the configuration names (see the module docstring for the order); may be empty."""
+    settings = settings or Settings.from_env()
+    env = settings.env
+    from_file = _sites_file(settings.data_dir / SITES_FILE, settings)
     if from_file:
         return from_file
     prefix = f"{ENV_SECRET_KEY}_"
     named = {k[len(prefix) :].lower(): v for k, v in env.items() if k.startswith(prefix) and v.strip()}
+    dialect, limits = settings.dialect, settings.limits
     if named:
         base_url = _require_url(settings.base_url, "COMMERCE_REPORTS_SECRET_KEY_<NAME>")
         return {
-            check_site_name(name): SiteProfile(name, Secret(key), base_url)
+            _site_name(name, f"{prefix}{name.upper()}"): SiteProfile(
+                name, Secret(key), base_url, dialect, limits
+            )
             for name, key in sorted(named.items())
         }
     if settings.secret_key is not None:
-        name = check_site_name(env.get("COMMERCE_REPORTS_SITE", "").strip() or "default")
-        return {name: SiteProfile(name, settings.secret_key, _require_url(settings.base_url, ENV_SECRET_KEY))}
-    from .embedded import embedded_sandbox
-
-    return {p.name: p for p in sandbox_sites(embedded_sandbox())}
-
-
-def sandbox_sites(running: RunningSandbox) -> list[SiteProfile]:
-    """Profiles of a running sandbox's sites, at the sandbox's own pace."""
-    config = running.sandbox.config
-    return [
-        SiteProfile(site.name, Secret(site.secret_key), running.base_url, sandbox=True, pace=config.pace)
-        for site in config.sites
-    ]
+        name = _site_name(env.get("COMMERCE_REPORTS_SITE", "").strip() or "default", "COMMERCE_REPORTS_SITE")
+        url = _require_url(settings.base_url, ENV_SECRET_KEY)
+        return {name: SiteProfile(name, settings.secret_key, url, dialect, limits)}
+    return {}
 
 
 SiteSelection = str | Sequence[str] | Sequence[SiteProfile] | None
 
 
 def select_sites(
-    sites: SiteSelection, available: Callable[[], dict[str, SiteProfile]]
+    sites: SiteSelection, available: Callable[[], Mapping[str, SiteProfile]]
 ) -> dict[str, SiteProfile]:
-    """The profiles named by `sites` (None: all configured), or the profiles given themselves."""
-    if sites is not None and not isinstance(sites, str) and all(isinstance(s, SiteProfile) for s in sites):
-        return {s.name: s for s in sites if isinstance(s, SiteProfile)}
-    configured = available()
+    """The profiles named by `sites` (None: all available), or the profiles given themselves."""
+    if isinstance(sites, SiteProfile):
+        return {sites.name: sites}
+    if sites is not None and not isinstance(sites, str):
+        if not isinstance(sites, Sequence) or not sites:
+            raise ConfigurationError(
+                f"sites: {sites!r} is not a site selection; give a name, a list of names, or None for all"
+            )
+        if all(isinstance(s, SiteProfile) for s in sites):
+            return {s.name: s for s in sites if isinstance(s, SiteProfile)}
+        if not all(isinstance(s, str) for s in sites):
+            raise ConfigurationError(f"sites: {sites!r} mixes names with other things; give site names")
+    configured = dict(available())
     if sites is None:
         return configured
     names = [sites] if isinstance(sites, str) else [str(s) for s in sites]
@@ -96,6 +103,13 @@ def select_sites(
     return {n: configured[n] for n in names}
 
 
+def _site_name(name: str, where: str) -> str:
+    try:
+        return check_site_name(name)
+    except CommerceReportsError as error:
+        raise ConfigurationError(f"{where}: {error}") from None
+
+
 def _require_url(url: str | None, what: str) -> str:
     if not url:
         raise ConfigurationError(
@@ -104,30 +118,53 @@ def _require_url(url: str | None, what: str) -> str:
     return url
 
 
-def _sites_file(path: Path, env: dict[str, str], default_url: str | None) -> dict[str, SiteProfile]:
+def _sites_file(path: Path, settings: Settings) -> dict[str, SiteProfile]:
     if not path.is_file():
         return {}
     try:
         data: dict[str, Any] = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigurationError(f"{path}: not readable TOML ({error})") from None
-    profiles: dict[str, SiteProfile] = {}
-    for name, table in (data.get("sites") or {}).items():
-        check_site_name(name)
-        if not isinstance(table, dict) or "secret_key_env" not in table:
-            raise ConfigurationError(
-                f'{path}: [sites.{name}] needs secret_key_env = "ENV_VAR", the variable holding its key'
-            )
-        if "secret_key" in table:
-            raise ConfigurationError(
-                f"{path}: [sites.{name}] must not hold the key itself; use secret_key_env"
-            )
-        variable = str(table["secret_key_env"])
-        key = env.get(variable, "").strip()  # the environment over .env, as everywhere
-        if not key:
-            raise ConfigurationError(
-                f"{path}: site {name!r} reads its key from ${variable}, which is not set"
-            )
-        url = str(table.get("base_url") or default_url or "")
-        profiles[name] = SiteProfile(name, Secret(key), _require_url(url, f"site {name!r}"))
-    return profiles
+    tables = data.get("sites") or {}
+    if not isinstance(tables, dict):
+        raise ConfigurationError(f"{path}: `sites` must be tables, e.g. [sites.recipes]")
+    return {name: _profile(path, name, table, settings) for name, table in tables.items()}
+
+
+def _profile(path: Path, name: str, table: Any, settings: Settings) -> SiteProfile:
+    where = f"{path}: [sites.{name}]"
+    name = _site_name(name, f"{path}: [sites.{name}]")
+    if not isinstance(table, dict) or "secret_key_env" not in table:
+        raise ConfigurationError(f'{where} needs secret_key_env = "ENV_VAR", the variable holding its key')
+    if "secret_key" in table:
+        raise ConfigurationError(f"{where} must not hold the key itself; use secret_key_env")
+    unknown = sorted(set(table) - _TABLE_KEYS)
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: unknown setting {unknown[0]!r}; known: {', '.join(sorted(_TABLE_KEYS))}"
+        )
+    variable = str(table["secret_key_env"])
+    key = settings.env.get(variable, "").strip()  # the environment over .env, as everywhere
+    if not key:
+        raise ConfigurationError(f"{where} reads its key from ${variable}, which is not set")
+    url = table.get("base_url") or settings.base_url
+    dialect = check_dialect(table["dialect"], f"{where} dialect") if "dialect" in table else settings.dialect
+    limits = settings.limits
+    try:
+        if "max_body_mb" in table:
+            limits = replace(limits, max_body_bytes=int(float(table["max_body_mb"]) * 2**20))
+        if "request_deadline" in table:
+            limits = replace(limits, request_deadline=float(table["request_deadline"]))
+        if "max_retry_wait" in table:
+            limits = replace(limits, max_retry_wait=float(table["max_retry_wait"]))
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"{where}: limits must be numbers (MB or seconds)") from None
+    except ConfigurationError as error:
+        raise ConfigurationError(f"{where}: {error}") from None
+    return SiteProfile(
+        name,
+        Secret(key),
+        check_base_url(_require_url(url, f"site {name!r}"), f"{where} base_url"),
+        dialect,
+        limits,
+    )

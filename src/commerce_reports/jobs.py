@@ -1,0 +1,175 @@
+"""What a sync or a loader asks of the service: the partitions per site, planned under the sites'
+writer lock, fetched by one client per site, then the DuckDB side brought up to date.
+
+The package's flat functions (`api`, `loaders`) are thin shells over these.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from . import locate
+from .client import ReportsClient
+from .config import Settings, parse_pace
+from .contract import PartitionKey
+from .db import refresh_rollups, write_catalog
+from .embedded import available_sites
+from .errors import ValidationError
+from .lake.manifest import Manifest
+from .lake.plan import (
+    DEFAULT_MERCHANDISE_SLICES,
+    DEFAULT_NETWORK_SLICES,
+    SettlePolicy,
+    aggregate_keys,
+    plan_partitions,
+    transaction_keys,
+)
+from .lake.sync import StoppableClock, SyncResult, run_plan, writing_sites
+from .pace import Clock, SystemClock
+from .params import Filters, Grain, as_date
+from .sites import SiteProfile, SiteSelection, select_sites
+
+__all__ = ["SliceSpec", "SyncOptions", "after_sync", "fetch_keys", "ledger"]
+
+log = logging.getLogger(__name__)
+SliceSpec = Filters | Mapping[str, Any] | str
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """The knobs of a sync that tests and schedulers set; defaults suit people."""
+
+    policy: SettlePolicy = field(default_factory=SettlePolicy)
+    now: Callable[[], datetime] | None = None  # the lake's clock (tests tie it to a sandbox's)
+    clock: Clock | None = None  # the client's pace clock
+    pace: float | str | Mapping[str, float] | None = None
+    progress: bool | None = None  # None: bars in terminals and notebooks, log lines otherwise
+    say: Callable[[str], None] | None = None  # where the plan is printed (None: the log)
+
+
+def slices_of(specs: Iterable[SliceSpec] | None, default: Sequence[Filters]) -> list[Filters]:
+    if specs is None:
+        return list(default)
+    slices: list[Filters] = []
+    for spec in specs:
+        if isinstance(spec, Filters):
+            slices.append(spec)
+        elif isinstance(spec, str):
+            slices.append(Filters.from_canonical(spec))
+        elif isinstance(spec, Mapping):
+            slices.append(Filters.of(**spec))
+        else:
+            raise ValidationError(
+                "slices", f"{spec!r} is not a slice", "give Filters, a dict of filters or 'all'"
+            )
+    return list(dict.fromkeys(slices))
+
+
+def data_dir_of(data_dir: str | Path | None) -> Path:
+    """The caller's data folder, or the one the configuration names (see `commerce_reports.locate`)."""
+    return Settings.from_env().data_dir if data_dir is None else locate.data_dir(data_dir)
+
+
+def now_of(options: SyncOptions) -> datetime:
+    moment = options.now() if options.now else datetime.now(UTC)
+    if moment.tzinfo is None:
+        raise ValidationError("now", "must be timezone-aware", "return datetime.now(UTC) or similar")
+    return moment
+
+
+def day_span(start: Any, end: Any, today: date, default_days: int = 90) -> tuple[date, date]:
+    last = as_date(end, "end") if end is not None else today
+    first = as_date(start, "start") if start is not None else last - timedelta(days=default_days - 1)
+    if last > today:
+        raise ValidationError("end", f"{last} is after today ({today})", "reports exist up to today")
+    if first > last:
+        raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
+    return first, last
+
+
+def ledger(
+    start: Any,
+    end: Any,
+    sites: SiteSelection,
+    networks: Iterable[SliceSpec] | None,
+    merchandise: Iterable[SliceSpec] | None,
+    countries: Iterable[str],
+    grain: Grain,
+    options: SyncOptions,
+) -> tuple[dict[str, SiteProfile], dict[str, list[PartitionKey]]]:
+    """The sites and, per site, every partition of its ledger: updateDate days and aggregate slices."""
+    profiles = select_sites(sites, available_sites)
+    first, last = day_span(start, end, now_of(options).date())
+    nets = slices_of(networks, DEFAULT_NETWORK_SLICES) + [Filters(country=c) for c in countries]
+    merch = slices_of(merchandise, DEFAULT_MERCHANDISE_SLICES)
+    keys = [
+        *transaction_keys(first, last, "updateDate"),
+        *aggregate_keys("networks", first, last, nets, grain),
+        *aggregate_keys("merchandise", first, last, merch, grain),
+    ]
+    return profiles, {site: keys for site in profiles}
+
+
+def pace_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[str, float]:
+    if options.pace is not None:
+        return parse_pace(options.pace)
+    own = {p.pace for p in profiles.values() if p.pace is not None}
+    return parse_pace(max(own)) if own else dict(Settings.from_env().pace)
+
+
+def fetch_keys(
+    data_dir: Path,
+    profiles: Mapping[str, SiteProfile],
+    keys: Mapping[str, Sequence[PartitionKey]],
+    options: SyncOptions,
+    refresh: bool = False,
+) -> SyncResult:
+    """Plan under the sites' writer lock, then run the plan. The core of `sync` and the loaders."""
+    pace = pace_of(profiles, options)
+    stop = threading.Event()
+    clock = StoppableClock(options.clock or SystemClock(), stop)
+    with writing_sites(data_dir, list(profiles)):
+        now = now_of(options)
+        manifests = {site: Manifest.load(data_dir, site) for site in profiles}
+        plan = plan_partitions(manifests, keys, now=now, pace=pace, policy=options.policy, refresh=refresh)
+        (options.say or log.info)(plan.describe())
+        if not plan.requests:
+            return SyncResult(plan)
+        explicit = options.pace
+        clients = {
+            name: ReportsClient(
+                profile.secret_key,
+                profile.base_url,
+                dialect=profile.dialect,
+                limits=profile.limits,
+                clock=clock,
+                pace=explicit if explicit is not None else profile.pace,
+            )
+            for name, profile in profiles.items()
+            if any(r.site == name for r in plan.requests)
+        }
+        try:
+            return run_plan(
+                data_dir,
+                plan,
+                clients,
+                now=lambda: now_of(options),
+                policy=options.policy,
+                stop=stop,
+                progress=options.progress,
+            )
+        finally:
+            for client in clients.values():
+                client.close()
+
+
+def after_sync(data_dir: Path) -> None:
+    """Keep the DuckDB side current: rollups of what changed, then the catalog file."""
+    refresh_rollups(data_dir)
+    write_catalog(data_dir)

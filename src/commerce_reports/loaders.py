@@ -1,0 +1,151 @@
+"""Loaders: report days and windows as polars frames, fetched first when the lake lacks them.
+
+Only the partitions the lake lacks, or that have not settled, are fetched; then the frames are read
+from the Parquet files. Filters that can be applied locally are, so one stored day serves every filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .contract import PART_FILE, Dataset, PartitionKey, site_root
+from .embedded import available_sites
+from .errors import ValidationError
+from .jobs import SliceSpec, SyncOptions, data_dir_of, day_span, fetch_keys, now_of, slices_of
+from .lake.plan import aggregate_keys, transaction_keys
+from .params import DATE_FIELDS, DateField, Filters, Grain
+from .sites import SiteSelection, select_sites
+
+__all__ = ["load_merchandise", "load_networks", "load_transactions"]
+
+
+def _read(
+    files: list[tuple[str, PartitionKey, Path]], extra: Callable[[PartitionKey], dict[str, Any]]
+) -> pl.LazyFrame:
+    frames = [
+        pl.scan_parquet(path).with_columns(
+            pl.lit(site).alias("site"), *(pl.lit(v).alias(k) for k, v in extra(key).items())
+        )
+        for site, key, path in files
+        if path.exists()
+    ]
+    if not frames:
+        raise ValidationError("range", "no stored partitions in that range", "sync first, or widen the range")
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _load(
+    dataset: Dataset,
+    keys: list[PartitionKey],
+    site: SiteSelection,
+    data_dir: str | Path | None,
+    refresh: bool,
+    options: SyncOptions,
+) -> list[tuple[str, PartitionKey, Path]]:
+    """Fetch what `keys` lack for each site, then name the partition files to read."""
+    folder = data_dir_of(data_dir)
+    profiles = select_sites(site, available_sites)
+    result = fetch_keys(folder, profiles, {s: keys for s in profiles}, options, refresh)
+    if result.failed:
+        raise result.failed[0][1]
+    return [(s, k, site_root(folder, s) / k.relpath / PART_FILE) for s in profiles for k in keys]
+
+
+def load_transactions(
+    start: Any,
+    end: Any,
+    by: DateField = "updateDate",
+    site: SiteSelection = None,
+    *,
+    campaign_ids: Any = None,
+    merchant_group_ids: Any = None,
+    program_type: Any = None,
+    lazy: bool = False,
+    refresh: bool = False,
+    data_dir: str | Path | None = None,
+    options: SyncOptions = SyncOptions(),
+) -> pl.DataFrame | pl.LazyFrame:
+    """Transactions of the days `start`..`end` (both included) by one date field, from the lake.
+
+    Missing or unsettled days are fetched first; the filters are applied locally.
+    `by="updateDate"` gives every version on the day it changed; the other fields give each
+    transaction's state when its day was fetched.
+    """
+    if by not in DATE_FIELDS:
+        raise ValidationError("by", f"{by!r} is not a date field", f"use one of {', '.join(DATE_FIELDS)}")
+    local = Filters.of(
+        campaign_ids=campaign_ids, merchant_group_ids=merchant_group_ids, program_type=program_type
+    )
+    first, last = day_span(start, end, now_of(options).date())
+    keys = transaction_keys(first, last, by)
+    files = _load("transactions", keys, site, data_dir, refresh, options)
+    frame = _read(files, lambda key: {"day": key.start})
+    if local.campaign_ids:
+        frame = frame.filter(pl.col("campaign_id").is_in(list(local.campaign_ids)))
+    if local.merchant_group_ids:
+        frame = frame.filter(pl.col("merchant_group_id").is_in(list(local.merchant_group_ids)))
+    if local.program_type is not None:
+        frame = frame.filter(pl.col("program_type").str.to_uppercase() == local.program_type.value)
+    return frame if lazy else frame.collect()
+
+
+def _load_aggregate(
+    dataset: Dataset,
+    start: Any,
+    end: Any,
+    slices: Iterable[SliceSpec] | None,
+    grain: Grain,
+    site: SiteSelection,
+    lazy: bool,
+    refresh: bool,
+    data_dir: str | Path | None,
+    options: SyncOptions,
+) -> pl.DataFrame | pl.LazyFrame:
+    if grain not in ("day", "month"):
+        raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day' or 'month'")
+    first, last = day_span(start, end, now_of(options).date())
+    chosen = slices_of(slices, (Filters(),))
+    keys = aggregate_keys(dataset, first, last, chosen, grain)  # _range ends them at today
+    files = _load(dataset, keys, site, data_dir, refresh, options)
+    frame = _read(files, lambda key: {"slice": key.slice, "grain": key.grain})
+    return frame if lazy else frame.collect()
+
+
+def load_networks(
+    start: Any,
+    end: Any,
+    slices: Iterable[SliceSpec] | None = None,
+    grain: Grain = "month",
+    site: SiteSelection = None,
+    *,
+    lazy: bool = False,
+    refresh: bool = False,
+    data_dir: str | Path | None = None,
+    options: SyncOptions = SyncOptions(),
+) -> pl.DataFrame | pl.LazyFrame:
+    """Per-network aggregates of each slice (default: unfiltered) for the windows covering the range.
+
+    `grain="month"` stores whole calendar months (the current one is partial and refreshed);
+    `grain="day"` makes one request per day. Each row carries its window and filters.
+    """
+    return _load_aggregate("networks", start, end, slices, grain, site, lazy, refresh, data_dir, options)
+
+
+def load_merchandise(
+    start: Any,
+    end: Any,
+    slices: Iterable[SliceSpec] | None = None,
+    grain: Grain = "month",
+    site: SiteSelection = None,
+    *,
+    lazy: bool = False,
+    refresh: bool = False,
+    data_dir: str | Path | None = None,
+    options: SyncOptions = SyncOptions(),
+) -> pl.DataFrame | pl.LazyFrame:
+    """Per-product aggregates of each slice for the windows covering the range (see load_networks)."""
+    return _load_aggregate("merchandise", start, end, slices, grain, site, lazy, refresh, data_dir, options)
