@@ -275,6 +275,7 @@ def test_paths_are_under_v1(shared_published: Client) -> None:
     assert shared_published.get("/v1/reports/transactions", updateDate="2026-02-03").status_code == 200
     for wrong in ("/v1/v1/reports/networks", "/reports/networks", "/api/reports/networks"):
         assert shared_published.get(wrong, **WINDOW).status_code == 404
+    assert shared_published.get("/_sandbox/info").json()["dialect"] == "published"
 
 
 @pytest.mark.parametrize(
