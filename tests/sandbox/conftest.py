@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -47,6 +47,39 @@ def shared() -> Iterator[Client]:
     """One read-only sandbox for the whole session (its day cache makes later tests cheap)."""
     with run_sandbox(small_config()) as running:
         yield Client(running)
+
+
+@pytest.fixture(scope="session")
+def shared_published() -> Iterator[Client]:
+    """The session's read-only sandbox in the published dialect (same world as `shared`)."""
+    with run_sandbox(small_config(dialect="published")) as running:
+        yield Client(running)
+
+
+@pytest.fixture(params=["contract", "published"])
+def each_dialect(request: pytest.FixtureRequest) -> Client:
+    """The shared sandbox of each dialect in turn: tests of the served world run on both."""
+    return cast(
+        Client, request.getfixturevalue("shared" if request.param == "contract" else "shared_published")
+    )
+
+
+# Published name -> contract name, for the keys that differ.
+_CONTRACT_NAMES = {
+    "clickSid": "clickId",
+    "publisherRevenue": "publisherNetRevenue",
+    "destinationUrl": "linkUrl",
+    "networkName": "network",
+    "merchandise": "product",
+}
+
+
+def view(element: dict[str, Any]) -> dict[str, Any]:
+    """A served transaction in either dialect as one flat dict in the contract's names."""
+    if "commission" not in element:
+        return {_CONTRACT_NAMES.get(key, key): value for key, value in element.items()}
+    groups = ("account", "commission", "click", "merchant")
+    return {**{k: v for group in groups for k, v in element[group].items()}, "product": element["product"]}
 
 
 @pytest.fixture

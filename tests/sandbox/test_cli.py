@@ -38,6 +38,7 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (seen["host"], seen["port"]) == ("127.0.0.1", 8765)
     assert config.sites == sandbox.DEMO_SITES and config.pace == 60.0 and config.now is None
     assert config.faults.rate == 0 and config.shape == "nested"
+    assert (config.dialect, config.date_style) == ("contract", "iso")
 
 
 def test_every_option(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -87,6 +88,8 @@ def test_every_option(monkeypatch: pytest.MonkeyPatch) -> None:
         ("--faults", "2"),
         ("--faults", "500"),
         ("--shape", "wide"),
+        ("--dialect", "openapi"),
+        ("--date-style", "julian"),
         ("--transactions-per-day", "0"),
     ],
 )
@@ -95,6 +98,26 @@ def test_bad_values_are_argparse_errors(argv: tuple[str, ...], capsys: pytest.Ca
         parse(*argv)
     assert exit_info.value.code == 2
     assert "sandbox: error: argument" in capsys.readouterr().err
+
+
+def test_the_published_dialect_and_its_date_styles(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = served(monkeypatch, "--dialect", "published", "--date-style", "mixed")["config"]
+    assert (config.dialect, config.date_style, config.shape) == ("published", "mixed", "nested")
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (("--date-style", "us"), "date_style: the contract dialect writes yyyy-mm-dd only"),
+        (("--dialect", "published", "--shape", "flat"), "shape: the published dialect has one shape"),
+    ],
+)
+def test_options_of_the_other_dialect_exit_2(
+    argv: tuple[str, ...], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = parse(*argv)
+    assert args.handler(args) == 2
+    assert named in capsys.readouterr().err
 
 
 def test_duplicate_sites_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -132,5 +155,5 @@ def test_serve_forever_announces_url_pace_and_keys(monkeypatch: pytest.MonkeyPat
     config = sandbox.SandboxConfig(now=datetime(2026, 5, 1, 12, tzinfo=UTC), pace=0.05)
     runner.serve_sandbox_forever(config, port=9999, announce=lines.append)
     text = "\n".join(lines)
-    assert "http://127.0.0.1:9999" in text and "pace 0.05" in text
+    assert "http://127.0.0.1:9999" in text and "pace 0.05" in text and "contract dialect" in text
     assert "alpha=sandbox-alpha-key" in text and "beta=sandbox-beta-key" in text

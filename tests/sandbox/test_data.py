@@ -10,7 +10,7 @@ import pytest
 
 from commerce_reports.sandbox.catalog import COUNTRIES, DEVICE_CODES
 
-from .conftest import NOW, Client, small_config
+from .conftest import NOW, Client, small_config, view
 
 TODAY = NOW.date()
 
@@ -19,14 +19,18 @@ def days(first: date, last: date) -> list[date]:
     return [first + timedelta(n) for n in range((last - first).days + 1)]
 
 
+def served(client: Client, **params: str) -> list[dict[str, Any]]:
+    """The transactions a request returns, each as `view` shows it (contract names, one level)."""
+    return [view(e) for e in client.get("transactions", **params).json()["transactions"]]
+
+
 def latest_versions(client: Client, first: date, last: date) -> dict[str, dict[str, Any]]:
     """What a client does: every updateDate day, keeping the latest version per commissionId."""
     latest: dict[str, dict[str, Any]] = {}
     for day in days(first, last):
-        for element in client.get("transactions", updateDate=day.isoformat()).json()["transactions"]:
-            commission = element["commission"]
-            assert commission["updateDate"] == day.isoformat()
-            latest[commission["commissionId"]] = element
+        for element in served(client, updateDate=day.isoformat()):
+            assert element["updateDate"] == day.isoformat()
+            latest[element["commissionId"]] = element
     return latest
 
 
@@ -120,41 +124,30 @@ def test_today_is_partial_and_grows(make_client: Callable[..., Client]) -> None:
     assert tomorrow.json() == {"transactions": []}
 
 
-def test_returns_are_visible_via_update_date(shared: Client) -> None:
-    latest = latest_versions(shared, date(2026, 2, 1), TODAY)
-    adjusted = [
-        e for e in latest.values() if e["commission"]["updateDate"] > e["commission"]["commissionDate"]
-    ]
+def test_returns_are_visible_via_update_date(each_dialect: Client) -> None:
+    latest = latest_versions(each_dialect, date(2026, 2, 1), TODAY)
+    adjusted = [e for e in latest.values() if e["updateDate"] > e["commissionDate"]]
     separate = [
-        e
-        for e in latest.values()
-        if e["commission"]["publisherNetRevenue"] < 0
-        and e["commission"]["updateDate"] == e["commission"]["commissionDate"]
+        e for e in latest.values() if e["publisherNetRevenue"] < 0 and e["updateDate"] == e["commissionDate"]
     ]
     assert adjusted and separate
-    element = adjusted[0]["commission"]
-    original = shared.get("transactions", updateDate=element["commissionDate"]).json()["transactions"]
-    first = next(
-        e["commission"] for e in original if e["commission"]["commissionId"] == element["commissionId"]
-    )
+    element = adjusted[0]
+    original = served(each_dialect, updateDate=element["commissionDate"])
+    first = next(e for e in original if e["commissionId"] == element["commissionId"])
     assert first["publisherNetRevenue"] > element["publisherNetRevenue"]
-    current = shared.get("transactions", commissionDate=element["commissionDate"]).json()["transactions"]
-    assert element in [e["commission"] for e in current], "commissionDate serves the current state"
+    current = served(each_dialect, commissionDate=element["commissionDate"])
+    assert element in current, "commissionDate serves the current state"
 
 
-def test_ground_truth_equals_the_sum_over_update_days(shared: Client) -> None:
+def test_ground_truth_equals_the_sum_over_update_days(each_dialect: Client) -> None:
     start, end = date(2026, 2, 1), date(2026, 2, 7)
-    latest = latest_versions(shared, start, TODAY)
-    in_range = [
-        e["commission"]
-        for e in latest.values()
-        if start.isoformat() <= e["commission"]["commissionDate"] <= end.isoformat()
-    ]
-    truth = shared.sandbox.ground_truth("alpha", start, end).row(0, named=True)
+    latest = latest_versions(each_dialect, start, TODAY)
+    in_range = [e for e in latest.values() if start.isoformat() <= e["commissionDate"] <= end.isoformat()]
+    truth = each_dialect.sandbox.ground_truth("alpha", start, end).row(0, named=True)
     assert cents(truth["revenue"]) == sum(cents(c["publisherNetRevenue"]) for c in in_range)
     assert cents(truth["order_value"]) == sum(cents(c["orderValue"]) for c in in_range)
     assert truth["transactions"] == len(in_range)
-    by_day = shared.get(
+    by_day = each_dialect.get(
         "/_sandbox/truth",
         auth="",
         site="alpha",
@@ -167,20 +160,18 @@ def test_ground_truth_equals_the_sum_over_update_days(shared: Client) -> None:
     assert sum(row["returns"] for row in by_day) == truth["returns"] > 0
 
 
-def test_networks_agree_with_transactions_by_click_date(shared: Client) -> None:
+def test_networks_agree_with_transactions_by_click_date(each_dialect: Client) -> None:
     start, end = date(2026, 2, 1), date(2026, 2, 8)
     window = {"clickDateStart": start.isoformat(), "clickDateEnd": end.isoformat()}
-    report = shared.get("networks", **window).json()
-    served = [
-        e
-        for day in days(start, end - timedelta(1))
-        for e in shared.get("transactions", clickDate=day.isoformat()).json()["transactions"]
+    report = each_dialect.get("networks", **window).json()
+    clicked = [
+        e for day in days(start, end - timedelta(1)) for e in served(each_dialect, clickDate=day.isoformat())
     ]
-    revenue = sum(cents(e["commission"]["publisherNetRevenue"]) for e in served)
+    revenue = sum(cents(e["publisherNetRevenue"]) for e in clicked)
     assert cents(report["totals"]["revenueTotal"]) == revenue
-    assert report["totals"]["actionsTotal"] == len(served)
+    assert report["totals"]["actionsTotal"] == len(clicked)
     assert abs(sum(cents(row["revenue"]) for row in report["data"]) - revenue) <= len(report["data"])
-    truth = shared.sandbox.ground_truth("alpha", start, end - timedelta(1), by="click_date")
+    truth = each_dialect.sandbox.ground_truth("alpha", start, end - timedelta(1), by="click_date")
     assert cents(truth["revenue"][0]) == revenue
     totals = report["totals"]
     assert totals["epcTotal"] == round(totals["revenueTotal"] / totals["clicksTotal"], 2)
@@ -207,9 +198,9 @@ def test_slices_sum_to_the_totals(shared: Client, parameter: str, values: tuple[
     assert revenue == cents(totals["revenueTotal"])
 
 
-def test_merchandise_splits_revenue_over_items(shared: Client) -> None:
+def test_merchandise_splits_revenue_over_items(each_dialect: Client) -> None:
     window = {"clickDateStart": "2026-02-01", "clickDateEnd": "2026-02-08"}
-    report = shared.get("merchandise", **window).json()
+    report = each_dialect.get("merchandise", **window).json()
     assert report["data"] and set(report["data"][0]) == {
         "productName",
         "merchantGroupName",
@@ -218,12 +209,12 @@ def test_merchandise_splits_revenue_over_items(shared: Client) -> None:
         "sales",
         "actions",
     }
-    served = [
+    clicked = [
         e
         for day in days(date(2026, 2, 1), date(2026, 2, 7))
-        for e in shared.get("transactions", clickDate=day.isoformat()).json()["transactions"]
+        for e in served(each_dialect, clickDate=day.isoformat())
     ]
-    with_items = [e for e in served if e["product"]]
-    expected = sum(cents(e["commission"]["publisherNetRevenue"]) for e in with_items)
+    with_items = [e for e in clicked if e["product"]]
+    expected = sum(cents(e["publisherNetRevenue"]) for e in with_items)
     assert abs(cents(report["totals"]["revenueTotal"]) - expected) <= 1
     assert report["totals"]["actionsTotal"] >= len(with_items)

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 from ..sandbox import DEMO_SITES, FAST_PACE, FAULT_KINDS, FaultConfig, SandboxConfig, Site
+from ..sandbox.config import DATE_STYLES, DIALECTS
 
 __all__ = ["register"]
 
@@ -107,10 +108,24 @@ def register(subparsers: Any) -> None:
         help="fault injection: RATE (all kinds) or KIND,KIND:RATE, e.g. 500,drop:0.2",
     )
     parser.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        default="contract",
+        help="the wire: contract (service-contract.md) or published (the vendor's OpenAPI file);"
+        " default contract",
+    )
+    parser.add_argument(
         "--shape",
         choices=("nested", "flat"),
         default="nested",
-        help="shape of transactions (default nested)",
+        help="shape of transactions in the contract dialect (default nested)",
+    )
+    parser.add_argument(
+        "--date-style",
+        choices=DATE_STYLES,
+        default="iso",
+        help="how the published dialect writes transaction dates: iso (yyyy-mm-dd, default),"
+        " datetime, slashes (yyyy/mm/dd), us (MM/DD/YYYY), epoch-ms, or mixed (all of them)",
     )
     parser.add_argument(
         "--transactions-per-day",
@@ -152,6 +167,8 @@ def run(args: argparse.Namespace) -> int:
             first_day=args.first_day,
             pace=FAST_PACE if args.fast else args.pace,
             shape=args.shape,
+            dialect=args.dialect,
+            date_style=args.date_style,
             faults=FaultConfig(rate=rate, kinds=kinds, seed=args.seed),
             transactions_per_day=args.transactions_per_day,
         )

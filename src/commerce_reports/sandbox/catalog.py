@@ -20,6 +20,7 @@ __all__ = [
     "DEVICE_CODES",
     "NETWORKS",
     "PARTNER_PRODUCTS",
+    "PRODUCT_SUBTYPES",
     "Campaign",
     "Catalog",
     "Link",
@@ -48,6 +49,15 @@ PARTNER_PRODUCTS: dict[str, tuple[str, float]] = {
     "Product Feed": ("PRF", 2.0),
     "Insert": ("INS", 1.0),
     "Unknown": ("UNK", 1.0),
+}
+
+# Filter code -> sub types a link of that product may have (the published `affProductSubType`);
+# products not listed have none (""). Drawn per link from a hash, so the world's draws are unchanged.
+PRODUCT_SUBTYPES: dict[str, tuple[str, ...]] = {
+    "WRA": ("text", "image", "button"),
+    "ORG": ("auto-link", "auto-optimize"),
+    "TPA": ("search", "lookup"),
+    "SHG": ("carousel", "grid"),
 }
 
 # Device index -> served name (None: undeterminable, the field is left out) and filter code.
@@ -239,6 +249,11 @@ def _links(rng: random.Random, site: str, merchants: tuple[Merchant, ...], campa
     return links
 
 
+def _subtype(number: int, link: Link) -> str:
+    choices = PRODUCT_SUBTYPES.get(PARTNER_PRODUCTS[link.partner_product][0], ("",))
+    return choices[derive_seed(number, link.url) % len(choices)]
+
+
 def _link_frame(
     links: list[Link], merchants: tuple[Merchant, ...], campaigns: tuple[Campaign, ...]
 ) -> pl.DataFrame:
@@ -250,6 +265,7 @@ def _link_frame(
         "cuid": [link.cuid for link in links],
         "partner_product": [link.partner_product for link in links],
         "partner_code": [PARTNER_PRODUCTS[link.partner_product][0] for link in links],
+        "partner_subtype": [_subtype(n, link) for n, link in enumerate(links)],
         "campaign_id": [campaigns[link.campaign].campaign_id for link in links],
         "campaign_name": [campaigns[link.campaign].name for link in links],
         "merchant_group_id": [merchants[link.merchant].group_id for link in links],

@@ -1,4 +1,4 @@
-"""What a reports sandbox serves: its sites and keys, seed, clock, pace, shape and faults."""
+"""What a reports sandbox serves: its sites and keys, seed, clock, pace, dialect, shape and faults."""
 
 from __future__ import annotations
 
@@ -6,13 +6,23 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
+from ..errors import ValidationError
 from .faults import FaultConfig
 
-__all__ = ["DEMO_SITES", "FAST_PACE", "SHAPES", "SandboxConfig", "Site"]
+__all__ = ["DATE_STYLES", "DEMO_SITES", "DIALECTS", "FAST_PACE", "SHAPES", "SandboxConfig", "Site"]
 
 FAST_PACE = 0.05  # seconds: the `--fast` pace, quick enough for demos and tests
 SHAPES = ("nested", "flat")
+# contract: the names and nested shape of service-contract.md; published: the vendor's OpenAPI file.
+DIALECTS = ("contract", "published")
+# How the published dialect writes transaction dates (see shapes.py); "iso" is yyyy-mm-dd.
+DATE_STYLES = ("iso", "datetime", "slashes", "us", "epoch-ms", "mixed")
 _SITE_NAME = re.compile(r"[a-z0-9_-]+")
+
+
+def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValidationError(name, f"unknown value {value!r}", f"expected one of {', '.join(allowed)}")
 
 
 @dataclass(frozen=True)
@@ -24,9 +34,9 @@ class Site:
 
     def __post_init__(self) -> None:
         if not _SITE_NAME.fullmatch(self.name):
-            raise ValueError(f"site name must match [a-z0-9_-]+ (got {self.name!r})")
+            raise ValidationError("site name", f"got {self.name!r}", "expected [a-z0-9_-]+")
         if not self.secret_key or any(c.isspace() for c in self.secret_key):
-            raise ValueError(f"site {self.name}: the secret key must be non-empty, without spaces")
+            raise ValidationError(f"site {self.name}", "the secret key must be non-empty, without spaces")
 
     def __repr__(self) -> str:  # the key stays out of logs and tracebacks
         return f"Site(name={self.name!r}, secret_key='***')"
@@ -41,7 +51,10 @@ class SandboxConfig:
 
     `now` freezes the clock at that moment (a naive value is read as UTC); None follows real UTC
     time. `first_day` defaults to 400 days before the clock's date. `pace` is the minimum interval
-    in seconds between two requests of one key to one endpoint (0 = no limit).
+    in seconds between two requests of one key to one endpoint (0 = no limit). `dialect` names the
+    wire: parameter names and response shapes; both dialects serve the same world. `shape` (nested
+    or flat transactions) belongs to the contract dialect, `date_style` (how transaction dates are
+    written, for parser tests) to the published one.
     """
 
     sites: tuple[Site, ...] = DEMO_SITES
@@ -52,19 +65,30 @@ class SandboxConfig:
     shape: str = "nested"
     faults: FaultConfig = field(default_factory=FaultConfig)
     transactions_per_day: int = 400
+    dialect: str = "contract"
+    date_style: str = "iso"
 
     def __post_init__(self) -> None:
         if not self.sites:
-            raise ValueError("a sandbox needs at least one site")
+            raise ValidationError("sites", "a sandbox needs at least one site")
         names = [s.name for s in self.sites]
         keys = [s.secret_key for s in self.sites]
         if len(set(names)) != len(names) or len(set(keys)) != len(keys):
-            raise ValueError("site names and secret keys must be unique")
+            raise ValidationError("sites", "site names and secret keys must be unique")
         if self.now is not None and self.now.tzinfo is None:
             object.__setattr__(self, "now", self.now.replace(tzinfo=UTC))
         if self.pace < 0:
-            raise ValueError(f"pace must be >= 0 seconds (got {self.pace})")
-        if self.shape not in SHAPES:
-            raise ValueError(f"shape must be one of {', '.join(SHAPES)} (got {self.shape!r})")
+            raise ValidationError("pace", f"got {self.pace}", "expected seconds >= 0")
         if self.transactions_per_day < 1:
-            raise ValueError(f"transactions_per_day must be >= 1 (got {self.transactions_per_day})")
+            raise ValidationError("transactions_per_day", f"got {self.transactions_per_day}", "expected >= 1")
+        _one_of("shape", self.shape, SHAPES)
+        _one_of("dialect", self.dialect, DIALECTS)
+        _one_of("date_style", self.date_style, DATE_STYLES)
+        if self.dialect == "published" and self.shape != "nested":
+            raise ValidationError(
+                "shape", "the published dialect has one shape, its own", "leave shape unset"
+            )
+        if self.dialect == "contract" and self.date_style != "iso":
+            raise ValidationError(
+                "date_style", "the contract dialect writes yyyy-mm-dd only", "use dialect='published'"
+            )

@@ -7,7 +7,8 @@ sequence of requests meets the same faults. Kinds:
 - "500", "502", "503": JSON error bodies; "html": a 503 with an HTML page; "text": a 500 in
   text/plain; "drop": the connection is closed without an answer. These replace the answer, so the
   request is neither validated nor counted against the pace.
-- "slow": the normal answer, `slow_seconds` late; "flat": the normal answer in the flat shape;
+- "slow": the normal answer, `slow_seconds` late; "flat": the normal answer in the flat shape
+  (contract dialect; the published dialect is flat already and answers as usual);
   "truncate": a 200 whose body is cut in half; "malformed": a 200 whose body is not JSON. These
   alter the normal answer (which is validated and paced as usual).
 """

@@ -1,7 +1,11 @@
 """Query-string validation of the reporting endpoints: every rule of contract part 4 as a 400.
 
 Each parser turns a query into a typed request or raises `BadRequest` whose message names the
-parameter, what is allowed and what was given. Unknown parameters are ignored.
+parameter, what is allowed and what was given. The dialects differ in the product filter's name
+(contract `partnerProduct`, published `sovrnProduct`) and in unknown parameters: the contract
+dialect ignores them; the published one answers 400, so that a client sending a name the published
+API does not declare (say `partnerProduct`, which the real service would silently ignore) is
+caught in tests instead of storing unfiltered numbers as a filtered slice.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ __all__ = [
     "TransactionsRequest",
     "TruthRequest",
     "WindowRequest",
+    "declared_parameters",
     "parse_transactions",
     "parse_truth",
     "parse_window",
@@ -41,6 +46,7 @@ _LIST_FILTERS = {
         for key in ("source", "medium", "campaign", "term", "content")
     },
 }
+_PRODUCT_PARAMS = {"contract": "partnerProduct", "published": "sovrnProduct"}
 _TRANSACTION_PARAMS = (
     "clickDate",
     "commissionDate",
@@ -55,7 +61,6 @@ _WINDOW_PARAMS = (
     "campaignIds",
     "merchantGroupIds",
     "programType",
-    "partnerProduct",
     "deviceType",
     "country",
     *_LIST_FILTERS,
@@ -90,10 +95,32 @@ class TruthRequest:
     group_by: tuple[str, ...]
 
 
-def _once(query: Mapping[str, str], repeated: tuple[str, ...], names: tuple[str, ...]) -> None:
+def declared_parameters(endpoint: str, dialect: str) -> tuple[str, ...]:
+    """The query parameters `endpoint` ("transactions", "networks", "merchandise") reads in `dialect`."""
+    if endpoint == "transactions":
+        return _TRANSACTION_PARAMS
+    return (*_WINDOW_PARAMS, _PRODUCT_PARAMS[dialect])
+
+
+def _checked(
+    query: Mapping[str, str], repeated: tuple[str, ...], names: tuple[str, ...], dialect: str
+) -> None:
+    """Each known parameter given once; in the published dialect no unknown parameter at all."""
     for name in repeated:
         if name in names:
             raise BadRequest(f"{name}: given more than once; give each parameter once")
+    if dialect == "contract":
+        return
+    for name in query:
+        if name not in names:
+            product = _PRODUCT_PARAMS[dialect]
+            hint = (
+                f"; the product filter is {product}" if product in names and name.endswith("Product") else ""
+            )
+            raise BadRequest(
+                f"{name}: not a parameter of this endpoint in the {dialect} API{hint};"
+                f" parameters: {', '.join(names)}"
+            )
 
 
 def _date(name: str, value: str) -> date:
@@ -122,8 +149,11 @@ def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def _filters(query: Mapping[str, str], with_clicks: bool) -> Filters:
-    """The id and program filters (every endpoint), and the click filters of the aggregates."""
+def _filters(query: Mapping[str, str], product: str | None) -> Filters:
+    """The id and program filters (every endpoint), and the click filters of the aggregates.
+
+    `product` names the aggregates' product filter in the dialect; None for transactions.
+    """
     links: dict[str, frozenset[object]] = {}
     for name, column in (("campaignIds", "campaign_id"), ("merchantGroupIds", "merchant_group_id")):
         if name in query:
@@ -132,12 +162,10 @@ def _filters(query: Mapping[str, str], with_clicks: bool) -> Filters:
         links["program_type"] = frozenset(
             {_choice("programType", query["programType"], _PROGRAM_TYPES).lower()}
         )
-    if not with_clicks:
+    if product is None:
         return Filters(links)
-    if "partnerProduct" in query:
-        links["partner_code"] = frozenset(
-            {_choice("partnerProduct", query["partnerProduct"], _PARTNER_CODES)}
-        )
+    if product in query:
+        links["partner_code"] = frozenset({_choice(product, query[product], _PARTNER_CODES)})
     for name, column in _LIST_FILTERS.items():
         if name in query:
             values: frozenset[object] = frozenset(query[name].split(","))
@@ -154,18 +182,23 @@ def _filters(query: Mapping[str, str], with_clicks: bool) -> Filters:
     return Filters(links, device, country)
 
 
-def parse_transactions(query: Mapping[str, str], repeated: tuple[str, ...]) -> TransactionsRequest:
-    _once(query, repeated, _TRANSACTION_PARAMS)
+def parse_transactions(
+    query: Mapping[str, str], repeated: tuple[str, ...], dialect: str = "contract"
+) -> TransactionsRequest:
+    _checked(query, repeated, _TRANSACTION_PARAMS, dialect)
     click = _optional_date(query, "clickDate")
     commission = _optional_date(query, "commissionDate")
     update = _optional_date(query, "updateDate")
     if not (click or commission or update):
         raise BadRequest("clickDate, commissionDate, updateDate: give at least one date (yyyy-mm-dd)")
-    return TransactionsRequest(click, commission, update, _filters(query, with_clicks=False))
+    return TransactionsRequest(click, commission, update, _filters(query, product=None))
 
 
-def parse_window(query: Mapping[str, str], repeated: tuple[str, ...]) -> WindowRequest:
-    _once(query, repeated, _WINDOW_PARAMS)
+def parse_window(
+    query: Mapping[str, str], repeated: tuple[str, ...], dialect: str = "contract"
+) -> WindowRequest:
+    names = declared_parameters("networks", dialect)
+    _checked(query, repeated, names, dialect)
     for name in ("clickDateStart", "clickDateEnd"):
         if name not in query:
             raise BadRequest(f"{name}: required (a date yyyy-mm-dd)")
@@ -178,12 +211,12 @@ def parse_window(query: Mapping[str, str], repeated: tuple[str, ...]) -> WindowR
             f"clickDateEnd: at most {MAX_WINDOW_DAYS} days after clickDateStart, the end excluded"
             f" (got {start} to {end}, {(end - start).days} days)"
         )
-    return WindowRequest(start, end, _filters(query, with_clicks=True))
+    return WindowRequest(start, end, _filters(query, product=_PRODUCT_PARAMS[dialect]))
 
 
 def parse_truth(query: Mapping[str, str], repeated: tuple[str, ...]) -> TruthRequest:
     """The `/_sandbox/truth` query: site, start, end (inclusive), by, group_by=a,b."""
-    _once(query, repeated, ("site", "start", "end", "by", "group_by"))
+    _checked(query, repeated, ("site", "start", "end", "by", "group_by"), "contract")
     for name in ("site", "start", "end"):
         if not query.get(name):
             raise BadRequest(f"{name}: required")

@@ -3,12 +3,14 @@
 A request to a reporting endpoint goes: 401 without a known `Authorization: secret <key>` ->
 fault draw (an answer-replacing fault answers now) -> 400 on any parameter rule -> 429 when the
 key asked this endpoint less than `pace` seconds ago (only answered requests count) -> the report
-(404 for an empty window) -> an altering fault. Every answer carries `X-Sandbox-Pace`.
+(404 for an empty window) -> an altering fault. Every answer carries `X-Sandbox-Pace`. The
+config's dialect picks the parameter names and the transaction element; both serve one world.
 Loopback tooling without auth: `GET /_sandbox/info` and `GET /_sandbox/truth`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -184,19 +186,19 @@ class ReportsSandbox:
         fault = self._faults.draw(endpoint)
         if fault in ANSWER_KINDS:
             return site, fault, fault_response(fault)
+        dialect = self.config.dialect
         try:
             query: TransactionsRequest | WindowRequest = (
-                parse_transactions(request.query, request.repeated_query)
+                parse_transactions(request.query, request.repeated_query, dialect)
                 if endpoint == "transactions"
-                else parse_window(request.query, request.repeated_query)
+                else parse_window(request.query, request.repeated_query, dialect)
             )
         except BadRequest as exc:
             return site, None, _error(400, "Bad Request", str(exc))
         response = self._paced(site, endpoint)
         if response is None:
-            flat = fault == "flat" or self.config.shape == "flat"
             response = (
-                self._transactions(site, query, flat=flat)
+                self._transactions(site, query, self._renderer(fault))
                 if isinstance(query, TransactionsRequest)
                 else self._aggregate(endpoint, site, query)
             )
@@ -223,7 +225,15 @@ class ReportsSandbox:
             self._last[(site, endpoint)] = moment
         return None
 
-    def _transactions(self, site: str, query: TransactionsRequest, *, flat: bool) -> Response:
+    def _renderer(self, fault: str | None) -> Callable[[shapes.Row, int], dict[str, object]]:
+        """How a transaction goes out: the dialect's element (the "flat" fault acts on the contract's)."""
+        if self.config.dialect == "published":
+            return functools.partial(shapes.published, date_style=self.config.date_style)
+        return shapes.flat if fault == "flat" or self.config.shape == "flat" else shapes.nested
+
+    def _transactions(
+        self, site: str, query: TransactionsRequest, render: Callable[[shapes.Row, int], dict[str, object]]
+    ) -> Response:
         rows = queries.transactions(
             self._world,
             site,
@@ -233,7 +243,6 @@ class ReportsSandbox:
             update=query.update,
             filters=query.filters,
         )
-        render = shapes.flat if flat else shapes.nested
         account = self._world.catalog(site).account_id
         return _json(200, {"transactions": [render(row, account) for row in rows.iter_rows(named=True)]})
 
@@ -256,6 +265,7 @@ class ReportsSandbox:
             "firstDay": self.first_day.isoformat(),
             "sites": list(self._world.sites),
             "shape": self.config.shape,
+            "dialect": self.config.dialect,
         }
 
     def _truth(self, request: Request) -> Response:

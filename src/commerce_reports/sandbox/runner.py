@@ -47,7 +47,10 @@ def serve_sandbox_forever(
 
     def ready(handle: ServerHandle) -> None:
         clock = "frozen" if config.now else "running"
-        announce(f"Reports sandbox at {handle.base_url} (pace {config.pace:g} s per key and endpoint)")
+        announce(
+            f"Reports sandbox at {handle.base_url} (pace {config.pace:g} s per key and endpoint,"
+            f" {config.dialect} dialect)"
+        )
         announce(f"Clock {clock} at {sandbox.now:%Y-%m-%d %H:%M:%S} UTC; data from {sandbox.first_day}")
         for site in config.sites:
             announce(f"  site {site.name}={site.secret_key}")
