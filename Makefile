@@ -19,8 +19,9 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/mypy
+	$(BIN)/ruff check src tests bench examples notebooks/build_notebooks.py
+	$(BIN)/ruff format --check src tests bench examples notebooks/build_notebooks.py
+	$(BIN)/mypy --strict
 
 bench: $(STAMP)
 	$(BIN)/python bench/parse_bench.py

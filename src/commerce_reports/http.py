@@ -28,7 +28,6 @@ from .secret import Secret, is_html
 __all__ = ["Answer", "KeyAuth", "RetryPolicy", "Session", "retry_after"]
 
 log = logging.getLogger(__name__)
-_CHUNK = 64 * 1024
 
 
 class KeyAuth(httpx.Auth):
@@ -208,7 +207,7 @@ class Session:
             chunks: Iterable[bytes] = [response.content]
             inflate = None  # already inflated by httpx
         else:
-            chunks = response.iter_raw(_CHUNK)
+            chunks = response.iter_raw()  # as the network delivers: each piece meets the deadline check
         body = bytearray()
         received = False
         for chunk in chunks:

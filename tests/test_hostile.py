@@ -1,0 +1,194 @@
+"""A hostile server on loopback: every answer is bounded in size and time, and every failure is clear."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import logging
+import socket
+import socketserver
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from commerce_reports.client import ReportsClient
+from commerce_reports.config import Limits
+from commerce_reports.errors import (
+    MalformedResponseError,
+    RateLimitedError,
+    ResponseTooLargeError,
+    TransportError,
+)
+from commerce_reports.http import RetryPolicy
+from commerce_reports.pace import Pacer
+from tests.conftest import FakeClock
+
+KEY = "hostile-test-key-0123456789"
+MB = 2**20
+Behaviour = Callable[[socket.socket], None]
+
+
+def _head(status: str = "200 OK", **headers: str) -> bytes:
+    lines = [
+        f"HTTP/1.1 {status}",
+        "Connection: close",
+        *(f"{k.replace('_', '-')}: {v}" for k, v in headers.items()),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+@pytest.fixture
+def hostile() -> Iterator[Callable[[Behaviour], str]]:
+    """Start a loopback server answering every request with `behaviour(socket)`; give its URL."""
+    servers: list[_Server] = []
+    stop = threading.Event()
+
+    def start(behaviour: Behaviour) -> str:
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                self.request.recv(65536)
+                with contextlib.suppress(OSError):  # the client hung up, as it should
+                    behaviour(self.request)
+
+        server = _Server(("127.0.0.1", 0), Handler)
+        server.stop = stop  # type: ignore[attr-defined]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    stop.set()
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def _client(url: str, tmp_path: Path, clock: FakeClock, **limits: float) -> ReportsClient:
+    return ReportsClient(
+        KEY,
+        url,
+        pace=0,
+        clock=clock,
+        pace_dir=tmp_path / "pace",
+        timeout=5,
+        retry=RetryPolicy(max_attempts=1),
+        limits=Limits(**{"max_body_bytes": MB, "request_deadline": 60.0, **limits}),  # type: ignore[arg-type]
+    )
+
+
+def _drip(stop_after: int | None) -> Behaviour:
+    def behaviour(sock: socket.socket) -> None:
+        sock.sendall(_head(Content_Type="application/json"))  # no length: the body runs until close
+        sent = 0
+        while stop_after is None or sent < stop_after:
+            sock.sendall(b" ")
+            sent += 1
+            time.sleep(0.05)  # the server's own pace of dripping, not a wait of the test
+
+    return behaviour
+
+
+def test_a_gzip_bomb_stops_at_the_ceiling_and_stores_nothing(
+    hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock
+) -> None:
+    bomb = gzip.compress(b"\0" * (64 * MB), compresslevel=9)  # 64 KB on the wire
+    url = hostile(lambda s: s.sendall(_head(Content_Encoding="gzip", Content_Length=str(len(bomb))) + bomb))
+    with _client(url, tmp_path, clock) as client, pytest.raises(ResponseTooLargeError) as caught:
+        client.transactions(update_date="2026-11-05")
+    assert "1 MB ceiling" in str(caught.value) and "COMMERCE_REPORTS_MAX_BODY_MB" in str(caught.value)
+
+
+def test_an_oversize_body_is_refused_whether_declared_or_not(
+    hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock
+) -> None:
+    declared = hostile(lambda s: s.sendall(_head(Content_Length=str(5 * MB)) + b"[" * MB))
+    streamed = hostile(lambda s: s.sendall(_head() + b"{" * (3 * MB)))  # no length: read until close
+    for url in (declared, streamed):
+        with _client(url, tmp_path, clock) as client, pytest.raises(ResponseTooLargeError):
+            client.networks("2026-11-01", "2026-11-02")
+
+
+@pytest.mark.parametrize("stop_after", [40, None], ids=["slow drip", "endless drip"])
+def test_a_dripping_server_is_cut_at_the_overall_deadline(
+    hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock, stop_after: int | None
+) -> None:
+    url = hostile(_drip(stop_after))  # each byte arrives well within the read timeout
+    began = time.monotonic()
+    with (
+        _client(url, tmp_path, clock, request_deadline=0.5) as client,
+        pytest.raises(TransportError) as caught,
+    ):
+        client.transactions(update_date="2026-11-05")
+    assert "0.5 s deadline" in str(caught.value)
+    assert time.monotonic() - began < 5  # the read timeout is 5 s: the deadline, not it, ended this
+
+
+def test_an_html_page_with_200_is_not_taken_for_data(
+    hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock
+) -> None:
+    page = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>portal</body></html>"
+    url = hostile(lambda s: s.sendall(_head(Content_Type="text/html") + page))
+    with _client(url, tmp_path, clock) as client, pytest.raises(MalformedResponseError) as caught:
+        client.transactions(update_date="2026-11-05")
+    assert "HTML page" in str(caught.value) and "COMMERCE_REPORTS_BASE_URL" in str(caught.value)
+
+
+def test_a_wrong_envelope_is_a_malformed_answer(
+    hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock
+) -> None:
+    url = hostile(lambda s: s.sendall(_head(Content_Type="application/json") + b'{"data": [], "page": 1}'))
+    with _client(url, tmp_path, clock) as client, pytest.raises(MalformedResponseError) as caught:
+        client.transactions(update_date="2026-11-05")
+    assert "transactions" in str(caught.value)
+
+
+def test_a_cut_gzip_stream_is_malformed_not_short(
+    hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock
+) -> None:
+    whole = gzip.compress(b'{"transactions": []}' * 50)
+    url = hostile(lambda s: s.sendall(_head(Content_Encoding="gzip") + whole[: len(whole) // 2]))
+    with _client(url, tmp_path, clock) as client, pytest.raises(MalformedResponseError, match="cut short"):
+        client.transactions(update_date="2026-11-05")
+
+
+def _answers(*responses: httpx.Response) -> httpx.MockTransport:
+    queue = list(responses)
+    return httpx.MockTransport(lambda request: queue.pop(0) if len(queue) > 1 else queue[0])
+
+
+def test_a_huge_retry_after_is_refused_and_the_pace_file_is_left_alone(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    transport = _answers(httpx.Response(429, headers={"Retry-After": "86400"}, text="slow down"))
+    with ReportsClient(
+        KEY, "https://reports.example", pace=1, clock=clock, pace_dir=tmp_path, transport=transport
+    ) as client:
+        pacer = Pacer({"networks": 1}, f"{client.base_url}|{KEY}", state_dir=tmp_path, clock=clock)
+        with pytest.raises(RateLimitedError) as caught:
+            client.networks("2026-11-01", "2026-11-02")
+    assert "86400 s" in str(caught.value) and "COMMERCE_REPORTS_MAX_RETRY_WAIT" in str(caught.value)
+    assert pacer.next_allowed("networks") < clock.now + 5  # the request's own slot, no day-long deferral
+    assert max(clock.sleeps, default=0) < 5
+
+
+def test_a_long_wait_asked_by_the_service_is_said_in_the_log(
+    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    ok = httpx.Response(200, json={"data": [], "totals": {}})
+    transport = _answers(httpx.Response(429, headers={"Retry-After": "58"}), ok)
+    caplog.set_level(logging.INFO)
+    with ReportsClient(
+        KEY, "https://reports.example", pace=0, clock=clock, pace_dir=tmp_path, transport=transport
+    ) as client:
+        client.networks("2026-11-01", "2026-11-02")
+    assert "waiting 58 s: the service asked to slow down" in caplog.text
+    assert KEY not in caplog.text

@@ -1,0 +1,117 @@
+"""The house's flow goes one way: an import that runs against it fails here, naming both ends.
+
+    errors, secret -> config, locate, files, params -> contract, dialect, pace -> http -> client
+    -> parse -> lake (storage only) -> sync -> db -> charts / widgets / export; api on top;
+    sandbox beside (sharing nothing with the client but the contract); deals on their own.
+
+Every import counts, `if TYPE_CHECKING:` and function-level ones included: an arrow is an arrow.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parents[1] / "src" / "commerce_reports"
+
+# The parts of the house, as module prefixes (first match wins).
+BOTTOM = (
+    "errors",
+    "secret",
+    "_version",
+    "config",
+    "locate",
+    "files",
+    "params",
+    "contract",
+    "dialect",
+    "pace",
+)
+ENTRY = ("api", "jobs", "loaders", "state", "embedded", "demo", "cli", "__init__", "__main__")
+HIGH = ("db", "charts", "widgets", "export", "spark", *ENTRY)
+
+# For each part: the parts it must never import.
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    **{
+        name: ("http", "client", "parse", "lake", "sync", "sites", "sandbox", "deals", *HIGH)
+        for name in BOTTOM
+    },
+    "http": ("client", "parse", "lake", "sync", "sites", "sandbox", "deals", *HIGH),
+    "parse": ("http", "client", "lake", "sync", "sites", "sandbox", "deals", *HIGH),
+    "client": ("lake", "sync", "sites", "sandbox", "deals", *HIGH),
+    "sites": ("http", "client", "parse", "lake", "sync", "sandbox", "deals", *HIGH),
+    "lake": ("http", "client", "parse", "sync", "sandbox", "deals", *HIGH),
+    "sync": ("sandbox", "deals", *HIGH),
+    "db": ("http", "client", "parse", "sync", "sandbox", "deals", "charts", "widgets", "export", *ENTRY),
+    "spark": ("http", "client", "parse", "sync", "sandbox", "deals", "charts", "widgets", "export", *ENTRY),
+    "charts": ("http", "client", "parse", "sandbox", "deals"),
+    "widgets": ("http", "client", "parse", "sandbox", "deals"),
+    "sandbox": ("http", "client", "parse", "lake", "sync", "sites", "deals", *HIGH),
+    "deals": ("client", "parse", "lake", "sync", "sites", "sandbox", *HIGH),
+}
+
+
+def _part(module: str) -> str:
+    """`lake.store` -> `lake`; a top-level module is its own part."""
+    return module.split(".")[0]
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, imported module relative to the package) for every import of the package in `path`."""
+    module = path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".")
+    package = module.split(".")[:-1]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+                target = ".".join([*base, *([node.module] if node.module else [])])
+                names = [target] if node.module else [f"{target}.{a.name}".strip(".") for a in node.names]
+                found += [(node.lineno, n) for n in names]
+            elif node.module and node.module.startswith("commerce_reports"):
+                found.append((node.lineno, node.module.removeprefix("commerce_reports").strip(".")))
+        elif isinstance(node, ast.Import):
+            found += [
+                (node.lineno, a.name.removeprefix("commerce_reports").strip("."))
+                for a in node.names
+                if a.name.startswith("commerce_reports")
+            ]
+    return [(line, name) for line, name in found if name]
+
+
+def _violations() -> list[str]:
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".")
+        forbidden = FORBIDDEN.get(_part(module), ())
+        for line, target in _imports(path):
+            if _part(target) in forbidden and _part(target) != _part(module):
+                problems.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+    return problems
+
+
+def test_every_import_runs_with_the_flow() -> None:
+    assert _violations() == []
+
+
+def test_the_check_sees_a_wrong_arrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "commerce_reports"
+    (fake / "lake").mkdir(parents=True)
+    (fake / "lake" / "bad.py").write_text(
+        "from ..sandbox import run_sandbox\nfrom ..contract import PART_FILE\n"
+    )
+    (fake / "db.py").write_text("from .parse import parse_transactions\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert sorted(_violations()) == [
+        "commerce_reports/db.py:1 imports parse",
+        "commerce_reports/lake/bad.py:1 imports sandbox",
+    ]
+
+
+def test_only_one_place_replaces_files() -> None:
+    """Every write goes through files.save_atomic, the one caller of os.replace."""
+    callers = [p.name for p in PACKAGE.rglob("*.py") if "os.replace(" in p.read_text()]
+    assert callers == ["files.py"]
