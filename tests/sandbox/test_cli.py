@@ -157,3 +157,27 @@ def test_serve_forever_announces_url_pace_and_keys(monkeypatch: pytest.MonkeyPat
     text = "\n".join(lines)
     assert "http://127.0.0.1:9999" in text and "pace 0.05" in text and "contract dialect" in text
     assert "alpha=sandbox-alpha-key" in text and "beta=sandbox-beta-key" in text
+
+
+def test_a_port_out_of_range_or_in_use_is_a_one_line_error() -> None:
+    import subprocess
+    import sys
+
+    from commerce_reports.sandbox import SandboxConfig, run_sandbox
+
+    bad = subprocess.run(
+        [sys.executable, "-m", "commerce_reports", "sandbox", "--port", "99999"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "not a TCP port" in bad.stderr and "Traceback" not in bad.stderr
+    with run_sandbox(SandboxConfig(pace=0)) as running:
+        port = running.base_url.rsplit(":", 1)[1]
+        taken = subprocess.run(
+            [sys.executable, "-m", "commerce_reports", "sandbox", "--port", port],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert taken.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+    assert "Traceback" not in taken.stderr

@@ -40,6 +40,12 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port: give 0 to 65535")
+    return int(text)
+
+
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1 (got {text!r})")
@@ -71,7 +77,9 @@ def register(subparsers: Any) -> None:
         description="Serve a deterministic offline copy of the three reporting endpoints.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
+    parser.add_argument(
+        "--port", type=_port, default=8765, help="port to listen on (default 8765; 0: any free)"
+    )
     parser.add_argument(
         "--site",
         dest="sites",

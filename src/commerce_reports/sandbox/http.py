@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 
+from ..errors import ConfigurationError
+
 __all__ = ["App", "Request", "Response", "ServerHandle", "serve", "serve_forever"]
 
 log = logging.getLogger(__name__)
@@ -133,8 +135,16 @@ class _Server(ThreadingHTTPServer):
 
 
 def _make_server(app: App, host: str, port: int) -> _Server:
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigurationError(f"port {port!r} is not a TCP port; give 0 (any free port) to 65535")
     handler = type("Handler", (_Handler,), {"app": staticmethod(app)})
-    return _Server((host, port), handler)
+    try:
+        return _Server((host, port), handler)
+    except OSError as error:
+        raise ConfigurationError(
+            f"cannot listen on {host}:{port} ({error.strerror or error}); "
+            "is another sandbox running there? Choose another --port, or 0 for any free one"
+        ) from None
 
 
 @dataclass(frozen=True)
