@@ -20,7 +20,7 @@ from .sites import SiteProfile, configured_sites
 if TYPE_CHECKING:
     from .sandbox import RunningSandbox
 
-__all__ = ["available_sites", "embedded_sandbox", "sandbox_sites"]
+__all__ = ["available_sites", "embedded_sandbox", "sandbox_sites", "started"]
 
 _lock = threading.Lock()
 _running: RunningSandbox | None = None
@@ -45,17 +45,34 @@ def sandbox_sites(running: RunningSandbox) -> list[SiteProfile]:
     """Profiles of a running sandbox's sites, at the sandbox's own pace and in its dialect."""
     config = running.sandbox.config
     dialect = check_dialect(getattr(config, "dialect", "contract"), "sandbox dialect")
+    url = running.base_url
     return [
-        SiteProfile(
-            site.name, Secret(site.secret_key), running.base_url, dialect, sandbox=True, pace=config.pace
-        )
+        SiteProfile(site.name, Secret(site.secret_key), url, dialect, sandbox=True, pace=config.pace)
         for site in config.sites
     ]
 
 
-def available_sites(settings: Settings | None = None) -> dict[str, SiteProfile]:
-    """The configured sites, or the embedded sandbox's when no key is configured at all."""
+def available_sites(settings: Settings | None = None, *, start: bool = True) -> dict[str, SiteProfile]:
+    """The configured sites, or the embedded sandbox's when no key is configured at all.
+
+    `start=False` names the sandbox's sites without starting it (their `base_url` is empty): enough
+    to plan or to report status; `started` gives the profile a client can use.
+    """
     configured = configured_sites(settings)
     if configured:
         return configured
+    if not start:
+        from .sandbox import DEMO_SITES, FAST_PACE
+
+        return {
+            site.name: SiteProfile(site.name, Secret(site.secret_key), "", sandbox=True, pace=FAST_PACE)
+            for site in DEMO_SITES
+        }
     return {p.name: p for p in sandbox_sites(embedded_sandbox())}
+
+
+def started(profile: SiteProfile) -> SiteProfile:
+    """`profile` ready for a client: an embedded sandbox site named but not started is started now."""
+    if profile.base_url or not profile.sandbox:
+        return profile
+    return available_sites(start=True)[profile.name]

@@ -19,7 +19,7 @@ from .client import ReportsClient
 from .config import Settings, parse_pace
 from .contract import PartitionKey
 from .db import refresh_rollups, write_catalog
-from .embedded import available_sites
+from .embedded import available_sites, started
 from .errors import ValidationError
 from .lake.manifest import Manifest
 from .lake.plan import (
@@ -104,7 +104,7 @@ def ledger(
     options: SyncOptions,
 ) -> tuple[dict[str, SiteProfile], dict[str, list[PartitionKey]]]:
     """The sites and, per site, every partition of its ledger: updateDate days and aggregate slices."""
-    profiles = select_sites(sites, available_sites)
+    profiles = select_sites(sites, lambda: available_sites(start=False))
     first, last = day_span(start, end, now_of(options).date())
     nets = slices_of(networks, DEFAULT_NETWORK_SLICES) + [Filters(country=c) for c in countries]
     merch = slices_of(merchandise, DEFAULT_MERCHANDISE_SLICES)
@@ -142,8 +142,9 @@ def fetch_keys(
         if not plan.requests:
             return SyncResult(plan)
         explicit = options.pace
+        busy = [started(p) for name, p in profiles.items() if any(r.site == name for r in plan.requests)]
         clients = {
-            name: ReportsClient(
+            profile.name: ReportsClient(
                 profile.secret_key,
                 profile.base_url,
                 dialect=profile.dialect,
@@ -151,8 +152,7 @@ def fetch_keys(
                 clock=clock,
                 pace=explicit if explicit is not None else profile.pace,
             )
-            for name, profile in profiles.items()
-            if any(r.site == name for r in plan.requests)
+            for profile in busy
         }
         try:
             return run_plan(

@@ -48,7 +48,7 @@ def _load(
 ) -> list[tuple[str, PartitionKey, Path]]:
     """Fetch what `keys` lack for each site, then name the partition files to read."""
     folder = data_dir_of(data_dir)
-    profiles = select_sites(site, available_sites)
+    profiles = select_sites(site, lambda: available_sites(start=False))
     result = fetch_keys(folder, profiles, {s: keys for s in profiles}, options, refresh)
     if result.failed:
         raise result.failed[0][1]

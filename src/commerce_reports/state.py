@@ -34,7 +34,7 @@ def status(
     was lost or damaged)."""
     folder = data_dir_of(data_dir)
     rows = []
-    for site in select_sites(sites, available_sites):
+    for site in select_sites(sites, lambda: available_sites(start=False)):
         if rebuild:
             with writing_sites(folder, [site]):
                 Manifest.rebuild(folder, site, options.policy.is_settled)
@@ -93,7 +93,7 @@ def invalidate(
     chosen = set(datasets)
     folder = data_dir_of(data_dir)
     forgotten = 0
-    for site in select_sites(sites, available_sites):
+    for site in select_sites(sites, lambda: available_sites(start=False)):
         keys = [
             e.key
             for e in Manifest.load(folder, site)

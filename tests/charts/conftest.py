@@ -13,8 +13,8 @@ import pytest
 
 from commerce_reports.api import SyncOptions, sync
 from commerce_reports.db import connect
+from commerce_reports.embedded import sandbox_sites
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
-from commerce_reports.sites import sandbox_sites
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 START = NOW.date() - timedelta(days=29)

@@ -11,9 +11,10 @@ import polars as pl
 import pytest
 
 from commerce_reports.api import SyncOptions
+from commerce_reports.embedded import sandbox_sites
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox
-from commerce_reports.sites import SiteProfile, sandbox_sites
+from commerce_reports.sites import SiteProfile
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 START = NOW.date() - timedelta(days=89)
