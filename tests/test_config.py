@@ -75,3 +75,52 @@ def test_error_excerpts_are_short_single_line_and_readable_for_html() -> None:
     assert excerpt(html, "text/html") == "HTML page: 502 Bad Gateway: 502 Bad Gateway Bad"
     assert len(excerpt(b"x" * 5000)) <= 301
     assert excerpt(b"line one\nline two") == "line one line two"
+
+
+@pytest.mark.parametrize(
+    "hint",
+    [
+        "Check COMMERCE_REPORTS_SECRET_KEY: the site's secret key, sent as 'secret <key>'",
+        "a secret must be a non-empty string",
+        "the secret key of site alpha is read from $ALPHA_KEY",
+    ],
+)
+def test_redaction_leaves_the_toolkits_own_words_alone(hint: str) -> None:
+    assert redact(hint) == hint
+
+
+def test_redaction_masks_values_and_key_shaped_tokens() -> None:
+    Secret("registered-value-42")
+    text = "echo registered-value-42; Authorization: secret tok; x-api-key: k9; /p?token=Ab12345678901234"
+    assert redact(text) == "echo ***; Authorization: secret ***; x-api-key: ***; /p?token=***"
+
+
+def test_the_lake_is_found_by_one_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from commerce_reports.locate import where
+
+    project = tmp_path / "project"
+    (project / "notebooks" / "deep").mkdir(parents=True)
+    (project / "commerce-reports.toml").write_text('data_dir = "lake-data"\n')
+    monkeypatch.chdir(project / "notebooks" / "deep")
+    found = where()
+    assert found.path == project / "lake-data" and "commerce-reports.toml" in found.reason
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path / "elsewhere"))
+    assert where().path == tmp_path / "elsewhere" and "COMMERCE_REPORTS_DATA_DIR" in where().reason
+    monkeypatch.delenv("COMMERCE_REPORTS_DATA_DIR")
+    (project / "commerce-reports.toml").unlink()
+    (project / "pyproject.toml").write_text('[tool.commerce-reports]\ndata_dir = "from-pyproject"\n')
+    assert where().path == project / "from-pyproject"
+    (project / "pyproject.toml").unlink()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert where().path == tmp_path / "xdg" / "commerce-reports" and "user data folder" in where().reason
+
+
+def test_a_notebook_folder_reads_the_projects_env_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "commerce-reports.toml").write_text("")
+    (tmp_path / ".env").write_text("COMMERCE_REPORTS_DIALECT=published\n")
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    settings = Settings.from_env()
+    assert settings.dialect == "published" and settings.data_dir == tmp_path / "data"

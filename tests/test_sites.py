@@ -67,15 +67,44 @@ def test_a_sites_file_names_sites_and_the_variables_holding_their_keys(
         ),
         ('[sites."Recipes!"]\nsecret_key_env = "X"\n', "not a usable site name"),
         ("not toml at all [", "not readable TOML"),
+        ('[sites.recipes]\nsecret_key_env = "X"\ndialect = "openapi"\n', "is not a dialect"),
+        ('[sites.recipes]\nsecret_key_env = "X"\nmax_body_mb = "lots"\n', "limits must be numbers"),
+        (
+            '[sites.recipes]\nsecret_key_env = "X"\nbase_ur = "https://a.example"\n',
+            "unknown setting 'base_ur'",
+        ),
     ],
 )
 def test_a_bad_sites_file_says_what_to_fix(
     text: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("X", "some-site-key-123")
     (tmp_path / "sites.toml").write_text(text)
-    with pytest.raises((ConfigurationError, ValueError), match=message):
+    with pytest.raises(ConfigurationError, match=message):  # always the configuration's error
         configured_sites()
+
+
+def test_a_sites_file_sets_dialect_and_limits_per_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("RECIPES_KEY", "recipes-key-123")
+    (tmp_path / "sites.toml").write_text(
+        '[sites.recipes]\nsecret_key_env = "RECIPES_KEY"\nbase_url = "https://a.example/v1/"\n'
+        'dialect = "published"\nmax_body_mb = 64\nrequest_deadline = 30\n'
+    )
+    (profile,) = configured_sites().values()
+    assert profile.dialect == "published" and profile.limits.max_body_bytes == 64 * 2**20
+    assert profile.limits.request_deadline == 30 and profile.limits.max_retry_wait == 900
+
+
+@pytest.mark.parametrize("selection", [123, [1, 2], {"alpha": 1}, []])
+def test_a_site_selection_of_the_wrong_kind_is_a_clear_error(selection: object) -> None:
+    import commerce_reports as cr
+
+    with pytest.raises(ConfigurationError, match="site"):
+        cr.sync(sites=selection)  # type: ignore[arg-type]
 
 
 def test_a_key_without_a_base_url_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
