@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -11,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from .api import SyncOptions, status, sync
+from .config import Dialect, Settings
 from .db import CATALOG_FILE, connect
 from .embedded import sandbox_sites
 from .export import export_notebook
 from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
+from .sites import configured_sites
 
 __all__ = ["run_demo"]
 
@@ -26,16 +27,19 @@ def run_demo(
     data_dir: Path | None = None,
     reports: Path | None = None,
     say: Callable[[str], None] = print,
+    dialect: Dialect = "contract",
 ) -> dict[str, Any]:
     """The tour: start a sandbox with two sites, sync `days` days of both into a lake, write the
     DuckDB catalog, show two views, export the report notebook as self-contained HTML.
 
-    The lake goes to `data_dir`, or to a temporary folder removed afterwards; the report to
-    `reports` (default: `reports/` under the lake's folder). Returns the headline numbers.
+    The lake goes to `data_dir`, by default the project's lake (see `commerce_reports.locate`), so
+    that notebooks, `commerce-reports sql` and the DuckDB CLI read what the demo stored; when real
+    sites are configured, to a `demo-data` folder beside it instead, never mixed with real data.
+    The report goes to `reports` (default: `reports/` beside the lake). Returns the headline numbers.
     """
+    folder = _demo_lake(data_dir, say)
     with ExitStack() as stack:
-        folder = data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="commerce-demo-")))
-        running = stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE)))
+        running = stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE, dialect=dialect)))
         profiles = sandbox_sites(running)
         say(f"sandbox at {running.base_url}: sites {', '.join(p.name for p in profiles)}, pace {FAST_PACE} s")
         say(f"syncing {days} days into {folder} ...")
@@ -59,9 +63,9 @@ def run_demo(
         quiet = SyncOptions(say=lambda _: None, progress=False)
         again = sync(start, sites=profiles, countries=DEMO_COUNTRIES, data_dir=folder, options=quiet)
         say(f"a second sync right after: {len(again.plan.requests)} requests")
-        say(f"DuckDB catalog: {folder / CATALOG_FILE} (open it with `duckdb -readonly`)")
         _show_views(folder, say)
-        report = _export_report(folder, reports or folder / "reports", say)
+        report = _export_report(folder, reports or folder.parent / "reports", say)
+        _say_what_next(folder, say)
         return {
             "stored": len(result.stored),
             "rows": result.rows,
@@ -71,6 +75,26 @@ def run_demo(
             "report": report,
         }
     raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
+
+
+def _demo_lake(data_dir: Path | None, say: Callable[[str], None]) -> Path:
+    if data_dir is not None:
+        return Path(data_dir)
+    settings = Settings.from_env()
+    if configured_sites(settings):
+        folder = settings.data_dir.parent / "demo-data"
+        say(f"real sites are configured: the demo's sandbox data goes to {folder}, not to your lake")
+        return folder
+    say(f"the lake: {settings.lake}")
+    return settings.data_dir
+
+
+def _say_what_next(folder: Path, say: Callable[[str], None]) -> None:
+    env = "" if folder == Settings.from_env().data_dir else f"COMMERCE_REPORTS_DATA_DIR={folder} "
+    say("the lake stays for you to query:")
+    say(f'  {env}commerce-reports sql "SELECT * FROM site_performance ORDER BY window_start DESC"')
+    say(f"  duckdb -readonly {folder / CATALOG_FILE}   (the DuckDB CLI: pip install duckdb-cli)")
+    say("  or open notebooks/01_getting_started.ipynb in Jupyter: it reads the same lake")
 
 
 def _show_views(folder: Path, say: Callable[[str], None]) -> None:

@@ -33,9 +33,12 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def register(subparsers: Any) -> None:
     demo = subparsers.add_parser("demo", help="the whole tour against the sandbox, in one command")
     demo.add_argument("--days", type=int, default=90, help="days of reports to sync (default 90)")
-    demo.add_argument("--data-dir", type=Path, help="keep the demo lake here (default: a temporary folder)")
+    demo.add_argument("--data-dir", type=Path, help="the demo's lake (default: the project's lake)")
     demo.add_argument(
-        "--reports", type=Path, default=Path("reports"), help="where the report goes (default reports/)"
+        "--dialect", choices=("contract", "published"), default="contract", help="the sandbox's wire dialect"
+    )
+    demo.add_argument(
+        "--reports", type=Path, help="where the report goes (default: reports/ beside the lake)"
     )
     demo.set_defaults(handler=_demo)
 
@@ -86,7 +89,7 @@ def register(subparsers: Any) -> None:
 def _demo(args: argparse.Namespace) -> int:
     if args.days < 1:
         raise SystemExit("error: --days must be at least 1")
-    run_demo(days=args.days, data_dir=args.data_dir, reports=args.reports)
+    run_demo(days=args.days, data_dir=args.data_dir, reports=args.reports, dialect=args.dialect)
     return 0
 
 
