@@ -1,43 +1,19 @@
-"""The deal-request interface on loopback (`commerce-reports sandbox --deals`).
-
-Keys with write and read-only scope and one of an account not enabled for the API; stored deals
-(active 1001, archived 1002, open 1003, status managed by its DSP 1004, another account's 9001);
-targeting value lists; a rate limit; downstream faults on demand. The app is `DealsSandbox`
-(`deals_app`); its rules are in `deals_rules`, its seed data in `deals_world`.
-"""
+"""Serve the deals sandbox on loopback: in a background thread (tests, notebooks) or in the
+foreground (`commerce-reports sandbox --deals`), on the toolkit's small loopback HTTP server."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .deals_app import (
-    DEFAULT_DISABLED_KEY,
-    DEFAULT_READ_KEY,
-    DEFAULT_WRITE_KEY,
-    DealsSandbox,
-    DownstreamWrite,
-    Fault,
-    RecordedRequest,
-)
-from .deals_world import SEEDED
-from .http import ServerHandle, serve, serve_forever
+from ...errors import ConfigurationError
+from ...sandbox.http import ServerHandle, serve, serve_forever
+from .app import DealsSandbox
+from .world import SEEDED
 
-__all__ = [
-    "DEFAULT_DISABLED_KEY",
-    "DEFAULT_READ_KEY",
-    "DEFAULT_WRITE_KEY",
-    "SEEDED",
-    "DealsSandbox",
-    "DownstreamWrite",
-    "Fault",
-    "RecordedRequest",
-    "RunningDealsSandbox",
-    "run_deals_sandbox",
-    "serve_deals_forever",
-]
+__all__ = ["RunningDealsSandbox", "run_deals_sandbox", "serve_deals_forever"]
 
 
 @dataclass(frozen=True)
@@ -60,8 +36,13 @@ def run_deals_sandbox(
     **options: Any,
 ) -> Iterator[RunningDealsSandbox]:
     """Serve a `DealsSandbox` (options go to its constructor) in a background thread."""
+    _check_address(host, port)
     sandbox = DealsSandbox(write_key, read_key, disabled_key, **options)
-    with serve(sandbox, host, port) as handle:
+    with ExitStack() as stack:
+        try:
+            handle = stack.enter_context(serve(sandbox, host, port))
+        except OSError as error:
+            raise _cannot_listen(host, port, error) from None
         yield RunningDealsSandbox(handle.base_url, sandbox, handle)
 
 
@@ -75,6 +56,7 @@ def serve_deals_forever(
     announce: Callable[[str], None] = print,
 ) -> None:
     """Serve the deals sandbox in the foreground, announcing its URL and keys; Ctrl-C stops it."""
+    _check_address(host, port)
     sandbox = DealsSandbox(write_key, read_key, disabled_key)
 
     def ready(handle: ServerHandle) -> None:
@@ -89,4 +71,23 @@ def serve_deals_forever(
         ):
             announce(line)
 
-    serve_forever(sandbox, host, port, on_ready=ready)
+    try:
+        serve_forever(sandbox, host, port, on_ready=ready)
+    except OSError as error:
+        raise _cannot_listen(host, port, error) from None
+
+
+def _check_address(host: Any, port: Any) -> None:
+    if not isinstance(host, str) or not host.strip():
+        raise ConfigurationError(f"host must be an address such as 127.0.0.1, got {host!r}")
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigurationError(
+            f"port must be a whole number from 0 to 65535 (0: any free port), got {port!r}"
+        )
+
+
+def _cannot_listen(host: str, port: int, error: OSError) -> ConfigurationError:
+    return ConfigurationError(
+        f"the deals sandbox cannot listen on {host}:{port} ({error.strerror or error}); "
+        "choose another --port (or --host)"
+    )
