@@ -4,7 +4,7 @@ foreground (`commerce-reports sandbox --deals`), on the toolkit's small loopback
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,14 +35,11 @@ def run_deals_sandbox(
     disabled_key: str | None = None,
     **options: Any,
 ) -> Iterator[RunningDealsSandbox]:
-    """Serve a `DealsSandbox` (options go to its constructor) in a background thread."""
-    _check_address(host, port)
+    """Serve a `DealsSandbox` (options go to its constructor) in a background thread; a bad or
+    busy port is a ConfigurationError."""
+    _check_host(host)
     sandbox = DealsSandbox(write_key, read_key, disabled_key, **options)
-    with ExitStack() as stack:
-        try:
-            handle = stack.enter_context(serve(sandbox, host, port))
-        except OSError as error:
-            raise _cannot_listen(host, port, error) from None
+    with serve(sandbox, host, port) as handle:
         yield RunningDealsSandbox(handle.base_url, sandbox, handle)
 
 
@@ -55,8 +52,9 @@ def serve_deals_forever(
     disabled_key: str | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve the deals sandbox in the foreground, announcing its URL and keys; Ctrl-C stops it."""
-    _check_address(host, port)
+    """Serve the deals sandbox in the foreground, announcing its URL and keys; Ctrl-C stops it.
+    A bad or busy port is a ConfigurationError."""
+    _check_host(host)
     sandbox = DealsSandbox(write_key, read_key, disabled_key)
 
     def ready(handle: ServerHandle) -> None:
@@ -71,23 +69,9 @@ def serve_deals_forever(
         ):
             announce(line)
 
-    try:
-        serve_forever(sandbox, host, port, on_ready=ready)
-    except OSError as error:
-        raise _cannot_listen(host, port, error) from None
+    serve_forever(sandbox, host, port, on_ready=ready)
 
 
-def _check_address(host: Any, port: Any) -> None:
+def _check_host(host: Any) -> None:
     if not isinstance(host, str) or not host.strip():
         raise ConfigurationError(f"host must be an address such as 127.0.0.1, got {host!r}")
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ConfigurationError(
-            f"port must be a whole number from 0 to 65535 (0: any free port), got {port!r}"
-        )
-
-
-def _cannot_listen(host: str, port: int, error: OSError) -> ConfigurationError:
-    return ConfigurationError(
-        f"the deals sandbox cannot listen on {host}:{port} ({error.strerror or error}); "
-        "choose another --port (or --host)"
-    )
