@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from commerce_reports.deals import DealsClient
-from commerce_reports.sandbox.deals import DEFAULT_WRITE_KEY, DealsSandbox, RunningDealsSandbox
+from commerce_reports.deals.sandbox import DEFAULT_WRITE_KEY, DealsSandbox, RunningDealsSandbox
+from commerce_reports.http import RetryPolicy
 from commerce_reports.sandbox.http import ServerHandle, serve
 
 TODAY = date(2031, 3, 10)
@@ -80,8 +81,10 @@ def deals_sandbox(
 def make_client(deals_sandbox: RunningDealsSandbox, clock: FakeClock) -> Iterator[Callable[..., DealsClient]]:
     made: list[DealsClient] = []
 
-    def make(key: str = DEFAULT_WRITE_KEY, **options: Any) -> DealsClient:
+    def make(key: str = DEFAULT_WRITE_KEY, *, max_attempts: int = 4, **options: Any) -> DealsClient:
+        """A client on the sandbox; its waits are the policy's upper bounds (no jitter)."""
         options.setdefault("sleep", clock.sleep)
+        options.setdefault("retry", RetryPolicy(max_attempts, 0.5, 8.0, jitter=lambda: 1.0))
         base_url = options.pop("base_url", deals_sandbox.base_url)
         client = DealsClient(key, base_url, today=lambda: TODAY, **options)
         made.append(client)

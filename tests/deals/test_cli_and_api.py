@@ -11,18 +11,18 @@ import orjson
 import pytest
 
 import commerce_reports.deals as deals
-import commerce_reports.sandbox.deals as sandbox_deals
+import commerce_reports.deals.sandbox as sandbox_deals
 from commerce_reports.cli import main
 from commerce_reports.cli.deals import EXIT_CODES
 from commerce_reports.deals import DealsClient
-from commerce_reports.errors import ConfigurationError
-from commerce_reports.sandbox.deals import (
+from commerce_reports.deals.sandbox import (
     DEFAULT_READ_KEY,
     DEFAULT_WRITE_KEY,
     DealsSandbox,
     RunningDealsSandbox,
     run_deals_sandbox,
 )
+from commerce_reports.errors import ConfigurationError
 
 from .conftest import TODAY, valid_deal
 

@@ -25,7 +25,7 @@ from commerce_reports.deals.errors import (
     InsufficientScopeError,
     UnsupportedMediaTypeError,
 )
-from commerce_reports.sandbox.deals import (
+from commerce_reports.deals.sandbox import (
     DEFAULT_DISABLED_KEY,
     DEFAULT_READ_KEY,
     DEFAULT_WRITE_KEY,

@@ -16,7 +16,7 @@ from commerce_reports.deals.errors import (
     DealSchemaError,
     DealValidationError,
 )
-from commerce_reports.sandbox.deals import RunningDealsSandbox
+from commerce_reports.deals.sandbox import RunningDealsSandbox
 
 from .conftest import valid_deal
 

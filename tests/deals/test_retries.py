@@ -14,7 +14,7 @@ from commerce_reports.deals.errors import (
     DealTransportError,
     DealUpstreamError,
 )
-from commerce_reports.sandbox.deals import Fault, RunningDealsSandbox
+from commerce_reports.deals.sandbox import Fault, RunningDealsSandbox
 
 from .conftest import FakeClock, valid_deal
 

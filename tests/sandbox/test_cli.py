@@ -128,9 +128,9 @@ def test_duplicate_sites_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_deals_flag_serves_the_deals_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
-    fake = types.ModuleType("commerce_reports.sandbox.deals")
+    fake = types.ModuleType("commerce_reports.deals.sandbox")
     fake.serve_deals_forever = lambda **kwargs: seen.update(kwargs)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "commerce_reports.sandbox.deals", fake)
+    monkeypatch.setitem(sys.modules, "commerce_reports.deals.sandbox", fake)
     args = parse("--deals", "--port", "9100", "--write-key", "w", "--read-key", "r")
     assert args.handler(args) == 0
     assert seen == {

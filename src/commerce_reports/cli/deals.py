@@ -33,6 +33,7 @@ from ..deals.errors import (
     DealMayExistError,
     DealNotFoundError,
     DealRateLimitedError,
+    DealResponseTooLargeError,
     DealRuleError,
     DealSchemaError,
     DealServerError,
@@ -70,12 +71,13 @@ EXIT_CODES: dict[type[CommerceReportsError], tuple[int, str]] = {
     DealNotFoundError: (40, "404 not found"),
     UnsupportedMediaTypeError: (41, "415 unsupported media type"),
     DealRateLimitedError: (42, "429 rate limited, retries exhausted"),
-    DealServerError: (50, "500, retries exhausted"),
+    DealServerError: (50, "5xx other than 502 (500, 503, 504, ...), retries exhausted"),
     DealUpstreamError: (51, "502, retries exhausted"),
-    DealMayExistError: (52, "create may exist downstream: confirm before re-sending"),
+    DealMayExistError: (52, "create got a 5xx or lost its answer: may exist, confirm before re-sending"),
     ArchiveUnconfirmedError: (53, "archive kept getting 502, not confirmed"),
     DealTransportError: (60, "no answer from the service"),
     DealMalformedResponseError: (61, "a 2xx answer with an unreadable body"),
+    DealResponseTooLargeError: (62, "an answer over the size ceiling (COMMERCE_REPORTS_MAX_BODY_MB)"),
     DealStatusError: (69, "another HTTP status"),
 }
 EXIT_TABLE = "exit statuses:\n  0  success\n  2  usage error\n" + "\n".join(

@@ -153,7 +153,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve until interrupted; 2 when the options do not make a valid sandbox."""
     if args.deals:
-        from ..sandbox.deals import serve_deals_forever
+        from ..deals.sandbox import serve_deals_forever
 
         serve_deals_forever(
             host=args.host,

@@ -5,7 +5,10 @@
         deal = deals.create({"buyers": [...], "commercial": {"takeRate": 0.2}, ...})
         deals.update(deal.id, {"status": "paused"})
 
-Every failure is a `commerce_reports.errors.DealError`; see that module's tree.
+Every failure of a request is a `DealError` (tree in `deals/errors.py`); missing settings are a
+`ConfigurationError`. The wing stands on its own: it shares with the reports side only the HTTP
+layer (`commerce_reports.http`) and secret handling (`commerce_reports.secret`). Its offline twin
+of the service is `commerce_reports.deals.sandbox`, imported on its own.
 """
 
 from __future__ import annotations

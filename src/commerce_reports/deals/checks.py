@@ -15,7 +15,7 @@ from datetime import date
 from typing import Any
 
 from . import messages as m
-from .errors import DealFailure, DealRuleKind
+from .errors import DealArgumentError, DealFailure, DealRuleKind, require
 from .models import STATUSES, Deal
 
 __all__ = [
@@ -69,6 +69,8 @@ def check_update(changes: Deal, today: date) -> CheckReport:
 
 
 def _check(deal: Deal, today: date, *, update: bool) -> CheckReport:
+    require(deal, Deal, "deal" if not update else "changes", "a Deal, e.g. Deal.from_dict({...})")
+    require(today, date, "today", "today's date (UTC), e.g. date(2031, 3, 10)")
     failures = [
         *_status(deal),
         *_buyers(deal, update=update),
@@ -168,6 +170,11 @@ def check_targeting_values(deal: Deal, values_of: Callable[[str], Sequence[str]]
 
     A 2-letter country code is accepted: the service converts it to its 3-letter code.
     """
+    require(deal, Deal, "deal", "a Deal, e.g. Deal.from_dict({...})")
+    if not callable(values_of):
+        raise DealArgumentError(
+            "values_of", f"got {type(values_of).__name__}, not a function", "e.g. client.targeting_values"
+        )
     failures = []
     for i, group in enumerate(deal.targeting or []):
         for attribute in ENUMERATED_ATTRIBUTES:

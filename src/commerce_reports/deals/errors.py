@@ -2,9 +2,11 @@
 
     DealError                                 base (a CommerceReportsError)
     ├── DealValidationError   [fatal]     local check failed, nothing sent (a ValidationError)
-    ├── DealTransportError    [retriable] no complete answer: refused, timed out or dropped
+    ├── DealArgumentError     [fatal]     a function of `deals` got an unusable argument (a ValidationError)
+    ├── DealTransportError    [retriable] no complete answer: refused, timed out, dropped or garbled
+    ├── DealResponseTooLargeError [fatal] an answer over the size ceiling (COMMERCE_REPORTS_MAX_BODY_MB)
     ├── DealMalformedResponseError [fatal] a 2xx whose body is not the JSON expected
-    ├── DealMayExistError     [fatal]     a create got a 5xx or no answer: confirm first
+    ├── DealMayExistError     [fatal]     a create got a 5xx, or no answer after it was sent: confirm first
     └── DealStatusError                   non-2xx (status, method, path, service message)
         ├── DealBadRequestError   [fatal]     400, never retried; `.failures` with kinds
         │   ├── DealSchemaError               FST_ERR_VALIDATION, a failure per path
@@ -20,9 +22,10 @@
         ├── DealNotFoundError     [fatal]     404 Deal request not found
         ├── UnsupportedMediaTypeError [fatal] 415 a PATCH not sent as application/json
         ├── DealRateLimitedError  [retriable] 429, `.retry_after` parsed from the message
-        ├── DealServerError       [retriable] 500, plain text: downstream down or slow
-        └── DealUpstreamError     [retriable] 502, `.upstream` names the downstream system
-            └── ArchiveUnconfirmedError [fatal] archive kept getting 502, no read confirmed
+        └── DealServerError       [retriable] any 5xx (500 plain text, 503, 504, ...): a write may
+            │                                 have had effect (7.2 rule 2)
+            └── DealUpstreamError [retriable] 502, `.upstream` names the downstream system
+                └── ArchiveUnconfirmedError [fatal] archive kept getting 502, no read confirmed
 
 A 400 carries one `DealFailure` per failing field, each with a machine-readable `DealRuleKind`.
 """
@@ -43,6 +46,7 @@ __all__ = [
     "ApiKeyMissingError",
     "ApiKeySyntaxError",
     "ArchiveUnconfirmedError",
+    "DealArgumentError",
     "DealAuthError",
     "DealBadRequestError",
     "DealError",
@@ -53,6 +57,7 @@ __all__ = [
     "DealMayExistError",
     "DealNotFoundError",
     "DealRateLimitedError",
+    "DealResponseTooLargeError",
     "DealRuleError",
     "DealRuleKind",
     "DealSchemaError",
@@ -63,6 +68,7 @@ __all__ = [
     "DealValidationError",
     "InsufficientScopeError",
     "UnsupportedMediaTypeError",
+    "require",
 ]
 
 
@@ -124,6 +130,18 @@ class DealValidationError(ValidationError, DealError):
         return tuple(f.kind for f in self.failures)
 
 
+class DealArgumentError(ValidationError, DealError):
+    """A function of `deals` got an argument of the wrong type or value; nothing was sent."""
+
+
+def require(value: Any, kinds: type | tuple[type, ...], parameter: str, allowed: str) -> None:
+    """Raise `DealArgumentError` unless `value` is an instance of `kinds` (a bool is no number)."""
+    listed = kinds if isinstance(kinds, tuple) else (kinds,)
+    if isinstance(value, kinds) and (bool in listed or not isinstance(value, bool)):
+        return
+    raise DealArgumentError(parameter, f"got {type(value).__name__} {value!r:.60}", allowed)
+
+
 class _DealRequestError(DealError):
     """A deal error tied to one request (`method`, `path`) and the number of attempts made."""
 
@@ -136,7 +154,11 @@ class _DealRequestError(DealError):
 
 
 class DealTransportError(Retriable, _DealRequestError):
-    """The deal interface gave no complete answer (connection refused, timeout, dropped)."""
+    """The deal interface gave no complete answer (connection refused, timeout, dropped, garbled)."""
+
+
+class DealResponseTooLargeError(Fatal, _DealRequestError):
+    """The answer was over the size ceiling once inflated; nothing of it was read."""
 
 
 class DealMalformedResponseError(Fatal, _DealRequestError):
@@ -144,8 +166,9 @@ class DealMalformedResponseError(Fatal, _DealRequestError):
 
 
 class DealMayExistError(Fatal, _DealRequestError):
-    """A create got 500/502 or no answer: the deal may exist downstream with no deal request
-    recorded. Never retried; `cause` is what the service said, `upstream` the system named."""
+    """A create got a 5xx, or no complete answer after it was sent: the deal may exist downstream
+    with no deal request recorded. Never re-sent; `cause` is what happened, `upstream` the system
+    a 502 named."""
 
     def __init__(self, cause: str, *, upstream: str = "", method: str, path: str) -> None:
         self.cause = cause
@@ -270,19 +293,20 @@ class UnsupportedMediaTypeError(Fatal, DealStatusError):
 class DealRateLimitedError(Retriable, DealStatusError):
     """429: too many requests; `retry_after` is the wait in seconds the message stated."""
 
-    def __init__(self, *args: Any, retry_after: float | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, retry_after: float | None = None, hint: str = "", **kwargs: Any) -> None:
         self.retry_after = retry_after
         wait = f"retry in {retry_after:g} s" if retry_after is not None else "retry later"
-        super().__init__(*args, hint=f"rate limit: {wait}", **kwargs)
+        super().__init__(*args, hint=hint or f"rate limit: {wait}", **kwargs)
 
 
 class DealServerError(Retriable, DealStatusError):
-    """500 (plain text): the downstream deal system was unreachable, timed out or failed."""
+    """Any 5xx: 500 (plain text) when the downstream deal system was unreachable, timed out or
+    failed; 503, 504 and the rest from the service or a gateway in front of it."""
 
     hint = "a write may still have had effect; an update can be re-sent as is"
 
 
-class DealUpstreamError(Retriable, DealStatusError):
+class DealUpstreamError(DealServerError):
     """502: the downstream system (`upstream`) rejected the request or answered unusably."""
 
     hint = "a write may still have had effect; an archived deal refuses every edit"

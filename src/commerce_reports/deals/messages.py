@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import DealFailure, DealRuleKind
+from .errors import DealFailure, DealRuleKind, require
 
 __all__ = [
     "END_DATE_REQUIRED",
@@ -45,8 +45,10 @@ _VALUES_PREFIX = {
 
 def values_message(attribute: str, values: list[str]) -> str:
     """The contract's message naming the values of `attribute` that were refused."""
+    require(attribute, str, "attribute", "a targeting attribute name, e.g. device.geo.country")
+    require(values, (list, tuple), "values", "the refused values as a list")
     prefix = _VALUES_PREFIX.get(attribute, f"{attribute} value(s) not available for targeting")
-    return f"{prefix}: {', '.join(values)}"
+    return f"{prefix}: {', '.join(str(v) for v in values)}"
 
 
 _LIST = r":\s*(?P<list>.*)$"
@@ -101,6 +103,7 @@ def split_validation_message(message: str) -> list[DealFailure]:
     A comma only separates failures when a field path follows it, so lists inside a message
     (`unknown audience segment id(s): 1, 2`) stay whole.
     """
+    require(message, str, "message", "the `message` of a 400 answer")
     return [_with_path(part) for part in _BETWEEN_FAILURES.split(message.strip()) if part.strip()]
 
 
@@ -113,6 +116,8 @@ def _with_path(part: str) -> DealFailure:
 
 def parse_failure(path: str, message: str) -> DealFailure:
     """A failure for `message` at `path`, with its kind, the values it lists and any detail."""
+    require(path, str, "path", 'a field path such as "body/commercial/takeRate", or ""')
+    require(message, str, "message", "the message after the path")
     for pattern, kind in _PATTERNS:
         match = pattern.match(message)
         if match is None:

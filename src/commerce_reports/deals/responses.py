@@ -1,18 +1,21 @@
 """Turn one non-2xx answer of the deal interface into the typed exception of its 7.2 row.
 
-Pure functions of (status, body, content type): no I/O, so any HTTP layer can use them. The 401
-and 500 bodies are plain text and are never parsed as JSON (rule 6); other bodies are parsed
-tolerantly, and an unexpected shape still yields the status's class with a body excerpt.
+A pure function of (status, body, content type, headers): no I/O. The 401 and 500 bodies are
+plain text and are never parsed as JSON (rule 6); other bodies are parsed tolerantly, and an
+unexpected shape still yields the status's class with a body excerpt. Every 5xx is a
+`DealServerError` (502: its `DealUpstreamError`), since a 5xx from a write may have had effect.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
 import orjson
 
+from ..http import retry_after
+from ..secret import excerpt
 from .errors import (
     AccountNotEnabledError,
     ApiKeyInvalidError,
@@ -31,10 +34,11 @@ from .errors import (
     DealUpstreamError,
     InsufficientScopeError,
     UnsupportedMediaTypeError,
+    require,
 )
 from .messages import parse_failure, split_validation_message
 
-__all__ = ["error_from_response", "retry_after_seconds"]
+__all__ = ["error_from_response"]
 
 _AUTH_TEXT: dict[str, type[DealAuthError]] = {
     "api key not provided": ApiKeyMissingError,
@@ -48,9 +52,7 @@ _FORBIDDEN: dict[str, type[DealForbiddenError]] = {
 _SIMPLE: dict[int, type[DealStatusError]] = {
     404: DealNotFoundError,
     415: UnsupportedMediaTypeError,
-    500: DealServerError,
 }
-_RETRY_IN = re.compile(r"retry in\s+(\d+(?:\.\d+)?)\s*s", re.IGNORECASE)
 
 
 def _json_object(body: bytes) -> Mapping[str, Any]:
@@ -65,18 +67,6 @@ def _text(body: bytes) -> str:
     return body.decode("utf-8", "replace").strip()
 
 
-def retry_after_seconds(message: str, headers: Mapping[str, str] | None = None) -> float | None:
-    """The wait a 429 states (`Rate limit exceeded, retry in <n> seconds`), else `Retry-After`."""
-    match = _RETRY_IN.search(message)
-    if match:
-        return float(match[1])
-    header = (headers or {}).get("retry-after", "")
-    try:
-        return float(header) if header else None
-    except ValueError:
-        return None
-
-
 def error_from_response(
     status: int,
     body: bytes,
@@ -87,7 +77,14 @@ def error_from_response(
     path: str,
     attempts: int = 1,
 ) -> DealStatusError:
-    """The exception for a non-2xx answer to `method path` (headers with lower-case names)."""
+    """The exception for a non-2xx answer to `method path`; a 429's wait is read from its
+    message ("retry in N seconds") or a `Retry-After` header."""
+    require(status, int, "status", "an HTTP status code such as 400")
+    require(body, bytes, "body", "the answer's body as bytes")
+    require(content_type, str, "content_type", 'the Content-Type header, e.g. "application/json"')
+    require(headers, (Mapping, type(None)), "headers", "the answer's headers as a mapping, or None")
+    require(method, str, "method", 'e.g. "PATCH"')
+    require(path, str, "path", 'e.g. "/deal-requests/1001"')
     common: dict[str, Any] = {
         "method": method,
         "path": path,
@@ -97,8 +94,8 @@ def error_from_response(
     }
     if status in (401, 500):  # plain text by contract: never parsed as JSON
         text = _text(body)
-        if status == 500:
-            return DealServerError(status, text, **common)
+        if status == 500:  # a gateway may put a whole HTML page here: keep one short line of it
+            return DealServerError(status, excerpt(body, content_type), **common)
         return _AUTH_TEXT.get(text.lower(), DealAuthError)(status, text, **common)
     data = _json_object(body)
     message = str(data.get("message", "")) if data else ""
@@ -108,11 +105,13 @@ def error_from_response(
         cls = _FORBIDDEN.get(message.strip().lower(), DealForbiddenError)
         return cls(status, message, **common)
     if status == 429:
-        wait = retry_after_seconds(message, headers)
+        wait = retry_after(httpx.Headers({str(k): str(v) for k, v in (headers or {}).items()}), body)
         return DealRateLimitedError(status, message, retry_after=wait, **common)
     if status == 502:
         upstream = str(data.get("upstream", "")) if data else ""
         return DealUpstreamError(status, message, upstream=upstream, **common)
+    if status >= 500:  # 503, 504, ...: often a gateway's page; `message` only when JSON carried one
+        return DealServerError(status, message, **common)
     return _SIMPLE.get(status, DealStatusError)(status, message, **common)
 
 

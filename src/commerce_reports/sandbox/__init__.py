@@ -1,7 +1,8 @@
-"""Offline, deterministic implementations of the service (reports and deal requests).
+"""Offline, deterministic implementation of the reporting service (the deal-request one is
+`commerce_reports.deals.sandbox`, which shares only the loopback server of `sandbox.http`).
 
 Light names (configuration) import at once; the reports sandbox itself (polars, orjson) loads on
-first use, so `commerce_reports.sandbox.deals` does not pay for it.
+first use, so a user of `sandbox.http` alone does not pay for it.
 """
 
 from __future__ import annotations

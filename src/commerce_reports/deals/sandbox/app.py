@@ -2,9 +2,9 @@
 
 Order: key (401, plain text) → rate limit (429) → route → write scope (403, before the body) →
 media type (415) → id, then body validation (400) → account enabled (403, after the body on a
-write) → stored deal (404, open-deal and status rules) → downstream (archived deals, armed faults:
-500 plain text, 502 with `upstream`) → applied. `GET /deal-requests/{id}` is an extra the contract
-does not show (switch it off with `offer_read=False`); it lets a client confirm an archive.
+write) → stored deal (404, open-deal and status rules) → downstream (archived deals, armed faults
+of `faults`: 500, 502, 503, 504 or no answer) → applied. `GET /deal-requests/{id}` is an extra the
+contract does not show (switch it off with `offer_read=False`); it lets a client confirm an archive.
 """
 
 from __future__ import annotations
@@ -18,17 +18,26 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from enum import StrEnum
 from typing import Any
 from urllib.parse import unquote
 
 import orjson
 
-from ..errors import ConfigurationError
-from .deals_rules import normalise_targeting, validate_create, validate_id, validate_patch
-from .deals_world import ACCOUNT, DISABLED_ACCOUNT, DSPS, TARGETING_VALUES, UPSTREAM
-from .deals_world import seed_deals as _seed
-from .http import Request, Response
+from ...errors import ConfigurationError
+from ...sandbox.http import Request, Response
+from .faults import Fault, Faults
+from .replies import (
+    invalid_json,
+    json_reply,
+    not_enabled,
+    not_found,
+    text_reply,
+    unsupported_media_type,
+    validation,
+)
+from .rules import normalise_targeting, validate_create, validate_id, validate_patch
+from .world import ACCOUNT, DISABLED_ACCOUNT, DSPS, TARGETING_VALUES, UPSTREAM
+from .world import seed_deals as _seed
 
 __all__ = [
     "DEFAULT_DISABLED_KEY",
@@ -36,7 +45,6 @@ __all__ = [
     "DEFAULT_WRITE_KEY",
     "DealsSandbox",
     "DownstreamWrite",
-    "Fault",
     "RecordedRequest",
 ]
 
@@ -48,18 +56,9 @@ _DEAL_PATH = re.compile(r"^/deal-requests/(?P<id>[^/]+)$")
 _VALUES_PATH = re.compile(r"^/targeting-attributes/(?P<attribute>[^/]+)/values$")
 
 
-class Fault(StrEnum):
-    """Downstream faults a write can meet on demand (`DealsSandbox.arm_fault`)."""
-
-    UNREACHABLE = "unreachable"  # 500 text/plain, nothing applied
-    TIMEOUT = "timeout"  # 500 text/plain after a delay, nothing applied
-    REJECT = "reject"  # 502 with upstream, nothing applied
-    APPLY_THEN_FAIL = "apply_then_fail"  # applied downstream, then 502: no deal request recorded
-
-
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request as the sandbox saw it, with the status it answered."""
+    """One request as the sandbox saw it, with the status it answered (0: it hung up instead)."""
 
     method: str
     path: str
@@ -82,47 +81,6 @@ class DownstreamWrite:
 class _Key:
     account: str
     can_write: bool
-
-
-@dataclass
-class _Armed:
-    fault: Fault
-    method: str | None
-    times: int
-
-
-def _json(status: int, payload: dict[str, Any]) -> Response:
-    return Response(status, orjson.dumps(payload), "application/json; charset=utf-8")
-
-
-def _text(status: int, text: str, delay: float = 0.0) -> Response:
-    return Response(status, text.encode(), "text/plain; charset=utf-8", delay=delay)
-
-
-def _validation(message: str) -> Response:
-    return _json(
-        400,
-        {
-            "statusCode": 400,
-            "code": "FST_ERR_VALIDATION",
-            "error": "Bad Request",
-            "message": message,
-        },
-    )
-
-
-_INVALID_JSON = {
-    "statusCode": 400,
-    "code": "FST_ERR_CTP_INVALID_JSON_BODY",
-    "error": "Bad Request",
-    "message": "Body is not valid JSON but content-type is set to 'application/json'",
-}
-_UNSUPPORTED = {
-    "statusCode": 415,
-    "code": "FST_ERR_CTP_INVALID_MEDIA_TYPE",
-    "error": "Unsupported Media Type",
-    "message": "Unsupported Media Type",
-}
 
 
 class DealsSandbox:
@@ -150,12 +108,16 @@ class DealsSandbox:
         self.disabled_key = disabled_key or DEFAULT_DISABLED_KEY
         keys = (self.write_key, self.read_key, self.disabled_key)
         for key in keys:
-            if not KEY_SYNTAX.match(key):
+            if not isinstance(key, str) or not KEY_SYNTAX.match(key):
+                shown = f"{key[:4]}…" if isinstance(key, str) else f"of type {type(key).__name__}"
                 raise ConfigurationError(
-                    f"sandbox key {key[:4]}… is malformed: use 16 to 128 letters, digits, - or _"
+                    f"sandbox key {shown} is malformed: use 16 to 128 letters, digits, - or _"
                 )
         if len(set(keys)) != 3:
             raise ConfigurationError("the write, read and disabled sandbox keys must differ")
+        _require_number("rate_limit", rate_limit, 1, whole=True)
+        _require_number("rate_window", rate_window, 0)
+        _require_number("timeout_delay", timeout_delay, 0)
         self._keys = {
             self.write_key: _Key(ACCOUNT, can_write=True),
             self.read_key: _Key(ACCOUNT, can_write=False),
@@ -166,31 +128,31 @@ class DealsSandbox:
         self.rate_limit = rate_limit
         self.rate_window = rate_window
         self.offer_read = offer_read
-        self.timeout_delay = timeout_delay
         self.revoked: set[str] = set()
         self.requests: list[RecordedRequest] = []
         self.downstream_writes: list[DownstreamWrite] = []
         self._deals = _seed(self._today())
         self._next_id = 2001
-        self._faults: deque[_Armed] = deque()
+        self._faults = Faults(timeout_delay)
         self._hits: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
     # -- inspection and control -------------------------------------------------------------
 
     def arm_fault(self, fault: Fault | str, *, times: int = 1, method: str | None = None) -> None:
-        """Make the next `times` writes (only `method` ones if given) that reach downstream fail."""
+        """Make the next `times` writes that reach downstream fail (only `method` ones if given;
+        "GET" makes reads fail instead)."""
         with self._lock:
-            self._faults.append(_Armed(Fault(fault), method and method.upper(), times))
+            self._faults.arm(fault, times, method)
 
     def revoke(self, key: str) -> None:
         """From now on `key` gets 401 invalid api key."""
-        self.revoked.add(key)
+        self.revoked.add(str(key))
 
-    def deal(self, deal_id: str) -> dict[str, Any] | None:
+    def deal(self, deal_id: str | int) -> dict[str, Any] | None:
         """A copy of the stored deal request, whatever account owns it."""
         with self._lock:
-            stored = self._deals.get(deal_id)
+            stored = self._deals.get(str(deal_id))
             return copy.deepcopy(stored[1]) if stored else None
 
     def calls(self, method: str | None = None, path: str | None = None) -> list[RecordedRequest]:
@@ -221,12 +183,12 @@ class DealsSandbox:
     def _answer(self, request: Request) -> Response:
         key = request.headers.get("x-api-key")
         if key is None:
-            return _text(401, "api key not provided")
+            return text_reply(401, "api key not provided")
         if not KEY_SYNTAX.match(key):
-            return _text(401, "invalid api key syntax")
+            return text_reply(401, "invalid api key syntax")
         holder = self._keys.get(key)
         if holder is None or key in self.revoked:
-            return _text(401, "invalid api key")
+            return text_reply(401, "invalid api key")
         limited = self._rate_limited(key)
         if limited is not None:
             return limited
@@ -242,7 +204,7 @@ class DealsSandbox:
         if method == "GET" and values_match:
             return self._values(holder, unquote(values_match["attribute"]))
         message = f"Route {method}:{path} not found"
-        return _json(404, {"message": message, "error": "Not Found", "statusCode": 404})
+        return json_reply(404, {"message": message, "error": "Not Found", "statusCode": 404})
 
     def _rate_limited(self, key: str) -> Response | None:
         now = self._clock()
@@ -251,21 +213,21 @@ class DealsSandbox:
             hits.popleft()
         if len(hits) >= self.rate_limit:
             wait = max(1, math.ceil(hits[0] + self.rate_window - now))
-            return _json(429, {"message": f"Rate limit exceeded, retry in {wait} seconds"})
+            return json_reply(429, {"message": f"Rate limit exceeded, retry in {wait} seconds"})
         hits.append(now)
         return None
 
     def _body(self, request: Request, holder: _Key) -> Response | Any:
         """The parsed JSON body of a write, or the answer refusing it (scope, media type, JSON)."""
         if not holder.can_write:
-            return _json(403, {"message": "Insufficient scope"})
+            return json_reply(403, {"message": "Insufficient scope"})
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media != "application/json":
-            return _json(415, _UNSUPPORTED)
+            return unsupported_media_type()
         try:
             return orjson.loads(request.body)
         except orjson.JSONDecodeError:
-            return _json(400, _INVALID_JSON)
+            return invalid_json()
 
     def _create(self, request: Request, holder: _Key) -> Response:
         body = self._body(request, holder)
@@ -273,22 +235,22 @@ class DealsSandbox:
             return body
         failures = validate_create(body, self._today())
         if failures:
-            return _validation(", ".join(failures))
+            return validation(", ".join(failures))
         if holder.account == DISABLED_ACCOUNT:
-            return _json(403, {"message": "Partner not authorized for this API"})
+            return not_enabled()
         deal = self._new_deal(body)
         if request.query.get("dryRun", "").lower() == "true":
-            return _json(200, deal)
-        fault = self._take_fault("POST")
-        if fault is not None and fault is not Fault.APPLY_THEN_FAIL:
-            return self._fault_answer(fault)
+            return json_reply(200, deal)
+        fault = self._faults.take("POST")
+        if fault is not None and not fault.applies:
+            return self._faults.answer(fault)
         self.downstream_writes.append(DownstreamWrite("create", None, copy.deepcopy(deal)))
-        if fault is Fault.APPLY_THEN_FAIL:
-            return self._fault_answer(fault)
+        if fault is not None:
+            return self._faults.answer(fault)
         deal["id"] = str(self._next_id)
         self._next_id += 1
         self._deals[deal["id"]] = (holder.account, deal)
-        return _json(201, deal)
+        return json_reply(201, deal)
 
     def _new_deal(self, body: dict[str, Any]) -> dict[str, Any]:
         deal = copy.deepcopy(body)
@@ -303,10 +265,10 @@ class DealsSandbox:
 
     def _stored(self, holder: _Key, deal_id: str) -> dict[str, Any] | Response:
         if holder.account == DISABLED_ACCOUNT:
-            return _json(403, {"message": "Partner not authorized for this API"})
+            return not_enabled()
         stored = self._deals.get(deal_id)
         if stored is None or stored[0] != holder.account:
-            return _json(404, {"message": "Deal request not found"})
+            return not_found()
         return stored[1]
 
     def _patch(self, request: Request, holder: _Key, deal_id: str) -> Response:
@@ -315,16 +277,16 @@ class DealsSandbox:
             return body
         failures = validate_id(deal_id) or validate_patch(body, self._today())
         if failures:
-            return _validation(", ".join(failures))
+            return validation(", ".join(failures))
         deal = self._stored(holder, deal_id)
         if isinstance(deal, Response):
             return deal
         if deal.get("type") == "open" and "buyers" in body:
             message = "buyers cannot be edited on an open deal; create a new deal request instead"
-            return _json(400, {"message": message})
+            return json_reply(400, {"message": message})
         if "status" in body and not deal.get("statusSettable", True):
             blocking = ", ".join(sorted({b.get("dsp", "?") for b in deal.get("buyers", [])}))
-            return _json(
+            return json_reply(
                 400,
                 {
                     "message": "status is not settable on this deal: every buyer is on a DSP that "
@@ -333,50 +295,43 @@ class DealsSandbox:
             )
         if deal.get("status") == "archived":
             message = f"{UPSTREAM} refused the edit: the deal is archived"
-            return _json(502, {"message": message, "upstream": UPSTREAM})
-        fault = self._take_fault("PATCH")
-        if fault is not None and fault is not Fault.APPLY_THEN_FAIL:
-            return self._fault_answer(fault)
+            return json_reply(502, {"message": message, "upstream": UPSTREAM})
+        fault = self._faults.take("PATCH")
+        if fault is not None and not fault.applies:
+            return self._faults.answer(fault)
         _apply(deal, body)
         self.downstream_writes.append(DownstreamWrite("update", deal_id, copy.deepcopy(body)))
-        if fault is Fault.APPLY_THEN_FAIL:
-            return self._fault_answer(fault)
-        return _json(200, deal)
+        if fault is not None:
+            return self._faults.answer(fault)
+        return json_reply(200, deal)
 
     def _read(self, holder: _Key, deal_id: str) -> Response:
         if validate_id(deal_id):
-            return _validation(validate_id(deal_id)[0])
+            return validation(validate_id(deal_id)[0])
         deal = self._stored(holder, deal_id)
-        return deal if isinstance(deal, Response) else _json(200, deal)
+        if isinstance(deal, Response):
+            return deal
+        fault = self._faults.take("GET")
+        return self._faults.answer(fault) if fault is not None else json_reply(200, deal)
 
     def _values(self, holder: _Key, attribute: str) -> Response:
         if holder.account == DISABLED_ACCOUNT:
-            return _json(403, {"message": "Partner not authorized for this API"})
+            return not_enabled()
         values = TARGETING_VALUES.get(attribute)
         if values is None:
             message = f"Targeting attribute {attribute} not found or not enumerated"
-            return _json(404, {"message": message})
-        return _json(200, {"attribute": attribute, "values": values})
+            return json_reply(404, {"message": message})
+        fault = self._faults.take("GET")
+        if fault is not None:
+            return self._faults.answer(fault)
+        return json_reply(200, {"attribute": attribute, "values": values})
 
-    def _take_fault(self, method: str) -> Fault | None:
-        for armed in self._faults:
-            if armed.method in (None, method):
-                armed.times -= 1
-                if armed.times <= 0:
-                    self._faults.remove(armed)
-                return armed.fault
-        return None
 
-    def _fault_answer(self, fault: Fault) -> Response:
-        if fault is Fault.UNREACHABLE:
-            return _text(500, "Internal Server Error")
-        if fault is Fault.TIMEOUT:
-            return _text(500, "Internal Server Error", delay=self.timeout_delay)
-        message = {
-            Fault.REJECT: f"{UPSTREAM} rejected the request",
-            Fault.APPLY_THEN_FAIL: f"{UPSTREAM} returned an unusable result",
-        }[fault]
-        return _json(502, {"message": message, "upstream": UPSTREAM})
+def _require_number(name: str, value: Any, least: float, *, whole: bool = False) -> None:
+    kinds = (int,) if whole else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not least <= value < math.inf:
+        kind = "a whole number" if whole else "a number"
+        raise ConfigurationError(f"{name} must be {kind} >= {least:g}, got {value!r}")
 
 
 def _status_settable(buyers: list[dict[str, Any]]) -> bool:

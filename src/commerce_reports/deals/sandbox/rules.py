@@ -13,7 +13,7 @@ import re
 from datetime import date
 from typing import Any
 
-from .deals_world import COUNTRIES, DSPS, TARGETING_VALUES
+from .world import COUNTRIES, DSPS, TARGETING_VALUES
 
 __all__ = [
     "MAX_TARGETING_GROUPS",

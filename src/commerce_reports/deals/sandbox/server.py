@@ -1,10 +1,5 @@
-"""The deal-request interface on loopback (`commerce-reports sandbox --deals`).
-
-Keys with write and read-only scope and one of an account not enabled for the API; stored deals
-(active 1001, archived 1002, open 1003, status managed by its DSP 1004, another account's 9001);
-targeting value lists; a rate limit; downstream faults on demand. The app is `DealsSandbox`
-(`deals_app`); its rules are in `deals_rules`, its seed data in `deals_world`.
-"""
+"""Serve the deals sandbox on loopback: in a background thread (tests, notebooks) or in the
+foreground (`commerce-reports sandbox --deals`), on the toolkit's small loopback HTTP server."""
 
 from __future__ import annotations
 
@@ -13,31 +8,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .deals_app import (
-    DEFAULT_DISABLED_KEY,
-    DEFAULT_READ_KEY,
-    DEFAULT_WRITE_KEY,
-    DealsSandbox,
-    DownstreamWrite,
-    Fault,
-    RecordedRequest,
-)
-from .deals_world import SEEDED
-from .http import ServerHandle, serve, serve_forever
+from ...errors import ConfigurationError
+from ...sandbox.http import ServerHandle, serve, serve_forever
+from .app import DealsSandbox
+from .world import SEEDED
 
-__all__ = [
-    "DEFAULT_DISABLED_KEY",
-    "DEFAULT_READ_KEY",
-    "DEFAULT_WRITE_KEY",
-    "SEEDED",
-    "DealsSandbox",
-    "DownstreamWrite",
-    "Fault",
-    "RecordedRequest",
-    "RunningDealsSandbox",
-    "run_deals_sandbox",
-    "serve_deals_forever",
-]
+__all__ = ["RunningDealsSandbox", "run_deals_sandbox", "serve_deals_forever"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +35,9 @@ def run_deals_sandbox(
     disabled_key: str | None = None,
     **options: Any,
 ) -> Iterator[RunningDealsSandbox]:
-    """Serve a `DealsSandbox` (options go to its constructor) in a background thread."""
+    """Serve a `DealsSandbox` (options go to its constructor) in a background thread; a bad or
+    busy port is a ConfigurationError."""
+    _check_host(host)
     sandbox = DealsSandbox(write_key, read_key, disabled_key, **options)
     with serve(sandbox, host, port) as handle:
         yield RunningDealsSandbox(handle.base_url, sandbox, handle)
@@ -74,7 +52,9 @@ def serve_deals_forever(
     disabled_key: str | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve the deals sandbox in the foreground, announcing its URL and keys; Ctrl-C stops it."""
+    """Serve the deals sandbox in the foreground, announcing its URL and keys; Ctrl-C stops it.
+    A bad or busy port is a ConfigurationError."""
+    _check_host(host)
     sandbox = DealsSandbox(write_key, read_key, disabled_key)
 
     def ready(handle: ServerHandle) -> None:
@@ -90,3 +70,8 @@ def serve_deals_forever(
             announce(line)
 
     serve_forever(sandbox, host, port, on_ready=ready)
+
+
+def _check_host(host: Any) -> None:
+    if not isinstance(host, str) or not host.strip():
+        raise ConfigurationError(f"host must be an address such as 127.0.0.1, got {host!r}")
