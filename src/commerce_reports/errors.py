@@ -121,7 +121,14 @@ class ServiceError(CommerceReportsError):
 
 
 class TransportError(Retriable, ServiceError):
-    """The request never got a complete answer: timeout, refused or dropped connection."""
+    """The request never got a complete answer: timeout, refused or dropped connection.
+
+    `sent` is False only when the request provably never left (no connection was made): a write
+    that was sent may have had effect even without an answer."""
+
+    def __init__(self, message: str, *, sent: bool = True, **kwargs: Any) -> None:
+        self.sent = sent
+        super().__init__(message, **kwargs)
 
 
 class MalformedResponseError(Retriable, ServiceError):

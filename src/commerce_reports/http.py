@@ -28,6 +28,8 @@ from .secret import Secret, is_html
 __all__ = ["Answer", "KeyAuth", "RetryPolicy", "Session", "retry_after"]
 
 log = logging.getLogger(__name__)
+# Failures that prove a request never left: no connection was made.
+_NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
 
 class KeyAuth(httpx.Auth):
@@ -187,10 +189,13 @@ class Session:
             finally:
                 response.close()
         except httpx.TimeoutException as error:
-            raise TransportError(f"timed out ({type(error).__name__})", endpoint=label) from None
+            sent = not isinstance(error, _NEVER_SENT)
+            raise TransportError(f"timed out ({type(error).__name__})", endpoint=label, sent=sent) from None
         except (httpx.TransportError, httpx.StreamError) as error:
             raise TransportError(
-                f"connection failed ({type(error).__name__}: {error})", endpoint=label
+                f"connection failed ({type(error).__name__}: {error})",
+                endpoint=label,
+                sent=not isinstance(error, _NEVER_SENT),
             ) from None
         return Answer(response.status_code, response.headers, body, str(request.url.copy_with(query=None)))
 

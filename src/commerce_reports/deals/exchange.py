@@ -21,8 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import overload
 
-import httpx
-
 from ..errors import MalformedResponseError, ResponseTooLargeError, TransportError
 from ..http import Answer, RetryPolicy, Session
 from .errors import (
@@ -42,8 +40,6 @@ __all__ = ["Call", "Exchange"]
 log = logging.getLogger(__name__)
 
 _LONG_WAIT = 5.0  # seconds: a longer wait is logged as a warning
-# Failures that prove the request never left: no connection was made.
-_NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
 Confirm = Callable[[], Deal | str]
 
@@ -85,8 +81,7 @@ class Exchange:
                 answer = self.once(call)
             except (TransportError, MalformedResponseError) as failure:
                 lost = f"no complete answer ({_said(failure)})"
-                # http.Session raises "from None": the httpx failure stays in __context__.
-                reached = not isinstance(failure.__context__, _NEVER_SENT)
+                reached = getattr(failure, "sent", True)  # a garbled answer was sent too
                 if reached and not call.resend:
                     raise DealMayExistError(lost, method=call.method, path=call.path) from failure
                 if last:
