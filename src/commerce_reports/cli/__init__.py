@@ -1,7 +1,9 @@
 """The `commerce-reports` command: a thin shell over the package's public functions.
 
 Each subcommand lives in its own module with a `register(subparsers)` that sets
-`handler(args) -> int`; errors of the toolkit print as one line and exit non-zero.
+`handler(args) -> int`; errors of the toolkit print as one line and exit non-zero. The modules
+define only their arguments at import time; each handler imports the stack it needs, so
+`commerce-reports --help` starts at once, and a Ctrl-C during start-up exits 130 quietly.
 """
 
 from __future__ import annotations
@@ -11,9 +13,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+from .._version import __version__
 from ..errors import CommerceReportsError
-from . import deals, export, reports, sandbox, sql
 
 __all__ = ["main"]
 
@@ -27,17 +28,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines (-vv: debug)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from . import deals, export, reports, sandbox, sql
+
     for module in (reports, sql, export, sandbox, deals):
         module.register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        args = build_parser().parse_args(argv)
+        level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return int(args.handler(args))
     except CommerceReportsError as error:
         print(f"error: {error}", file=sys.stderr)

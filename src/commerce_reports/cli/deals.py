@@ -14,11 +14,13 @@ import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..deals import DealsClient
+if TYPE_CHECKING:
+    from ..deals import DealsClient
+
 from ..deals.errors import (
     AccountNotEnabledError,
     ApiKeyInvalidError,
@@ -161,6 +163,8 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            from ..deals import DealsClient
+
             with DealsClient(base_url=args.base_url) as client:
                 result = _result(args, client)
         except CommerceReportsError as error:

@@ -13,17 +13,21 @@ of the service is `commerce_reports.deals.sandbox`, imported on its own.
 
 from __future__ import annotations
 
-from .checks import (
-    ENUMERATED_ATTRIBUTES,
-    AdUnitSizeWarning,
-    CheckReport,
-    check_create,
-    check_targeting_values,
-    check_update,
-)
-from .client import DealsClient
-from .models import STATUSES, Buyer, Commercial, Deal, Schedule, TargetingGroup
-from .responses import error_from_response
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .checks import (
+        ENUMERATED_ATTRIBUTES,
+        AdUnitSizeWarning,
+        CheckReport,
+        check_create,
+        check_targeting_values,
+        check_update,
+    )
+    from .client import DealsClient
+    from .models import STATUSES, Buyer, Commercial, Deal, Schedule, TargetingGroup
+    from .responses import error_from_response
 
 __all__ = [
     "ENUMERATED_ATTRIBUTES",
@@ -41,3 +45,32 @@ __all__ = [
     "check_update",
     "error_from_response",
 ]
+
+# Names load on first use, so `commerce_reports.deals.errors` (the CLI's exit codes) costs no HTTP stack.
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "ENUMERATED_ATTRIBUTES",
+            "AdUnitSizeWarning",
+            "CheckReport",
+            "check_create",
+            "check_targeting_values",
+            "check_update",
+        ),
+        "checks",
+    ),
+    "DealsClient": "client",
+    **dict.fromkeys(("STATUSES", "Buyer", "Commercial", "Deal", "Schedule", "TargetingGroup"), "models"),
+    "error_from_response": "responses",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{home}", __name__), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
