@@ -1,7 +1,8 @@
 """An interactive dashboard for notebooks: filters that re-query DuckDB, one chart, a status line.
 
     from commerce_reports.widgets import dashboard
-    dashboard(commerce_reports.connect())       # JupyterLab or the classic notebook
+    dashboard(commerce_reports.connect())                  # JupyterLab or the classic notebook
+    dashboard(con, Selection(site="alpha"), dimension="network")
 
 Only standard ipywidgets. Every control re-queries DuckDB (small, aggregated answers); changes are
 coalesced: sliders report on release (`continuous_update=False`) and a short timer on the kernel's
@@ -15,8 +16,7 @@ import asyncio
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from datetime import date
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
@@ -32,12 +32,13 @@ from .charts.queries import (
     METRICS,
     Dimension,
     Metric,
-    Selection,
+    aggregate_span,
+    check_top_n,
     filter_options,
     ranking_frame,
-    select,
 )
-from .charts.style import EMPTY_TITLE, METRIC_LABELS, empty_chart
+from .charts.selection import Coverage, Selection, as_selection, check_connection, coverage, resolve
+from .charts.style import EMPTY_TITLE, METRIC_LABELS, aggregate_note, empty_chart
 from .errors import ValidationError
 
 __all__ = ["Dashboard", "DashboardBox", "DashboardState", "Rendered", "dashboard", "render_state"]
@@ -48,17 +49,27 @@ _AGGREGATED_BY = ("device", "country", "network")
 
 @dataclass(frozen=True)
 class DashboardState:
-    """Everything the dashboard shows, as plain values."""
+    """Everything the dashboard shows: what (a Selection) and how (dimension, metric, top_n)."""
 
-    site: str | None = None
-    start: date | None = None
-    end: date | None = None
-    network: str | None = None
-    device: str | None = None
-    country: str | None = None
+    selection: Selection = field(default_factory=Selection)
     dimension: Dimension = "link"
     metric: Metric = "revenue"
     top_n: int = 15
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.selection, Selection):
+            raise ValidationError(
+                "selection", f"{self.selection!r} is not a Selection", "give Selection(...)"
+            )
+        if self.dimension not in DIMENSIONS:
+            raise ValidationError(
+                "dimension", f"{self.dimension!r} is not a dimension", f"use one of {', '.join(DIMENSIONS)}"
+            )
+        if self.metric not in METRICS:
+            raise ValidationError(
+                "metric", f"{self.metric!r} is not a metric", f"use one of {', '.join(METRICS)}"
+            )
+        check_top_n(self.top_n)
 
 
 @dataclass(frozen=True)
@@ -72,35 +83,40 @@ class Rendered:
     seconds: float
 
 
-def render_state(con: duckdb.DuckDBPyConnection, state: DashboardState) -> Rendered:
-    """Query DuckDB for `state` and build its chart. Bad input and empty selections come back as a
-    message and a chart saying so, never as an exception (a dashboard must not die on a click)."""
+def _message_chart(message: str) -> alt.Chart:
+    chart: alt.Chart = (
+        alt.Chart(pl.DataFrame({"message": [message]}), title=EMPTY_TITLE)
+        .mark_text()
+        .encode(text="message:N", tooltip=["message:N"])
+    )
+    return chart
+
+
+def render_state(
+    con: duckdb.DuckDBPyConnection, state: DashboardState, cover: Coverage | None = None
+) -> Rendered:
+    """Query DuckDB for `state` and build its chart. A selection the lake cannot answer and an
+    empty one come back as a message and a chart saying so, never as an exception (a dashboard
+    must not die on a click). `cover`: the lake's coverage of the sites, when already known."""
     started = time.perf_counter()
+    check_connection(con)
+    if not isinstance(state, DashboardState):
+        raise ValidationError("state", f"{state!r} is not a DashboardState", "give DashboardState(...)")
     try:
-        sel = select(
-            con,
-            state.site,
-            state.start,
-            state.end,
-            network=state.network,
-            device=state.device,
-            country=state.country,
-        )
+        sel, cover = resolve(con, state.selection, cover)
     except ValidationError as error:
-        frame = pl.DataFrame()
-        chart = (
-            alt.Chart(pl.DataFrame({"message": [str(error)]}), title=EMPTY_TITLE)
-            .mark_text()
-            .encode(text="message:N", tooltip=["message:N"])
+        return Rendered(
+            None, pl.DataFrame(), _message_chart(str(error)), str(error), time.perf_counter() - started
         )
-        return Rendered(None, frame, chart, str(error), time.perf_counter() - started)
     label = METRIC_LABELS[state.metric][0]
     if state.metric in AGGREGATE_METRICS and state.dimension not in _AGGREGATED_BY:
         message = f"{label} is aggregated by the service only per device, country and network"
-        return Rendered(sel, pl.DataFrame(), empty_chart(sel, f"{label} per {state.dimension}"), message, 0.0)
+        chart = empty_chart(sel, f"{label} per {state.dimension}", cover)
+        return Rendered(sel, pl.DataFrame(), chart, message, 0.0)
     frame = ranking_frame(con, state.dimension, sel, metric=state.metric, top_n=state.top_n)
-    chart = ranking_chart(frame, state.dimension, state.metric, sel)
-    message = "" if not frame.is_empty() else f"No data for this selection ({sel.describe()})"
+    notes = (aggregate_note(aggregate_span(con, sel)),) if state.metric in AGGREGATE_METRICS else ()
+    chart = ranking_chart(frame, state.dimension, state.metric, sel, cover, notes=notes)
+    message = "" if not frame.is_empty() else f"No data for this selection ({cover.describe(sel)})"
     return Rendered(sel, frame, chart, message, time.perf_counter() - started)
 
 
@@ -118,22 +134,29 @@ class Dashboard:
     def __init__(
         self,
         con: duckdb.DuckDBPyConnection,
-        state: DashboardState = DashboardState(),
+        state: DashboardState | None = None,
         *,
         debounce: float = 0.3,
     ) -> None:
-        self.con = con
-        self.debounce = debounce
+        self.con = check_connection(con)
+        state = state or DashboardState()
+        if not isinstance(state, DashboardState):
+            raise ValidationError("state", f"{state!r} is not a DashboardState", "give DashboardState(...)")
+        if isinstance(debounce, bool) or not isinstance(debounce, int | float) or debounce < 0:
+            raise ValidationError("debounce", f"{debounce!r} is not a delay", "give seconds >= 0, e.g. 0.3")
+        if len(state.selection.sites) > 1:
+            raise ValidationError("site", "the dashboard shows one site or all", "give one site or None")
+        self.debounce = float(debounce)
         self.refreshes = 0
         self._holding = False
         self._pending: asyncio.TimerHandle | None = None
-        options = filter_options(con, state.site)
-        last = date.fromisoformat(options["last_day"][0]) if options["last_day"] else date.today()
-        sel = select(con, state.site, state.start, state.end or last)
+        site = state.selection.sites[0] if state.selection.sites else None
+        options = filter_options(con, site)
+        sel, self.cover = resolve(con, state.selection)
         style = {"description_width": "initial"}
         self.site = w.Dropdown(
             options=_choices(options["sites"], "All sites"),
-            value=state.site or _ALL,
+            value=site or _ALL,
             description="Site",
             style=style,
         )
@@ -142,7 +165,7 @@ class Dashboard:
         self.network = w.Dropdown(description="Network", style=style)
         self.device = w.Dropdown(description="Device", style=style)
         self.country = w.Dropdown(description="Country", style=style)
-        self._set_filter_options(options, state)
+        self._set_filter_options(options, state.selection.filters())
         self.dimension = w.ToggleButtons(
             options=[(d.title(), d) for d in DIMENSIONS], value=state.dimension, description="By", style=style
         )
@@ -187,18 +210,16 @@ class Dashboard:
 
     @property
     def state(self) -> DashboardState:
-        """The controls' current values."""
-        return DashboardState(
+        """The controls' current values (a ValidationError when they contradict each other)."""
+        selection = Selection(
             site=self.site.value or None,
             start=self.start.value,
             end=self.end.value,
             network=self.network.value or None,
             device=self.device.value or None,
             country=self.country.value or None,
-            dimension=self.dimension.value,
-            metric=self.metric.value,
-            top_n=int(self.top_n.value),
         )
+        return DashboardState(selection, self.dimension.value, self.metric.value, int(self.top_n.value))
 
     @property
     def data(self) -> pl.DataFrame:
@@ -219,14 +240,16 @@ class Dashboard:
             self._holding = False
         self._schedule()
 
-    def _set_filter_options(self, options: dict[str, list[str]], state: DashboardState) -> None:
+    def _set_filter_options(self, options: dict[str, list[str]], chosen: dict[str, str]) -> None:
+        """Fill the filter dropdowns with `options`, keeping the `chosen` values they still offer."""
         held, self._holding = self._holding, True
         try:
-            for control, key, everything, value in (
-                (self.network, "networks", "All networks", state.network),
-                (self.device, "devices", "All devices", state.device),
-                (self.country, "countries", "All countries", state.country),
+            for control, key, everything, name in (
+                (self.network, "networks", "All networks", "network"),
+                (self.device, "devices", "All devices", "device"),
+                (self.country, "countries", "All countries", "country"),
             ):
+                value = chosen.get(name) or control.value
                 control.options = _choices(options[key], everything)
                 control.value = value if value in options[key] else _ALL
         finally:
@@ -237,9 +260,11 @@ class Dashboard:
     def _changed(self, change: dict[str, Any]) -> None:
         if self._holding:
             return
-        site = self.site
-        if change.get("owner") is site:  # other sites, other networks and countries
-            self._set_filter_options(filter_options(self.con, self.site.value or None), self.state)
+        site_changed = change.get("owner") is self.site
+        if site_changed:  # other sites: other networks, countries and stored days
+            site = self.site.value or None
+            self._set_filter_options(filter_options(self.con, site), {})
+            self.cover = coverage(self.con, [site] if site else [])
         self._schedule()
 
     def _schedule(self) -> None:
@@ -263,7 +288,12 @@ class Dashboard:
     def refresh(self) -> Rendered:
         """Query DuckDB for the current controls and show the answer."""
         self.status.value = "<i>⏳ Loading…</i>"
-        rendered = render_state(self.con, self.state)
+        try:
+            state = self.state
+        except ValidationError as error:
+            rendered = Rendered(None, pl.DataFrame(), _message_chart(str(error)), str(error), 0.0)
+        else:
+            rendered = render_state(self.con, state, self.cover)
         self.rendered = rendered
         self.refreshes += 1
         if rendered.message:
@@ -302,7 +332,17 @@ class DashboardBox(w.VBox):  # type: ignore[misc]
         self.dashboard = dashboard
 
 
-def dashboard(con: duckdb.DuckDBPyConnection, *, debounce: float = 0.3, **state: Any) -> DashboardBox:
-    """The dashboard over `con`, as a widget to display (keyword arguments: initial
-    `DashboardState` fields, e.g. `site="alpha", dimension="network"`)."""
-    return Dashboard(con, replace(DashboardState(), **state), debounce=debounce).widget
+def dashboard(
+    con: duckdb.DuckDBPyConnection,
+    selection: Selection | None = None,
+    *,
+    dimension: Dimension = "link",
+    metric: Metric = "revenue",
+    top_n: int = 15,
+    debounce: float = 0.3,
+    **where: Any,
+) -> DashboardBox:
+    """The dashboard over `con`, as a widget to display, starting on `selection` (or its fields as
+    keywords, e.g. `site="alpha"`) by `dimension`, `metric` and `top_n`."""
+    state = DashboardState(as_selection(selection, **where), dimension, metric, top_n)
+    return Dashboard(con, state, debounce=debounce).widget

@@ -7,14 +7,18 @@ from datetime import date
 
 import duckdb
 import ipywidgets as w
+import pytest
 
-from commerce_reports.charts import EMPTY_TITLE
+from commerce_reports.charts import EMPTY_TITLE, Selection
+from commerce_reports.errors import ValidationError
 from commerce_reports.widgets import Dashboard, DashboardBox, DashboardState, dashboard, render_state
 from tests.charts.conftest import END, START
 
+MONTH = DashboardState(Selection(start=START, end=END))
+
 
 def test_controls_are_filled_from_duckdb(con: duckdb.DuckDBPyConnection) -> None:
-    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    board = Dashboard(con, MONTH, debounce=0)
     assert [v for _, v in board.site.options] == ["", "alpha", "beta"]
     assert len(board.network.options) > 5 and board.network.value == ""
     assert {v for _, v in board.device.options} >= {"Desktop", "Mobile"}
@@ -25,7 +29,7 @@ def test_controls_are_filled_from_duckdb(con: duckdb.DuckDBPyConnection) -> None
 
 
 def test_changing_a_control_requeries(con: duckdb.DuckDBPyConnection) -> None:
-    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    board = Dashboard(con, MONTH, debounce=0)
     before = board.refreshes
     board.dimension.value = "network"
     assert board.refreshes == before + 1
@@ -37,19 +41,19 @@ def test_changing_a_control_requeries(con: duckdb.DuckDBPyConnection) -> None:
     assert board.data.height == 3 and set(board.data["key"].to_list()) <= networks | set()
     board.dimension.value = "device"
     board.network.value = board.network.options[1][1]
-    assert board.state.network == board.network.options[1][1]
+    assert board.state.selection.network == board.network.options[1][1]
     assert set(board.data["key"].to_list()) <= {"Desktop", "Mobile", "Tablet", "Unknown"}
 
 
 def test_site_change_reloads_the_filter_options(con: duckdb.DuckDBPyConnection) -> None:
-    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    board = Dashboard(con, MONTH, debounce=0)
     board.site.value = "beta"
-    assert board.state.site == "beta"
+    assert board.state.selection.site == "beta"
     assert board.rendered.selection is not None and board.rendered.selection.site == "beta"
 
 
 def test_an_empty_selection_says_so(con: duckdb.DuckDBPyConnection) -> None:
-    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    board = Dashboard(con, MONTH, debounce=0)
     with board.hold():
         board.start.value = date(2020, 1, 1)
         board.end.value = date(2020, 1, 31)
@@ -60,16 +64,17 @@ def test_an_empty_selection_says_so(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def test_bad_input_and_unavailable_metrics_are_messages_not_errors(con: duckdb.DuckDBPyConnection) -> None:
-    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    board = Dashboard(con, MONTH, debounce=0)
     board.start.value = date(2026, 3, 20)  # after the end
     assert "start" in board.message and board.data.is_empty()
+    assert board.rendered.chart.to_dict()["title"] == EMPTY_TITLE
     board.start.value = START
     board.metric.value = "clicks"  # links have no clicks: the service aggregates them elsewhere
     assert "only per device, country and network" in board.message
 
 
 def test_hold_queries_once(con: duckdb.DuckDBPyConnection) -> None:
-    board = Dashboard(con, DashboardState(start=START, end=END), debounce=0)
+    board = Dashboard(con, MONTH, debounce=0)
     before = board.refreshes
     with board.hold():
         board.dimension.value = "country"
@@ -81,7 +86,7 @@ def test_hold_queries_once(con: duckdb.DuckDBPyConnection) -> None:
 
 def test_quick_changes_are_coalesced_on_the_event_loop(con: duckdb.DuckDBPyConnection) -> None:
     async def scenario() -> tuple[int, int, str]:
-        board = Dashboard(con, DashboardState(start=START, end=END), debounce=0.05)
+        board = Dashboard(con, MONTH, debounce=0.05)
         before = board.refreshes
         board.dimension.value = "network"
         board.metric.value = "orders"
@@ -99,6 +104,33 @@ def test_dashboard_is_a_widget_and_the_query_is_a_plain_function(con: duckdb.Duc
     box = dashboard(con, start=START, end=END, dimension="product", debounce=0)
     assert isinstance(box, DashboardBox) and isinstance(box, w.Widget)
     assert box.dashboard.data.height >= 1
-    rendered = render_state(con, DashboardState(start=START, end=END, dimension="product", top_n=2))
+    rendered = render_state(con, DashboardState(Selection(start=START, end=END), "product", top_n=2))
     assert rendered.data.height == 2 and rendered.message == ""
     assert rendered.chart.to_dict()["mark"]["type"] == "bar"
+
+
+def test_the_chart_says_the_days_it_covers(con: duckdb.DuckDBPyConnection) -> None:
+    board = Dashboard(con, DashboardState(Selection(site="alpha")), debounce=0)
+    assert (board.start.value, board.end.value) == (START, END)  # the days the lake holds
+    subtitle = board.rendered.chart.to_dict()["title"]["subtitle"][0]
+    assert subtitle.startswith(f"alpha · {START} to {END}; {END} partial")
+
+
+@pytest.mark.parametrize(
+    ("make", "parameter"),
+    [
+        (lambda con: Dashboard(con, {"site": "alpha"}), "state"),  # type: ignore[arg-type]
+        (lambda con: Dashboard(con, debounce=-1), "debounce"),
+        (lambda con: Dashboard("data/commerce.duckdb"), "con"),  # type: ignore[arg-type]
+        (lambda con: dashboard(con, site=["alpha", "beta"]), "site"),
+        (lambda con: dashboard(con, dimension="page"), "dimension"),
+        (lambda con: dashboard(con, top_n=0), "top_n"),
+        (lambda con: render_state(con, "links"), "state"),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_arguments_are_validation_errors(
+    con: duckdb.DuckDBPyConnection, make: object, parameter: str
+) -> None:
+    with pytest.raises(ValidationError) as raised:
+        make(con)  # type: ignore[operator]
+    assert raised.value.parameter == parameter

@@ -14,6 +14,8 @@ from typing import Any
 
 import altair as alt
 
+from ..errors import ValidationError
+
 __all__ = [
     "COUNTRIES_FEATURE",
     "country_numeric_id",
@@ -64,6 +66,10 @@ def country_numeric_id(alpha2: str) -> int | None:
 
     The result matches the `id` of the country's shape in `world_topojson()` and `world_countries()`.
     """
+    if not isinstance(alpha2, str):
+        raise ValidationError(
+            "country", f"{alpha2!r} is not a country code", "give an alpha-2 code, e.g. 'US'"
+        )
     code = alpha2.strip().upper()
     return _alpha2_to_numeric().get(_ALIASES.get(code, code))
 

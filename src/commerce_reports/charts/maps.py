@@ -10,37 +10,35 @@ import polars as pl
 
 from .geo import country_numeric_id, world_countries
 from .performance import ranking_chart
-from .queries import Metric, check_top_n, ranking_frame, select
-from .style import FORMATS, GREY, METRIC_LABELS, SEQUENTIAL, chart_title, empty_chart, tip
+from .queries import AGGREGATE_METRICS, Metric, aggregate_span, check_top_n, ranking_frame
+from .selection import Selection, scoped
+from .style import FORMATS, GREY, METRIC_LABELS, SEQUENTIAL, aggregate_note, chart_title, empty_chart, tip
 
 __all__ = ["country_bars_chart", "country_chart", "country_map_chart"]
 
 
 def country_map_chart(
     con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
+    selection: Selection | None = None,
     *,
-    network: str | None = None,
-    device: str | None = None,
     metric: Metric = "revenue",
+    **where: Any,
 ) -> alt.Chart:
     """A world choropleth of `metric` per country, drawn from the offline shapes in the package."""
-    sel = select(con, site, start, end, network=network, device=device)
+    sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "country", sel, metric=metric, top_n=300)
     ids = [country_numeric_id(str(k)) if len(str(k)) == 2 else None for k in frame["key"].to_list()]
     rows = frame.with_columns(pl.Series("id", ids, dtype=pl.Int64)).filter(pl.col("id").is_not_null())
     label, kind = METRIC_LABELS[metric]
     if rows.is_empty():
-        return empty_chart(sel, "country figures")
+        return empty_chart(sel, "country figures", cover)
     fields = ["key", "revenue", "orders", "returns", "return_rate", "clicks", "epc", "conversion_rate"]
     values = rows.select("id", *fields).to_dicts()
+    notes = ["Grey: no revenue in this selection"]
+    if metric in AGGREGATE_METRICS or rows["clicks"].is_not_null().any():
+        notes.append(aggregate_note(aggregate_span(con, sel)))
     chart: alt.Chart = (
-        alt.Chart(
-            world_countries(),
-            title=chart_title(f"{label} by country", sel, "Grey: no revenue in this selection"),
-        )
+        alt.Chart(world_countries(), title=chart_title(f"{label} by country", sel, cover, *notes))
         .mark_geoshape(stroke="white", strokeWidth=0.4)
         .transform_lookup(lookup="id", from_=alt.LookupData(alt.InlineData(values=values), "id", fields))
         .encode(
@@ -71,37 +69,31 @@ def country_map_chart(
 
 def country_bars_chart(
     con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
+    selection: Selection | None = None,
     *,
-    network: str | None = None,
-    device: str | None = None,
     metric: Metric = "revenue",
     top_n: int = 15,
+    **where: Any,
 ) -> alt.Chart:
     """The `top_n` countries by `metric`."""
     check_top_n(top_n)
-    sel = select(con, site, start, end, network=network, device=device)
-    return ranking_chart(
-        ranking_frame(con, "country", sel, metric=metric, top_n=top_n), "country", metric, sel
-    )
+    sel, cover = scoped(con, selection, where)
+    frame = ranking_frame(con, "country", sel, metric=metric, top_n=top_n)
+    notes = (aggregate_note(aggregate_span(con, sel)),) if metric in AGGREGATE_METRICS else ()
+    return ranking_chart(frame, "country", metric, sel, cover, notes=notes)
 
 
 def country_chart(
     con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
+    selection: Selection | None = None,
     *,
-    network: str | None = None,
-    device: str | None = None,
     metric: Metric = "revenue",
     top_n: int = 15,
+    **where: Any,
 ) -> alt.VConcatChart:
     """The world map above the ranked bars of the same selection."""
-    args = {"network": network, "device": device, "metric": metric}
+    check_top_n(top_n)
     return alt.vconcat(
-        country_map_chart(con, site, start, end, **args),  # type: ignore[arg-type]
-        country_bars_chart(con, site, start, end, top_n=top_n, **args),  # type: ignore[arg-type]
+        country_map_chart(con, selection, metric=metric, **where),
+        country_bars_chart(con, selection, metric=metric, top_n=top_n, **where),
     )

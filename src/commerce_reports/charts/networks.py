@@ -1,5 +1,5 @@
 """Network charts: EPC against clicks (a dropdown bound to a Vega param picks one), and the gap
-between the aggregate's revenue and the transactions'."""
+between the aggregate's revenue and the transactions' over the days both cover."""
 
 from __future__ import annotations
 
@@ -8,29 +8,23 @@ from typing import Any
 import altair as alt
 import duckdb
 
-from .queries import check_top_n, network_gap_frame, ranking_frame, select
-from .style import ACCENT, AGGREGATE_NOTE, BAR, GREY, axis, chart_title, empty_chart, ranking_tooltips, tip
+from .queries import aggregate_span, check_top_n, network_gap_frame, ranking_frame
+from .selection import Selection, scoped
+from .style import ACCENT, BAR, GREY, aggregate_note, axis, chart_title, empty_chart, ranking_tooltips, tip
 
 __all__ = ["network_epc_chart", "network_gap_chart"]
 
 
 def network_epc_chart(
-    con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
-    *,
-    device: str | None = None,
-    country: str | None = None,
-    top_n: int = 20,
+    con: duckdb.DuckDBPyConnection, selection: Selection | None = None, *, top_n: int = 20, **where: Any
 ) -> alt.Chart:
     """EPC against clicks per network (bubble size: aggregate revenue) for the `top_n` networks by
     clicks; a dropdown (a Vega param bound to a select input, kept in exported HTML) highlights one."""
     check_top_n(top_n)
-    sel = select(con, site, start, end, device=device, country=country)
+    sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "network", sel, metric="clicks", top_n=top_n)
     if frame.is_empty():
-        return empty_chart(sel, "network clicks (sync the networks report)")
+        return empty_chart(sel, "network clicks (sync the networks report)", cover)
     names = sorted(str(k) for k in frame["key"].to_list())
     pick = alt.param(
         name="network_pick",
@@ -38,8 +32,9 @@ def network_epc_chart(
         bind=alt.binding_select(options=[None, *names], labels=["All networks", *names], name="Network "),
     )
     chosen = "network_pick == null || datum.key == network_pick"
+    note = aggregate_note(aggregate_span(con, sel))
     chart: alt.Chart = (
-        alt.Chart(frame, title=chart_title("EPC against clicks by network", sel, AGGREGATE_NOTE))
+        alt.Chart(frame, title=chart_title("EPC against clicks by network", sel, cover, note))
         .mark_circle(stroke="white", strokeWidth=0.5)
         .encode(
             x=alt.X("clicks:Q", axis=axis("count", "Clicks"), scale=alt.Scale(type="log")),
@@ -58,24 +53,26 @@ def network_epc_chart(
 
 
 def network_gap_chart(
-    con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
-    *,
-    network: str | None = None,
-    top_n: int = 20,
+    con: duckdb.DuckDBPyConnection, selection: Selection | None = None, *, top_n: int = 20, **where: Any
 ) -> alt.Chart:
-    """Aggregate revenue minus transaction revenue per network over the calendar months touching
-    the range (largest gaps first): positive when the service's totals exceed the stored ledger."""
-    sel = select(con, site, start, end, network=network)
+    """Aggregate revenue minus transaction revenue per network (largest gaps first) over the days
+    both cover: month windows the ledger holds from their first day to the day they were fetched.
+    Positive when the service's totals exceed the stored ledger."""
+    sel, cover = scoped(con, selection, where)
     frame = network_gap_frame(con, sel, top_n=top_n)
     if frame.is_empty():
-        return empty_chart(sel, "network aggregates")
-    first, last = frame["first_month"].min(), frame["last_month"].max()
-    months = f"Months {first!s} to {last!s}; aggregate by click date"
+        return empty_chart(
+            sel, "month window that the ledger covers whole (sync from a month's first day)", cover
+        )
+    first, last = frame["first_day"][0], frame["last_day"][0]
+    compared = sel.describe(f"compared {first} to {last}, the days both sides cover")
+    title = alt.TitleParams(
+        "Revenue gap: aggregate minus transactions",
+        subtitle=[compared, "Aggregate by click date (month windows), ledger by commission date"],
+        anchor="start",
+    )
     chart: alt.Chart = (
-        alt.Chart(frame, title=chart_title("Revenue gap: aggregate minus transactions", sel, months))
+        alt.Chart(frame, title=title)
         .mark_bar()
         .encode(
             x=alt.X("revenue_gap:Q", axis=axis("currency", "Revenue gap")),

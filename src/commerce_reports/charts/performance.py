@@ -1,41 +1,37 @@
 """Performance charts per link, device, day and product, from frames aggregated in DuckDB
-(`queries.py`); country charts are in `maps.py`, network charts in `networks.py`.
+(`queries.py`, `series.py`); country charts are in `maps.py`, network charts in `networks.py`.
 
     con = commerce_reports.connect()
-    top_links_chart(con, site="alpha", start="2026-10-01", end="2026-10-31", top_n=20)
-    country_chart(con, site="alpha")            # world map + ranked bars
-    network_epc_chart(con)                      # a dropdown (a Vega param) picks a network offline
+    top_links_chart(con, Selection(site="alpha", start="2026-10-01", end="2026-10-31"), top_n=20)
+    top_links_chart(con, site="alpha", start="2026-10-01")    # the same fields as keywords
+    daily_chart(con)                                          # every site, every stored day
 
 Every chart gets a few hundred rows at most (rankings stop at `top_n`), carries tooltips on every
-mark, currency and percent axes, and says its selection in the subtitle. An empty selection gives a
-chart titled "No data for this selection" instead of an error; bad input raises ValidationError.
+mark, currency and percent axes, and says in its subtitle which days it really covers (the stored
+ones, which may be fewer than those asked for, and whether the last is still partial). An empty
+selection gives a chart titled "No data for this selection" instead of an error; bad input raises
+ValidationError.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import altair as alt
 import duckdb
 import polars as pl
 
-from .queries import (
-    AGGREGATE_METRICS,
-    Dimension,
-    Metric,
-    Selection,
-    check_top_n,
-    daily_frame,
-    link_trend_frame,
-    ranking_frame,
-    select,
-)
+from ..errors import ValidationError
+from .queries import AGGREGATE_METRICS, METRICS, Dimension, Metric, aggregate_span, check_top_n, ranking_frame
+from .selection import Coverage, Selection, scoped
+from .series import daily_frame, link_trend_frame
 from .style import (
     ACCENT,
-    AGGREGATE_NOTE,
     BAR,
     METRIC_LABELS,
     PALETTE,
+    aggregate_note,
     axis,
     chart_title,
     empty_chart,
@@ -55,18 +51,29 @@ __all__ = [
 
 
 def ranking_chart(
-    frame: pl.DataFrame, dimension: Dimension, metric: Metric, sel: Selection, *, title: str | None = None
+    frame: pl.DataFrame,
+    dimension: Dimension,
+    metric: Metric,
+    sel: Selection,
+    cover: Coverage | None = None,
+    *,
+    title: str | None = None,
+    notes: tuple[str, ...] = (),
 ) -> alt.Chart:
-    """Horizontal bars of `metric` per key of a `ranking_frame`, in rank order."""
+    """Horizontal bars of `metric` per key of a `ranking_frame`, in rank order; the subtitle says
+    the days `cover` holds of `sel`, then `notes`."""
+    if not isinstance(frame, pl.DataFrame) or "key" not in frame.columns:
+        raise ValidationError("frame", "is not a ranking", "give the frame of ranking_frame(...)")
+    if metric not in METRICS:
+        raise ValidationError("metric", f"{metric!r} is not a metric", f"use one of {', '.join(METRICS)}")
     label = METRIC_LABELS[metric][0]
-    rows = frame.filter(pl.col(metric).is_not_null())
+    rows = frame.filter(pl.col(metric).is_not_null()) if metric in frame.columns else frame.clear()
     if rows.is_empty():
-        return empty_chart(sel, f"{label.lower()} per {dimension}")
+        return empty_chart(sel, f"{label.lower()} per {dimension}", cover)
     aggregates = rows["clicks"].is_not_null().any()
-    notes = [AGGREGATE_NOTE] if metric in AGGREGATE_METRICS else []
     text = title or f"{label} by {dimension}, top {rows.height}"
     chart: alt.Chart = (
-        alt.Chart(rows, title=chart_title(text, sel, *notes))
+        alt.Chart(rows, title=chart_title(text, sel, cover, *notes))
         .mark_bar(color=BAR)
         .encode(
             x=quantity(metric),
@@ -79,23 +86,17 @@ def ranking_chart(
 
 
 def top_links_chart(
-    con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
-    *,
-    network: str | None = None,
-    device: str | None = None,
-    country: str | None = None,
-    top_n: int = 15,
+    con: duckdb.DuckDBPyConnection, selection: Selection | None = None, *, top_n: int = 15, **where: Any
 ) -> alt.Chart:
     """The `top_n` links by revenue, coloured by return rate; a slider (a Vega param bound to an
-    input, so it works in exported HTML) hides links under a minimum revenue."""
+    input, so it works in exported HTML) hides links under a minimum revenue.
+
+    `selection`, or its fields as keywords (`site=`, `start=`, ...), says what to chart."""
     check_top_n(top_n)
-    sel = select(con, site, start, end, network=network, device=device, country=country)
+    sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "link", sel, top_n=top_n)
     if frame.is_empty():
-        return empty_chart(sel, "link revenue")
+        return empty_chart(sel, "link revenue", cover)
     highest = max(float(frame["revenue"].max() or 0.0), 1.0)  # type: ignore[arg-type]
     minimum = alt.param(
         name="min_revenue",
@@ -104,13 +105,11 @@ def top_links_chart(
             min=0, max=round(highest), step=max(round(highest / 100), 1), name="Minimum revenue $ "
         ),
     )
+    title = chart_title(
+        f"Top {frame.height} links by revenue", sel, cover, "Colour: share of orders returned"
+    )
     chart: alt.Chart = (
-        alt.Chart(
-            frame,
-            title=chart_title(
-                f"Top {frame.height} links by revenue", sel, "Colour: share of orders returned"
-            ),
-        )
+        alt.Chart(frame, title=title)
         .mark_bar()
         .encode(
             x=quantity("revenue"),
@@ -132,31 +131,25 @@ def top_links_chart(
 
 def link_trend_chart(
     con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
+    selection: Selection | None = None,
     *,
     links: list[str] | None = None,
-    network: str | None = None,
-    device: str | None = None,
-    country: str | None = None,
     top_n: int = 5,
+    **where: Any,
 ) -> alt.Chart:
     """Revenue over time for `links` (default: the `top_n` by revenue, at most 12); click the
     legend to pick one. Long ranges show weeks or months so the series stays short."""
-    sel = select(con, site, start, end, network=network, device=device, country=country)
+    sel, cover = scoped(con, selection, where)
     frame = link_trend_frame(con, sel, links, top_n=top_n)
     if frame.is_empty():
-        return empty_chart(sel, "link revenue")
+        return empty_chart(sel, "link revenue", cover)
     grain = str(frame["grain"][0])
     pick = alt.selection_point(name="link_pick", fields=["link"], bind="legend")
+    title = chart_title(
+        f"Revenue per {grain} of the top links", sel, cover, "Click a legend entry to isolate it"
+    )
     chart: alt.Chart = (
-        alt.Chart(
-            frame,
-            title=chart_title(
-                f"Revenue per {grain} of the top links", sel, "Click a legend entry to isolate it"
-            ),
-        )
+        alt.Chart(frame, title=title)
         .mark_line(point=True)
         .encode(
             x=alt.X("period:T", title=None, axis=alt.Axis(format="%b %d")),
@@ -182,19 +175,13 @@ def link_trend_chart(
 
 
 def device_chart(
-    con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
-    *,
-    network: str | None = None,
-    country: str | None = None,
+    con: duckdb.DuckDBPyConnection, selection: Selection | None = None, **where: Any
 ) -> alt.HConcatChart | alt.Chart:
     """Revenue, orders, EPC and conversion rate per device, side by side (one row per device)."""
-    sel = select(con, site, start, end, network=network, country=country)
+    sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "device", sel, top_n=10)
     if frame.is_empty():
-        return empty_chart(sel, "device figures")
+        return empty_chart(sel, "device figures", cover)
     aggregates = bool(frame["clicks"].is_not_null().any())
     panels = []
     for metric in ("revenue", "orders", "epc", "conversion_rate"):
@@ -209,26 +196,40 @@ def device_chart(
             )
             .properties(width=160, height=alt.Step(22))
         )
-    notes = [AGGREGATE_NOTE if aggregates else "EPC and conversion: no stored slice for this selection"]
-    return alt.hconcat(*panels, data=frame, title=chart_title("Performance by device", sel, *notes))
+    note = (
+        aggregate_note(aggregate_span(con, sel))
+        if aggregates
+        else "EPC and conversion: no stored slice for this selection"
+    )
+    return alt.hconcat(*panels, data=frame, title=chart_title("Performance by device", sel, cover, note))
+
+
+def _period_of(day: Any, grain: str) -> Any:
+    """The first day of the period (day, ISO week, month) holding `day`: how daily_frame labels it."""
+    if grain == "week":
+        return day - timedelta(days=day.weekday())
+    if grain == "month":
+        return day.replace(day=1)
+    return day
 
 
 def daily_chart(
-    con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
-    *,
-    network: str | None = None,
-    device: str | None = None,
-    country: str | None = None,
+    con: duckdb.DuckDBPyConnection, selection: Selection | None = None, **where: Any
 ) -> alt.LayerChart | alt.Chart:
-    """Revenue per day (weeks or months on long ranges) with returns marked."""
-    sel = select(con, site, start, end, network=network, device=device, country=country)
+    """Revenue per day (weeks or months on long ranges). A last day that was fetched before it
+    ended (the service still filling it) is drawn apart and labelled partial, not read as a drop."""
+    sel, cover = scoped(con, selection, where)
     frame = daily_frame(con, sel)
     if frame.is_empty():
-        return empty_chart(sel, "revenue")
+        return empty_chart(sel, "revenue", cover)
     grain = str(frame["grain"][0])
+    day = cover.partial_in(sel)
+    partial = _period_of(day, grain) if day else None
+    last_whole = frame.filter(pl.col("period") != partial)["period"].max() if partial else None
+    frame = frame.with_columns(
+        partial=pl.col("period") == partial if partial else pl.lit(False),
+        tail=pl.col("period").is_in([last_whole, partial]) if partial else pl.lit(False),
+    )
     tips = [
         alt.Tooltip("period:T", title=grain.title(), format="%a %Y-%m-%d"),
         tip("revenue", "Revenue", "currency"),
@@ -236,40 +237,40 @@ def daily_chart(
         tip("orders", "Orders"),
         tip("returns", "Returns"),
         tip("return_rate", "Return rate", "percent"),
+        alt.Tooltip("partial:N", title="Partial (still being filled)"),
     ]
-    base = alt.Chart(frame).encode(x=alt.X("period:T", title=None), tooltip=tips)
-    line = base.mark_line(color=BAR, point=alt.OverlayMarkDef(color=BAR, size=18)).encode(
-        y=alt.Y("revenue:Q", axis=axis("currency", "Revenue"))
+    base = alt.Chart(frame).encode(
+        x=alt.X("period:T", title=None), y=alt.Y("revenue:Q", axis=axis("currency", "Revenue")), tooltip=tips
     )
-    returns = (
-        base.transform_filter(alt.datum.returns > 0)
-        .mark_tick(color=ACCENT, thickness=2)
-        .encode(y=alt.Y("revenue:Q"))
-    )
-    title = chart_title(f"Revenue per {grain}", sel, "Orange ticks: periods with returns")
-    return alt.LayerChart(layer=[line, returns], title=title, width=560, height=240)
+    # Vega expressions, not Python comparisons:
+    whole, last, tail = alt.datum.partial == False, alt.datum.partial == True, alt.datum.tail == True  # noqa: E712
+    layers = [base.transform_filter(whole).mark_line(color=BAR, point=alt.OverlayMarkDef(color=BAR, size=18))]
+    notes = []
+    if partial is not None:
+        layers += [
+            base.transform_filter(tail).mark_line(color=ACCENT, strokeDash=[4, 3]),
+            base.transform_filter(last).mark_point(color=ACCENT, size=60, filled=False, strokeWidth=2),
+            base.transform_filter(last).mark_text(color=ACCENT, align="right", dx=-8, dy=-10, text="partial"),
+        ]
+        notes.append(f"Dashed, hollow point: the last {grain} was still being filled when fetched")
+    title = chart_title(f"Revenue per {grain}", sel, cover, *notes)
+    return alt.LayerChart(layer=layers, title=title, width=560, height=240)
 
 
 def top_products_chart(
     con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
+    selection: Selection | None = None,
     *,
-    network: str | None = None,
-    device: str | None = None,
-    country: str | None = None,
     metric: Metric = "revenue",
     top_n: int = 15,
+    **where: Any,
 ) -> alt.Chart:
     """The `top_n` products by `metric` (revenue split by each item's share of the order)."""
     check_top_n(top_n)
-    sel = select(con, site, start, end, network=network, device=device, country=country)
+    sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "product", sel, metric=metric, top_n=top_n)
+    label = METRIC_LABELS[metric][0].lower()
+    notes = (aggregate_note(aggregate_span(con, sel)),) if metric in AGGREGATE_METRICS else ()
     return ranking_chart(
-        frame,
-        "product",
-        metric,
-        sel,
-        title=f"Top {frame.height} products by {METRIC_LABELS[metric][0].lower()}",
+        frame, "product", metric, sel, cover, title=f"Top {frame.height} products by {label}", notes=notes
     )

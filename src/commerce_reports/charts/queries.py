@@ -1,4 +1,5 @@
-"""The DuckDB side of the charts: a validated selection and the small, aggregated frames charts draw.
+"""The DuckDB side of the charts: rankings, the network revenue gap and the filters' values, as small
+aggregated frames (time series are in `series.py`).
 
 Every function here returns at most a few hundred rows whatever the lake's size: rankings stop at
 `top_n`, time series switch from days to weeks or months on long ranges. Transaction figures
@@ -9,7 +10,6 @@ those of the month windows overlapping the range (NULL when that slice was not s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Literal, get_args
 
@@ -17,7 +17,8 @@ import duckdb
 import polars as pl
 
 from ..errors import ValidationError
-from ..params import DeviceType, as_date
+from ..params import DeviceType
+from .selection import Selection, check_connection, resolve
 
 __all__ = [
     "AGGREGATE_METRICS",
@@ -25,15 +26,12 @@ __all__ = [
     "METRICS",
     "Dimension",
     "Metric",
-    "Selection",
+    "aggregate_span",
     "check_top_n",
-    "daily_frame",
+    "closed",
     "filter_options",
-    "link_trend_frame",
     "network_gap_frame",
     "ranking_frame",
-    "select",
-    "trend_grain",
 ]
 
 Dimension = Literal["link", "device", "country", "network", "product"]
@@ -45,122 +43,25 @@ METRICS: tuple[Metric, ...] = get_args(Metric)
 AGGREGATE_METRICS: frozenset[Metric] = frozenset({"clicks", "epc", "conversion_rate"})
 """Metrics the service aggregates (by network, device and country only; month windows, click date)."""
 
-DEFAULT_DAYS = 90
 MAX_TOP_N = 200
 _DEVICES = {d.label: d.value for d in DeviceType}  # Desktop -> DSK
 
 
-@dataclass(frozen=True)
-class Selection:
-    """What a chart shows: one site or all, a range of commission days (both included), filters."""
-
-    site: str | None
-    start: date
-    end: date
-    network: str | None = None
-    device: str | None = None  # a label: Desktop, Mobile, Tablet, Unknown
-    country: str | None = None  # ISO alpha-2, upper case
-
-    @property
-    def filtered(self) -> bool:
-        """True when a network, device or country filter is set (rollups by day cannot answer)."""
-        return any((self.network, self.device, self.country))
-
-    @property
-    def days(self) -> int:
-        return (self.end - self.start).days + 1
-
-    def describe(self) -> str:
-        """One line for subtitles: site, range and filters."""
-        parts = [self.site or "all sites", f"{self.start} to {self.end}"]
-        parts += [f"{name} {value}" for name, value in self._filters().items() if value]
-        return " · ".join(parts)
-
-    def _filters(self) -> dict[str, str | None]:
-        return {"network": self.network, "device": self.device, "country": self.country}
-
-    def where(
-        self, date_column: str = "commission_date", *, filters: bool = True
-    ) -> tuple[str, dict[str, Any]]:
-        """A WHERE clause (and its parameters) for the transactions, link or daily views."""
-        clauses = [f"{date_column} BETWEEN $start AND $end"]
-        params: dict[str, Any] = {"start": self.start, "end": self.end}
-        if self.site:
-            clauses.append("site = $site")
-            params["site"] = self.site
-        if filters:
-            if self.network:
-                clauses.append("network = $network")
-                params["network"] = self.network
-            if self.device:
-                clauses.append("device = $device")
-                params["device"] = self.device
-            if self.country:
-                clauses.append("upper(country) = $country")
-                params["country"] = self.country
-        return " AND ".join(clauses), params
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> pl.DataFrame:
+def fetch_frame(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> pl.DataFrame:
     frame: pl.DataFrame = con.sql(sql, params=params or {}).pl()
     return frame
 
 
-def _sites(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return [str(s) for (s,) in con.sql("SELECT DISTINCT site FROM daily_performance ORDER BY 1").fetchall()]
-
-
-def _last_day(con: duckdb.DuckDBPyConnection, site: str | None) -> date | None:
-    where = "WHERE site = $site" if site else ""
-    rows = con.sql(f"SELECT max(day) FROM daily_performance {where}", params={"site": site} if site else {})
-    value = rows.fetchall()[0][0]
-    return value if isinstance(value, date) else None
-
-
-def select(
-    con: duckdb.DuckDBPyConnection,
-    site: str | None = None,
-    start: Any = None,
-    end: Any = None,
-    *,
-    network: str | None = None,
-    device: str | None = None,
-    country: str | None = None,
-) -> Selection:
-    """A checked Selection: known site, real dates with start <= end, a known device, a 2-letter country.
-
-    `end` defaults to the last day the lake holds (for the site), `start` to 90 days before `end`.
-    Bad input raises ValidationError saying what is allowed.
-    """
-    if site is not None:
-        known = _sites(con)
-        if site not in known:
-            raise ValidationError(
-                "site",
-                f"{site!r} is not in the lake",
-                f"use one of {', '.join(known) or '(none: sync first)'}",
-            )
-    last = as_date(end, "end") if end is not None else (_last_day(con, site) or date.today())
-    first = as_date(start, "start") if start is not None else last - timedelta(days=DEFAULT_DAYS - 1)
-    if first > last:
-        raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
-    label = None
-    if device is not None:
-        label = next(
-            (k for k, v in _DEVICES.items() if device.strip().lower() in (k.lower(), v.lower())), None
-        )
-        if label is None:
-            raise ValidationError(
-                "device", f"{device!r} is not a device", f"use one of {', '.join(_DEVICES)}"
-            )
-    code = None
-    if country is not None:
-        code = country.strip().upper()
-        if len(code) != 2 or not code.isalpha():
-            raise ValidationError(
-                "country", f"{country!r} is not a country code", "give an ISO alpha-2 code, e.g. 'US'"
-            )
-    return Selection(site, first, last, network or None, label, code)
+def closed(con: duckdb.DuckDBPyConnection, sel: Selection) -> Selection:
+    """`sel` with open dates closed on the lake (a chart passes one already closed: no query)."""
+    check_connection(con)
+    if not isinstance(sel, Selection):
+        raise ValidationError("selection", f"{sel!r} is not a Selection", "give Selection(site=..., ...)")
+    if sel.start is None or sel.end is None:
+        return resolve(con, sel)[0]
+    return sel
 
 
 def check_top_n(top_n: int, limit: int = MAX_TOP_N) -> int:
@@ -174,7 +75,7 @@ def check_top_n(top_n: int, limit: int = MAX_TOP_N) -> int:
 
 # ----------------------------------------------------------------------------- rankings
 
-_TXN_MEASURES = """sum(publisher_net_revenue) AS revenue, sum(order_value) AS order_value,
+TXN_MEASURES = """sum(publisher_net_revenue) AS revenue, sum(order_value) AS order_value,
         count(*) AS orders, count(*) FILTER (WHERE returned) AS returns"""
 _KEYS: dict[str, str] = {
     "link": "coalesce(link_url, '(no click detail)')",
@@ -194,10 +95,9 @@ _MONTHLY = {
 
 def _whole_months(sel: Selection) -> tuple[date, date] | None:
     """[first, last) of the calendar months lying wholly inside the range, or None."""
-    first = (
-        sel.start if sel.start.day == 1 else (sel.start.replace(day=28) + timedelta(days=4)).replace(day=1)
-    )
-    after = sel.end + timedelta(days=1)
+    start, end = sel.bounds
+    first = start if start.day == 1 else (start.replace(day=28) + timedelta(days=4)).replace(day=1)
+    after = end + timedelta(days=1)
     last = after.replace(day=1)
     return (first, last) if first < last else None
 
@@ -226,7 +126,7 @@ def _transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[s
     detail = "any_value(page_url)" if dimension == "link" else "NULL::VARCHAR"
     where, params = sel.where()
     plain = (
-        f"SELECT {_KEYS[dimension]} AS key, {detail} AS detail, {_TXN_MEASURES} FROM transactions "
+        f"SELECT {_KEYS[dimension]} AS key, {detail} AS detail, {TXN_MEASURES} FROM transactions "
         f"WHERE {where} GROUP BY 1"
     )
     months = _whole_months(sel)
@@ -240,8 +140,9 @@ def _transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[s
     # Whole months from the monthly rollup (a few rows per month), the edge days from transactions.
     own = {"device": sel.device, "country": sel.country, "network": sel.network}[dimension]
     rollup = ["window_start >= $m_first", "window_end <= $m_last", "transactions > 0"]
-    if sel.site:
-        rollup.append("site = $site")
+    site = sel.site_clause(params)
+    if site:
+        rollup.append(site)
     if own:
         rollup.append(f"{dimension} = ${dimension}")
     edges = f"{where} AND (commission_date < $m_first OR commission_date >= $m_last)"
@@ -289,9 +190,9 @@ def _aggregate_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str
     key, cond = chosen
     clauses = ["grain = 'month'", "window_start <= $end", "window_end > $start", cond]
     params: dict[str, Any] = {"start": sel.start, "end": sel.end}
-    if sel.site:
-        clauses.append("site = $site")
-        params["site"] = sel.site
+    site = sel.site_clause(params)
+    if site:
+        clauses.append(site)
     if sel.network:
         clauses.append("network_name = $network")
         params["network"] = sel.network
@@ -311,7 +212,8 @@ def ranking_frame(
 ) -> pl.DataFrame:
     """The `top_n` keys of a dimension by `metric`, one row each: key, detail (page or merchant),
     revenue, order_value, orders, returns, return_rate, clicks, aggregate_revenue, epc,
-    conversion_rate, revenue_gap (aggregate minus transaction revenue), rank."""
+    conversion_rate, rank."""
+    sel = closed(con, sel)
     if dimension not in DIMENSIONS:
         raise ValidationError(
             "dimension", f"{dimension!r} is not a dimension", f"use one of {', '.join(DIMENSIONS)}"
@@ -326,12 +228,11 @@ def ranking_frame(
         params = {**params, **a_params}
         source = f"t FULL JOIN ({a_sql}) AS a USING (key)"
         extra = """clicks, aggregate_revenue, aggregate_revenue / nullif(clicks, 0) AS epc,
-       actions / nullif(clicks, 0) AS conversion_rate,
-       aggregate_revenue - coalesce(revenue, 0) AS revenue_gap"""
+       actions / nullif(clicks, 0) AS conversion_rate"""
     else:
         source = "t"
         extra = """NULL::DOUBLE AS clicks, NULL::DOUBLE AS aggregate_revenue, NULL::DOUBLE AS epc,
-       NULL::DOUBLE AS conversion_rate, NULL::DOUBLE AS revenue_gap"""
+       NULL::DOUBLE AS conversion_rate"""
     sort = _SORT.get(metric, metric)
     where = f"WHERE {sort} IS NOT NULL" if metric in AGGREGATE_METRICS else ""
     sql = f"""WITH t AS ({t_sql}), r AS (
@@ -343,119 +244,102 @@ def ranking_frame(
 )
 SELECT *, row_number() OVER (ORDER BY {sort} DESC NULLS LAST, key) AS rank
 FROM r {where} ORDER BY rank LIMIT {int(top_n)}"""
-    return _rows(con, sql, params)
-
-
-# ----------------------------------------------------------------------------- time series
-
-Grain = Literal["day", "week", "month"]
-
-
-def trend_grain(sel: Selection, max_periods: int = 400) -> Grain:
-    """The finest grain that keeps a series within `max_periods` points."""
-    if sel.days <= max_periods:
-        return "day"
-    if sel.days <= max_periods * 7:
-        return "week"
-    return "month"
-
-
-def daily_frame(con: duckdb.DuckDBPyConnection, sel: Selection, *, max_periods: int = 400) -> pl.DataFrame:
-    """Revenue, order value, orders and returns per period (day, week or month: see `trend_grain`)."""
-    grain = trend_grain(sel, max_periods)
-    if sel.filtered:
-        where, params = sel.where()
-        source = f"SELECT commission_date AS day, {_TXN_MEASURES} FROM transactions WHERE {where} GROUP BY 1"
-    else:
-        where, params = sel.where("day", filters=False)
-        source = (
-            "SELECT day, sum(revenue) AS revenue, sum(order_value) AS order_value, "
-            "sum(transactions) AS orders, sum(returns) AS returns "
-            f"FROM daily_performance WHERE {where} GROUP BY 1"
-        )
-    sql = f"""SELECT date_trunc('{grain}', day)::DATE AS period, '{grain}' AS grain,
-       sum(revenue)::DOUBLE AS revenue, sum(order_value)::DOUBLE AS order_value,
-       sum(orders)::BIGINT AS orders, sum(returns)::BIGINT AS returns,
-       (sum(returns) / nullif(sum(orders), 0))::DOUBLE AS return_rate
-FROM ({source}) GROUP BY 1 ORDER BY 1"""
-    return _rows(con, sql, params)
-
-
-def link_trend_frame(
-    con: duckdb.DuckDBPyConnection,
-    sel: Selection,
-    links: list[str] | None = None,
-    *,
-    top_n: int = 5,
-    max_periods: int = 120,
-) -> pl.DataFrame:
-    """Revenue and orders per period for `links` (default: the `top_n` links by revenue)."""
-    check_top_n(top_n, 12)
-    if links is None:
-        links = ranking_frame(con, "link", sel, top_n=top_n)["key"].to_list()
-    elif len(links) > 12:
-        raise ValidationError("links", f"{len(links)} links", "chart at most 12 links at a time")
-    grain = trend_grain(sel, max_periods)
-    if sel.filtered:
-        where, params = sel.where()
-        source = (
-            "SELECT commission_date AS day, link_url, sum(publisher_net_revenue) AS revenue, "
-            "count(*) AS orders "
-            f"FROM transactions WHERE {where} GROUP BY ALL"
-        )
-    else:
-        where, params = sel.where("day", filters=False)
-        source = (
-            "SELECT day, link_url, sum(revenue) AS revenue, sum(transactions) AS orders "
-            f"FROM link_performance WHERE {where} GROUP BY ALL"
-        )
-    sql = f"""SELECT date_trunc('{grain}', day)::DATE AS period, '{grain}' AS grain,
-       coalesce(link_url, '(no click detail)') AS link, sum(revenue)::DOUBLE AS revenue,
-       sum(orders)::BIGINT AS orders
-FROM ({source}) WHERE list_contains($links, coalesce(link_url, '(no click detail)'))
-GROUP BY 1, 3 ORDER BY 3, 1"""
-    return _rows(con, sql, {**params, "links": links})
+    return fetch_frame(con, sql, params)
 
 
 def network_gap_frame(con: duckdb.DuckDBPyConnection, sel: Selection, *, top_n: int = 20) -> pl.DataFrame:
-    """Per network, over the calendar months overlapping the range: aggregate revenue (click date),
-    transaction revenue (commission date) and their gap, largest absolute gaps first."""
+    """Per network: the aggregate's revenue (click date) against the ledger's (commission date) over
+    the days both cover, largest absolute gaps first.
+
+    An aggregate is one month window that cannot be cut into days, so a window is compared only
+    when the ledger holds every day it covers: from its first day to the day it was fetched (its
+    last day when fetched later). A window starting before the ledger's first stored day is left
+    out. Columns: key, first_day, last_day (the days compared), aggregate_revenue, revenue,
+    revenue_gap, gap_share.
+    """
+    sel = closed(con, sel)
     check_top_n(top_n)
-    clauses = ["window_start <= $end", "window_end > $start", "aggregate_revenue IS NOT NULL"]
+    for name in ("device", "country"):
+        if getattr(sel, name):
+            raise ValidationError(
+                name, "the revenue gap compares the unfiltered networks report", f"clear the {name} filter"
+            )
     params: dict[str, Any] = {"start": sel.start, "end": sel.end}
-    if sel.site:
-        clauses.append("site = $site")
-        params["site"] = sel.site
+    site = sel.site_clause(params)
+    scope = f" AND {site}" if site else ""
+    network = " AND network = $network" if sel.network else ""
     if sel.network:
-        clauses.append("network = $network")
         params["network"] = sel.network
-    sql = f"""SELECT coalesce(network, '(unknown)') AS key, min(window_start) AS first_month,
-       max(window_start) AS last_month, sum(aggregate_revenue)::DOUBLE AS aggregate_revenue,
-       sum(revenue)::DOUBLE AS revenue, sum(revenue_gap)::DOUBLE AS revenue_gap,
-       (sum(revenue_gap) / nullif(sum(aggregate_revenue), 0))::DOUBLE AS gap_share
-FROM network_performance WHERE {" AND ".join(clauses)}
-GROUP BY 1 ORDER BY abs(sum(revenue_gap)) DESC, 1 LIMIT {int(top_n)}"""
-    return _rows(con, sql, params)
+    sql = f"""WITH ledger AS (
+    SELECT site, min(partition_day) AS first_day, max(partition_day) AS last_day
+    FROM transaction_versions WHERE partition_by = 'updateDate'{scope} GROUP BY site
+), windows AS (
+    SELECT site, window_start, least(max(window_end) - 1,
+           max(timezone('UTC', fetched_at))::DATE) AS covered_to
+    FROM networks
+    WHERE grain = 'month' AND slice = 'all' AND window_start <= $end AND window_end > $start{scope}
+    GROUP BY site, window_start
+), compared AS (
+    SELECT w.site, w.window_start, w.covered_to
+    FROM windows AS w JOIN ledger AS l USING (site)
+    WHERE w.window_start >= l.first_day AND w.covered_to <= l.last_day
+), a AS (
+    SELECT coalesce(network_name, '(unknown)') AS network, sum(revenue) AS aggregate_revenue
+    FROM networks JOIN compared USING (site, window_start)
+    WHERE grain = 'month' AND slice = 'all'
+    GROUP BY 1
+), t AS (
+    SELECT coalesce(network, '(unknown)') AS network, sum(publisher_net_revenue) AS revenue
+    FROM transactions AS x JOIN compared AS c
+      ON x.site = c.site AND x.commission_date BETWEEN c.window_start AND c.covered_to
+    WHERE x.commission_date BETWEEN (SELECT min(window_start) FROM compared)
+                                AND (SELECT max(covered_to) FROM compared)
+    GROUP BY 1
+)
+SELECT network AS key, (SELECT min(window_start) FROM compared) AS first_day,
+       (SELECT max(covered_to) FROM compared) AS last_day,
+       coalesce(aggregate_revenue, 0)::DOUBLE AS aggregate_revenue, coalesce(revenue, 0)::DOUBLE AS revenue,
+       (coalesce(aggregate_revenue, 0) - coalesce(revenue, 0))::DOUBLE AS revenue_gap,
+       ((coalesce(aggregate_revenue, 0) - coalesce(revenue, 0)) / nullif(aggregate_revenue, 0))::DOUBLE
+           AS gap_share
+FROM a FULL JOIN t USING (network)
+WHERE true{network}
+ORDER BY abs(revenue_gap) DESC, key LIMIT {int(top_n)}"""
+    return fetch_frame(con, sql, params)
+
+
+def aggregate_span(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[date, date] | None:
+    """The days that the month windows of the networks report overlapping the range cover (first
+    window's first day to the last one's last day, or the day it was fetched), or None."""
+    sel = closed(con, sel)
+    params: dict[str, Any] = {"start": sel.start, "end": sel.end}
+    site = sel.site_clause(params)
+    row = con.execute(
+        "SELECT min(window_start), max(least(window_end - 1, timezone('UTC', fetched_at)::DATE)) "
+        "FROM networks WHERE grain = 'month' AND window_start <= $end AND window_end > $start"
+        + (f" AND {site}" if site else ""),
+        params,
+    ).fetchall()
+    return (row[0][0], row[0][1]) if row and row[0][0] is not None else None
 
 
 # ----------------------------------------------------------------------------- filter options
 
 
 def filter_options(con: duckdb.DuckDBPyConnection, site: str | None = None) -> dict[str, list[str]]:
-    """The values each filter can take (from the small views): sites, networks, devices, countries,
-    plus `first_day` / `last_day` (ISO) of the stored commission days."""
-    params: dict[str, Any] = {"site": site} if site else {}
-    where = "WHERE site = $site" if site else ""
-    span = con.sql(f"SELECT min(day), max(day) FROM daily_performance {where}", params=params).fetchall()[0]
+    """The values each filter can take (from the small views): sites, networks, devices, countries."""
+    check_connection(con)
+    params: dict[str, Any] = {}
+    clause = Selection(site=site).site_clause(params)
+    where = f"WHERE {clause}" if clause else ""
 
-    def values(sql: str) -> list[str]:
-        return [str(v) for (v,) in con.sql(sql, params=params).fetchall() if v is not None]
+    def values(sql: str, scoped: bool = True) -> list[str]:
+        rows = con.sql(sql, params=params if scoped else {}).fetchall()
+        return [str(v) for (v,) in rows if v is not None]
 
     return {
-        "sites": _sites(con),
+        "sites": values("SELECT DISTINCT site FROM daily_performance ORDER BY 1", scoped=False),
         "networks": values(f"SELECT DISTINCT network FROM network_performance {where} ORDER BY 1"),
         "devices": values(f"SELECT DISTINCT device FROM device_performance {where} ORDER BY 1"),
         "countries": values(f"SELECT DISTINCT country FROM country_performance {where} ORDER BY 1"),
-        "first_day": [span[0].isoformat()] if span[0] else [],
-        "last_day": [span[1].isoformat()] if span[1] else [],
     }

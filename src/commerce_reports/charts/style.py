@@ -3,16 +3,16 @@ tooltips with the same names everywhere, titles that say the selection, and the 
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Final
 
 import altair as alt
 import polars as pl
 
-from .queries import Selection
+from .selection import Coverage, Selection
 
 __all__ = [
     "ACCENT",
-    "AGGREGATE_NOTE",
     "BAR",
     "DIMENSION_LABELS",
     "EMPTY_TITLE",
@@ -21,6 +21,7 @@ __all__ = [
     "METRIC_LABELS",
     "PALETTE",
     "SEQUENTIAL",
+    "aggregate_note",
     "axis",
     "chart_title",
     "empty_chart",
@@ -53,7 +54,13 @@ DIMENSION_LABELS = {
     "network": "Network",
     "product": "Product",
 }
-AGGREGATE_NOTE = "Clicks, EPC, conversion: month windows overlapping the range, by click date"
+
+
+def aggregate_note(span: tuple[date, date] | None) -> str:
+    """The note under a chart with clicks or EPC: which days the month windows it used cover."""
+    if span is None:
+        return "Clicks, EPC, conversion: no stored networks report for this range"
+    return f"Clicks, EPC, conversion: month windows {span[0]} to {span[1]}, by click date"
 
 
 def axis(kind: str, title: str) -> alt.Axis:
@@ -89,16 +96,20 @@ def ranking_tooltips(dimension: str, aggregates: bool) -> list[alt.Tooltip]:
     return tips
 
 
-def chart_title(text: str, sel: Selection, *notes: str) -> alt.TitleParams:
-    return alt.TitleParams(text, subtitle=[sel.describe(), *notes], anchor="start")
+def chart_title(text: str, sel: Selection, cover: Coverage | None, *notes: str) -> alt.TitleParams:
+    """The title, and a subtitle with the days the chart really covers (`cover`) and `notes`."""
+    said = cover.describe(sel) if cover is not None else sel.describe()
+    return alt.TitleParams(text, subtitle=[said, *notes], anchor="start")
 
 
-def empty_chart(sel: Selection, what: str = "", *, width: int = 420) -> alt.Chart:
+def empty_chart(
+    sel: Selection, what: str = "", cover: Coverage | None = None, *, width: int = 420
+) -> alt.Chart:
     """A chart that says there is nothing to draw, and for which selection."""
     message = f"No {what} in this selection" if what else "Nothing to show"
     frame = pl.DataFrame({"message": [message], "hint": ["Widen the dates or clear a filter"]})
     chart: alt.Chart = (
-        alt.Chart(frame, title=chart_title(EMPTY_TITLE, sel))
+        alt.Chart(frame, title=chart_title(EMPTY_TITLE, sel, cover))
         .mark_text(fontSize=14, color="#555555")
         .encode(text="message:N", tooltip=[alt.Tooltip("hint:N", title="Try")])
         .properties(width=width, height=80)
