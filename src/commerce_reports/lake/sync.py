@@ -81,6 +81,40 @@ class SyncResult:
             text += "; interrupted: the next sync resumes from here"
         return text
 
+    def __repr__(self) -> str:
+        """A line per site and dataset (requests planned, partitions stored, rows, failures); the
+        detail stays on `plan`, `stored` and `failed` (a notebook must not print every request)."""
+        table: dict[tuple[str, str], list[int]] = {}  # planned, stored, rows, failed
+        for request in self.plan.requests:
+            table.setdefault((request.site, request.key.dataset), [0, 0, 0, 0])[0] += 1
+        for request, rows in self.stored:
+            counts = table.setdefault((request.site, request.key.dataset), [0, 0, 0, 0])
+            counts[1], counts[2] = counts[1] + 1, counts[2] + rows
+        for request, _ in self.failed:
+            table.setdefault((request.site, request.key.dataset), [0, 0, 0, 0])[3] += 1
+        lines = [f"SyncResult: {self.summary()}; {self.plan.skipped} partitions already current"]
+        lines += [
+            f"  {site:<12} {dataset:<12} {planned:>4} planned {stored:>4} stored {rows:>10,} rows "
+            f"{failed:>3} failed"
+            for (site, dataset), (planned, stored, rows, failed) in sorted(table.items())
+        ]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The same lines as a table, for Jupyter."""
+        from html import escape
+
+        # Cells are the repr's words: site names hold no spaces (layout's rule), counts no spaces.
+        head, *lines = repr(self).splitlines()
+        header = "<tr><th>site</th><th>dataset</th><th>planned</th><th>stored</th><th>rows</th><th>failed</th></tr>"
+        body = "".join(
+            "<tr>"
+            + "".join(f"<td>{escape(cell)}</td>" for cell in line.split()[:2] + line.split()[2::2])
+            + "</tr>"
+            for line in lines
+        )
+        return f"<div><p>{escape(head)}</p><table>{header}{body}</table></div>"
+
 
 def fetch_partition(client: ReportsClient, key: PartitionKey) -> pa.Table:
     """Ask the service for exactly one partition."""
