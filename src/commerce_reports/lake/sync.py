@@ -106,7 +106,8 @@ class SyncResult:
 
         # Cells are the repr's words: site names hold no spaces (layout's rule), counts no spaces.
         head, *lines = repr(self).splitlines()
-        header = "<tr><th>site</th><th>dataset</th><th>planned</th><th>stored</th><th>rows</th><th>failed</th></tr>"
+        names = ("site", "dataset", "planned", "stored", "rows", "failed")
+        header = "<tr>" + "".join(f"<th>{name}</th>" for name in names) + "</tr>"
         body = "".join(
             "<tr>"
             + "".join(f"<td>{escape(cell)}</td>" for cell in line.split()[:2] + line.split()[2::2])
