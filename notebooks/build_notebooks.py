@@ -2,8 +2,11 @@
 
     .venv/bin/python notebooks/build_notebooks.py
 
-Each notebook has one cell tagged `parameters` (papermill) with at least `data_dir`; keys and
-secrets come from the environment (COMMERCE_REPORTS_* or `.env`), never from parameters.
+Each notebook has one cell tagged `parameters` (papermill); its names and types (annotations, or
+the default's type) are what `commerce-reports export --param` accepts. Nothing in a notebook says
+where the lake is: `cr.connect()` and `cr.sync()` find it as the command line does. Keys and
+secrets come from the environment (COMMERCE_REPORTS_* or `.env`), never from parameters. Each
+notebook shows the days it syncs (`days`, or `start`..`end`).
 """
 
 # ruff: noqa: E501  (cell sources below are notebook lines, kept as they read in the notebook)
@@ -20,18 +23,28 @@ SYNC = """\
 from datetime import UTC, datetime, timedelta
 
 import commerce_reports as cr
+from commerce_reports.charts import Selection
 
+last_day = date.fromisoformat(str(end)) if end else datetime.now(UTC).date()
+first_day = date.fromisoformat(str(start)) if start else last_day - timedelta(days=days - 1)
+selection = Selection(site=site, start=first_day, end=last_day)  # what every chart below shows
 if sync:  # fetches only what the lake lacks or what has not settled: nothing when it is current
-    first_day = datetime.now(UTC).date() - timedelta(days=days - 1)
-    result = cr.sync(first_day, data_dir=data_dir, countries=countries, options=cr.SyncOptions(progress=False))
+    result = cr.sync(first_day, last_day, sites=site, countries=countries, options=cr.SyncOptions(progress=False))
     print(f"{result.summary()}; {len(result.plan.requests)} requests")
-con = cr.connect(data_dir)"""
+con = cr.connect()  # the project's lake, found as every entry point finds it"""
 
-COMMON_PARAMETERS = """\
-data_dir = None  # the lake's folder; None: COMMERCE_REPORTS_DATA_DIR, else ./data
-days = 30  # days of history the sync keeps current
+TYPES = """\
+from datetime import date  # the type of `start` and `end`: give them as "YYYY-MM-DD"
+"""
+
+WINDOW = """\
+start: date | None = None  # first day; None: `days` days up to `end`
+end: date | None = None  # last day; None: today
+days = 30  # days synced and shown when `start` is None
 countries = ["US", "GB"]  # a networks slice per country (clicks and EPC by country)
 sync = True  # False: read the lake as it is"""
+
+ALL_SITES = TYPES + 'site: str | None = None  # a site name, or None for all\n' + WINDOW
 
 
 def parameters(source: str) -> nbformat.NotebookNode:
@@ -48,19 +61,18 @@ def getting_started() -> nbformat.NotebookNode:
                 "(sites `alpha` and `beta`); with keys in the environment (or `.env`) the same cells "
                 "read your sites. Keys never go into a notebook's parameters."
             ),
-            parameters(COMMON_PARAMETERS),
+            parameters(ALL_SITES),
             new_markdown_cell(
                 "## 1. Sync\n\nThe first run fetches every day of the period; later runs only what changed."
             ),
             new_code_cell(SYNC),
-            new_code_cell("cr.status(data_dir=data_dir)"),
+            new_code_cell("cr.status()"),
             new_markdown_cell(
                 "## 2. Load\n\nLoaders read the lake (fetching a missing day first). The `updateDate` ledger "
                 "holds every version of a transaction on the day it changed."
             ),
             new_code_cell(
-                "last_day = datetime.now(UTC).date()\n"
-                "ledger = cr.load_transactions(last_day - timedelta(days=6), last_day, data_dir=data_dir,\n"
+                "ledger = cr.load_transactions(last_day - timedelta(days=6), last_day, site=site,\n"
                 "                              options=cr.SyncOptions(progress=False))\n"
                 'ledger.select("site", "commission_id", "update_date", "network", "publisher_net_revenue").head()'
             ),
@@ -72,15 +84,15 @@ def getting_started() -> nbformat.NotebookNode:
                 'con.sql("""\n'
                 "    SELECT site, date_trunc('week', day) AS week, sum(revenue) AS revenue,\n"
                 "           sum(transactions) AS orders, sum(returns) / sum(transactions) AS return_rate\n"
-                "    FROM daily_performance GROUP BY ALL ORDER BY site, week\n"
-                '""").pl()'
+                "    FROM daily_performance WHERE day BETWEEN $first AND $last GROUP BY ALL ORDER BY site, week\n"
+                '""", params={"first": first_day, "last": last_day}).pl()'
             ),
-            new_code_cell("from commerce_reports.charts import daily_chart\n\ndaily_chart(con)"),
+            new_code_cell("from commerce_reports.charts import daily_chart\n\ndaily_chart(con, selection)"),
             new_markdown_cell(
                 "## 4. Explore\n\nEvery control re-queries DuckDB (aggregated answers only); sliders "
                 "report when released."
             ),
-            new_code_cell("from commerce_reports.widgets import dashboard\n\ndashboard(con)"),
+            new_code_cell("from commerce_reports.widgets import dashboard\n\ndashboard(con, selection)"),
         ]
     )
 
@@ -92,24 +104,18 @@ def link_performance() -> nbformat.NotebookNode:
                 "# Link performance\n\nWhich links earn, which get returned, and how they move over time. "
                 "Revenue counts commission days; a link's returns are orders later adjusted down or reversed."
             ),
-            parameters(
-                COMMON_PARAMETERS
-                + '\nsite = None  # a site name, or None for all\nstart = None  # "YYYY-MM-DD"; None: 90 days '
-                "before end\nend = None  # None: the last day in the lake\ntop_n = 15"
-            ),
+            parameters(ALL_SITES + "\ntop_n = 15  # links in the ranking"),
             new_code_cell(SYNC),
             new_code_cell(
-                "from commerce_reports.charts import link_trend_chart, top_links_chart\n"
-                "from commerce_reports.charts.queries import ranking_frame, select\n\n"
-                "selection = select(con, site, start, end)\n"
+                "from commerce_reports.charts import link_trend_chart, ranking_frame, top_links_chart\n\n"
                 'links = ranking_frame(con, "link", selection, top_n=top_n)\n'
                 'links.select("rank", "key", "revenue", "orders", "returns", "return_rate")'
             ),
             new_markdown_cell(
                 "The slider under the chart hides links below a minimum revenue (it works in exported HTML too)."
             ),
-            new_code_cell("top_links_chart(con, site, start, end, top_n=top_n)"),
-            new_code_cell("link_trend_chart(con, site, start, end, top_n=5)"),
+            new_code_cell("top_links_chart(con, selection, top_n=top_n)"),
+            new_code_cell("link_trend_chart(con, selection, top_n=5)"),
             new_markdown_cell("Links with the most returns, by return rate (at least 5 orders):"),
             new_code_cell(
                 'con.sql("""\n'
@@ -118,7 +124,7 @@ def link_performance() -> nbformat.NotebookNode:
                 "    FROM link_performance\n"
                 "    WHERE day BETWEEN $start AND $end AND ($site IS NULL OR site = $site)\n"
                 "    GROUP BY ALL HAVING sum(transactions) >= 5 ORDER BY return_rate DESC LIMIT 10\n"
-                '""", params={"start": selection.start, "end": selection.end, "site": site}).pl()'
+                '""", params={"start": first_day, "end": last_day, "site": site}).pl()'
             ),
         ]
     )
@@ -132,21 +138,22 @@ def devices_and_countries() -> nbformat.NotebookNode:
                 "EPC and conversion come from the service's aggregates (month windows, click date) for the "
                 "slices the sync keeps (`all`, each device, the `countries` parameter)."
             ),
-            parameters(COMMON_PARAMETERS + "\nsite = None\nstart = None\nend = None"),
+            parameters(ALL_SITES),
             new_code_cell(SYNC),
             new_code_cell(
                 "from commerce_reports.charts import (\n"
                 "    country_chart,\n    device_chart,\n    network_epc_chart,\n    network_gap_chart,\n)\n\n"
-                "device_chart(con, site, start, end)"
+                "device_chart(con, selection)"
             ),
-            new_code_cell("country_chart(con, site, start, end, top_n=12)"),
+            new_code_cell("country_chart(con, selection, top_n=12)"),
             new_markdown_cell("Pick a network in the dropdown under the chart to highlight it."),
-            new_code_cell("network_epc_chart(con, site, start, end)"),
+            new_code_cell("network_epc_chart(con, selection)"),
             new_markdown_cell(
-                "The service's revenue per network against the ledger's, month by month: a positive gap "
-                "is revenue the aggregate counts and the stored transactions do not (yet)."
+                "The service's revenue per network against the ledger's, over the days both cover (a month "
+                "window counts only once the ledger holds it from its first day): a positive gap is revenue "
+                "the aggregate counts and the stored transactions do not (yet)."
             ),
-            new_code_cell("network_gap_chart(con, site, start, end)"),
+            new_code_cell("network_gap_chart(con, selection)"),
         ]
     )
 
@@ -154,54 +161,47 @@ def devices_and_countries() -> nbformat.NotebookNode:
 def report() -> nbformat.NotebookNode:
     return new_notebook(
         cells=[
-            parameters(
-                'site = "alpha"  # the site reported on\nstart = None  # "YYYY-MM-DD"; None: 30 days before end\n'
-                "end = None  # None: the last day in the lake\n" + COMMON_PARAMETERS
-            ),
+            parameters(TYPES + 'site = "alpha"  # the site reported on\n' + WINDOW),
             new_code_cell(
                 SYNC + "\n\n"
                 "from IPython.display import Markdown\n\n"
                 "from commerce_reports.charts import (\n"
                 "    country_map_chart,\n    daily_chart,\n    device_chart,\n    network_epc_chart,\n"
-                "    top_links_chart,\n    top_products_chart,\n)\n"
-                "from commerce_reports.charts.queries import ranking_frame, select\n\n"
-                "selection = select(con, site, start, end)\n"
-                "if start is None:  # a month by default\n"
-                "    selection = select(con, site, selection.end - timedelta(days=29), selection.end)\n"
-                "start, end = selection.start, selection.end"
+                "    ranking_frame,\n    top_links_chart,\n    top_products_chart,\n)\n"
+                "from commerce_reports.export import escape_markdown as md"
             ),
             new_code_cell(
                 "totals = con.sql(\n"
                 '    "SELECT coalesce(sum(revenue), 0) AS revenue, coalesce(sum(transactions), 0) AS orders, "\n'
                 '    "coalesce(sum(returns), 0) AS returns FROM daily_performance "\n'
                 '    "WHERE site = $site AND day BETWEEN $start AND $end",\n'
-                '    params={"site": site, "start": start, "end": end},\n'
+                '    params={"site": site, "start": first_day, "end": last_day},\n'
                 ").pl().row(0, named=True)\n"
                 'top = {d: ranking_frame(con, d, selection, top_n=1) for d in ("network", "device", "country", "link")}\n'
                 'best = {d: (f["key"][0], f["revenue"][0]) if f.height else ("none", 0.0) for d, f in top.items()}\n'
-                'rate = totals["returns"] / totals["orders"] if totals["orders"] else 0.0\n'
+                'rate = totals["returns"] / totals["orders"] if totals["orders"] else 0.0\n\n\n'
+                "def money(value: float) -> str:\n"
+                '    return md(f"${value:,.2f}")  # escaped: two bare dollar signs would make a maths span\n\n\n'
                 "Markdown(\n"
-                '    f"# {site}: {start} to {end}\\n\\n"\n'
-                "    f\"**${totals['revenue']:,.2f}** of revenue from **{totals['orders']:,}** orders; \"\n"
+                '    f"# {md(site)}: {first_day} to {last_day}\\n\\n"\n'
+                "    f\"**{money(totals['revenue'])}** of revenue from **{totals['orders']:,}** orders; \"\n"
                 "    f\"{totals['returns']:,} returned ({rate:.1%}).\\n\\n\"\n"
-                "    f\"The leading network was **{best['network'][0]}** (${best['network'][1]:,.2f}), \"\n"
-                "    f\"the leading device **{best['device'][0]}** and country **{best['country'][0]}**; \"\n"
-                "    f\"the best link earned ${best['link'][1]:,.2f}.\"\n"
+                "    f\"The leading network was **{md(best['network'][0])}** ({money(best['network'][1])}), \"\n"
+                "    f\"the leading device **{md(best['device'][0])}** and country **{md(best['country'][0])}**; \"\n"
+                "    f\"the best link earned {money(best['link'][1])}.\"\n"
                 ")"
             ),
             new_markdown_cell("## Revenue over the period"),
-            new_code_cell("daily_chart(con, site, start, end)"),
+            new_code_cell("daily_chart(con, selection)"),
             new_markdown_cell("## Links"),
-            new_code_cell("top_links_chart(con, site, start, end, top_n=15)"),
+            new_code_cell("top_links_chart(con, selection, top_n=15)"),
             new_markdown_cell("## Devices and countries"),
-            new_code_cell("device_chart(con, site, start, end)"),
-            new_code_cell("country_map_chart(con, site, start, end)"),
-            new_markdown_cell(
-                "## Networks\n\nClicks and EPC are the service's month aggregates (click date)."
-            ),
-            new_code_cell("network_epc_chart(con, site, start, end)"),
+            new_code_cell("device_chart(con, selection)"),
+            new_code_cell("country_map_chart(con, selection)"),
+            new_markdown_cell("## Networks\n\nClicks and EPC are the service's month aggregates (click date)."),
+            new_code_cell("network_epc_chart(con, selection)"),
             new_markdown_cell("## Products"),
-            new_code_cell("top_products_chart(con, site, start, end, top_n=15)"),
+            new_code_cell("top_products_chart(con, selection, top_n=15)"),
         ]
     )
 

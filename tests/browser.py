@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from html.parser import HTMLParser
 from pathlib import Path
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -55,3 +56,47 @@ def chart_marks(dom: str) -> list[int]:
         svg = "<svg" in chart
         counts.append(len(re.findall(r'class="mark-[^"]*role-mark[^"]*"', chart)) if svg else 0)
     return counts
+
+
+_ON_PAGE = ("data:", "#", "about:blank", "blob:")
+_LOADING_ATTRIBUTES = {"src", "srcset", "data", "poster", "background"}
+_SCRIPT_LOADS = re.compile(
+    r"""\bimport\s*\(|\bimportScripts\s*\(|\bfrom\s*["'`](?:https?:)?//|\bimport\s*["'`](?:https?:)?//"""
+)
+_CSS_LOADS = re.compile(r"""url\(\s*(?!["']?(?:data:|#))[^)]*\)|@import\b""")
+
+
+class _References(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            value = (value or "").strip()
+            loads = name in _LOADING_ATTRIBUTES or (tag == "link" and name == "href")
+            if loads and value and not value.startswith(_ON_PAGE):
+                self.found.append(f"<{tag} {name}={value[:120]}>")
+            if name == "style":
+                self.found += [f"<{tag} style> {m[:120]}" for m in _CSS_LOADS.findall(value)]
+        self._in = tag if tag in ("script", "style") else None
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "script":  # the call and what it loads
+            self.found += [f"<script> {data[m.start() : m.end() + 80]}" for m in _SCRIPT_LOADS.finditer(data)]
+        elif self._in == "style":
+            self.found += [f"<style> {m.group()}" for m in _CSS_LOADS.finditer(data)]
+
+
+def external_references(page: str) -> list[str]:
+    """Everything in the page that would load a script, style, image or module from off the page:
+    `src=` (and srcset, data, poster), `<link href=>`, `import(...)`, `from "https://..."`, CSS
+    `url(...)` and `@import`. Data URIs and fragment references (`url(#clip)`) stay on the page."""
+    parser = _References()
+    parser.feed(page)
+    parser.close()
+    return parser.found

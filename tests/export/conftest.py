@@ -1,3 +1,3 @@
-from tests.notebooks.conftest import notebook_lake
+from tests.notebooks.conftest import in_the_lake, notebook_lake
 
-__all__ = ["notebook_lake"]
+__all__ = ["in_the_lake", "notebook_lake"]

@@ -1,4 +1,5 @@
-"""Scheduled exports: executed by a real kernel, self-contained HTML checked in real Chromium offline."""
+"""Scheduled exports: executed by a real kernel, self-contained HTML checked for references off the
+page and rendered in real Chromium offline; parameters checked against the notebook's own cell."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import nbformat
 import pytest
 
 from commerce_reports.errors import ExportError, ValidationError
-from commerce_reports.export import export_notebook
-from tests.browser import chart_marks, chromium_available, rendered_dom
+from commerce_reports.export import checked_parameters, export_notebook, notebook_html
+from tests.browser import chart_marks, chromium_available, external_references, rendered_dom
 
 REPORT = Path(__file__).resolve().parents[2] / "notebooks" / "report.ipynb"
 SECRET = "sk-live-export-test-5f4e3d2c1b"
@@ -22,10 +23,11 @@ needs_chromium = pytest.mark.skipif(
 
 
 def small_notebook(folder: Path) -> Path:
-    """A parameters cell, one chart from inline data, and switches to fail or to print a secret."""
+    """A parameters cell, one chart from inline data, switches to fail or to print a secret, and a
+    probe: with `marker` set, a SIGINT that reaches the kernel after its cells ran writes that file."""
     cells = [
         nbformat.v4.new_code_cell(
-            "fail = False\nleak = False\npoints = 3", metadata={"tags": ["parameters"]}
+            'fail = False\nleak = False\npoints = 3\nmarker = ""', metadata={"tags": ["parameters"]}
         ),
         nbformat.v4.new_code_cell(
             "import altair as alt, os\n"
@@ -34,6 +36,13 @@ def small_notebook(folder: Path) -> Path:
         ),
         nbformat.v4.new_code_cell("if fail:\n    raise RuntimeError('the data looked wrong')"),
         nbformat.v4.new_code_cell("if leak:\n    print(os.environ['COMMERCE_REPORTS_SECRET_KEY'])"),
+        nbformat.v4.new_code_cell(
+            "import asyncio, pathlib, signal\n"
+            "def note(signum, frame):\n"
+            "    pathlib.Path(marker).write_text('interrupted')\n"
+            "if marker:  # from the event loop, once this cell's handler has restored the kernel's own\n"
+            "    asyncio.get_event_loop().call_soon(signal.signal, signal.SIGINT, note)"
+        ),
     ]
     notebook = nbformat.v4.new_notebook(
         cells=cells,
@@ -52,14 +61,14 @@ def with_secret(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @needs_chromium
 def test_the_report_exports_to_html_whose_charts_render_offline(
-    notebook_lake: Path, tmp_path: Path, with_secret: str
+    in_the_lake: Path, tmp_path: Path, with_secret: str
 ) -> None:
-    result = export_notebook(
-        REPORT, tmp_path / "out", {"data_dir": str(notebook_lake), "site": "alpha", "sync": False}, png=True
-    )
+    result = export_notebook(REPORT, tmp_path / "out", {"site": "alpha", "sync": "false"}, png=True)
     assert result.html.name == "report_site-alpha.html"
     page = result.html.read_text()
-    assert "cdn.jsdelivr" not in page and 'src="http' not in page and "require.js" not in page
+    assert external_references(page) == []
+    headline = page.split('data-mime-type="text/markdown"', 1)[1].split("</div>", 1)[0]
+    assert headline.count("<strong>") == 5 and "**" not in headline, headline  # no maths span ate them
     marks = chart_marks(rendered_dom(result.html))
     assert len(marks) >= 5 and all(count > 0 for count in marks), marks
     assert len([p for p in result.images if p.suffix == ".png"]) == len(marks)
@@ -90,6 +99,34 @@ def test_an_output_that_would_hold_a_secret_is_deleted(tmp_path: Path, with_secr
     assert list((tmp_path / "out").iterdir()) == []
 
 
+def test_no_template_script_style_or_module_is_loaded_from_off_the_page() -> None:
+    """nbconvert's lab template loads require.js, MathJax, mermaid (a dynamic `import("https://...")`)
+    and, for a notebook with widgets, the widget manager, all from CDNs: none may be left."""
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("Maths $x^2$ and a diagram\n\n```mermaid\ngraph TD; A-->B\n```"),
+            nbformat.v4.new_code_cell("1"),
+        ],
+        metadata={
+            "widgets": {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2}}
+        },
+    )
+    page = notebook_html(notebook, "probe", show_code=True)
+    assert external_references(page) == []
+    assert "vegaEmbed" in page and "<title>probe</title>" in page
+
+
+def test_the_reference_scan_finds_what_loads_from_off_the_page() -> None:
+    page = (
+        '<link rel="stylesheet" href="https://cdn.example/x.css"><img src="logo.png">'
+        '<img src="data:image/png;base64,AAAA"><script>const m = await import("https://cdn.example/m.mjs");</script>'
+        '<script type="module">import x from "https://cdn.example/y.js";</script>'
+        "<style>a { background: url(https://cdn.example/a.png) } b { fill: url(#clip) }</style>"
+    )
+    found = external_references(page)
+    assert len(found) == 5 and not any("data:" in f or "#clip" in f for f in found), found
+
+
 @pytest.mark.parametrize("params", [{"secret_key": "x"}, {"api_token": "x"}, {"bad name": 1}])
 def test_secret_like_or_bad_parameters_are_refused_before_running(
     params: dict[str, object], tmp_path: Path
@@ -116,3 +153,70 @@ def test_the_cli_exits_non_zero_on_a_failed_cell_and_prints_the_html_path_on_suc
     done = subprocess.run([*base, "--param", "points=5"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("small_points-5.html")
+
+
+@pytest.mark.parametrize(
+    ("param", "said"),
+    [
+        ("strat=2026-11-01", "'strat' is not a parameter of small.ipynb"),
+        ("points=three", "points='three' is not int"),
+        ("fail=maybe", "fail='maybe' is not bool"),
+    ],
+)
+def test_an_unknown_or_mistyped_parameter_exits_2_lists_the_known_ones_and_writes_nothing(
+    tmp_path: Path, param: str, said: str
+) -> None:
+    out = tmp_path / "o"
+    command = [
+        sys.executable,
+        "-m",
+        "commerce_reports",
+        "export",
+        "--notebook",
+        str(small_notebook(tmp_path)),
+    ]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--param", param], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert "known parameters:\n  fail (bool, default False)\n  leak (bool" in done.stderr
+    assert "points (int, default 3)" in done.stderr
+    assert not out.exists()
+
+
+def test_report_parameters_are_read_as_the_notebook_declares_them(tmp_path: Path) -> None:
+    """The report's dates are `date | None` (ISO text), `days` an int, `countries` a list."""
+    with pytest.raises(ValidationError, match="start='2026-11-31' is not date or None"):
+        export_notebook(REPORT, tmp_path / "out", {"start": "2026-11-31"})
+    with pytest.raises(ValidationError, match=r"'strat' is not a parameter of report\.ipynb"):
+        export_notebook(REPORT, tmp_path / "out", {"strat": "2026-11-01"})
+    assert not (tmp_path / "out").exists()
+    checked = checked_parameters(
+        REPORT, {"start": "2026-11-01", "days": "7", "countries": "US,GB", "end": "none"}
+    )
+    assert checked == {"start": "2026-11-01", "days": 7, "countries": ["US", "GB"], "end": None}
+
+
+def test_a_clean_run_prints_no_kernel_warning_and_never_interrupts_the_kernel(tmp_path: Path) -> None:
+    """No "running over TCP without encryption" (the kernel gets CurveZMQ keys), and no SIGINT at
+    shutdown (jupyter_client's default, which prints "KeyboardInterrupt caught in kernel" when it
+    lands while the kernel handles a message): the probe cell would record one."""
+    marker = tmp_path / "interrupted"
+    command = [
+        sys.executable,
+        "-m",
+        "commerce_reports",
+        "export",
+        "--notebook",
+        str(small_notebook(tmp_path)),
+    ]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "o"), "--param", f"marker={marker}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "without encryption" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert done.stderr == ""
+    assert not marker.exists()

@@ -1,15 +1,21 @@
-"""Every notebook, executed by a real kernel (papermill, kernelspec `python3`: jupyter_client runs it
-with this interpreter) against a lake prepared once per session."""
+"""Every notebook, executed by a real kernel (the export's kernel manager, kernelspec `python3`:
+jupyter_client runs it with this interpreter) against a lake prepared once per session, which the
+notebooks find on their own (nothing in them says where it is)."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import nbformat
-import papermill
 import pytest
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+from commerce_reports.export import chart_specs, notebook_parameters
+from commerce_reports.export.kernel import run_notebook
+from tests.notebooks.conftest import DAYS
 
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 NAMES = (
@@ -24,46 +30,39 @@ def outputs(notebook: Any) -> list[dict[str, Any]]:
     return [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
 
 
-def charts(notebook: Any) -> list[str]:
+def charts(notebook: Any) -> list[dict[str, Any]]:
     """The Vega-Lite specs among the outputs (Altair's html or mime bundles)."""
-    found = []
-    for output in outputs(notebook):
-        data = output.get("data", {})
-        found += [json.dumps(v) for k, v in data.items() if k.startswith("application/vnd.vegalite")]
-        html = data.get("text/html", "")
-        if "vegaEmbed" in html or "vega-embed" in html:
-            found.append(html)
-    return found
+    return chart_specs(notebook)
+
+
+def subtitles(spec: dict[str, Any]) -> str:
+    titles = [spec.get("title")] + [part.get("title") for part in spec.get("vconcat", [])]
+    return " | ".join(line for t in titles if isinstance(t, dict) for line in t.get("subtitle", []))
 
 
 def run(name: str, out_dir: Path, **parameters: Any) -> Any:
     target = out_dir / name
-    papermill.execute_notebook(
-        str(NOTEBOOKS / name),
-        str(target),
-        parameters=parameters,
-        kernel_name="python3",
-        cwd=str(out_dir),
-        progress_bar=False,
-        execution_timeout=120,
-    )
+    run_notebook(NOTEBOOKS / name, target, parameters, cwd=NOTEBOOKS, timeout=120)
     return nbformat.read(target, as_version=4)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_saved_without_outputs_with_one_parameters_cell(name: str) -> None:
+def test_saved_without_outputs_with_one_typed_parameters_cell(name: str) -> None:
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     nbformat.validate(notebook)
     tagged = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
-    assert len(tagged) == 1 and "data_dir = None" in tagged[0].source
+    assert len(tagged) == 1 and "secret" not in tagged[0].source.lower()
     assert all(
         not c.get("outputs") and not c.get("execution_count") for c in notebook.cells if c.cell_type == "code"
     )
-    assert "secret" not in tagged[0].source.lower()
+    assert "data_dir" not in json.dumps(notebook.cells) and "data/" not in json.dumps(notebook.cells)
+    declared = notebook_parameters(NOTEBOOKS / name)
+    assert declared["start"].kinds == declared["end"].kinds == ("date", "None")
+    assert declared["days"].kinds == ("int",) and declared["days"].default == str(DAYS)
 
 
-def test_getting_started(notebook_lake: Path, tmp_path: Path) -> None:
-    notebook = run("01_getting_started.ipynb", tmp_path, data_dir=str(notebook_lake))
+def test_getting_started(in_the_lake: Path, tmp_path: Path) -> None:
+    notebook = run("01_getting_started.ipynb", tmp_path)
     texts = "".join(o.get("text", "") for o in outputs(notebook))
     assert "0 requests" in texts  # the lake was current: the sync fetched nothing
     assert len(charts(notebook)) == 1
@@ -74,21 +73,31 @@ def test_getting_started(notebook_lake: Path, tmp_path: Path) -> None:
     assert not [o for o in outputs(notebook) if o.output_type == "error"]
 
 
-def test_link_performance(notebook_lake: Path, tmp_path: Path) -> None:
-    notebook = run("02_link_performance.ipynb", tmp_path, data_dir=str(notebook_lake), site="alpha", top_n=8)
+def test_the_default_window_is_the_synced_one(in_the_lake: Path, tmp_path: Path) -> None:
+    """Run with its defaults, a notebook syncs `days` days and every chart covers exactly those."""
+    notebook = run("02_link_performance.ipynb", tmp_path, site="alpha", top_n=8)
     specs = charts(notebook)
-    assert len(specs) == 2 and "min_revenue" in specs[0]
+    assert len(specs) == 2 and "min_revenue" in json.dumps(specs[0])
+    today = datetime.now(UTC).date()
+    window = f"alpha · {today - timedelta(days=DAYS - 1)} to {today}"
+    for spec in specs:
+        assert subtitles(spec).startswith(window) and "stored days of" not in subtitles(spec)
+    assert "0 requests" in "".join(o.get("text", "") for o in outputs(notebook))
 
 
-def test_devices_and_countries(notebook_lake: Path, tmp_path: Path) -> None:
-    notebook = run("03_devices_and_countries.ipynb", tmp_path, data_dir=str(notebook_lake), sync=False)
-    specs = charts(notebook)
+def test_devices_and_countries(in_the_lake: Path, tmp_path: Path) -> None:
+    notebook = run("03_devices_and_countries.ipynb", tmp_path, sync=False)
+    specs = [json.dumps(s) for s in charts(notebook)]
     assert len(specs) == 4 and "geoshape" in specs[1] and "network_pick" in specs[2]
+    assert "the days both sides cover" in specs[3] or "No month window" in specs[3]
 
 
-def test_report(notebook_lake: Path, tmp_path: Path) -> None:
-    notebook = run("report.ipynb", tmp_path, data_dir=str(notebook_lake), site="beta")
+def test_report(in_the_lake: Path, tmp_path: Path) -> None:
+    notebook = run("report.ipynb", tmp_path, site="beta")
     markdown = [o["data"]["text/markdown"] for o in outputs(notebook) if "text/markdown" in o.get("data", {})]
     assert len(markdown) == 1 and markdown[0].startswith("# beta:") and "orders" in markdown[0]
+    assert "**\\$" in markdown[0]  # amounts escaped: "$...$" would be a maths span
+    rendered = markdown2html_mistune(markdown[0])
+    assert "**" not in rendered and rendered.count("<strong>") == 5, rendered
     assert len(charts(notebook)) == 6
     assert "0 requests" in "".join(o.get("text", "") for o in outputs(notebook))

@@ -4,34 +4,22 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
-from ..export import export_notebook
+from ..errors import ValidationError
+from ..export import checked_parameters, export_notebook
 
 log = logging.getLogger(__name__)
 
 
-def _param(text: str) -> tuple[str, Any]:
+def _param(text: str) -> tuple[str, str]:
+    """`name=value`, the value kept as text: the notebook's parameters cell says its type."""
     name, sep, value = text.partition("=")
-    if not sep or not name:
+    if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"{text!r} is not name=value")
-    return name.strip(), _value(value)
-
-
-def _value(text: str) -> Any:
-    """Numbers, true/false and none become Python values; everything else stays text."""
-    lowered = text.strip().lower()
-    if lowered in ("none", "null"):
-        return None
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    return name.strip(), value
 
 
 def register(subparsers: Any) -> None:
@@ -39,8 +27,10 @@ def register(subparsers: Any) -> None:
         "export",
         help="run a report notebook (papermill) and write self-contained HTML",
         description="Executes the notebook with the given parameters into --out: the executed .ipynb and "
-        "an .html that renders offline, named from the parameters. Exits non-zero when a cell fails "
-        "(the executed notebook is kept). Secrets are read from the environment, never passed as parameters.",
+        "an .html that renders offline, named from the parameters. A parameter the notebook's "
+        "parameters cell does not declare, or of another type (dates: YYYY-MM-DD), exits 2 and writes "
+        "nothing; a failed cell exits 1 (the executed notebook is kept). Secrets are read from the "
+        "environment, never passed as parameters.",
     )
     parser.add_argument("--notebook", type=Path, required=True, help="e.g. notebooks/report.ipynb")
     parser.add_argument("--param", type=_param, action="append", default=[], help="name=value (repeatable)")
@@ -48,20 +38,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--png", action="store_true", help="also write each chart as PNG")
     parser.add_argument("--svg", action="store_true", help="also write each chart as SVG")
     parser.add_argument("--show-code", action="store_true", help="keep the code cells in the HTML")
-    parser.add_argument(
-        "--sync", action="store_true", help="sync the lake first (data_dir and site from the params)"
-    )
+    parser.add_argument("--sync", action="store_true", help="sync the lake first (the site from the params)")
     parser.set_defaults(handler=_export)
 
 
 def _export(args: argparse.Namespace) -> int:
-    params = dict(args.param)
+    try:
+        params = checked_parameters(args.notebook, dict(args.param))
+    except ValidationError as error:  # a usage error: exit 2, as argparse does, before anything runs
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.sync:
         from ..api import SyncOptions, sync
 
-        synced = sync(
-            sites=params.get("site"), data_dir=params.get("data_dir"), options=SyncOptions(progress=False)
-        )
+        synced = sync(sites=params.get("site"), options=SyncOptions(progress=False))
         log.warning("sync before export: %s", synced.summary())
         if synced.failed:
             return 1

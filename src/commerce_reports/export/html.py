@@ -1,8 +1,10 @@
-"""Self-contained HTML: Vega, Vega-Lite and vega-embed inlined once, no CDN, no network.
+"""Self-contained HTML: Vega, Vega-Lite and vega-embed inlined once, nothing loaded from off the page.
 
-Altair's notebook outputs load their JavaScript from a CDN, which a scheduled report opened
-offline (or in a locked-down mail client) cannot reach. Each chart's spec is taken out of its
-output and embedded with the bundle vl-convert ships; the same specs give PNG or SVG images.
+Altair's notebook outputs load their JavaScript from a CDN, and nbconvert's lab template loads
+require.js, MathJax and mermaid from CDNs too, none of which a scheduled report opened offline (or
+in a locked-down mail client) can reach. Each chart's spec is taken out of its output and embedded
+with the bundle vl-convert ships, in the `offline` template (templates/offline: the lab template
+without those scripts); the same specs give PNG or SVG images.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import functools
 import html
 import json
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +24,7 @@ from nbconvert import HTMLExporter
 __all__ = ["chart_specs", "notebook_html", "save_images", "spec_of_output", "standalone_chart_html"]
 
 _VEGALITE_MIME = re.compile(r"^application/vnd\.vegalite\.v\d+\+json$")
-_EXTERNAL_SCRIPT = re.compile(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", re.IGNORECASE)
-_EXTERNAL_LINK = re.compile(r"<link[^>]*\bhref=[\"']https?://[^>]*>", re.IGNORECASE)
+_TEMPLATES = resources.files("commerce_reports.export").joinpath("templates")
 
 
 @functools.cache
@@ -71,18 +73,10 @@ def _embed(spec: dict[str, Any], number: int) -> str:
     )
 
 
-def _offline(page: str, title: str) -> str:
-    """Drop every external script or stylesheet and inline the Vega bundle in the head."""
-    page = _EXTERNAL_SCRIPT.sub("", page)
-    page = _EXTERNAL_LINK.sub("", page)
-    head = f'<script type="text/javascript">{_bundle()}</script>\n</head>'
-    page = page.replace("</head>", head, 1)
-    return re.sub(r"<title>.*?</title>", f"<title>{html.escape(title)}</title>", page, count=1, flags=re.S)
-
-
 def notebook_html(notebook: nbformat.NotebookNode, title: str, *, show_code: bool = False) -> str:
     """The executed notebook as one HTML file that renders its charts with no network."""
     copy = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    copy.metadata["title"] = title
     number = 0
     for cell in copy.cells:
         for output in cell.get("outputs", []):
@@ -91,22 +85,23 @@ def notebook_html(notebook: nbformat.NotebookNode, title: str, *, show_code: boo
                 output["data"] = {"text/html": _embed(spec, number)}
                 number += 1
     exporter = HTMLExporter(
-        template_name="lab",
+        extra_template_basedirs=[str(_TEMPLATES)],
+        template_name="offline",
         exclude_input=not show_code,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
     )
-    body, _ = exporter.from_notebook_node(copy)
-    return _offline(body, title)
+    body, _ = exporter.from_notebook_node(copy, resources={"vega_bundle": _bundle()})
+    return str(body)
 
 
 def standalone_chart_html(spec: dict[str, Any], title: str = "chart") -> str:
     """One chart as a self-contained page (Altair's `chart.to_dict()` is a spec)."""
-    page = (
-        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title></title></head>\n"
+    return (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>\n"
+        f'<script type="text/javascript">{_bundle()}</script>\n</head>\n'
         f"<body>\n{_embed(spec, 0)}\n</body></html>"
     )
-    return _offline(page, title)
 
 
 def save_images(specs: list[dict[str, Any]], out_dir: Path, stem: str, *, png: bool, svg: bool) -> list[Path]:

@@ -1,8 +1,12 @@
 """Scheduled exports: run a report notebook with papermill, write it as self-contained HTML.
 
-Fit for cron: no prompts; log lines, not bars, when not a TTY; a failed cell raises `ExportError`
-naming the cell (the executed notebook is kept to inspect); secrets are refused as parameters and
-an output that would contain one is deleted, never left behind.
+Fit for cron: no prompts; log lines, not bars, when not a TTY; a parameter the notebook does not
+declare, or of the wrong type, is refused before anything runs or is written; a failed cell raises
+`ExportError` naming the cell (the executed notebook is kept to inspect); secrets are refused as
+parameters and an output that would contain one is deleted, never left behind.
+
+The kernel runs in the notebook's folder, as Jupyter runs it, and the notebook finds its lake as
+every entry point does (see `commerce_reports.locate`): an export sets nothing about it.
 """
 
 from __future__ import annotations
@@ -10,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +24,10 @@ import papermill
 from ..errors import ExportError, ValidationError
 from ..secret import known_secrets
 from .html import chart_specs, notebook_html, save_images
+from .kernel import run_notebook
+from .parameters import check_parameters
 
-__all__ = ["ExportResult", "export_notebook", "output_stem"]
+__all__ = ["ExportResult", "checked_parameters", "export_notebook", "output_stem"]
 
 log = logging.getLogger(__name__)
 _SECRET_NAME = re.compile(r"key|secret|token|password", re.IGNORECASE)
@@ -38,8 +43,10 @@ class ExportResult:
 def output_stem(notebook: Path, params: dict[str, Any]) -> str:
     """A file name from the notebook and its parameters, e.g. `report_site-alpha_start-2026-10-01`.
 
-    Folders and switches (`data_dir`, booleans, None) say nothing about the report: left out."""
-    named = {k: v for k, v in params.items() if k != "data_dir" and v is not None and not isinstance(v, bool)}
+    Switches (booleans) and None say nothing about the report: left out."""
+    if not isinstance(params, dict):
+        raise ValidationError("params", f"{params!r} is not a mapping", "give {name: value}")
+    named = {k: v for k, v in params.items() if v is not None and not isinstance(v, bool)}
     parts = [notebook.stem] + [f"{name}-{value}" for name, value in sorted(named.items())]
     return re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(parts))[:180]
 
@@ -49,10 +56,17 @@ def _secrets_in_environment() -> list[str]:
     return sorted(values | {s for s in known_secrets() if len(s) >= 6})
 
 
-def _check_params(params: dict[str, Any]) -> None:
+def checked_parameters(notebook: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` once known safe (no secret names or values) and declared by the notebook's
+    `parameters` cell with their types (text read as the declared type), else a ValidationError."""
+    _refuse_secrets(params)
+    return check_parameters(notebook, params)
+
+
+def _refuse_secrets(params: dict[str, Any]) -> None:
     secrets = _secrets_in_environment()
     for name, value in params.items():
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValidationError("param", f"{name!r} is not a parameter name", "use a Python identifier")
         if _SECRET_NAME.search(name):
             raise ValidationError(
@@ -78,28 +92,25 @@ def export_notebook(
     timeout: int = 600,
 ) -> ExportResult:
     """Execute `notebook` with `params` into `out_dir`: the executed .ipynb, a self-contained .html
-    (code hidden unless `show_code`), and with `png`/`svg` each chart as an image."""
+    (code hidden unless `show_code`), and with `png`/`svg` each chart as an image.
+
+    `params` must be declared by the notebook's `parameters` cell, of its types (text is read as
+    the declared type: '30' for an int, '2026-11-01' for a date); anything else is a
+    ValidationError before anything runs or is written."""
+    if not isinstance(notebook, str | Path) or not Path(notebook).is_file():
+        raise ValidationError("notebook", f"{notebook} does not exist", "give the path of an .ipynb file")
+    if params is not None and not isinstance(params, dict):
+        raise ValidationError("params", f"{params!r} is not a mapping", "give {name: value}")
     source = Path(notebook)
-    if not source.is_file():
-        raise ValidationError("notebook", f"{source} does not exist", "give the path of an .ipynb file")
     params = dict(params or {})
-    _check_params(params)
+    params = checked_parameters(source, params)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stem = output_stem(source, params)
     executed = folder / f"{stem}.ipynb"
     log.info("executing %s with %s", source, params)
     try:
-        papermill.execute_notebook(
-            str(source),
-            str(executed),
-            parameters=params,
-            kernel_name=kernel_name,
-            progress_bar=sys.stderr.isatty(),
-            log_output=False,
-            execution_timeout=timeout,
-            cwd=str(source.parent),
-        )
+        run_notebook(source, executed, params, cwd=source.parent, kernel_name=kernel_name, timeout=timeout)
     except papermill.PapermillExecutionError as error:
         raise ExportError(
             f"cell {error.exec_count} of {source.name} failed: {error.ename}: {error.evalue}; "

@@ -1,0 +1,211 @@
+"""A report notebook's parameters, read from its `parameters` cell, and values checked against them.
+
+A typo (`strat=2026-11-01`) or a value of the wrong type must stop an export before it runs, not
+produce a report of the default period that looks right. Each assignment of the cell declares a
+parameter: its type is the annotation (`start: date | None = None`) or, without one, the type of
+its default (`days = 30` is an int); `date` means an ISO 'YYYY-MM-DD' string. A value given as
+text (the command line's `--param name=value`) is read as the declared type.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import tokenize
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from ..errors import ValidationError
+
+__all__ = ["Parameter", "check_parameters", "notebook_parameters"]
+
+_KINDS = {"str", "int", "float", "bool", "date", "list", "dict", "None"}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One assignment of the parameters cell: name, accepted kinds (empty: anything), default, help."""
+
+    name: str
+    kinds: tuple[str, ...]
+    default: str
+    help: str = ""
+
+    def describe(self) -> str:
+        kinds = " or ".join(self.kinds) or "any"
+        text = f"{self.name} ({kinds}, default {self.default})"
+        return f"{text}: {self.help}" if self.help else text
+
+
+def _annotation_kinds(node: ast.expr) -> tuple[str, ...]:
+    """The kinds an annotation names (`date | None`, `Optional[str]`, `list[str]`); () if unknown."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = _annotation_kinds(node.left), _annotation_kinds(node.right)
+        return left + right if left and right else ()
+    if isinstance(node, ast.Constant) and node.value is None:
+        return ("None",)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a quoted annotation
+        return _annotation_kinds(ast.parse(node.value, mode="eval").body)
+    if isinstance(node, ast.Subscript):
+        outer = _annotation_kinds(node.value)
+        if outer == ("Optional",):
+            inner = _annotation_kinds(node.slice)
+            return (*inner, "None") if inner else ()
+        return outer
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    if name == "Optional":
+        return ("Optional",)
+    return (name,) if name in _KINDS else ()
+
+
+def _default_kind(node: ast.expr) -> tuple[str, ...]:
+    try:
+        value = ast.literal_eval(node)
+    except ValueError:
+        return ()
+    return () if value is None else (type(value).__name__,)
+
+
+def _comments(source: str) -> dict[int, str]:
+    """The trailing comment of each line of `source`, by line number."""
+    found: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = token.string.lstrip("#").strip()
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
+
+
+def notebook_parameters(notebook: Path | str) -> dict[str, Parameter]:
+    """The parameters a notebook declares in its cell tagged `parameters` (none: no such cell)."""
+    path = Path(notebook)
+    try:
+        node = nbformat.read(path, as_version=4)
+    except (OSError, ValueError) as error:
+        raise ValidationError("notebook", f"{path} cannot be read ({error})", "give an .ipynb file") from None
+    cell = next((c for c in node.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is None:
+        return {}
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError as error:
+        raise ValidationError(
+            "notebook", f"the parameters cell of {path.name} is not Python ({error.msg})", "fix the cell"
+        ) from None
+    comments = _comments(cell.source)
+    found: dict[str, Parameter] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            if statement.value is None:
+                continue
+            name, value, kinds = statement.target.id, statement.value, _annotation_kinds(statement.annotation)
+        elif (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            name, value, kinds = statement.targets[0].id, statement.value, _default_kind(statement.value)
+        else:
+            continue
+        found[name] = Parameter(name, kinds, ast.unparse(value), comments.get(statement.lineno, ""))
+    return found
+
+
+def _guess(text: str) -> Any:
+    """A value of undeclared type from text: none, true/false, a number, JSON, else the text."""
+    lowered = text.strip().lower()
+    if lowered in ("none", "null"):
+        return None
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    if text.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _as_kind(kind: str, value: Any) -> tuple[bool, Any]:
+    """(True, the value as `kind`) if it is one or its text reads as one, else (False, None)."""
+    text = value.strip() if isinstance(value, str) else None
+    if kind == "None":
+        return (True, None) if value is None or (text or "").lower() in ("none", "null") else (False, None)
+    if kind == "str":
+        return (True, value) if isinstance(value, str) else (False, None)
+    if kind == "bool":
+        if isinstance(value, bool):
+            return True, value
+        return (True, text.lower() == "true") if text and text.lower() in ("true", "false") else (False, None)
+    if kind in ("int", "float"):
+        if isinstance(value, bool):
+            return False, None
+        if isinstance(value, int) or (kind == "float" and isinstance(value, float)):
+            return True, value if kind == "int" else float(value)
+        try:
+            return (True, int(text) if kind == "int" else float(text)) if text else (False, None)
+        except ValueError:
+            return False, None
+    if kind == "date":
+        if isinstance(value, date):
+            return True, value.isoformat()
+        try:
+            return (True, date.fromisoformat(text).isoformat()) if text and len(text) == 10 else (False, None)
+        except ValueError:
+            return False, None
+    wanted = list if kind == "list" else dict
+    if isinstance(value, wanted):
+        return True, value
+    if text is not None:
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = [item.strip() for item in text.split(",")] if kind == "list" else None
+        if isinstance(parsed, wanted):
+            return True, parsed
+    return False, None
+
+
+def check_parameters(notebook: Path | str, params: dict[str, Any]) -> dict[str, Any]:
+    """`params` as the notebook declares them (text read as the declared type), or a ValidationError
+    naming the unknown or mistyped parameter and listing the known ones."""
+    if not isinstance(params, dict):
+        raise ValidationError("params", f"{params!r} is not a mapping", "give {name: value}")
+    declared = notebook_parameters(notebook)
+    listed = "".join(f"\n  {p.describe()}" for p in declared.values())
+    known = listed or " none (no cell tagged 'parameters')"
+    checked: dict[str, Any] = {}
+    for name, value in params.items():
+        parameter = declared.get(name)
+        if parameter is None:
+            raise ValidationError(
+                "param", f"{name!r} is not a parameter of {Path(notebook).name}", f"known parameters:{known}"
+            )
+        if not parameter.kinds:
+            checked[name] = _guess(value) if isinstance(value, str) else value
+            continue
+        for kind in parameter.kinds:
+            ok, converted = _as_kind(kind, value)
+            if ok:
+                checked[name] = converted
+                break
+        else:
+            raise ValidationError(
+                "param",
+                f"{name}={value!r} is not {' or '.join(parameter.kinds)}"
+                + (" (dates are 'YYYY-MM-DD')" if "date" in parameter.kinds else ""),
+                f"known parameters:{known}",
+            )
+    return checked
