@@ -11,6 +11,17 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Headless, and nothing of its own on the network (no updates, sync, QUIC or background fetches).
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 def chromium_available() -> bool:
@@ -23,14 +34,7 @@ def rendered_dom(page: Path, budget_ms: int = 15000) -> str:
         done = subprocess.run(
             [
                 CHROMIUM,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
+                *CHROMIUM_ARGS,
                 f"--user-data-dir={profile}",
                 "--proxy-server=127.0.0.1:9",
                 "--proxy-bypass-list=<-loopback>",

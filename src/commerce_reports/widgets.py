@@ -4,9 +4,10 @@
     dashboard(commerce_reports.connect())                  # JupyterLab or the classic notebook
     dashboard(con, Selection(site="alpha"), dimension="network")
 
-Only standard ipywidgets. Every control re-queries DuckDB (small, aggregated answers); changes are
-coalesced: sliders report on release (`continuous_update=False`) and a short timer on the kernel's
-event loop lets several quick changes run a single query. The query and the chart live in plain
+Only standard ipywidgets; the chart is drawn with the Vega bundle the dashboard sends once (Altair's
+own HTML would fetch Vega from a CDN). Every control re-queries DuckDB (small, aggregated answers);
+changes are coalesced: sliders report on release (`continuous_update=False`) and a short timer on
+the kernel's event loop lets several quick changes run a single query. The query and the chart live in plain
 functions (`DashboardState`, `render_state`), so they are tested and benchmarked without a frontend.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ import duckdb
 import ipywidgets as w
 import polars as pl
 
+from .charts.offline import chart_html, vega_bundle_html
 from .charts.performance import ranking_chart
 from .charts.queries import (
     AGGREGATE_METRICS,
@@ -120,6 +123,11 @@ def render_state(
     return Rendered(sel, frame, chart, message, time.perf_counter() - started)
 
 
+def _html_output(html: str, text: str) -> dict[str, Any]:
+    """One display_data output for an Output widget's `outputs`."""
+    return {"output_type": "display_data", "data": {"text/html": html, "text/plain": text}, "metadata": {}}
+
+
 def _choices(values: list[str], everything: str) -> list[tuple[str, str]]:
     return [(everything, _ALL), *((v, v) for v in values)]
 
@@ -180,6 +188,8 @@ class Dashboard:
         )
         self.status = w.HTML()
         self.output = w.Output(layout=w.Layout(min_height="320px"))
+        self._vega = w.Output(layout=w.Layout(display="none"))  # holds the Vega bundle's script
+        self._page_id = uuid.uuid4().hex[:12]  # element ids unique on a page with several dashboards
         controls = [
             self.site,
             self.start,
@@ -202,6 +212,7 @@ class Dashboard:
                 w.HBox([self.metric, self.top_n]),
                 self.status,
                 self.output,
+                self._vega,
             ],
         )
         self.rendered: Rendered = self.refresh()
@@ -307,16 +318,21 @@ class Dashboard:
         return rendered
 
     def _show(self, chart: alt.TopLevelMixin) -> None:
+        """Draw `chart` in the output with the Vega bundle the dashboard carries (no CDN: the chart
+        draws in a front end without internet); the bundle is sent once, with the first chart.
+
+        The outputs are set as widget state, not captured from `display()`: a change runs in a
+        timer callback of the kernel's event loop, outside any cell, where capture has no target."""
         try:
             from IPython import get_ipython
-            from IPython.display import display
         except ImportError:  # pragma: no cover - ipywidgets depends on IPython
             return
         if get_ipython() is None:  # plain Python (tests, scripts): keep the chart, draw nothing
             return
-        self.output.clear_output(wait=True)
-        with self.output:
-            display(chart)  # type: ignore[no-untyped-call]
+        if not self._vega.outputs:
+            self._vega.outputs = (_html_output(vega_bundle_html(), "the Vega bundle"),)
+        element = f"commerce-dashboard-{self._page_id}-{self.refreshes}"
+        self.output.outputs = (_html_output(chart_html(chart.to_dict(), element, wait=True), "a chart"),)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -9,7 +9,6 @@ without those scripts); the same specs give PNG or SVG images.
 
 from __future__ import annotations
 
-import functools
 import html
 import json
 import re
@@ -21,16 +20,12 @@ import nbformat
 import vl_convert
 from nbconvert import HTMLExporter
 
+from ..charts.offline import chart_html, vega_bundle_html
+
 __all__ = ["chart_specs", "notebook_html", "save_images", "spec_of_output", "standalone_chart_html"]
 
 _VEGALITE_MIME = re.compile(r"^application/vnd\.vegalite\.v\d+\+json$")
 _TEMPLATES = resources.files("commerce_reports.export").joinpath("templates")
-
-
-@functools.cache
-def _bundle() -> str:
-    """vega, vega-lite and vega-embed as one script (about 1 MB), offline, from vl-convert."""
-    return vl_convert.javascript_bundle()  # type: ignore[call-arg]  # optional, though its stub says not
 
 
 def spec_of_output(output: dict[str, Any]) -> dict[str, Any] | None:
@@ -62,17 +57,6 @@ def chart_specs(notebook: nbformat.NotebookNode) -> list[dict[str, Any]]:
     ]
 
 
-def _embed(spec: dict[str, Any], number: int) -> str:
-    payload = json.dumps(spec).replace("</", "<\\/")  # a string in the data must not end the script
-    return (
-        f'<div class="commerce-chart" id="commerce-chart-{number}"></div>\n'
-        f'<script type="text/javascript">vegaEmbed("#commerce-chart-{number}", {payload}, '
-        '{"mode": "vega-lite", "renderer": "svg", "actions": false}).catch(function (e) {'
-        f' document.getElementById("commerce-chart-{number}").textContent = "chart failed: " + e; }});'
-        "</script>"
-    )
-
-
 def notebook_html(notebook: nbformat.NotebookNode, title: str, *, show_code: bool = False) -> str:
     """The executed notebook as one HTML file that renders its charts with no network."""
     copy = nbformat.from_dict(json.loads(json.dumps(notebook)))
@@ -82,7 +66,7 @@ def notebook_html(notebook: nbformat.NotebookNode, title: str, *, show_code: boo
         for output in cell.get("outputs", []):
             spec = spec_of_output(output)
             if spec is not None:
-                output["data"] = {"text/html": _embed(spec, number)}
+                output["data"] = {"text/html": chart_html(spec, f"commerce-chart-{number}")}
                 number += 1
     exporter = HTMLExporter(
         extra_template_basedirs=[str(_TEMPLATES)],
@@ -91,7 +75,7 @@ def notebook_html(notebook: nbformat.NotebookNode, title: str, *, show_code: boo
         exclude_input_prompt=True,
         exclude_output_prompt=True,
     )
-    body, _ = exporter.from_notebook_node(copy, resources={"vega_bundle": _bundle()})
+    body, _ = exporter.from_notebook_node(copy, resources={"vega_bundle": vega_bundle_html()})
     return str(body)
 
 
@@ -99,8 +83,8 @@ def standalone_chart_html(spec: dict[str, Any], title: str = "chart") -> str:
     """One chart as a self-contained page (Altair's `chart.to_dict()` is a spec)."""
     return (
         f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>\n"
-        f'<script type="text/javascript">{_bundle()}</script>\n</head>\n'
-        f"<body>\n{_embed(spec, 0)}\n</body></html>"
+        f"{vega_bundle_html()}\n</head>\n"
+        f"<body>\n{chart_html(spec, 'commerce-chart-0')}\n</body></html>"
     )
 
 

@@ -1,0 +1,66 @@
+"""Charts drawn in a page with no network: the Vega bundle vl-convert ships, inlined, and one call
+per chart. Altair's own HTML loads vega from a CDN, which an exported report opened offline, or a
+notebook front end without internet, cannot reach.
+
+The bundle defines `vegaEmbed` and then fires the window event `commerce-vega-ready`; a chart
+drawn with `wait=True` waits for that event when the bundle is not there yet (in a notebook, the
+outputs holding the bundle and the chart may render in either order).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any
+
+import vl_convert
+
+from ..errors import ValidationError
+
+__all__ = ["READY_EVENT", "chart_html", "vega_bundle_html"]
+
+READY_EVENT = "commerce-vega-ready"
+_ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,80}")
+
+
+@functools.cache
+def _bundle() -> str:
+    """vega, vega-lite and vega-embed as one script (about 1 MB), offline, from vl-convert."""
+    bundle: str = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # optional, though its stub says not
+    return bundle
+
+
+def vega_bundle_html() -> str:
+    """A <script> defining `vegaEmbed` (and the rest of Vega) on the page, then announcing it."""
+    return (
+        f'<script type="text/javascript">{_bundle()}\n'
+        f'window.dispatchEvent(new Event("{READY_EVENT}"));</script>'
+    )
+
+
+def chart_html(spec: dict[str, Any], element_id: str, *, wait: bool = False) -> str:
+    """A <div> and the <script> that draws `spec` (a Vega-Lite dict, e.g. `chart.to_dict()`) in it
+    as SVG; with `wait`, after the bundle has loaded if it has not yet."""
+    if not isinstance(spec, dict):
+        raise ValidationError(
+            "spec", f"{type(spec).__name__} is not a Vega-Lite spec", "give chart.to_dict()"
+        )
+    if not isinstance(element_id, str) or not _ELEMENT_ID.fullmatch(element_id):
+        raise ValidationError(
+            "element_id", f"{element_id!r} is not an element id", "give letters, digits, - or _"
+        )
+    payload = json.dumps(spec).replace("</", "<\\/")  # a string in the data must not end the script
+    draw = (
+        f'function () {{ vegaEmbed("#{element_id}", {payload}, '
+        '{"mode": "vega-lite", "renderer": "svg", "actions": false}).catch(function (e) {'
+        f' document.getElementById("{element_id}").textContent = "chart failed: " + e; }}); }}'
+    )
+    later = f'window.addEventListener("{READY_EVENT}", draw, {{once: true}});'
+    call = (
+        f"(function (draw) {{ if (window.vegaEmbed) {{ draw(); }} else {{ {later} }} }})({draw});"
+        if wait
+        else f"({draw})();"
+    )
+    element = f'<div class="commerce-chart" id="{element_id}"></div>'
+    return f'{element}\n<script type="text/javascript">{call}</script>'
