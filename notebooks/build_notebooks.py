@@ -44,7 +44,7 @@ days = 30  # days synced and shown when `start` is None
 countries = ["US", "GB"]  # a networks slice per country (clicks and EPC by country)
 sync = True  # False: read the lake as it is"""
 
-ALL_SITES = TYPES + 'site: str | None = None  # a site name, or None for all\n' + WINDOW
+ALL_SITES = TYPES + "site: str | None = None  # a site name, or None for all\n" + WINDOW
 
 
 def parameters(source: str) -> nbformat.NotebookNode:
@@ -198,7 +198,9 @@ def report() -> nbformat.NotebookNode:
             new_markdown_cell("## Devices and countries"),
             new_code_cell("device_chart(con, selection)"),
             new_code_cell("country_map_chart(con, selection)"),
-            new_markdown_cell("## Networks\n\nClicks and EPC are the service's month aggregates (click date)."),
+            new_markdown_cell(
+                "## Networks\n\nClicks and EPC are the service's month aggregates (click date)."
+            ),
             new_code_cell("network_epc_chart(con, selection)"),
             new_markdown_cell("## Products"),
             new_code_cell("top_products_chart(con, selection, top_n=15)"),

@@ -136,7 +136,11 @@ def test_secret_like_or_bad_parameters_are_refused_before_running(
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
 
 
-def test_the_cli_exits_non_zero_on_a_failed_cell_and_prints_the_html_path_on_success(tmp_path: Path) -> None:
+def test_the_cli_exits_1_on_a_failed_cell_and_a_clean_run_prints_only_the_html_path(tmp_path: Path) -> None:
+    """A clean run prints no "running over TCP without encryption" (the kernel gets CurveZMQ keys)
+    and its kernel is never interrupted: jupyter_client's default SIGINT before shutdown prints
+    "KeyboardInterrupt caught in kernel" when it lands while the kernel handles a message, and
+    the probe cell records any SIGINT that reaches the kernel after the cells ran."""
     notebook = small_notebook(tmp_path)
     base = [
         sys.executable,
@@ -150,22 +154,21 @@ def test_the_cli_exits_non_zero_on_a_failed_cell_and_prints_the_html_path_on_suc
     ]
     failed = subprocess.run([*base, "--param", "fail=true"], capture_output=True, text=True, timeout=120)
     assert failed.returncode == 1 and "the data looked wrong" in failed.stderr
-    done = subprocess.run([*base, "--param", "points=5"], capture_output=True, text=True, timeout=120)
+    marker = tmp_path / "interrupted"
+    done = subprocess.run(
+        [*base, "--param", "points=5", "--param", f"marker={marker}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith("small_points-5.html")
+    assert done.stdout.strip().endswith(".html") and "small_" in done.stdout
+    assert "without encryption" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert done.stderr == ""
+    assert not marker.exists()
 
 
-@pytest.mark.parametrize(
-    ("param", "said"),
-    [
-        ("strat=2026-11-01", "'strat' is not a parameter of small.ipynb"),
-        ("points=three", "points='three' is not int"),
-        ("fail=maybe", "fail='maybe' is not bool"),
-    ],
-)
-def test_an_unknown_or_mistyped_parameter_exits_2_lists_the_known_ones_and_writes_nothing(
-    tmp_path: Path, param: str, said: str
-) -> None:
+def test_an_unknown_parameter_exits_2_lists_the_known_ones_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "o"
     command = [
         sys.executable,
@@ -176,47 +179,75 @@ def test_an_unknown_or_mistyped_parameter_exits_2_lists_the_known_ones_and_write
         str(small_notebook(tmp_path)),
     ]
     done = subprocess.run(
-        [*command, "--out", str(out), "--param", param], capture_output=True, text=True, timeout=120
+        [*command, "--out", str(out), "--param", "strat=2026-11-01"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert done.returncode == 2 and "'strat' is not a parameter of small.ipynb" in done.stderr, done.stderr
     assert "known parameters:\n  fail (bool, default False)\n  leak (bool" in done.stderr
     assert "points (int, default 3)" in done.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"points": "three"}, "points='three' is not int"),
+        ({"fail": "maybe"}, "fail='maybe' is not bool"),
+        ({"points": 2.5}, "points=2.5 is not int"),
+        ({"strat": "2026-11-01"}, "'strat' is not a parameter of small.ipynb"),
+    ],
+)
+def test_mistyped_parameters_are_refused_before_anything_is_written(
+    tmp_path: Path, params: dict[str, object], said: str
+) -> None:
+    with pytest.raises(ValidationError) as raised:
+        export_notebook(small_notebook(tmp_path), tmp_path / "out", params)
+    assert said in str(raised.value) and "known parameters:" in str(raised.value)
+    assert not (tmp_path / "out").exists()
 
 
 def test_report_parameters_are_read_as_the_notebook_declares_them(tmp_path: Path) -> None:
     """The report's dates are `date | None` (ISO text), `days` an int, `countries` a list."""
     with pytest.raises(ValidationError, match="start='2026-11-31' is not date or None"):
         export_notebook(REPORT, tmp_path / "out", {"start": "2026-11-31"})
-    with pytest.raises(ValidationError, match=r"'strat' is not a parameter of report\.ipynb"):
-        export_notebook(REPORT, tmp_path / "out", {"strat": "2026-11-01"})
     assert not (tmp_path / "out").exists()
     checked = checked_parameters(
-        REPORT, {"start": "2026-11-01", "days": "7", "countries": "US,GB", "end": "none"}
+        REPORT, {"start": "2026-11-01", "days": "7", "countries": "US,GB", "end": "none", "sync": "false"}
     )
-    assert checked == {"start": "2026-11-01", "days": 7, "countries": ["US", "GB"], "end": None}
+    assert checked == {
+        "start": "2026-11-01",
+        "days": 7,
+        "countries": ["US", "GB"],
+        "end": None,
+        "sync": False,
+    }
 
 
-def test_a_clean_run_prints_no_kernel_warning_and_never_interrupts_the_kernel(tmp_path: Path) -> None:
-    """No "running over TCP without encryption" (the kernel gets CurveZMQ keys), and no SIGINT at
-    shutdown (jupyter_client's default, which prints "KeyboardInterrupt caught in kernel" when it
-    lands while the kernel handles a message): the probe cell would record one."""
-    marker = tmp_path / "interrupted"
-    command = [
-        sys.executable,
-        "-m",
-        "commerce_reports",
-        "export",
-        "--notebook",
-        str(small_notebook(tmp_path)),
+def test_an_export_from_any_folder_uses_the_project_lake_as_the_notebook_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing says where the lake is: the kernel runs in the notebook's folder and finds the
+    project's marker above it, whichever folder the export was started from."""
+    project = tmp_path / "project"
+    (project / "notebooks").mkdir(parents=True)
+    (project / "commerce-reports.toml").write_text('data_dir = "lake-here"\n')
+    probe = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell('note = ""', metadata={"tags": ["parameters"]}),
+            nbformat.v4.new_code_cell("from commerce_reports.locate import where\nprint(where().path)"),
+        ],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    nbformat.write(probe, project / "notebooks" / "probe.ipynb")
+    monkeypatch.delenv("COMMERCE_REPORTS_DATA_DIR", raising=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = export_notebook(project / "notebooks" / "probe.ipynb", tmp_path / "out")
+    printed = [
+        o["text"] for c in nbformat.read(result.notebook, as_version=4).cells for o in c.get("outputs", [])
     ]
-    done = subprocess.run(
-        [*command, "--out", str(tmp_path / "o"), "--param", f"marker={marker}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "without encryption" not in done.stderr and "KeyboardInterrupt" not in done.stderr
-    assert done.stderr == ""
-    assert not marker.exists()
+    assert [p.strip() for p in printed if p.strip()] == [str(project / "lake-here")]
+    assert not (project / "notebooks" / "data").exists() and not (elsewhere / "data").exists()

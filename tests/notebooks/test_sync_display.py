@@ -6,8 +6,8 @@ from datetime import date, timedelta
 
 from IPython.core.interactiveshell import InteractiveShell
 
+from commerce_reports.contract import PartitionKey
 from commerce_reports.errors import LakeError
-from commerce_reports.lake.layout import PartitionKey
 from commerce_reports.lake.plan import PlannedRequest, SyncPlan
 from commerce_reports.lake.sync import SyncResult
 from commerce_reports.params import Filters

@@ -252,11 +252,12 @@ class Coverage:
         return sel.describe(covered)
 
 
-def coverage(con: duckdb.DuckDBPyConnection, sites: Iterable[str] = ()) -> Coverage:
-    """The ledger days stored for `sites` (all: every site), from the partitions' own day keys."""
+def coverage(con: duckdb.DuckDBPyConnection, sites: str | Iterable[str] | None = None) -> Coverage:
+    """The ledger days stored for `sites` (a name, names, or None/empty for every site), from the
+    partitions' own day keys."""
     check_connection(con)
     params: dict[str, Any] = {}
-    scope = Selection(site=list(sites) or None).site_clause(params)
+    scope = Selection(site=sites or None).site_clause(params)  # checks the names
     where = "partition_by = 'updateDate'" + (f" AND {scope}" if scope else "")
     row = con.execute(
         "SELECT min(partition_day), max(partition_day), arg_max(fetched_at, partition_day) "

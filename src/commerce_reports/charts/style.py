@@ -9,6 +9,7 @@ from typing import Any, Final
 import altair as alt
 import polars as pl
 
+from ..errors import ValidationError
 from .selection import Coverage, Selection
 
 __all__ = [
@@ -106,6 +107,8 @@ def empty_chart(
     sel: Selection, what: str = "", cover: Coverage | None = None, *, width: int = 420
 ) -> alt.Chart:
     """A chart that says there is nothing to draw, and for which selection."""
+    if not isinstance(sel, Selection) or not isinstance(what, str):
+        raise ValidationError("selection", f"{sel!r} is not a Selection", "give Selection(...) and a text")
     message = f"No {what} in this selection" if what else "Nothing to show"
     frame = pl.DataFrame({"message": [message], "hint": ["Widen the dates or clear a filter"]})
     chart: alt.Chart = (

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
-from ..export import checked_parameters, export_notebook
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,8 @@ def register(subparsers: Any) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from ..export import checked_parameters, export_notebook  # papermill and nbconvert: only when used
+
     try:
         params = checked_parameters(args.notebook, dict(args.param))
     except ValidationError as error:  # a usage error: exit 2, as argparse does, before anything runs
@@ -51,7 +53,9 @@ def _export(args: argparse.Namespace) -> int:
     if args.sync:
         from ..api import SyncOptions, sync
 
-        synced = sync(sites=params.get("site"), options=SyncOptions(progress=False))
+        # Where the notebook's kernel runs (its folder), so both find the same lake and settings.
+        with contextlib.chdir(args.notebook.resolve().parent):
+            synced = sync(sites=params.get("site"), options=SyncOptions(progress=False))
         log.warning("sync before export: %s", synced.summary())
         if synced.failed:
             return 1
