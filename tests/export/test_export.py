@@ -251,3 +251,11 @@ def test_an_export_from_any_folder_uses_the_project_lake_as_the_notebook_would(
     ]
     assert [p.strip() for p in printed if p.strip()] == [str(project / "lake-here")]
     assert not (project / "notebooks" / "data").exists() and not (elsewhere / "data").exists()
+
+    other = tmp_path / "another-lake"  # a caller (the demo) may point the kernel elsewhere
+    environment = {"COMMERCE_REPORTS_DATA_DIR": str(other)}
+    result = export_notebook(project / "notebooks" / "probe.ipynb", tmp_path / "out", environment=environment)
+    printed = [
+        o["text"] for c in nbformat.read(result.notebook, as_version=4).cells for o in c.get("outputs", [])
+    ]
+    assert [p.strip() for p in printed if p.strip()] == [str(other)]

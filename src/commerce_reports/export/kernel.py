@@ -13,20 +13,32 @@ Two things made every export noisy, and both are settled here rather than filter
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import papermill
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import default
+from traitlets import Dict, Unicode, default
+from traitlets.config import Config
 
-__all__ = ["ReportKernelManager", "run_notebook"]
+from ..errors import ValidationError
+
+__all__ = ["ReportKernelManager", "checked_environment", "run_notebook"]
 
 
 class ReportKernelManager(AsyncKernelManager):
-    """An ipykernel manager with CurveZMQ transport encryption when the kernel supports it, and
-    no interrupt during shutdown."""
+    """An ipykernel manager with CurveZMQ transport encryption when the kernel supports it, no
+    interrupt during shutdown, and `environment` added to the kernel's environment."""
+
+    environment = Dict(key_trait=Unicode(), value_trait=Unicode(), config=True)
+
+    async def _async_pre_start_kernel(self, **kw: Any) -> Any:
+        if self.environment:
+            kw["env"] = {**kw.get("env", os.environ), **self.environment}
+        return await super()._async_pre_start_kernel(**kw)
 
     @default("transport_encryption")
     def _transport_encryption_default(self) -> str:
@@ -38,17 +50,34 @@ class ReportKernelManager(AsyncKernelManager):
         await super()._async_interrupt_kernel()
 
 
+def checked_environment(environment: Mapping[str, str] | None) -> dict[str, str]:
+    """`environment` as a dict of variable names to text, or a ValidationError."""
+    if environment is None:
+        return {}
+    if not isinstance(environment, Mapping) or not all(
+        isinstance(k, str) and k.strip() and "=" not in k and isinstance(v, str)
+        for k, v in environment.items()
+    ):
+        raise ValidationError(
+            "environment", "is not a mapping of variable names to text", "give {'NAME': 'value'}"
+        )
+    return dict(environment)
+
+
 def run_notebook(
     source: Path,
     target: Path,
     params: dict[str, Any],
     *,
     cwd: Path,
+    environment: Mapping[str, str] | None = None,
     kernel_name: str = "python3",
     timeout: int = 600,
 ) -> None:
-    """Execute `source` with `params` into `target` in a kernel started in `cwd` (papermill's
-    errors propagate: a failed cell is `papermill.PapermillExecutionError`)."""
+    """Execute `source` with `params` into `target` in a kernel started in `cwd`, with
+    `environment` added to its environment (papermill's errors propagate: a failed cell is
+    `papermill.PapermillExecutionError`)."""
+    extra = checked_environment(environment)
     papermill.execute_notebook(
         str(source),
         str(target),
@@ -59,4 +88,5 @@ def run_notebook(
         log_output=False,
         execution_timeout=timeout,
         cwd=str(cwd),
+        config=Config({"ReportKernelManager": {"environment": extra}}),
     )

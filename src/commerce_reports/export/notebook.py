@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import papermill
 from ..errors import ExportError, ValidationError
 from ..secret import known_secrets
 from .html import chart_specs, notebook_html, save_images
-from .kernel import run_notebook
+from .kernel import checked_environment, run_notebook
 from .parameters import check_parameters
 
 __all__ = ["ExportResult", "checked_parameters", "export_notebook", "output_stem"]
@@ -51,8 +52,9 @@ def output_stem(notebook: Path, params: dict[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(parts))[:180]
 
 
-def _secrets_in_environment() -> list[str]:
-    values = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 6}
+def _secrets_in_environment(extra: Mapping[str, str] | None = None) -> list[str]:
+    variables = {**os.environ, **(extra or {})}
+    values = {v for k, v in variables.items() if _SECRET_NAME.search(k) and len(v) >= 6}
     return sorted(values | {s for s in known_secrets() if len(s) >= 6})
 
 
@@ -88,6 +90,7 @@ def export_notebook(
     png: bool = False,
     svg: bool = False,
     show_code: bool = False,
+    environment: Mapping[str, str] | None = None,
     kernel_name: str = "python3",
     timeout: int = 600,
 ) -> ExportResult:
@@ -96,7 +99,8 @@ def export_notebook(
 
     `params` must be declared by the notebook's `parameters` cell, of its types (text is read as
     the declared type: '30' for an int, '2026-11-01' for a date); anything else is a
-    ValidationError before anything runs or is written."""
+    ValidationError before anything runs or is written. `environment` is added to the kernel's
+    environment (e.g. `COMMERCE_REPORTS_DATA_DIR` to report on a lake other than the project's)."""
     if not isinstance(notebook, str | Path) or not Path(notebook).is_file():
         raise ValidationError("notebook", f"{notebook} does not exist", "give the path of an .ipynb file")
     if params is not None and not isinstance(params, dict):
@@ -104,13 +108,22 @@ def export_notebook(
     source = Path(notebook)
     params = dict(params or {})
     params = checked_parameters(source, params)
+    extra = checked_environment(environment)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stem = output_stem(source, params)
     executed = folder / f"{stem}.ipynb"
     log.info("executing %s with %s", source, params)
     try:
-        run_notebook(source, executed, params, cwd=source.parent, kernel_name=kernel_name, timeout=timeout)
+        run_notebook(
+            source,
+            executed,
+            params,
+            cwd=source.parent,
+            environment=extra,
+            kernel_name=kernel_name,
+            timeout=timeout,
+        )
     except papermill.PapermillExecutionError as error:
         raise ExportError(
             f"cell {error.exec_count} of {source.name} failed: {error.ename}: {error.evalue}; "
@@ -121,14 +134,15 @@ def export_notebook(
     page.write_text(notebook_html(node, title=stem, show_code=show_code), encoding="utf-8")
     images = save_images(chart_specs(node), folder, stem, png=png, svg=svg) if png or svg else []
     result = ExportResult(executed, page, images)
-    _refuse_leaks(result)
+    _refuse_leaks(result, extra)
     log.info("wrote %s (%d charts as images)", page, len(images))
     return result
 
 
-def _refuse_leaks(result: ExportResult) -> None:
-    """Delete every output and fail if any of them contains a secret value of the environment."""
-    secrets = _secrets_in_environment()
+def _refuse_leaks(result: ExportResult, extra: Mapping[str, str]) -> None:
+    """Delete every output and fail if any of them contains a secret value of the environment
+    (the process's, or the variables `extra` gave the kernel)."""
+    secrets = _secrets_in_environment(extra)
     paths = [result.notebook, result.html, *result.images]
     for path in paths:
         content = path.read_bytes()
