@@ -143,9 +143,10 @@ def _export_report(folder: Path, out_dir: Path, say: Callable[[str], None]) -> P
         "site": "alpha",
         "start": str(end - timedelta(days=29)),
         "end": str(end),
-        "data_dir": str(folder),
         "sync": False,
     }
-    result = export_notebook(notebook, out_dir, params)
+    result = export_notebook(
+        notebook, out_dir, params, environment={"COMMERCE_REPORTS_DATA_DIR": str(folder)}
+    )
     say(f"report: {result.html}")
     return result.html
