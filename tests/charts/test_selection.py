@@ -145,3 +145,18 @@ def test_no_window_covered_whole_is_an_empty_chart_saying_why(con: duckdb.DuckDB
     chart = charts.network_gap_chart(con, site="alpha", start=START, end=date(2026, 2, 28)).to_dict()
     assert chart["title"]["text"] == charts.EMPTY_TITLE
     assert "ledger covers whole" in chart["datasets"][next(iter(chart["datasets"]))][0]["message"]
+
+
+def test_every_public_name_of_charts_and_export_loads_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, commerce_reports.charts as charts, commerce_reports.export as export\n"
+        "import commerce_reports.charts.offline, commerce_reports.export.markdown\n"
+        "print(sorted({'altair', 'duckdb', 'polars', 'papermill', 'nbconvert'} & set(sys.modules)))\n"
+        "assert all(getattr(m, n) is not None for m in (charts, export) for n in m.__all__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"  # one submodule does not load the rest of the package

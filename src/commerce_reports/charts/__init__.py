@@ -1,29 +1,38 @@
 """Altair charts over the DuckDB views: aggregated in DuckDB first, a bounded number of rows each.
 
-from commerce_reports import connect
-from commerce_reports.charts import Selection, top_links_chart, country_chart
-con = connect()
-october = Selection(site="alpha", start="2026-10-01", end="2026-10-31")
-top_links_chart(con, october)
-country_chart(con, october, device="Mobile")         # keywords change the selection's fields
-top_links_chart(con, site="alpha", top_n=20)          # or build it: every day the lake holds
+    from commerce_reports import connect
+    from commerce_reports.charts import Selection, top_links_chart, country_chart
+    con = connect()
+    october = Selection(site="alpha", start="2026-10-01", end="2026-10-31")
+    top_links_chart(con, october)
+    country_chart(con, october, device="Mobile")         # keywords change the selection's fields
+    top_links_chart(con, site="alpha", top_n=20)          # or build it: every day the lake holds
+
+Names load on first use (PEP 562): importing one module of the package (e.g. `charts.offline`)
+does not load Altair, DuckDB and polars.
 """
 
-from .geo import country_numeric_id, world_countries, world_topojson
-from .maps import country_bars_chart, country_chart, country_map_chart
-from .networks import network_epc_chart, network_gap_chart
-from .performance import (
-    daily_chart,
-    device_chart,
-    link_trend_chart,
-    ranking_chart,
-    top_links_chart,
-    top_products_chart,
-)
-from .queries import filter_options, network_gap_frame, ranking_frame
-from .selection import Coverage, Selection, coverage, resolve
-from .series import daily_frame, link_trend_frame
-from .style import EMPTY_TITLE, PALETTE, empty_chart
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .geo import country_numeric_id, world_countries, world_topojson
+    from .maps import country_bars_chart, country_chart, country_map_chart
+    from .networks import network_epc_chart, network_gap_chart
+    from .performance import (
+        daily_chart,
+        device_chart,
+        link_trend_chart,
+        ranking_chart,
+        top_links_chart,
+        top_products_chart,
+    )
+    from .queries import filter_options, network_gap_frame, ranking_frame
+    from .selection import Coverage, Selection, coverage, resolve
+    from .series import daily_frame, link_trend_frame
+    from .style import EMPTY_TITLE, PALETTE, empty_chart
 
 __all__ = [
     "EMPTY_TITLE",
@@ -53,3 +62,46 @@ __all__ = [
     "world_countries",
     "world_topojson",
 ]
+
+_HOMES = {
+    "Coverage": "selection",
+    "EMPTY_TITLE": "style",
+    "PALETTE": "style",
+    "Selection": "selection",
+    "country_bars_chart": "maps",
+    "country_chart": "maps",
+    "country_map_chart": "maps",
+    "country_numeric_id": "geo",
+    "coverage": "selection",
+    "daily_chart": "performance",
+    "daily_frame": "series",
+    "device_chart": "performance",
+    "empty_chart": "style",
+    "filter_options": "queries",
+    "link_trend_chart": "performance",
+    "link_trend_frame": "series",
+    "network_epc_chart": "networks",
+    "network_gap_chart": "networks",
+    "network_gap_frame": "queries",
+    "ranking_chart": "performance",
+    "ranking_frame": "queries",
+    "resolve": "selection",
+    "top_links_chart": "performance",
+    "top_products_chart": "performance",
+    "world_countries": "geo",
+    "world_topojson": "geo",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a name's module on first use (PEP 562): importing one submodule stays cheap."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,9 +1,19 @@
-"""Reports that travel: notebooks run by papermill into self-contained HTML, charts as images."""
+"""Reports that travel: notebooks run by papermill into self-contained HTML, charts as images.
 
-from .html import chart_specs, notebook_html, standalone_chart_html
-from .markdown import escape_markdown
-from .notebook import ExportResult, checked_parameters, export_notebook, output_stem
-from .parameters import Parameter, notebook_parameters
+Names load on first use (PEP 562): `from commerce_reports.export import escape_markdown` does not
+load papermill or nbconvert.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .html import chart_specs, notebook_html, standalone_chart_html
+    from .markdown import escape_markdown
+    from .notebook import ExportResult, checked_parameters, export_notebook, output_stem
+    from .parameters import Parameter, notebook_parameters
 
 __all__ = [
     "ExportResult",
@@ -17,3 +27,30 @@ __all__ = [
     "output_stem",
     "standalone_chart_html",
 ]
+
+_HOMES = {
+    "ExportResult": "notebook",
+    "Parameter": "parameters",
+    "chart_specs": "html",
+    "checked_parameters": "notebook",
+    "escape_markdown": "markdown",
+    "export_notebook": "notebook",
+    "notebook_html": "html",
+    "notebook_parameters": "parameters",
+    "output_stem": "notebook",
+    "standalone_chart_html": "html",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Load a name's module on first use (PEP 562): importing one submodule stays cheap."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
