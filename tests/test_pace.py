@@ -8,11 +8,13 @@ import subprocess
 import sys
 import textwrap
 import threading
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
 from commerce_reports.pace import Pacer
+from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from tests.conftest import FakeClock
 
 
@@ -113,3 +115,67 @@ def test_two_processes_sharing_a_key_keep_the_pace_together(tmp_path: Path) -> N
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert min(gaps) >= 60, gaps  # never faster than the pace, whichever process sent
     assert starts[-1] - starts[0] == 7 * 60.5  # and no slower than pace and margin: the lane stays full
+
+
+def test_the_interval_counts_from_the_end_of_the_request_not_from_the_turn(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    pacer = Pacer({"networks": 10}, "svc|key", state_dir=tmp_path, clock=clock)
+    with pacer.slot("networks") as first:
+        clock.sleep(3)  # the process was paused, then the request took its time
+        pacer.defer("networks", 1)  # re-entrant: the client may defer or re-pace inside its turn
+    with pacer.slot("networks") as second:
+        pass
+    assert second - first == pytest.approx(3 + 10.1)
+
+
+_SENDER = textwrap.dedent(
+    """
+    import random, sys, time
+    from pathlib import Path
+    import httpx
+    from commerce_reports.pace import Pacer
+
+    base, state, day, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    pacer = Pacer({"transactions": 0.2}, base + "|sandbox-alpha-key", state_dir=Path(state))
+    pause = random.Random(seed)
+    with httpx.Client(base_url=base, headers={"Authorization": "secret sandbox-alpha-key"}) as http:
+        for _ in range(6):
+            with pacer.slot("transactions"):
+                time.sleep(pause.uniform(0, 0.1))  # preempted between the turn and the send
+                http.get("/v1/reports/transactions", params={"updateDate": day}).raise_for_status()
+    """
+)
+
+
+def test_two_processes_on_a_loaded_machine_never_draw_a_429(tmp_path: Path) -> None:
+    now = datetime(2026, 3, 10, 12, tzinfo=UTC)
+    config = SandboxConfig(now=now, first_day=date(2026, 3, 1), pace=0.2, transactions_per_day=5)
+    script = tmp_path / "sender.py"
+    script.write_text(_SENDER)
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        with run_sandbox(config) as running:
+            senders = [
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        str(script),
+                        running.base_url,
+                        str(tmp_path / "pace"),
+                        "2026-03-05",
+                        str(seed),
+                    ],
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for seed in (1, 2)
+            ]
+            errors = [p.communicate(timeout=120)[1] for p in senders]
+            statuses = [r.status for r in running.sandbox.request_log]
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    assert [p.returncode for p in senders] == [0, 0], errors
+    assert statuses == [200] * 12

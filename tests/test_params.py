@@ -6,6 +6,8 @@ import itertools
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from commerce_reports.errors import ValidationError
 from commerce_reports.params import (
@@ -18,6 +20,8 @@ from commerce_reports.params import (
     day_range,
     transaction_params,
 )
+
+UTM_PARTS = ("source", "medium", "campaign", "term", "content")
 
 
 def test_transaction_params_are_the_contract_names() -> None:
@@ -142,3 +146,58 @@ def test_ranges_split_into_days_months_and_widest_windows() -> None:
     assert len(aggregate_windows("2026-01-01", "2026-01-03", "day")) == 3
     with pytest.raises(ValidationError, match="end >= start"):
         day_range("2026-01-02", "2026-01-01")
+
+
+def test_values_with_separators_no_longer_collide() -> None:
+    odd = Filters.of(page_utm_medium=["email&pageUtmSource=google"])
+    pair = Filters.of(page_utm_source=["google"], page_utm_medium=["email"])
+    assert odd.canonical != pair.canonical
+    assert Filters.from_canonical(odd.canonical) == odd and Filters.from_canonical(pair.canonical) == pair
+    assert Filters.from_canonical(odd.canonical).to_params() == {
+        "pageUtmMedium": "email&pageUtmSource=google"
+    }
+
+
+_VALUE = st.text(min_size=1, max_size=40).filter(lambda v: "," not in v and v.strip() != "")
+_LISTS = {
+    name: st.lists(_VALUE, max_size=3)
+    for name in ["sub_ids", "cuids"] + [f"{p}_utm_{k}" for p in ("page", "link") for k in UTM_PARTS]
+}
+
+
+@given(
+    lists=st.fixed_dictionaries({}, optional=_LISTS),
+    ids=st.lists(st.integers(1, 2**31 - 1), max_size=3),
+    device=st.none() | st.sampled_from(list(DeviceType)),
+    country=st.none() | st.from_regex(r"[A-Za-z]{2}", fullmatch=True),
+)
+@settings(max_examples=300, deadline=None)
+def test_any_filter_set_round_trips_through_its_canonical_name(
+    lists: dict[str, list[str]], ids: list[int], device: DeviceType | None, country: str | None
+) -> None:
+    filters = Filters.of(campaign_ids=ids, device_type=device, country=country, **lists)
+    assert Filters.from_canonical(filters.canonical) == filters
+    assert Filters.from_params(filters.to_params()) == filters
+
+
+@pytest.mark.parametrize(
+    "kwargs, parameter",
+    [
+        ({"merchant_group_ids": 1.5}, "merchant_group_ids"),
+        ({"campaign_ids": object()}, "campaign_ids"),
+        ({"campaign_ids": b"12"}, "campaign_ids"),
+        ({"campaign_ids": {"1": 1}}, "campaign_ids"),
+        ({"campaign_ids": [2.0]}, "campaign_ids"),
+        ({"cuids": 7}, "cuids"),
+        ({"cuids": [None]}, "cuids"),
+        ({"sub_ids": "\ud800"}, "sub_ids"),
+        ({"country": 44}, "country"),
+        ({"program_type": ["CPA"]}, "program_type"),
+    ],
+)
+def test_values_of_the_wrong_type_are_validation_errors(kwargs: dict[str, object], parameter: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        Filters.of(**kwargs)
+    assert caught.value.parameter == parameter
+    with pytest.raises(ValidationError):
+        transaction_params(update_date="2026-11-20", merchant_group_ids=1.5)

@@ -28,13 +28,11 @@ from .jobs import (
     now_of,
     pace_of,
 )
-from .lake.manifest import Manifest
-from .lake.plan import SyncPlan, plan_partitions
-from .lake.sync import SyncResult
 from .loaders import load_merchandise, load_networks, load_transactions
 from .params import Grain
 from .sites import SiteSelection, select_sites
 from .state import invalidate, status
+from .sync import SyncPlan, SyncResult, plan_partitions, read_manifests
 
 __all__ = [
     "SyncOptions",
@@ -78,7 +76,7 @@ def plan_sync(
     """The exact requests `sync` would make, per site and endpoint, with an ETA; fetches nothing."""
     folder = data_dir_of(data_dir)
     profiles, keys = ledger(start, end, sites, networks, merchandise, countries, grain, options)
-    manifests = {site: Manifest.load(folder, site) for site in profiles}
+    manifests, _ = read_manifests(folder, list(profiles), options.policy)
     return plan_partitions(
         manifests,
         keys,

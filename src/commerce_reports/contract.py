@@ -6,7 +6,9 @@
     <data_dir>/lake/site=<site>/merchandise/slice=<filters>/grain=<day|month>/start=YYYY-MM-DD/part.parquet
 
 `<filters>` is the canonical filter set (`all`, or e.g. `country=US&deviceType=MBL`) percent-encoded;
-DuckDB and polars decode it back. A month partition always holds a whole calendar month.
+DuckDB and polars decode it back. A name too long for a folder (over 240 bytes) is cut to
+`~<hash>~<readable prefix>`; the full filter set is then in the manifest entry's params and in the
+file's metadata. A month partition always holds a whole calendar month.
 
 The parser produces these schemas, the store writes them, DuckDB and Spark read them: nobody
 else defines a column. This module sits at the bottom of the house (it imports only `params`).
@@ -14,7 +16,9 @@ else defines a column. This module sits at the bottom of the house (it imports o
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -38,12 +42,14 @@ __all__ = [
     "PRODUCT_TYPE",
     "SCHEMA_VERSION",
     "TRANSACTION_SCHEMA",
+    "UNPARSED",
     "Dataset",
     "PartitionKey",
     "check_site_name",
     "dataset_schema",
     "lake_root",
     "site_root",
+    "slice_folder",
     "sql_type",
 ]
 
@@ -55,6 +61,11 @@ SCHEMA_VERSION = (
     2  # 2: clicks and actions keep fractions; partner_product_sub_type. Older files read by name.
 )
 _SITE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+# The key of `extra` under which the parser keeps the raw values it could not type.
+UNPARSED = "_unparsed"
+_MAX_SLICE_FOLDER = 240  # bytes of `slice=<name>`: file systems allow 255 per folder name
+_HASHED = "~"  # a canonical name never starts with it: marks a cut, hashed folder name
+_PREFIX_CHARS = 80
 
 
 def check_site_name(name: str) -> str:
@@ -71,6 +82,22 @@ def lake_root(data_dir: Path) -> Path:
 
 def site_root(data_dir: Path, site: str) -> Path:
     return lake_root(data_dir) / f"site={check_site_name(site)}"
+
+
+def slice_folder(canonical: str) -> str:
+    """The folder name (after `slice=`) of a canonical filter set: percent-encoded, or, when that
+    is too long for a folder, `~<hash>~<readable prefix>` (the same filters always give the same name)."""
+    encoded = quote(canonical, safe="")
+    if len("slice=") + len(encoded) <= _MAX_SLICE_FOLDER:
+        return encoded
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:24]
+    prefix = ""
+    for char in canonical:
+        piece = quote(char, safe="")
+        if len(prefix) + len(piece) > _PREFIX_CHARS:
+            break
+        prefix += piece
+    return f"{_HASHED}{digest}{_HASHED}{prefix}"
 
 
 def _next_month(day: date) -> date:
@@ -127,11 +154,15 @@ class PartitionKey:
         """Folder of the partition below its site folder."""
         if self.dataset == "transactions":
             return f"transactions/by={self.by}/day={self.start.isoformat()}"
-        encoded = quote(self.slice or "all", safe="")
-        return f"{self.dataset}/slice={encoded}/grain={self.grain}/start={self.start.isoformat()}"
+        folder = slice_folder(self.slice or "all")
+        return f"{self.dataset}/slice={folder}/grain={self.grain}/start={self.start.isoformat()}"
 
     @classmethod
-    def from_relpath(cls, relpath: str) -> PartitionKey:
+    def from_relpath(cls, relpath: str, params: Mapping[str, str] | None = None) -> PartitionKey:
+        """The key stored at `relpath`. A cut slice name needs the partition's `params` (its
+        manifest entry's, or its file's metadata) to recover the whole filter set."""
+        if not isinstance(relpath, str):
+            raise LakeError(f"{relpath!r} is not a partition path of this lake")
         parts = relpath.strip("/").split("/")
         try:
             values = dict(part.split("=", 1) for part in parts[1:])
@@ -147,7 +178,7 @@ class PartitionKey:
                 return cls(
                     parts[0],
                     date.fromisoformat(values["start"]),
-                    slice=unquote(values["slice"]),
+                    slice=_slice_of(values["slice"], params),
                     grain=grain,  # type: ignore[arg-type]
                 )
         except (KeyError, ValueError):
@@ -155,7 +186,7 @@ class PartitionKey:
         raise LakeError(f"{relpath!r} is not a partition path of this lake")
 
     def params(self) -> dict[str, str]:
-        """The service query parameters that fetch this partition."""
+        """The service query parameters that fetch this partition (they name it in full)."""
         if self.dataset == "transactions":
             return {str(self.by): self.start.isoformat()}
         return {
@@ -168,6 +199,22 @@ class PartitionKey:
         if self.dataset == "transactions":
             return f"transactions {self.by}={self.start}"
         return f"{self.dataset} [{self.slice}] {self.start}..{self.end - timedelta(days=1)}"
+
+
+def _slice_of(folder: str, params: Mapping[str, str] | None) -> str:
+    """The canonical filter set of a slice folder name; a cut name is recovered from `params`."""
+    if not folder.startswith(_HASHED):
+        return unquote(folder)
+    if params is None:
+        raise LakeError(
+            f"slice={folder} is a cut name: its filters are in the manifest entry's params "
+            "or the file's metadata"
+        )
+    filters = {k: v for k, v in params.items() if k not in ("clickDateStart", "clickDateEnd")}
+    canonical = Filters.from_params(filters).canonical
+    if slice_folder(canonical) != folder:
+        raise LakeError(f"slice={folder} does not match the filters {canonical!r} recorded for it")
+    return canonical
 
 
 # ---------------------------------------------------------------- stored columns ----

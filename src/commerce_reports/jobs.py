@@ -21,19 +21,21 @@ from .contract import PartitionKey
 from .db import refresh_rollups, write_catalog
 from .embedded import available_sites, started
 from .errors import ValidationError
-from .lake.manifest import Manifest
-from .lake.plan import (
-    DEFAULT_MERCHANDISE_SLICES,
-    DEFAULT_NETWORK_SLICES,
-    SettlePolicy,
-    aggregate_keys,
-    plan_partitions,
-    transaction_keys,
-)
-from .lake.sync import StoppableClock, SyncResult, run_plan, writing_sites
 from .pace import Clock, SystemClock
 from .params import Filters, Grain, as_date
 from .sites import SiteProfile, SiteSelection, select_sites
+from .sync import (
+    DEFAULT_MERCHANDISE_SLICES,
+    DEFAULT_NETWORK_SLICES,
+    SettlePolicy,
+    StoppableClock,
+    SyncResult,
+    aggregate_keys,
+    open_sites,
+    plan_partitions,
+    run_plan,
+    transaction_keys,
+)
 
 __all__ = ["SliceSpec", "SyncOptions", "after_sync", "fetch_keys", "ledger"]
 
@@ -134,13 +136,14 @@ def fetch_keys(
     pace = pace_of(profiles, options)
     stop = threading.Event()
     clock = StoppableClock(options.clock or SystemClock(), stop)
-    with writing_sites(data_dir, list(profiles)):
+    with open_sites(data_dir, list(profiles), options.policy) as opened:
         now = now_of(options)
-        manifests = {site: Manifest.load(data_dir, site) for site in profiles}
-        plan = plan_partitions(manifests, keys, now=now, pace=pace, policy=options.policy, refresh=refresh)
+        plan = plan_partitions(
+            opened.manifests, keys, now=now, pace=pace, policy=options.policy, refresh=refresh
+        )
         (options.say or log.info)(plan.describe())
         if not plan.requests:
-            return SyncResult(plan)
+            return SyncResult(plan, repairs=opened.repairs)
         explicit = options.pace
         busy = [started(p) for name, p in profiles.items() if any(r.site == name for r in plan.requests)]
         clients = {
@@ -155,7 +158,7 @@ def fetch_keys(
             for profile in busy
         }
         try:
-            return run_plan(
+            result = run_plan(
                 data_dir,
                 plan,
                 clients,
@@ -164,6 +167,8 @@ def fetch_keys(
                 stop=stop,
                 progress=options.progress,
             )
+            result.repairs = opened.repairs
+            return result
         finally:
             for client in clients.values():
                 client.close()

@@ -3,7 +3,15 @@
 The service documents no 429 for the reporting endpoints: going too fast may get the key throttled
 or blocked. So the client keeps the pace itself. For each (service, key, endpoint) a small state
 file records when the next request may start; a file lock serialises every thread and process that
-shares the key, and whoever holds it waits out the interval before reserving the next slot.
+shares the key.
+
+The interval is measured from the request itself, not from a reservation: `slot` holds the lock
+while the request is sent and answered, and the next turn starts an interval after the block ends.
+A process paused between its turn and its send (a loaded machine) therefore never brings two
+requests closer than the interval, as the service sees them:
+
+    with pacer.slot("transactions"):
+        response = http.get(...)        # send and read inside; parse and back off outside
 """
 
 from __future__ import annotations
@@ -75,7 +83,7 @@ class Pacer:
         self.state_dir = state_dir or default_pace_dir()
         # The scope names the key without revealing it: a digest of service URL and key.
         self._scope = hashlib.sha256(scope.encode()).hexdigest()[:20]
-        self._thread_locks: dict[str, threading.Lock] = {}
+        self._thread_locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
 
     def __repr__(self) -> str:
@@ -85,25 +93,37 @@ class Pacer:
         stem = self.state_dir / f"{self._scope}-{endpoint}"
         return stem.with_suffix(".json"), stem.with_suffix(".lock")
 
-    def _thread_lock(self, endpoint: str) -> threading.Lock:
+    def _thread_lock(self, endpoint: str) -> threading.RLock:
         with self._guard:
-            return self._thread_locks.setdefault(endpoint, threading.Lock())
+            return self._thread_locks.setdefault(endpoint, threading.RLock())
 
     @contextmanager
     def _locked(self, endpoint: str) -> Iterator[Path]:
+        """The endpoint's state file, held across threads and processes (re-entrant in a thread,
+        so `defer` and `set_interval` work inside a `slot`)."""
         state, lock = self._paths(endpoint)
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        with self._thread_lock(endpoint), FileLock(str(lock)):
+        with self._thread_lock(endpoint), FileLock(str(lock), is_singleton=True):
             yield state
 
-    def acquire(self, endpoint: str) -> float:
-        """Block until `endpoint` may be called and reserve the slot; return the slot's start time."""
-        interval = spacing(self.intervals.get(endpoint, 0.0))
+    @contextmanager
+    def slot(self, endpoint: str) -> Iterator[float]:
+        """Wait for `endpoint`'s turn and hold it while the block sends one request; yields the
+        turn's start time. The next turn begins the interval (plus margin) after the block ends,
+        whether the request succeeded or not."""
         with self._locked(endpoint) as state:
             self.clock.sleep(max(0.0, _read(state) - self.clock.time()))
-            start = self.clock.time()
-            _write(state, start + interval)
-        return start
+            try:
+                yield self.clock.time()
+            finally:
+                after = self.clock.time() + spacing(self.intervals.get(endpoint, 0.0))
+                _write(state, max(_read(state), after))
+
+    def acquire(self, endpoint: str) -> float:
+        """Wait for `endpoint`'s turn and end it at once (an empty `slot`); return its start time.
+        Only for a request sent at that very moment: anything slower should send inside `slot`."""
+        with self.slot(endpoint) as start:
+            return start
 
     def defer(self, endpoint: str, seconds: float) -> None:
         """Push the next allowed request at least `seconds` from now (the service asked us to wait)."""

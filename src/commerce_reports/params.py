@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from datetime import date, datetime, timedelta
 from enum import StrEnum
+from numbers import Integral
 from typing import Any, Literal
 
 from .errors import ValidationError
@@ -120,14 +121,23 @@ def as_date(value: Any, parameter: str = "date") -> date:
     raise ValidationError(parameter, f"{value!r} is not a date", "give a datetime.date or 'YYYY-MM-DD'")
 
 
+def _many(parameter: str, value: Any, what: str) -> list[Any]:
+    """A single value or a list/tuple/set of values, as a list; anything else is a ValidationError."""
+    if isinstance(value, str | Integral):
+        return [value]
+    if isinstance(value, bytes | bytearray | Mapping) or not isinstance(value, Iterable):
+        raise ValidationError(
+            parameter, f"{value!r} is not {what} or a list of them", f"give {what}s in a list"
+        )
+    return list(value)
+
+
 def _ids(parameter: str, value: Any) -> tuple[int, ...]:
     if value is None:
         return ()
-    if isinstance(value, int | str):
-        value = [value]
     ids: list[int] = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, int | str):
+    for item in _many(parameter, value, "an id"):
+        if isinstance(item, bool) or not isinstance(item, str | Integral):
             raise ValidationError(parameter, f"{item!r} is not an id", "ids are whole numbers > 0")
         if isinstance(item, str):
             parts = item.split(",")
@@ -135,7 +145,7 @@ def _ids(parameter: str, value: Any) -> tuple[int, ...]:
                 raise ValidationError(parameter, f"{item!r} is not an id", "ids are whole numbers > 0")
             ids.extend(int(p) for p in parts)
         else:
-            ids.append(item)
+            ids.append(int(item))
     for number in ids:
         if number <= 0:
             raise ValidationError(
@@ -147,17 +157,23 @@ def _ids(parameter: str, value: Any) -> tuple[int, ...]:
 def _strings(parameter: str, value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
-    if isinstance(value, str):
-        value = [value]
-    items = list(value)
+    items = _many(parameter, value, "a string")
     for item in items:
-        if not isinstance(item, str) or not item.strip() or "," in item:
+        if not isinstance(item, str) or not item.strip() or "," in item or not _encodable(item):
             raise ValidationError(
                 parameter,
                 f"{item!r} is not a usable value",
                 "each value is a non-empty string without commas",
             )
     return tuple(sorted({item.strip() for item in items}))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: it cannot be sent, nor name a folder
+        return False
+    return True
 
 
 def _country(value: Any) -> str | None:
@@ -245,6 +261,10 @@ class Filters:
     @classmethod
     def of(cls, filters: Filters | None = None, **kwargs: Any) -> Filters:
         """Filters from keyword arguments (merged over `filters`); unknown names are an error."""
+        if filters is not None and not isinstance(filters, Filters):
+            raise ValidationError(
+                "filters", f"{filters!r} is not a Filters value", "give Filters(...) or None"
+            )
         unknown = sorted(set(kwargs) - set(_PARAM_NAMES))
         if unknown:
             raise ValidationError(unknown[0], "is not a filter", f"filters are {', '.join(_PARAM_NAMES)}")
@@ -270,24 +290,66 @@ class Filters:
 
     @property
     def canonical(self) -> str:
-        """A stable, path-safe name for this filter set: `all` or e.g. `country=US&deviceType=MBL`."""
-        return "&".join(f"{k}={v}" for k, v in sorted(self.items())) or "all"
+        """A stable name for this filter set: `all`, or e.g. `country=US&deviceType=MBL`.
+
+        Inside values, `%`, `&`, `=` and `,` are percent-encoded, so any value round-trips through
+        `from_canonical`; values without them read as they are (the common case never changes).
+        """
+        parts = []
+        for name, param in sorted(_PARAM_NAMES.items(), key=lambda item: item[1]):
+            value = getattr(self, name)
+            if value is None or value == ():
+                continue
+            values = value if isinstance(value, tuple) else (value,)
+            parts.append(f"{param}={','.join(_escape(str(v)) for v in values)}")
+        return "&".join(parts) or "all"
 
     @classmethod
     def from_canonical(cls, text: str) -> Filters:
+        """The filter set named by `canonical` (a ValidationError for a name no filter set has)."""
+        if not isinstance(text, str) or not text:
+            raise ValidationError("slice", f"{text!r} is not a slice name", "give 'all' or e.g. 'country=US'")
         if text == "all":
             return cls()
         by_param = {param: name for name, param in _PARAM_NAMES.items()}
         values: dict[str, Any] = {}
         for part in text.split("&"):
             param, _, value = part.partition("=")
-            if param not in by_param:
+            if param not in by_param or by_param[param] in values:
                 raise ValidationError(
-                    "slice", f"{param!r} is not a filter", f"filters are {', '.join(by_param)}"
+                    "slice",
+                    f"{param!r} is not a filter (or is repeated)",
+                    f"filters are {', '.join(by_param)}",
                 )
+            name = by_param[param]
+            values[name] = (
+                _unescape(value) if name in _SCALAR_FILTERS else [_unescape(v) for v in value.split(",")]
+            )
+        return cls(**values)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> Filters:
+        """The filter set of service query parameters (as `to_params` gives them)."""
+        by_param = {param: name for name, param in _PARAM_NAMES.items()}
+        values: dict[str, Any] = {}
+        for param, value in params.items():
+            if param not in by_param or not isinstance(value, str):
+                raise ValidationError("params", f"{param!r}={value!r} is not a filter parameter")
             name = by_param[param]
             values[name] = value if name in _SCALAR_FILTERS else value.split(",")
         return cls(**values)
+
+
+_ESCAPES = {"%": "%25", "&": "%26", "=": "%3D", ",": "%2C"}
+_ESCAPED = re.compile("%(25|26|3D|2C)", re.IGNORECASE)
+
+
+def _escape(value: str) -> str:
+    return "".join(_ESCAPES.get(char, char) for char in value)
+
+
+def _unescape(text: str) -> str:
+    return _ESCAPED.sub(lambda match: chr(int(match.group(1), 16)), text)
 
 
 _SCALAR_FILTERS = ("program_type", "partner_product", "device_type", "country")

@@ -13,8 +13,7 @@ from .contract import Dataset
 from .embedded import available_sites
 from .errors import ValidationError
 from .jobs import SyncOptions, data_dir_of
-from .lake.manifest import Manifest
-from .lake.sync import writing_sites
+from .lake import Manifest, load_or_rebuild, writing_sites
 from .params import as_date
 from .sites import SiteSelection, select_sites
 
@@ -30,15 +29,17 @@ def status(
 ) -> pl.DataFrame:
     """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled.
 
-    `rebuild=True` first recreates each site's manifest from its Parquet files (after a manifest
-    was lost or damaged)."""
+    A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
+    `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""
     folder = data_dir_of(data_dir)
     rows = []
     for site in select_sites(sites, lambda: available_sites(start=False)):
         if rebuild:
             with writing_sites(folder, [site]):
-                Manifest.rebuild(folder, site, options.policy.is_settled)
-        for entry in Manifest.load(folder, site):
+                manifest, _ = rebuild(folder, site, options.policy.is_settled)
+        else:
+            manifest, _ = load_or_rebuild(folder, site, options.policy.is_settled)
+        for entry in manifest:
             key = entry.key
             rows.append(
                 {
@@ -47,7 +48,8 @@ def status(
                     "first_day": key.start,
                     "last_day": key.end - timedelta(days=1),
                     "rows": entry.rows,
-                    "settled": entry.settled or options.policy.is_settled(key, entry.fetched_at),
+                    "settled": not entry.untyped
+                    and (entry.settled or options.policy.is_settled(key, entry.fetched_at)),
                     "fetched_at": entry.fetched_at,
                 }
             )

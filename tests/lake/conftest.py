@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
 import polars as pl
 import pytest
 
 from commerce_reports.api import SyncOptions
 from commerce_reports.embedded import sandbox_sites
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
+from commerce_reports.sandbox.http import App, Request, Response, serve
+from commerce_reports.sandbox.reports import ReportsSandbox
 from commerce_reports.sandbox.runner import RunningSandbox
 from commerce_reports.sites import SiteProfile
 
@@ -72,3 +78,46 @@ def assert_matches_ground_truth(running: RunningSandbox, data_dir: Path, site: s
     assert lake["revenue"].to_list() == truth["revenue"].round(2).to_list()
     assert lake["transactions"].to_list() == truth["transactions"].cast(pl.UInt32).to_list()
     assert truth["returns"].sum() > 0  # returns and adjustments are part of what matched
+
+
+HOSTILE_MODES = ("echo-key", "untypable")
+
+
+class Hostile:
+    """The sandbox app with some 200 transactions bodies made hostile (a share `rate` of them):
+    `echo-key` echoes the caller's Authorization header inside every transaction, `untypable`
+    turns one transaction's revenue into "lots". `altered` counts the bodies changed."""
+
+    def __init__(self, app: App, modes: Collection[str], rate: float = 1.0, seed: int = 0) -> None:
+        self.app = app
+        self.modes = set(modes)
+        self.rate = rate
+        self.chosen = random.Random(seed)
+        self.altered = 0
+
+    def __call__(self, request: Request) -> Response:
+        response = self.app(request)
+        if not self.modes or response.status != 200 or not request.path.endswith("/transactions"):
+            return response
+        if self.chosen.random() >= self.rate:
+            return response
+        try:
+            payload = orjson.loads(response.body)
+        except orjson.JSONDecodeError:
+            return response  # a garbled body already (a fault)
+        rows = payload.get("transactions") or []
+        if "echo-key" in self.modes:
+            for row in rows:
+                row["debug"] = {"echo": f"Authorization: {request.headers.get('authorization', '')}"}
+        if "untypable" in self.modes and rows:
+            rows[0].setdefault("commission", {})["publisherNetRevenue"] = "lots"
+        self.altered += 1
+        return replace(response, body=orjson.dumps(payload))
+
+
+@contextmanager
+def run_hostile(config: SandboxConfig, modes: Collection[str], rate: float = 1.0) -> Iterator[RunningSandbox]:
+    """A sandbox on loopback whose transactions answers are made hostile (see `Hostile`)."""
+    sandbox = ReportsSandbox(config)
+    with serve(Hostile(sandbox, modes, rate)) as handle:
+        yield RunningSandbox(handle.base_url, sandbox)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -13,13 +14,14 @@ from commerce_reports.api import SyncOptions, load_transactions
 from commerce_reports.contract import PartitionKey, dataset_schema
 from commerce_reports.errors import LakeError, ValidationError
 from commerce_reports.files import remove_stray_files
+from commerce_reports.lake import rebuild
 from commerce_reports.lake.manifest import Manifest
-from commerce_reports.lake.plan import SettlePolicy
-from commerce_reports.lake.store import write_partition
+from commerce_reports.lake.store import untyped_rows, write_partition
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
 from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
+from commerce_reports.sync.plan import SettlePolicy
 from tests.factories import body, nested
 
 FETCHED = datetime(2026, 3, 10, 12, tzinfo=UTC)
@@ -76,8 +78,9 @@ def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
         Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
     before = {e.relpath: (e.rows, e.sha256) for e in Manifest.load(tmp_path, "alpha")}
     (tmp_path / "lake" / "site=alpha" / "manifest.json").unlink()
-    rebuilt = Manifest.rebuild(tmp_path, "alpha", SettlePolicy().is_settled)
+    rebuilt, repairs = rebuild(tmp_path, "alpha", SettlePolicy().is_settled)
     assert {e.relpath: (e.rows, e.sha256) for e in rebuilt} == before
+    assert [r.action for r in repairs] == ["rebuilt"]
     assert all(e.settled for e in Manifest.load(tmp_path, "alpha"))
 
 
@@ -107,16 +110,66 @@ def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) ->
     assert frame.sort("day")["page_utm_content"].to_list() == [None, "page-utmContent"]
 
 
-def test_status_rebuilds_a_damaged_manifest_as_its_error_says(tmp_path: Path) -> None:
+def test_status_rebuilds_a_damaged_manifest_on_its_own(tmp_path: Path) -> None:
     from commerce_reports.api import status
-    from commerce_reports.errors import LakeError
 
     key = PartitionKey.transactions(date(2026, 3, 1))
     written = write_partition(tmp_path, "alpha", key, parse_transactions(body([nested(1)])), FETCHED)
     Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
-    (tmp_path / "lake" / "site=alpha" / "manifest.json").write_text("{not json")
-    profile = SiteProfile("alpha", Secret("unused-key-123"), "http://127.0.0.1:9")
+    manifest = tmp_path / "lake" / "site=alpha" / "manifest.json"
+    manifest.write_text("{not json")
     with pytest.raises(LakeError, match="status --rebuild"):
-        status(sites=[profile], data_dir=tmp_path)
-    frame = status(sites=[profile], data_dir=tmp_path, rebuild=True)
+        Manifest.load(tmp_path, "alpha")
+    profile = SiteProfile("alpha", Secret("unused-key-123"), "http://127.0.0.1:9")
+    frame = status(sites=[profile], data_dir=tmp_path)
     assert frame["partitions"].to_list() == [1] and frame["rows"].to_list() == [1]
+    assert Manifest.load(tmp_path, "alpha").get(key) is not None  # written back
+
+
+def test_no_known_secret_reaches_a_stored_file(tmp_path: Path) -> None:
+    key_value = "site-key-4f9a0c77e1"
+    Secret(key_value)  # every Secret registers its value: the store knows it
+    rows = [
+        nested(1, debug={"echo": f"Authorization: secret {key_value}"}),
+        nested(2, account={"campaignName": f"campaign {key_value}"}),
+        nested(
+            3, product=[{"productId": "p", "productName": f"kettle {key_value}", "price": 1, "quantity": 1}]
+        ),
+        nested(4, debug={"header": "Authorization: secret tok3n-never-registered-42"}),
+        nested(5),
+    ]
+    written = write_partition(
+        tmp_path,
+        "alpha",
+        PartitionKey.transactions(date(2026, 3, 3)),
+        parse_transactions(body(rows)),
+        FETCHED,
+    )
+    stored = pq.read_table(written.path).to_pylist()
+    text = json.dumps(stored, default=str)
+    assert key_value not in text and "tok3n-never-registered-42" not in text
+    assert (
+        stored[1]["campaign_name"] == "campaign ***"
+        and stored[2]["products"][0]["product_name"] == "kettle ***"
+    )
+    assert stored[4]["campaign_name"] == "Spring"  # what holds no secret is untouched
+
+
+def test_rows_the_parser_could_not_type_are_counted(tmp_path: Path) -> None:
+    rows = [nested(1), nested(2, commission={"publisherNetRevenue": "lots", "updateDate": "yesterday"})]
+    table = parse_transactions(body([*rows, nested(3, debug={"note": '"_unparsed": in a value'})]))
+    assert untyped_rows(table) == 1
+    written = write_partition(tmp_path, "alpha", PartitionKey.transactions(date(2026, 3, 3)), table, FETCHED)
+    assert written.untyped == 1
+
+
+def test_long_slice_names_are_bounded_and_recoverable(tmp_path: Path) -> None:
+    long = Filters(page_utm_medium=["m" * 400], link_utm_source=["é&=%" * 30])
+    key = PartitionKey.aggregate("networks", date(2026, 2, 1), long, "month")
+    folder = key.relpath.split("/")[1]
+    assert len(folder.encode()) <= 240 and folder.startswith("slice=~")
+    assert PartitionKey.from_relpath(key.relpath, key.params()) == key
+    with pytest.raises(LakeError, match="cut name"):
+        PartitionKey.from_relpath(key.relpath)
+    short = PartitionKey.aggregate("networks", date(2026, 2, 1), Filters(device_type="MBL"), "month")
+    assert short.relpath == "networks/slice=deviceType%3DMBL/grain=month/start=2026-02-01"  # as ever

@@ -1,4 +1,5 @@
-"""Reporting subcommands: demo, sync, status, invalidate. Each is a thin shell over `commerce_reports.api`."""
+"""Reporting subcommands: demo, sync, status, verify, invalidate. Each is a thin shell over the
+public functions (`commerce_reports.api`, `commerce_reports.lake.verify`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ..api import SyncOptions, invalidate, plan_sync, status, sync
+from ..config import Settings
 from ..contract import DATASETS
 from ..demo import run_demo
+from ..lake import verify
 from ..params import as_date
 
 
@@ -71,7 +74,18 @@ def register(subparsers: Any) -> None:
     state.add_argument(
         "--rebuild", action="store_true", help="recreate the manifests from the Parquet files first"
     )
+    state.add_argument("--verify", action="store_true", help="check every partition first (as `verify` does)")
     state.set_defaults(handler=_status)
+
+    check = subparsers.add_parser(
+        "verify",
+        help="check every partition's sha256 and that it reads; quarantine what fails",
+        description="Check every stored partition against the manifest's sha256 and read it as "
+        "Parquet. A partition that fails moves to <data dir>/quarantine/ and is fetched again by the "
+        "next sync; the rest of the lake stays readable. Exits 1 when something was quarantined.",
+    )
+    _common(check)
+    check.set_defaults(handler=_verify)
 
     forget = subparsers.add_parser("invalidate", help="make the next sync refetch a range of days")
     forget.add_argument("start", type=_date)
@@ -107,6 +121,8 @@ def _sync(args: argparse.Namespace) -> int:
     options = SyncOptions(progress=False if args.no_progress else None, say=print)
     result = sync(args.start, args.end, options=options, **kwargs)
     print(result.summary())
+    for failure in result.failed:
+        print(f"failed: {failure}", file=sys.stderr)
     if result.interrupted:
         return 130
     return 1 if result.failed else 0
@@ -115,6 +131,7 @@ def _sync(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     import polars as pl
 
+    code = _verify(args) if args.verify else 0
     frame = status(sites=args.sites, data_dir=args.data_dir, rebuild=args.rebuild)
     if frame.is_empty():
         print("the lake is empty: run `commerce-reports sync` first")
@@ -122,7 +139,14 @@ def _status(args: argparse.Namespace) -> int:
         with pl.Config(tbl_rows=100, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
             print(frame)
     print(plan_sync(sites=args.sites, data_dir=args.data_dir).describe())
-    return 0
+    return code
+
+
+def _verify(args: argparse.Namespace) -> int:
+    data_dir = args.data_dir if args.data_dir is not None else Settings.from_env().data_dir
+    report = verify(data_dir, args.sites)
+    print(report.summary())
+    return 0 if report.ok else 1
 
 
 def _invalidate(args: argparse.Namespace) -> int:

@@ -1,33 +1,29 @@
 """The manifest of a site: what each partition holds, when it was fetched, whether it has settled.
 
 One JSON file per site, rewritten atomically under a lock after each partition's Parquet file is
-in place (manifest last). If it is ever lost, `rebuild` recovers it from the Parquet files.
+in place (manifest last). Each entry also records its file's size and modification time, so a
+file replaced without its entry being rewritten (a kill between the two) is noticed cheaply; see
+`repair.py`, which also rebuilds a lost or damaged manifest from the files.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-from filelock import FileLock
-
-from ..contract import PART_FILE, SCHEMA_VERSION, PartitionKey, site_root
+from ..contract import SCHEMA_VERSION, PartitionKey, site_root
 from ..errors import LakeError
-from ..files import save_atomic, sha256_of
+from ..files import save_atomic
+from .locks import site_lock
 from .store import WrittenPartition
 
-__all__ = ["Entry", "Manifest", "site_lock"]
+__all__ = ["MANIFEST", "Entry", "Manifest"]
 
 MANIFEST = "manifest.json"
-_thread_locks: dict[str, threading.RLock] = {}
-_guard = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -41,10 +37,13 @@ class Entry:
     sha256: str
     schema_version: int
     settled: bool
+    untyped: int = 0  # rows holding values the parser could not type: the partition stays due
+    size: int | None = None  # the file's size and modification time when recorded
+    mtime_ns: int | None = None
 
     @property
     def key(self) -> PartitionKey:
-        return PartitionKey.from_relpath(self.relpath)
+        return PartitionKey.from_relpath(self.relpath, self.params)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -52,28 +51,40 @@ class Entry:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Entry:
-        return cls(
-            relpath=data["relpath"],
-            params=dict(data["params"]),
-            fetched_at=datetime.fromisoformat(data["fetched_at"]),
-            rows=int(data["rows"]),
-            sha256=str(data["sha256"]),
-            schema_version=int(data["schema_version"]),
-            settled=bool(data["settled"]),
-        )
+    def from_json(cls, data: Any) -> Entry:
+        """An entry from its JSON form; anything of another shape is a LakeError."""
+        try:
+            fetched_at = datetime.fromisoformat(data["fetched_at"])
+            entry = cls(
+                relpath=_text(data["relpath"]),
+                params={_text(k): _text(v) for k, v in data["params"].items()},
+                fetched_at=fetched_at if fetched_at.tzinfo else fetched_at.replace(tzinfo=UTC),
+                rows=_count(data["rows"]),
+                sha256=_text(data["sha256"]),
+                schema_version=_count(data["schema_version"]),
+                settled=data["settled"] is True,
+                untyped=_count(data.get("untyped", 0)),
+                size=None if data.get("size") is None else _count(data["size"]),
+                mtime_ns=None if data.get("mtime_ns") is None else _count(data["mtime_ns"]),
+            )
+            entry.key  # noqa: B018  (the path must name a partition)
+        except (KeyError, TypeError, ValueError, AttributeError, LakeError) as error:
+            raise LakeError(
+                f"a manifest entry has the wrong shape ({type(error).__name__}: {error})"
+            ) from None
+        return entry
 
 
-@contextmanager
-def site_lock(data_dir: Path, site: str, name: str = ".manifest.lock") -> Iterator[None]:
-    """Hold the lock `name` of a site, across threads and processes."""
-    root = site_root(data_dir, site)
-    root.mkdir(parents=True, exist_ok=True)
-    path = str(root / name)
-    with _guard:
-        thread_lock = _thread_locks.setdefault(path, threading.RLock())
-    with thread_lock, FileLock(path):
-        yield
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{value!r} is not text")
+    return value
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError(f"{value!r} is not a count")
+    return value
 
 
 class Manifest:
@@ -88,22 +99,35 @@ class Manifest:
     def path(self) -> Path:
         return site_root(self.data_dir, self.site) / MANIFEST
 
+    def exists(self) -> bool:
+        return self.path.exists()
+
     @classmethod
     def load(cls, data_dir: Path, site: str) -> Manifest:
+        """The site's manifest (empty when there is none); a damaged one is a LakeError."""
         manifest = cls(data_dir, site)
         try:
             data = json.loads(manifest.path.read_text())
         except FileNotFoundError:
             return manifest
         except (OSError, ValueError) as error:
-            raise LakeError(
-                f"the manifest {manifest.path} is unreadable ({error}); "
-                f"rebuild it with `commerce-reports status --rebuild --site {site}`"
-            ) from None
-        for item in data.get("partitions", {}).values():
-            entry = Entry.from_json(item)
-            manifest.entries[entry.relpath] = entry
+            raise manifest.damaged(f"unreadable: {error}") from None
+        partitions = data.get("partitions") if isinstance(data, dict) else None
+        if not isinstance(partitions, dict):
+            raise manifest.damaged("no 'partitions' object")
+        try:
+            for item in partitions.values():
+                entry = Entry.from_json(item)
+                manifest.entries[entry.relpath] = entry
+        except LakeError as error:
+            raise manifest.damaged(str(error)) from None
         return manifest
+
+    def damaged(self, why: str) -> LakeError:
+        return LakeError(
+            f"the manifest {self.path} is damaged ({why}); the next sync rebuilds it from the Parquet "
+            f"files, or run `commerce-reports status --rebuild --site {self.site}`"
+        )
 
     def get(self, key: PartitionKey) -> Entry | None:
         return self.entries.get(key.relpath)
@@ -116,7 +140,6 @@ class Manifest:
 
     def save(self) -> None:
         """Write the whole manifest atomically (temporary file, then rename)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "site": self.site,
             "schema_version": SCHEMA_VERSION,
@@ -143,6 +166,9 @@ class Manifest:
             sha256=written.sha256,
             schema_version=SCHEMA_VERSION,
             settled=settled,
+            untyped=written.untyped,
+            size=written.size,
+            mtime_ns=written.mtime_ns,
         )
         with site_lock(data_dir, site):
             manifest = Manifest.load(data_dir, site)
@@ -158,26 +184,3 @@ class Manifest:
             dropped = sum(manifest.entries.pop(k.relpath, None) is not None for k in keys)
             manifest.save()
         return dropped
-
-    @classmethod
-    def rebuild(cls, data_dir: Path, site: str, settled: Any) -> Manifest:
-        """Recreate the manifest from the Parquet files (`settled(key, fetched_at) -> bool`)."""
-        root = site_root(data_dir, site)
-        with site_lock(data_dir, site):
-            manifest = cls(data_dir, site)
-            for path in sorted(root.rglob(PART_FILE)):
-                key = PartitionKey.from_relpath(str(path.parent.relative_to(root)))
-                table = pq.read_table(path, columns=["fetched_at"])
-                stamps = table["fetched_at"].to_pylist()
-                fetched_at = max(stamps) if stamps else datetime.fromtimestamp(path.stat().st_mtime, UTC)
-                manifest.entries[key.relpath] = Entry(
-                    key.relpath,
-                    key.params(),
-                    fetched_at,
-                    table.num_rows,
-                    sha256_of(path),
-                    SCHEMA_VERSION,
-                    bool(settled(key, fetched_at)),
-                )
-            manifest.save()
-        return manifest

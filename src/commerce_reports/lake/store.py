@@ -1,25 +1,66 @@
-"""Parquet partitions on disk: written atomically (`files.save_atomic`), read back typed."""
+"""Parquet partitions on disk: written atomically (`files.save_atomic`), read back and checked.
+
+What is written never holds a secret: every string the service sent (the `extra` JSON above all,
+where a key echoed in a body would land) is scrubbed of every key the process knows. Each file
+carries its request's params in its metadata, so a lost manifest can be rebuilt from the files.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..contract import FETCHED_AT, PART_FILE, PartitionKey, dataset_schema, site_root
+from ..contract import FETCHED_AT, PART_FILE, UNPARSED, PartitionKey, dataset_schema, site_root
+from ..errors import LakeError
 from ..files import save_atomic, sha256_of
+from ..secret import known_secrets, scrub
 
-__all__ = ["WrittenPartition", "write_partition"]
+__all__ = [
+    "PARAMS_METADATA",
+    "StoredFile",
+    "WrittenPartition",
+    "inspect_partition",
+    "untyped_rows",
+    "write_partition",
+]
+
+PARAMS_METADATA = b"commerce_reports.params"
+# Labels after which redaction masks key-shaped tokens (see secret.py): rows holding one are scrubbed.
+_KEY_LABELS = r"(?i)(authorization|x-api-key|secret\s|bearer\s|[?&](key|api_key|apikey|token|secret)=)"
 
 
 @dataclass(frozen=True)
 class WrittenPartition:
+    """A partition just stored: where, how many rows (and how many the parser could not type),
+    and the file's identity (hash, size, modification time) for the manifest."""
+
     path: Path
     rows: int
     sha256: str
+    untyped: int = 0
+    size: int = 0
+    mtime_ns: int = 0
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """What a partition file on disk holds, read back in full."""
+
+    rows: int
+    fetched_at: datetime
+    sha256: str
+    untyped: int
+    size: int
+    mtime_ns: int
+    params: dict[str, str] | None  # the request's params from the file's metadata (None: older file)
 
 
 def write_partition(
@@ -29,8 +70,9 @@ def write_partition(
     folder = site_root(data_dir, site) / key.relpath
     schema = dataset_schema(key.dataset)
     stamp = pa.array([fetched_at.astimezone(UTC)] * table.num_rows, FETCHED_AT.type)
-    table = table.select([f.name for f in schema if f.name != FETCHED_AT.name])
+    table = scrub_table(table.select([f.name for f in schema if f.name != FETCHED_AT.name]))
     table = table.append_column(FETCHED_AT, stamp).cast(schema)
+    table = table.replace_schema_metadata({PARAMS_METADATA: json.dumps(key.params()).encode()})
     digest: list[str] = []
 
     def write(temp: Path) -> None:
@@ -38,4 +80,87 @@ def write_partition(
         digest.append(sha256_of(temp))
 
     target = save_atomic(folder / PART_FILE, write)
-    return WrittenPartition(target, table.num_rows, digest[0])
+    stat = os.stat(target)
+    return WrittenPartition(
+        target, table.num_rows, digest[0], untyped_rows(table), stat.st_size, stat.st_mtime_ns
+    )
+
+
+def scrub_table(table: pa.Table) -> pa.Table:
+    """`table` with every known secret value (and key-shaped token after a key's label) masked in
+    every string, nested ones included. Columns without a suspect string are left untouched."""
+    secrets = sorted(known_secrets())
+    for index, field in enumerate(table.schema):
+        column = table.column(index)
+        if any(_suspect(leaf, secrets) for leaf in _string_leaves(column)):
+            cleaned = pa.array(scrub(column.to_pylist()), type=field.type)
+            table = table.set_column(index, field, cleaned)
+    return table
+
+
+def _string_leaves(column: pa.ChunkedArray | pa.Array) -> list[pa.Array]:
+    """Every string array inside a column (through lists and structs)."""
+    arrays = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    leaves: list[pa.Array] = []
+    for array in arrays:
+        kind = array.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            leaves.append(array)
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            leaves += _string_leaves(pc.list_flatten(array))
+        elif pa.types.is_struct(kind):
+            for child in array.flatten():
+                leaves += _string_leaves(child)
+    return leaves
+
+
+def _suspect(strings: pa.Array, secrets: list[str]) -> bool:
+    if not len(strings) or strings.null_count == len(strings):
+        return False
+    hits = pc.match_substring_regex(strings, _KEY_LABELS)
+    for secret in secrets:
+        hits = pc.or_kleene(hits, pc.match_substring(strings, secret))
+    return bool(pc.any(hits).as_py())
+
+
+def untyped_rows(table: pa.Table) -> int:
+    """How many rows hold values the parser could not type (kept under `_unparsed` in `extra`)."""
+    if "extra" not in table.column_names:
+        return 0
+    extra = table.column("extra")
+    candidates = extra.filter(pc.match_substring(extra, f'"{UNPARSED}":'))
+    return sum(1 for text in candidates.to_pylist() if _has_unparsed(text))
+
+
+def _has_unparsed(text: str | None) -> bool:
+    try:
+        value: Any = json.loads(text or "null")
+    except ValueError:
+        return False
+    return isinstance(value, dict) and bool(value.get(UNPARSED))
+
+
+def inspect_partition(path: Path) -> StoredFile:
+    """Read a partition file in full: its rows, when it was fetched, its hash and metadata.
+
+    A file that is not readable Parquet (truncated, garbled) is a LakeError naming it.
+    """
+    try:
+        stat = os.stat(path)
+        table = pq.read_table(path)
+        sha256 = sha256_of(path)
+    except (OSError, pa.ArrowException, ValueError) as error:
+        raise LakeError(f"{path} is not readable Parquet ({type(error).__name__}: {error})") from None
+    stamps = table.column(FETCHED_AT.name) if FETCHED_AT.name in table.column_names else None
+    latest = pc.max(stamps).as_py() if stamps is not None and len(stamps) else None
+    fetched_at = latest or datetime.fromtimestamp(stat.st_mtime, UTC)  # a zero-row day: its file's time
+    raw = (table.schema.metadata or {}).get(PARAMS_METADATA)
+    try:
+        params = json.loads(raw) if raw else None
+    except ValueError:
+        params = None
+    if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
+        params = None
+    return StoredFile(
+        table.num_rows, fetched_at, sha256, untyped_rows(table), stat.st_size, stat.st_mtime_ns, params
+    )

@@ -3,7 +3,8 @@
 A partition is requested when it is missing, or when it has not settled (it can still change) and
 its copy is older than the freshness interval, or when the caller forces a refresh. A partition
 has settled once it was fetched more than a settle window after its last day ended: data fetched
-that late no longer changes (returns still arrive, but on later `updateDate` days).
+that late no longer changes (returns still arrive, but on later `updateDate` days). A partition
+holding rows the parser could not type never counts as settled: it is fetched again once stale.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal
 
 from ..contract import AGGREGATES, Dataset, PartitionKey
+from ..lake import Entry, Manifest
 from ..pace import spacing
 from ..params import DateField, DeviceType, Filters, Grain, day_range
-from .manifest import Entry, Manifest
 
 __all__ = [
     "DEFAULT_MERCHANDISE_SLICES",
@@ -29,7 +30,8 @@ __all__ = [
     "transaction_keys",
 ]
 
-Reason = Literal["missing", "unsettled", "refresh"]
+Reason = Literal["missing", "unsettled", "untyped", "refresh"]
+REASONS: tuple[Reason, ...] = ("missing", "unsettled", "untyped", "refresh")
 
 # Clicks and EPC per device exist only as filtered aggregate requests: keep them by default.
 DEFAULT_NETWORK_SLICES: tuple[Filters, ...] = (Filters(), *(Filters(device_type=d) for d in DeviceType))
@@ -65,9 +67,11 @@ class SettlePolicy:
             return "missing"
         if refresh:
             return "refresh"
-        if entry.settled or self.is_settled(key, entry.fetched_at):
+        if not entry.untyped and (entry.settled or self.is_settled(key, entry.fetched_at)):
             return None
-        return "unsettled" if now - entry.fetched_at >= self.freshness else None
+        if now - entry.fetched_at < self.freshness:
+            return None
+        return "untyped" if entry.untyped else "unsettled"
 
 
 @dataclass(frozen=True)
@@ -109,7 +113,7 @@ class SyncPlan:
             f"ETA {_duration(self.eta_seconds)} at the configured pace:"
         ]
         for (site, endpoint), lane in sorted(self.lanes.items()):
-            reasons = {r: sum(1 for q in lane if q.reason == r) for r in ("missing", "unsettled", "refresh")}
+            reasons = {r: sum(1 for q in lane if q.reason == r) for r in REASONS}
             detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if n)
             lines.append(
                 f"  {site:<12} {endpoint:<13} {len(lane):>5} requests ({detail}), "

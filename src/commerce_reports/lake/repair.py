@@ -1,0 +1,287 @@
+"""Damage found and repaired: manifests rebuilt from the files, stale entries reconciled, bad files
+quarantined.
+
+- `rebuild` recreates a site's manifest from its Parquet files (`load_or_rebuild` does it on its
+  own when the manifest is missing or damaged but files are there: no refetch of a whole lake).
+- `reconcile` (a sync runs it first, as the writer) compares each entry with its file's size and
+  modification time; a file replaced after its entry was written (a kill between the two) gets
+  its entry rewritten from the file, a vanished file loses its entry, an unreadable one is
+  quarantined.
+- `verify` checks every file's sha256 against the manifest and that it reads as Parquet.
+
+A quarantined file moves to `<data_dir>/quarantine/site=<s>/<relpath>/part.<UTC time>.parquet`,
+outside the lake (readers' globs never see it), and its entry is dropped: the next sync fetches it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..contract import PART_FILE, SCHEMA_VERSION, PartitionKey, check_site_name, lake_root, site_root
+from ..errors import LakeError, ValidationError
+from .locks import site_lock, writing_sites
+from .manifest import Entry, Manifest
+from .store import StoredFile, inspect_partition
+
+__all__ = [
+    "QUARANTINE",
+    "Repair",
+    "Settled",
+    "VerifyReport",
+    "load_or_rebuild",
+    "quarantine",
+    "rebuild",
+    "reconcile",
+    "verify",
+]
+
+log = logging.getLogger(__name__)
+QUARANTINE = "quarantine"
+Settled = Callable[[PartitionKey, datetime], bool]  # has a partition fetched then settled?
+Action = Literal["rebuilt", "reconciled", "dropped", "quarantined", "ignored"]
+
+
+@dataclass(frozen=True)
+class Repair:
+    """One thing found wrong in a site and what was done about it."""
+
+    site: str
+    action: Action
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.site}: {self.detail}"
+
+
+@dataclass
+class VerifyReport:
+    """What `verify` checked and repaired."""
+
+    checked: int = 0
+    repairs: list[Repair] = field(default_factory=list)
+
+    @property
+    def quarantined(self) -> list[Repair]:
+        return [r for r in self.repairs if r.action == "quarantined"]
+
+    @property
+    def ok(self) -> bool:
+        """True when every partition was intact (nothing had to be repaired)."""
+        return not self.repairs
+
+    def summary(self) -> str:
+        text = f"verified {self.checked} partitions"
+        if self.ok:
+            return text + ": all intact"
+        lines = [f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"]
+        return "\n".join([*lines, *(f"  {r}" for r in self.repairs)])
+
+
+def _files(data_dir: Path, site: str) -> dict[str, Path]:
+    root = site_root(data_dir, site)
+    return {p.parent.relative_to(root).as_posix(): p for p in sorted(root.rglob(PART_FILE))}
+
+
+def _entry(relpath: str, stored: StoredFile, settled: Settled | None) -> Entry:
+    key = PartitionKey.from_relpath(relpath, stored.params)
+    return Entry(
+        relpath=key.relpath,
+        params=key.params(),
+        fetched_at=stored.fetched_at,
+        rows=stored.rows,
+        sha256=stored.sha256,
+        schema_version=SCHEMA_VERSION,
+        settled=bool(settled and not stored.untyped and settled(key, stored.fetched_at)),
+        untyped=stored.untyped,
+        size=stored.size,
+        mtime_ns=stored.mtime_ns,
+    )
+
+
+def quarantine(data_dir: Path, site: str, relpath: str, reason: str) -> Repair:
+    """Move a partition's file out of the lake, to the quarantine folder (its entry is the caller's)."""
+    source = site_root(data_dir, site) / relpath / PART_FILE
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = Path(data_dir) / QUARANTINE / f"site={site}" / relpath / f"part.{stamp}.parquet"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(source, target)
+    with contextlib.suppress(OSError):
+        source.parent.rmdir()  # only when empty
+    repair = Repair(site, "quarantined", f"{relpath}: {reason}; moved to {target}, it will be fetched again")
+    log.warning("%s", repair)
+    return repair
+
+
+def rebuild(
+    data_dir: Path, site: str, settled: Settled | None = None, why: str = ""
+) -> tuple[Manifest, list[Repair]]:
+    """Recreate a site's manifest from its Parquet files; unreadable files are quarantined.
+
+    `settled(key, fetched_at)` marks what has settled (None: nothing, the plan decides again).
+    """
+    repairs: list[Repair] = []
+    with site_lock(data_dir, site):
+        manifest = Manifest(data_dir, site)
+        for relpath, path in _files(data_dir, site).items():
+            try:
+                stored = inspect_partition(path)
+            except LakeError:
+                repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
+                continue
+            try:
+                entry = _entry(relpath, stored, settled)
+            except (LakeError, ValidationError) as error:
+                repairs.append(
+                    Repair(site, "ignored", f"{relpath}: not a partition of this lake ({error}); left as is")
+                )
+                continue
+            manifest.entries[entry.relpath] = entry
+        manifest.save()
+    repairs.insert(
+        0,
+        Repair(
+            site,
+            "rebuilt",
+            f"the manifest{' ' + why if why else ''}: rebuilt from {len(manifest)} partition files",
+        ),
+    )
+    log.warning("%s", repairs[0])
+    return manifest, repairs
+
+
+def load_or_rebuild(
+    data_dir: Path, site: str, settled: Settled | None = None
+) -> tuple[Manifest, list[Repair]]:
+    """A site's manifest; a damaged one, or a missing one while partition files exist, is rebuilt
+    from the files at once (and the returned repairs say so)."""
+    try:
+        manifest = Manifest.load(data_dir, site)
+    except LakeError as error:
+        log.warning("%s", error)
+        return rebuild(data_dir, site, settled, "was damaged")
+    if manifest.exists() or not _files(data_dir, site):
+        return manifest, []
+    return rebuild(data_dir, site, settled, "was missing")
+
+
+def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list[Repair]:
+    """Make a site's entries describe its files (for the writer, before it plans; cheap: one stat
+    per file, a read only where a file changed since its entry was written)."""
+    repairs: list[Repair] = []
+    with site_lock(data_dir, site):
+        manifest = Manifest.load(data_dir, site)
+        files = _files(data_dir, site)
+        unrecorded = files.keys() - manifest.entries.keys()
+        changed = False
+        for relpath, entry in list(manifest.entries.items()):
+            path = files.get(relpath)
+            if path is None:
+                del manifest.entries[relpath]
+                repairs.append(
+                    Repair(site, "dropped", f"{relpath}: its file is gone; it will be fetched again")
+                )
+                changed = True
+                continue
+            stat = path.stat()
+            if (stat.st_size, stat.st_mtime_ns) == (entry.size, entry.mtime_ns):
+                continue
+            changed = True
+            try:
+                stored = inspect_partition(path)
+            except LakeError:
+                del manifest.entries[relpath]
+                repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
+                continue
+            if stored.sha256 == entry.sha256:  # the same bytes (an older entry, or a copied lake)
+                manifest.entries[relpath] = replace(entry, size=stored.size, mtime_ns=stored.mtime_ns)
+                continue
+            manifest.entries[relpath] = _entry(relpath, stored, settled)
+            repairs.append(
+                Repair(
+                    site,
+                    "reconciled",
+                    f"{relpath}: the file was replaced after its entry was written; "
+                    f"entry rewritten from the file ({stored.rows} rows)",
+                )
+            )
+        for relpath in sorted(unrecorded):
+            if not _readable_footer(files[relpath]):  # an unrecorded file must not break readers
+                repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
+        if changed:
+            manifest.save()
+    for repair in repairs:
+        if repair.action != "quarantined":  # quarantine logs its own line
+            log.warning("%s", repair)
+    return repairs
+
+
+def _readable_footer(path: Path) -> bool:
+    try:
+        pq.read_metadata(path)
+    except (OSError, pa.ArrowException, ValueError):
+        return False
+    return True
+
+
+def verify(data_dir: str | Path, sites: Iterable[str] | None = None) -> VerifyReport:
+    """Check every partition of the lake (or of `sites`): its sha256 against the manifest, and
+    that it reads as Parquet. A partition that fails is quarantined and its entry dropped, so the
+    next sync fetches it again; every other partition stays readable. Waits for a running sync."""
+    folder = Path(data_dir)
+    names = _site_names(folder) if sites is None else [check_site_name(s) for s in _listed(sites)]
+    report = VerifyReport()
+    for site in names:
+        with writing_sites(folder, [site]):
+            _, repairs = load_or_rebuild(folder, site)
+            report.repairs += repairs
+            with site_lock(folder, site):
+                manifest = Manifest.load(folder, site)
+                files = _files(folder, site)
+                before = len(report.repairs)
+                for relpath, path in files.items():
+                    report.checked += 1
+                    entry = manifest.entries.get(relpath)
+                    try:
+                        stored = inspect_partition(path)
+                    except LakeError:
+                        manifest.entries.pop(relpath, None)
+                        report.repairs.append(quarantine(folder, site, relpath, "not readable Parquet"))
+                        continue
+                    if entry is not None and stored.sha256 != entry.sha256:
+                        del manifest.entries[relpath]
+                        report.repairs.append(
+                            quarantine(folder, site, relpath, "its sha256 differs from the manifest's")
+                        )
+                for relpath in manifest.entries.keys() - files.keys():
+                    del manifest.entries[relpath]
+                    report.repairs.append(
+                        Repair(site, "dropped", f"{relpath}: its file is gone; it will be fetched again")
+                    )
+                if len(report.repairs) > before:
+                    manifest.save()
+    return report
+
+
+def _listed(sites: Iterable[str]) -> list[str]:
+    if isinstance(sites, str):
+        return [sites]
+    if not isinstance(sites, Iterable):
+        raise ValidationError("sites", f"{sites!r} is not a list of site names", "give names like ['alpha']")
+    return list(sites)
+
+
+def _site_names(data_dir: Path) -> list[str]:
+    root = lake_root(data_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p.name.removeprefix("site=") for p in root.glob("site=*") if p.is_dir())

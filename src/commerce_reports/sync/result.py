@@ -1,0 +1,103 @@
+"""What a sync did: partitions stored, failures with their reasons, repairs, untyped partitions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ..errors import CommerceReportsError
+from ..lake import Repair
+from .plan import PlannedRequest, SyncPlan
+
+__all__ = ["Failure", "SyncResult"]
+
+
+class Failure(NamedTuple):
+    """A planned partition that was not stored, and why (it stays due for the next sync).
+
+    `attempted` is False for the rest of a lane that stopped after a failure that would repeat
+    (a rejected key, a full disk): those were never asked for.
+    """
+
+    request: PlannedRequest
+    error: CommerceReportsError
+    attempted: bool = True
+
+    def __str__(self) -> str:
+        what = "failed" if self.attempted else "not fetched, its lane stopped after"
+        return f"{self.request.site} {self.request.key.describe()}: {what}: {self.error}"
+
+
+@dataclass
+class SyncResult:
+    """What a sync did. `ok` is False when any planned partition was not stored."""
+
+    plan: SyncPlan
+    stored: list[tuple[PlannedRequest, int]] = field(default_factory=list)
+    failed: list[Failure] = field(default_factory=list)
+    interrupted: bool = False
+    repairs: list[Repair] = field(default_factory=list)  # damage found and repaired before planning
+    untyped: list[tuple[PlannedRequest, int]] = field(default_factory=list)  # stored, but unsettled
+
+    @property
+    def rows(self) -> int:
+        return sum(rows for _, rows in self.stored)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.interrupted
+
+    def summary(self) -> str:
+        """A few lines for people: counts first, then repairs and untyped partitions by name."""
+        text = f"stored {len(self.stored)} partitions ({self.rows:,} rows)"
+        if self.failed:
+            text += f"; {len(self.failed)} failed and stay due for the next sync"
+        if self.interrupted:
+            text += "; interrupted: the next sync resumes from here"
+        lines = [text]
+        if self.untyped:
+            lines.append(
+                f"{len(self.untyped)} partitions hold rows whose values could not be typed; "
+                "they stay unsettled and are fetched again:"
+            )
+            lines += [f"  {r.site} {r.key.describe()}: {n} rows" for r, n in self.untyped]
+        if self.repairs:
+            lines.append(f"repaired before syncing ({len(self.repairs)}):")
+            lines += [f"  {repair}" for repair in self.repairs]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        """A line per site and dataset (requests planned, partitions stored, rows, failures); the
+        detail stays on `plan`, `stored` and `failed` (a notebook must not print every request)."""
+        table: dict[tuple[str, str], list[int]] = {}  # planned, stored, rows, failed
+        for request in self.plan.requests:
+            table.setdefault((request.site, request.key.dataset), [0, 0, 0, 0])[0] += 1
+        for request, rows in self.stored:
+            counts = table.setdefault((request.site, request.key.dataset), [0, 0, 0, 0])
+            counts[1], counts[2] = counts[1] + 1, counts[2] + rows
+        for failure in self.failed:
+            table.setdefault((failure.request.site, failure.request.key.dataset), [0, 0, 0, 0])[3] += 1
+        head = self.summary().splitlines()[0]
+        lines = [f"SyncResult: {head}; {self.plan.skipped} partitions already current"]
+        lines += [
+            f"  {site:<12} {dataset:<12} {planned:>4} planned {stored:>4} stored {rows:>10,} rows "
+            f"{failed:>3} failed"
+            for (site, dataset), (planned, stored, rows, failed) in sorted(table.items())
+        ]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The same lines as a table, for Jupyter."""
+        from html import escape
+
+        # Cells are the repr's words: site names hold no spaces (layout's rule), counts no spaces.
+        head, *lines = repr(self).splitlines()
+        names = ("site", "dataset", "planned", "stored", "rows", "failed")
+        header = "<tr>" + "".join(f"<th>{name}</th>" for name in names) + "</tr>"
+        body = "".join(
+            "<tr>"
+            + "".join(f"<td>{escape(cell)}</td>" for cell in line.split()[:2] + line.split()[2::2])
+            + "</tr>"
+            for line in lines
+        )
+        return f"<div><p>{escape(head)}</p><table>{header}{body}</table></div>"

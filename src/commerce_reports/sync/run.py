@@ -1,0 +1,240 @@
+"""Run a sync plan: one lane per (site, endpoint), all lanes side by side, each at its own pace.
+
+Each finished request is stored at once (Parquet first, manifest last), so an interruption, a
+crash or a kill loses at most the partition in flight. Only one sync writes a site at a time
+(a per-site lock across processes); a second sync waits, then finds nothing left to fetch.
+
+A lane never dies quietly: whatever goes wrong in it (a refused key, a full disk, a file where a
+folder belongs, an unexpected error) becomes a failure of that partition, and of the rest of the
+lane when it stops, and every planned partition ends up stored, failed or interrupted.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..client import ReportsClient
+from ..contract import PartitionKey
+from ..errors import CommerceReportsError, LakeError
+from ..lake import Manifest, Repair, load_or_rebuild, reconcile, write_partition, writing_sites
+from ..pace import Clock, SystemClock
+from .plan import PlannedRequest, SettlePolicy, SyncPlan
+from .progress import Progress
+from .result import Failure, SyncResult
+
+__all__ = [
+    "Interrupted",
+    "OpenSites",
+    "StoppableClock",
+    "fetch_partition",
+    "open_sites",
+    "read_manifests",
+    "run_plan",
+]
+
+log = logging.getLogger(__name__)
+_SNAKE_BY = {"updateDate": "update_date", "commissionDate": "commission_date", "clickDate": "click_date"}
+# Storage errors that every later partition would meet too: the lane stops instead of fetching.
+_LANE_STOPPING_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+class Interrupted(Exception):
+    """Raised inside a lane when the sync is asked to stop while the lane waits."""
+
+
+class StoppableClock:
+    """A clock whose waits end early, with `Interrupted`, once `stop` is set."""
+
+    def __init__(self, base: Clock, stop: threading.Event) -> None:
+        self.base = base
+        self.stop = stop
+
+    def time(self) -> float:
+        return self.base.time()
+
+    def sleep(self, seconds: float) -> None:
+        if self.stop.is_set():
+            raise Interrupted
+        if seconds <= 0:
+            return
+        if isinstance(self.base, SystemClock):
+            if self.stop.wait(seconds):
+                raise Interrupted
+        else:
+            self.base.sleep(seconds)  # an injected clock: its time moves when it sleeps
+
+
+def fetch_partition(client: ReportsClient, key: PartitionKey) -> pa.Table:
+    """Ask the service for exactly one partition."""
+    if key.dataset == "transactions":
+        return client.transactions(**{_SNAKE_BY[str(key.by)]: key.start})
+    fetch = client.networks if key.dataset == "networks" else client.merchandise
+    return fetch(key.start, key.end, key.filters)
+
+
+@dataclass
+class OpenSites:
+    """Sites held for writing: their manifests, and what was repaired on opening them."""
+
+    manifests: dict[str, Manifest]
+    repairs: list[Repair]
+
+
+@contextmanager
+def open_sites(data_dir: Path, sites: list[str], policy: SettlePolicy) -> Iterator[OpenSites]:
+    """Be the only writer of `sites`, then make each manifest describe its files: rebuild a missing
+    or damaged one from the files, reconcile entries a kill left stale, quarantine unreadable files."""
+    with writing_sites(data_dir, sites):
+        repairs: list[Repair] = []
+        manifests: dict[str, Manifest] = {}
+        for site in sites:
+            _, rebuilt = load_or_rebuild(data_dir, site, policy.is_settled)
+            repairs += rebuilt + reconcile(data_dir, site, policy.is_settled)
+            manifests[site] = Manifest.load(data_dir, site)
+        yield OpenSites(manifests, repairs)
+
+
+def read_manifests(
+    data_dir: Path, sites: list[str], policy: SettlePolicy
+) -> tuple[dict[str, Manifest], list[Repair]]:
+    """The manifests of `sites` for reading (a missing or damaged one is rebuilt from the files)."""
+    manifests: dict[str, Manifest] = {}
+    repairs: list[Repair] = []
+    for site in sites:
+        manifests[site], found = load_or_rebuild(data_dir, site, policy.is_settled)
+        repairs += found
+    return manifests, repairs
+
+
+def run_plan(
+    data_dir: Path,
+    plan: SyncPlan,
+    clients: Mapping[str, ReportsClient],
+    *,
+    now: Callable[[], datetime],
+    policy: SettlePolicy,
+    stop: threading.Event,
+    progress: bool | None = None,
+) -> SyncResult:
+    """Fetch and store every planned request; lanes run concurrently. Ctrl-C stops cleanly."""
+    bars = Progress(plan, progress)
+    lanes = [
+        _Lane(data_dir, requests, clients, now, policy, stop, bars)
+        for _, requests in sorted(plan.lanes.items())
+    ]
+    threads = [
+        threading.Thread(target=lane.run, name=f"lane-{site}-{endpoint}", daemon=True)
+        for lane, (site, endpoint) in zip(lanes, sorted(plan.lanes), strict=True)
+    ]
+    result = SyncResult(plan)
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)
+    except KeyboardInterrupt:
+        stop.set()
+        log.warning("interrupted: finishing the requests in flight, then stopping")
+        for thread in threads:
+            thread.join(30)
+    finally:
+        bars.close()
+    result.interrupted = stop.is_set()
+    for lane in lanes:
+        result.stored += lane.stored
+        result.untyped += lane.untyped
+        result.failed += lane.failed
+        if not result.interrupted:  # a lane that ended without accounting for a request: say so
+            done = {id(r) for r, _ in lane.stored} | {id(f.request) for f in lane.failed}
+            result.failed += [
+                Failure(r, LakeError("not stored: its lane ended early"), attempted=False)
+                for r in lane.requests
+                if id(r) not in done
+            ]
+    for failure in result.failed:
+        log.error("%s", failure)
+    return result
+
+
+class _Lane:
+    """The requests of one (site, endpoint), fetched one after the other at the endpoint's pace."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        requests: list[PlannedRequest],
+        clients: Mapping[str, ReportsClient],
+        now: Callable[[], datetime],
+        policy: SettlePolicy,
+        stop: threading.Event,
+        bars: Progress,
+    ) -> None:
+        self.data_dir = data_dir
+        self.requests = requests
+        self.clients = clients
+        self.now = now
+        self.policy = policy
+        self.stop = stop
+        self.bars = bars
+        self.stored: list[tuple[PlannedRequest, int]] = []
+        self.untyped: list[tuple[PlannedRequest, int]] = []
+        self.failed: list[Failure] = []
+
+    def run(self) -> None:
+        """Every request in turn; the first failure that would repeat stops the lane, and the
+        requests left are reported as not fetched. No exception leaves this method."""
+        for index, request in enumerate(self.requests):
+            if self.stop.is_set():
+                return
+            try:
+                self._one(request)
+            except Interrupted:
+                return
+            except CommerceReportsError as error:
+                self.failed.append(Failure(request, error))
+                if error.retriable or isinstance(error, LakeError):
+                    continue
+                self._give_up(index, error)  # e.g. a rejected key: the rest would fail the same way
+                return
+            except OSError as error:
+                wrapped = LakeError(f"could not store it: {error}")
+                self.failed.append(Failure(request, wrapped))
+                if error.errno in _LANE_STOPPING_ERRNOS:
+                    self._give_up(index, wrapped)
+                    return
+            except Exception as error:  # a fault nobody foresaw: report it, stop the lane
+                log.debug("unexpected error in lane of %s", request.key.describe(), exc_info=True)
+                wrapped = LakeError(f"unexpected {type(error).__name__}: {error} (run with -vv for details)")
+                self.failed.append(Failure(request, wrapped))
+                self._give_up(index, wrapped)
+                return
+
+    def _one(self, request: PlannedRequest) -> None:
+        table = fetch_partition(self.clients[request.site], request.key)
+        fetched_at = self.now()
+        written = write_partition(self.data_dir, request.site, request.key, table, fetched_at)
+        settled = not written.untyped and self.policy.is_settled(request.key, fetched_at)
+        Manifest.record(self.data_dir, request.site, request.key, written, fetched_at, settled)
+        self.stored.append((request, written.rows))
+        if written.untyped:
+            self.untyped.append((request, written.untyped))
+            log.warning(
+                "%s %s: %d rows hold values that could not be typed; stored unsettled",
+                request.site,
+                request.key.describe(),
+                written.untyped,
+            )
+        self.bars.advance(request, written.rows)
+
+    def _give_up(self, index: int, error: CommerceReportsError) -> None:
+        self.failed += [Failure(r, error, attempted=False) for r in self.requests[index + 1 :]]
