@@ -61,22 +61,33 @@ def current_state(data_dir: Path, site: str) -> pl.DataFrame:
     return versions.sort("update_date", "fetched_at").group_by("commission_id").last()
 
 
-def assert_matches_ground_truth(running: RunningSandbox, data_dir: Path, site: str, start: date) -> None:
-    """Revenue and transaction counts per commission day equal the sandbox's truth, to the cent."""
+def ground_truth_differences(running: RunningSandbox, data_dir: Path, site: str, start: date) -> list[str]:
+    """The commission days whose revenue (to the cent) or transaction count differ from the
+    sandbox's truth, one line each; empty when the lake is right."""
     end = running.sandbox.now.date()
     lake = (
         current_state(data_dir, site)
         .filter(pl.col("commission_date").is_between(start, end))
         .group_by("commission_date")
         .agg(pl.col("publisher_net_revenue").sum().round(2).alias("revenue"), pl.len().alias("transactions"))
-        .sort("commission_date")
     )
-    truth = running.sandbox.ground_truth(site, start, end, by="commission_date", group_by=("day",)).sort(
-        "day"
-    )
-    assert lake["commission_date"].to_list() == truth["day"].to_list()
-    assert lake["revenue"].to_list() == truth["revenue"].round(2).to_list()
-    assert lake["transactions"].to_list() == truth["transactions"].cast(pl.UInt32).to_list()
+    truth = running.sandbox.ground_truth(site, start, end, by="commission_date", group_by=("day",))
+    ours = {row[0]: (row[1], row[2]) for row in lake.iter_rows()}
+    theirs = {
+        row["day"]: (round(row["revenue"], 2), row["transactions"]) for row in truth.iter_rows(named=True)
+    }
+    return [
+        f"{day}: lake {ours.get(day)}, truth {theirs.get(day)}"
+        for day in sorted(ours.keys() | theirs.keys())
+        if ours.get(day) != theirs.get(day)
+    ]
+
+
+def assert_matches_ground_truth(running: RunningSandbox, data_dir: Path, site: str, start: date) -> None:
+    """Revenue and transaction counts per commission day equal the sandbox's truth, to the cent."""
+    assert ground_truth_differences(running, data_dir, site, start) == []
+    end = running.sandbox.now.date()
+    truth = running.sandbox.ground_truth(site, start, end, by="commission_date", group_by=("day",))
     assert truth["returns"].sum() > 0  # returns and adjustments are part of what matched
 
 

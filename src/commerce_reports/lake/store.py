@@ -2,7 +2,8 @@
 
 What is written never holds a secret: every string the service sent (the `extra` JSON above all,
 where a key echoed in a body would land) is scrubbed of every key the process knows. Each file
-carries its request's params in its metadata, so a lost manifest can be rebuilt from the files.
+carries its request's params in its metadata, so a lost manifest can be rebuilt from the files,
+and page checksums, so damage inside a file is an error when it is read back, never wrong data.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def write_partition(
     digest: list[str] = []
 
     def write(temp: Path) -> None:
-        pq.write_table(table, temp, compression="zstd")
+        pq.write_table(table, temp, compression="zstd", write_page_checksum=True)
         digest.append(sha256_of(temp))
 
     target = save_atomic(folder / PART_FILE, write)
@@ -147,7 +148,7 @@ def inspect_partition(path: Path) -> StoredFile:
     """
     try:
         stat = os.stat(path)
-        table = pq.read_table(path)
+        table = pq.read_table(path, page_checksum_verification=True)  # a flipped bit is caught
         sha256 = sha256_of(path)
     except (OSError, pa.ArrowException, ValueError) as error:
         raise LakeError(f"{path} is not readable Parquet ({type(error).__name__}: {error})") from None
