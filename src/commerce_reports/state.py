@@ -14,6 +14,7 @@ from .embedded import available_sites
 from .errors import ValidationError
 from .jobs import SyncOptions, data_dir_of
 from .lake import Manifest, load_or_rebuild, writing_sites
+from .lake import rebuild as rebuild_manifest
 from .params import as_date
 from .sites import SiteSelection, select_sites
 
@@ -36,7 +37,7 @@ def status(
     for site in select_sites(sites, lambda: available_sites(start=False)):
         if rebuild:
             with writing_sites(folder, [site]):
-                manifest, _ = rebuild(folder, site, options.policy.is_settled)
+                manifest, _ = rebuild_manifest(folder, site, options.policy.is_settled)
         else:
             manifest, _ = load_or_rebuild(folder, site, options.policy.is_settled)
         for entry in manifest:
