@@ -55,7 +55,7 @@ def test_a_file_where_a_day_folder_belongs_fails_those_days_and_the_command_exit
     failures = sorted(line for line in err.splitlines() if line.startswith("failed: "))
     assert len(failures) == 2, err
     for day, line in zip(blocked, failures, strict=True):
-        assert line.startswith(f"failed: alpha transactions updateDate={day}: failed: could not store it: ")
+        assert line.startswith(f"failed: alpha transactions updateDate={day}: could not store it: ")
     assert "2 failed" in out and "Traceback" not in err
     stored = {e.key.start for e in Manifest.load(tmp_path, "alpha") if e.key.dataset == "transactions"}
     assert stored == set(days) - set(blocked)  # the lane went on past each failure
@@ -70,6 +70,7 @@ def test_a_refused_key_reports_every_partition_of_its_lanes(running: RunningSand
     assert not result.ok and len(result.failed) == 4 and not result.stored
     assert all(isinstance(f.error, AuthenticationError) for f in result.failed)
     assert [f.attempted for f in result.failed] == [True, False, False, False]
+    assert "not fetched, its lane stopped after: HTTP 401" in str(result.failed[1])
     assert len(running.sandbox.request_log) == 1  # the rest would have been refused the same way
 
 

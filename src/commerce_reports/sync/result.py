@@ -24,8 +24,8 @@ class Failure(NamedTuple):
     attempted: bool = True
 
     def __str__(self) -> str:
-        what = "failed" if self.attempted else "not fetched, its lane stopped after"
-        return f"{self.request.site} {self.request.key.describe()}: {what}: {self.error}"
+        why = str(self.error) if self.attempted else f"not fetched, its lane stopped after: {self.error}"
+        return f"{self.request.site} {self.request.key.describe()}: {why}"
 
 
 @dataclass
