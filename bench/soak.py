@@ -278,6 +278,9 @@ def main() -> int:
             rounds += 1
             soak.damage()
             code = soak.run_once(kill=True)
+            say(
+                f"round {rounds}: {'killed' if code is None else f'exited {code}'}, {soak.kills} kills so far"
+            )
             soak.unblock(code)
             if code == 0:
                 soak.make_work()

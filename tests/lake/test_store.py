@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from commerce_reports.errors import LakeError, ValidationError
 from commerce_reports.files import remove_stray_files
 from commerce_reports.lake import rebuild
 from commerce_reports.lake.manifest import Manifest
-from commerce_reports.lake.store import untyped_rows, write_partition
+from commerce_reports.lake.store import inspect_partition, untyped_rows, write_partition
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
 from commerce_reports.secret import Secret
@@ -173,3 +175,46 @@ def test_long_slice_names_are_bounded_and_recoverable(tmp_path: Path) -> None:
         PartitionKey.from_relpath(key.relpath)
     short = PartitionKey.aggregate("networks", date(2026, 2, 1), Filters(device_type="MBL"), "month")
     assert short.relpath == "networks/slice=deviceType%3DMBL/grain=month/start=2026-02-01"  # as ever
+
+
+def test_a_flipped_bit_anywhere_in_a_partition_is_caught_or_harmless(tmp_path: Path) -> None:
+    key = PartitionKey.transactions(date(2026, 3, 3))
+    written = write_partition(
+        tmp_path, "alpha", key, parse_transactions(body([nested(n) for n in range(5)])), FETCHED
+    )
+    original, data = pq.read_table(written.path), written.path.read_bytes()
+    copy = tmp_path / "copy.parquet"
+    chosen = random.Random(7)
+    for position in sorted(chosen.sample(range(len(data)), 300)):
+        damaged = bytearray(data)
+        damaged[position] ^= 1 << chosen.randrange(8)
+        copy.write_bytes(bytes(damaged))
+        try:
+            inspect_partition(copy, "transactions")
+        except LakeError:
+            continue
+        assert pq.read_table(copy).equals(original), f"a flip at byte {position} passed for data"
+
+
+def test_a_garbled_column_name_is_quarantined_not_a_traceback(tmp_path: Path) -> None:
+    keys = [PartitionKey.transactions(date(2026, 3, d)) for d in (1, 2)]
+    for key in keys:
+        write_partition(tmp_path, "alpha", key, parse_transactions(body([nested(1)])), FETCHED)
+    path = tmp_path / "lake" / "site=alpha" / keys[0].relpath / "part.parquet"
+    data = path.read_bytes()
+    names = [m.start() for m in re.finditer(rb"fetched_at|campaign_name|extra", data)]
+    for position in sorted({p + d for p in names for d in range(-3, 16)}, reverse=True):
+        damaged = bytearray(data)
+        damaged[position] ^= 0x80
+        path.write_bytes(bytes(damaged))
+        try:
+            pq.read_table(path).column_names  # noqa: B018
+        except UnicodeDecodeError:
+            break
+        except Exception:  # other damage: look further
+            continue
+    else:
+        pytest.fail("no byte of the footer garbles a column name")
+    manifest, repairs = rebuild(tmp_path, "alpha")
+    assert [r.action for r in repairs] == ["rebuilt", "quarantined"]
+    assert [e.key for e in manifest] == [keys[1]]

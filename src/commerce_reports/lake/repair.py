@@ -24,9 +24,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from ..contract import PART_FILE, SCHEMA_VERSION, PartitionKey, check_site_name, lake_root, site_root
 from ..errors import LakeError, ValidationError
 from .locks import site_lock, writing_sites
@@ -134,7 +131,7 @@ def rebuild(
         manifest = Manifest(data_dir, site)
         for relpath, path in _files(data_dir, site).items():
             try:
-                stored = inspect_partition(path)
+                stored = inspect_partition(path, _dataset(relpath))
             except LakeError:
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
                 continue
@@ -197,7 +194,7 @@ def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list
                 continue
             changed = True
             try:
-                stored = inspect_partition(path)
+                stored = inspect_partition(path, _dataset(relpath))
             except LakeError:
                 del manifest.entries[relpath]
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
@@ -214,8 +211,10 @@ def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list
                     f"entry rewritten from the file ({stored.rows} rows)",
                 )
             )
-        for relpath in sorted(unrecorded):
-            if not _readable_footer(files[relpath]):  # an unrecorded file must not break readers
+        for relpath in sorted(unrecorded):  # an unrecorded file must not break readers either
+            try:
+                inspect_partition(files[relpath], _dataset(relpath))
+            except LakeError:
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
         if changed:
             manifest.save()
@@ -225,12 +224,9 @@ def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list
     return repairs
 
 
-def _readable_footer(path: Path) -> bool:
-    try:
-        pq.read_metadata(path)
-    except (OSError, pa.ArrowException, ValueError):
-        return False
-    return True
+def _dataset(relpath: str) -> str:
+    """The dataset a partition path belongs to (its first folder)."""
+    return relpath.split("/", 1)[0]
 
 
 def verify(data_dir: str | Path, sites: Iterable[str] | None = None) -> VerifyReport:
@@ -252,7 +248,7 @@ def verify(data_dir: str | Path, sites: Iterable[str] | None = None) -> VerifyRe
                     report.checked += 1
                     entry = manifest.entries.get(relpath)
                     try:
-                        stored = inspect_partition(path)
+                        stored = inspect_partition(path, _dataset(relpath))
                     except LakeError:
                         manifest.entries.pop(relpath, None)
                         report.repairs.append(quarantine(folder, site, relpath, "not readable Parquet"))

@@ -141,27 +141,41 @@ def _has_unparsed(text: str | None) -> bool:
     return isinstance(value, dict) and bool(value.get(UNPARSED))
 
 
-def inspect_partition(path: Path) -> StoredFile:
-    """Read a partition file in full: its rows, when it was fetched, its hash and metadata.
+def inspect_partition(path: Path, dataset: str) -> StoredFile:
+    """Read a partition file of `dataset` in full: its rows, when it was fetched, its hash, metadata.
 
-    A file that is not readable Parquet (truncated, garbled) is a LakeError naming it.
+    A file that is not readable Parquet of the dataset's columns (truncated, garbled, a flipped bit
+    in its data or its footer) is a LakeError naming it: damage never passes for data.
     """
     try:
+        expected = dataset_schema(dataset)
         stat = os.stat(path)
-        table = pq.read_table(path, page_checksum_verification=True)  # a flipped bit is caught
+        table = pq.read_table(path, page_checksum_verification=True)  # a flipped bit in a page fails here
         sha256 = sha256_of(path)
-    except (OSError, pa.ArrowException, ValueError) as error:
+        strange = [
+            f.name
+            for f in table.schema
+            if f.name not in expected.names or expected.field(f.name).type != f.type
+        ]
+        if strange or FETCHED_AT.name not in table.column_names:
+            raise ValueError(f"columns not of a {dataset} partition: {', '.join(strange) or 'no fetched_at'}")
+        stamps = table.column(FETCHED_AT.name)
+        latest = pc.max(stamps).as_py() if len(stamps) else None
+        untyped = untyped_rows(table)
+        params = _params(table.schema.metadata)
+    except Exception as error:  # corrupt input reaches pyarrow in many ways: any of them means damage
         raise LakeError(f"{path} is not readable Parquet ({type(error).__name__}: {error})") from None
-    stamps = table.column(FETCHED_AT.name) if FETCHED_AT.name in table.column_names else None
-    latest = pc.max(stamps).as_py() if stamps is not None and len(stamps) else None
     fetched_at = latest or datetime.fromtimestamp(stat.st_mtime, UTC)  # a zero-row day: its file's time
-    raw = (table.schema.metadata or {}).get(PARAMS_METADATA)
+    return StoredFile(table.num_rows, fetched_at, sha256, untyped, stat.st_size, stat.st_mtime_ns, params)
+
+
+def _params(metadata: dict[bytes, bytes] | None) -> dict[str, str] | None:
+    """The request's params kept in a file's metadata (None when absent or unreadable)."""
+    raw = (metadata or {}).get(PARAMS_METADATA)
     try:
         params = json.loads(raw) if raw else None
     except ValueError:
-        params = None
+        return None
     if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
-        params = None
-    return StoredFile(
-        table.num_rows, fetched_at, sha256, untyped_rows(table), stat.st_size, stat.st_mtime_ns, params
-    )
+        return None
+    return params
