@@ -8,9 +8,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from commerce_reports.contract import PartitionKey
 from commerce_reports.errors import LakeError
-from commerce_reports.lake.plan import PlannedRequest, SyncPlan
-from commerce_reports.lake.sync import SyncResult
 from commerce_reports.params import Filters
+from commerce_reports.sync import Failure, PlannedRequest, SyncPlan, SyncResult
 
 
 def a_big_result() -> SyncResult:
@@ -30,7 +29,7 @@ def a_big_result() -> SyncResult:
     failed = requests[5]
     result = SyncResult(SyncPlan(requests, {"transactions": 60.0, "networks": 60.0}, skipped=3))
     result.stored.extend((r, 250) for r in requests if r is not failed)
-    result.failed.append((failed, LakeError("the disk was full")))
+    result.failed.append(Failure(failed, LakeError("the disk was full")))
     return result
 
 

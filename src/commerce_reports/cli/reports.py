@@ -10,10 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..api import SyncOptions, invalidate, plan_sync, status, sync
-from ..config import Settings
 from ..contract import DATASETS
 from ..demo import run_demo
-from ..lake import verify
 from ..params import as_date
 
 
@@ -143,6 +141,9 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from ..config import Settings
+    from ..lake import verify
+
     data_dir = args.data_dir if args.data_dir is not None else Settings.from_env().data_dir
     report = verify(data_dir, args.sites)
     print(report.summary())
