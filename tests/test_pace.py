@@ -18,21 +18,27 @@ from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from tests.conftest import FakeClock
 
 
+def turn(pacer: Pacer, endpoint: str) -> float:
+    """Take `endpoint`'s turn and end it at once (a request sent that very moment); its start."""
+    with pacer.slot(endpoint) as start:
+        return start
+
+
 def test_second_request_waits_the_interval_and_endpoints_are_independent(
     clock: FakeClock, tmp_path: Path
 ) -> None:
     pacer = Pacer({"transactions": 60, "networks": 10}, "svc|key", state_dir=tmp_path, clock=clock)
     t0 = clock.now
-    assert pacer.acquire("transactions") == t0
-    assert pacer.acquire("networks") == t0
-    assert pacer.acquire("networks") == pytest.approx(t0 + 10.1)  # 1% safety margin
-    assert pacer.acquire("transactions") == pytest.approx(t0 + 60.5)  # margin at most 0.5 s
+    assert turn(pacer, "transactions") == t0
+    assert turn(pacer, "networks") == t0
+    assert turn(pacer, "networks") == pytest.approx(t0 + 10.1)  # 1% safety margin
+    assert turn(pacer, "transactions") == pytest.approx(t0 + 60.5)  # margin at most 0.5 s
     assert clock.sleeps == pytest.approx([0.0, 0.0, 10.1, 50.4])
 
 
 def test_defer_pushes_the_next_slot_and_never_pulls_it_closer(clock: FakeClock, tmp_path: Path) -> None:
     pacer = Pacer({"networks": 60}, "svc|key", state_dir=tmp_path, clock=clock)
-    pacer.acquire("networks")
+    turn(pacer, "networks")
     pacer.defer("networks", 90)
     assert pacer.next_allowed("networks") == clock.now + 90
     pacer.defer("networks", 5)
@@ -42,8 +48,8 @@ def test_defer_pushes_the_next_slot_and_never_pulls_it_closer(clock: FakeClock, 
 def test_state_files_name_no_secret_and_keys_do_not_share_a_pace(clock: FakeClock, tmp_path: Path) -> None:
     one = Pacer({"networks": 60}, "svc|secret-one", state_dir=tmp_path, clock=clock)
     two = Pacer({"networks": 60}, "svc|secret-two", state_dir=tmp_path, clock=clock)
-    one.acquire("networks")
-    assert two.acquire("networks") == clock.now
+    turn(one, "networks")
+    assert turn(two, "networks") == clock.now
     names = " ".join(p.name + p.read_text() for p in tmp_path.iterdir() if p.suffix == ".json")
     assert "secret" not in names
 
@@ -56,7 +62,7 @@ def test_threads_sharing_a_pacer_never_start_closer_than_the_interval(tmp_path: 
 
     def worker() -> None:
         for _ in range(3):
-            start = pacer.acquire("networks")
+            start = turn(pacer, "networks")
             with lock:
                 starts.append(start)
 
@@ -92,7 +98,8 @@ _WORKER = textwrap.dedent(
     pacer = Pacer({"transactions": 60}, "https://svc|shared-key", state_dir=Path(state), clock=clock)
     with open(out, "w") as f:
         for _ in range(n):
-            f.write(json.dumps(pacer.acquire("transactions")) + "\\n")
+            with pacer.slot("transactions") as start:
+                f.write(json.dumps(start) + "\\n")
             f.flush()
     """
 )

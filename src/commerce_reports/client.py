@@ -186,8 +186,8 @@ class ReportsClient:
         means the URL points elsewhere, which is a ConfigurationError naming it.
         """
         params = {"updateDate": (day or date.today() - timedelta(days=1)).isoformat()}
-        self._pacer.acquire("transactions")
-        answer = self._session.send("GET", _PATHS["transactions"], params=params, where="transactions")
+        with self._pacer.slot("transactions"):
+            answer = self._session.send("GET", _PATHS["transactions"], params=params, where="transactions")
         if answer.status == 404 or answer.is_html:
             raise self._not_the_api(answer)
         return answer.status
@@ -221,29 +221,36 @@ class ReportsClient:
         attempt = 0
         while True:
             attempt += 1
-            self._wait_for_slot(endpoint)
+            asked = self.clock.time()
             try:
-                return parse(self._get(endpoint, params, attempt))
+                # The turn is held while the request is sent and read: the next one starts a full
+                # interval after this one ended, however late it was sent (cross-process pace).
+                with self._pacer.slot(endpoint) as turn:
+                    if turn - asked > _LONG_WAIT:
+                        pace = self.pace[endpoint]
+                        log.info("waited %.0f s for %s: the pace is %g s", turn - asked, endpoint, pace)
+                    body = self._get(endpoint, params, attempt)
+                return parse(body)
             except ServiceError as error:
                 if not error.retriable or attempt >= self.retry.max_attempts:
                     raise _with_attempts(error, attempt) from None
-                asked = getattr(error, "retry_after", None)
-                if self.retry.too_long(asked):
+                wait = getattr(error, "retry_after", None)
+                if self.retry.too_long(wait):
                     raise RateLimitedError(
                         429,
                         "rate limit exceeded",
                         endpoint=endpoint,
                         params=params,
                         attempts=attempt,
-                        retry_after=asked,
-                        hint=f"the service asked to wait {asked:g} s, more than the "
+                        retry_after=wait,
+                        hint=f"the service asked to wait {wait:g} s, more than the "
                         f"{self.retry.max_wait:g} s allowed (COMMERCE_REPORTS_MAX_RETRY_WAIT); "
                         "nothing more was sent: try again later",
                     ) from None
-                if asked:
-                    self._pacer.defer(endpoint, asked)
-                delay = self.retry.delay(attempt, asked)
-                level = logging.WARNING if asked and asked > _LONG_WAIT else logging.INFO
+                if wait:
+                    self._pacer.defer(endpoint, wait)
+                delay = self.retry.delay(attempt, wait)
+                level = logging.WARNING if wait and wait > _LONG_WAIT else logging.INFO
                 log.log(
                     level,
                     "%s %s failed (attempt %d of %d): %s; waiting %.0f s%s",
@@ -253,15 +260,9 @@ class ReportsClient:
                     self.retry.max_attempts,
                     error,
                     delay,
-                    ": the service asked to slow down" if asked else "",
+                    ": the service asked to slow down" if wait else "",
                 )
                 self.clock.sleep(delay)
-
-    def _wait_for_slot(self, endpoint: str) -> None:
-        asked = self.clock.time()
-        waited = self._pacer.acquire(endpoint) - asked
-        if waited > _LONG_WAIT:
-            log.info("waited %.0f s for %s: the pace is %g s", waited, endpoint, self.pace[endpoint])
 
     def _get(self, endpoint: str, params: dict[str, str], attempt: int) -> bytes | None:
         sent = wire_params(self.dialect, params)

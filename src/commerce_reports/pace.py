@@ -119,25 +119,10 @@ class Pacer:
                 after = self.clock.time() + spacing(self.intervals.get(endpoint, 0.0))
                 _write(state, max(_read(state), after))
 
-    def acquire(self, endpoint: str) -> float:
-        """Wait for `endpoint`'s turn and end it at once (an empty `slot`); return its start time.
-        Only for a request sent at that very moment: anything slower should send inside `slot`."""
-        with self.slot(endpoint) as start:
-            return start
-
     def defer(self, endpoint: str, seconds: float) -> None:
         """Push the next allowed request at least `seconds` from now (the service asked us to wait)."""
         with self._locked(endpoint) as state:
             _write(state, max(_read(state), self.clock.time() + seconds))
-
-    def set_interval(self, endpoint: str, seconds: float) -> None:
-        """Change an endpoint's interval; a pending reservation moves with it."""
-        old = spacing(self.intervals.get(endpoint, 0.0))
-        self.intervals[endpoint] = seconds
-        with self._locked(endpoint) as state:
-            pending = _read(state)
-            if pending:
-                _write(state, pending - old + spacing(seconds))
 
     def next_allowed(self, endpoint: str) -> float:
         """Wall-clock time at which `endpoint` may next be called."""
