@@ -186,3 +186,20 @@ def test_two_processes_on_a_loaded_machine_never_draw_a_429(tmp_path: Path) -> N
             burner.wait()
     assert [p.returncode for p in senders] == [0, 0], errors
     assert statuses == [200] * 12
+
+
+def test_state_of_keys_unused_for_a_week_is_pruned(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from commerce_reports.pace import prune_state
+
+    old, fresh = tmp_path / "old-networks.json", tmp_path / "new-networks.json"
+    for path in (old, fresh, tmp_path / "old-networks.lock", tmp_path / "notes.txt"):
+        path.write_text("{}")
+    week_ago = time.time() - 8 * 24 * 3600
+    for path in (old, tmp_path / "old-networks.lock", tmp_path / "notes.txt"):
+        os.utime(path, (week_ago, week_ago))
+    Pacer({"networks": 1}, "svc|key", state_dir=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new-networks.json", "notes.txt"]
+    assert prune_state(tmp_path / "missing", time.time()) == 0

@@ -31,7 +31,7 @@ from filelock import FileLock
 from .errors import ConfigurationError
 from .files import save_atomic
 
-__all__ = ["Clock", "Pacer", "SystemClock", "default_pace_dir", "spacing"]
+__all__ = ["Clock", "Pacer", "SystemClock", "default_pace_dir", "prune_state", "spacing"]
 
 
 class Clock(Protocol):
@@ -85,6 +85,7 @@ class Pacer:
         self._scope = hashlib.sha256(scope.encode()).hexdigest()[:20]
         self._thread_locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
+        prune_state(self.state_dir, time.time())  # file times are real times, whatever the clock
 
     def __repr__(self) -> str:
         return f"Pacer(intervals={self.intervals!r})"
@@ -139,3 +140,26 @@ def _read(state: Path) -> float:
 
 def _write(state: Path, not_before: float) -> None:
     save_atomic(state, json.dumps({"not_before": not_before}), durable=False)
+
+
+STALE_AFTER = 7 * 24 * 3600.0  # seconds: a pace state untouched this long constrains nothing any more
+
+
+def prune_state(state_dir: Path, now: float) -> int:
+    """Delete the state and lock files of keys not used for a week, so the folder does not grow with
+    every key and test run; returns how many went. A turn of a week is far past: nobody holds those."""
+    removed = 0
+    try:
+        entries = list(os.scandir(state_dir))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.endswith((".json", ".lock")):
+            continue
+        try:
+            if now - entry.stat().st_mtime > STALE_AFTER:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue  # gone meanwhile, or not ours to delete: leave it
+    return removed
