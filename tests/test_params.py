@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from datetime import date
 
+import pycountry
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -169,7 +170,7 @@ _LISTS = {
     lists=st.fixed_dictionaries({}, optional=_LISTS),
     ids=st.lists(st.integers(1, 2**31 - 1), max_size=3),
     device=st.none() | st.sampled_from(list(DeviceType)),
-    country=st.none() | st.from_regex(r"[A-Za-z]{2}", fullmatch=True),
+    country=st.none() | st.sampled_from(sorted(c.alpha_2 for c in pycountry.countries)).map(str.lower),
 )
 @settings(max_examples=300, deadline=None)
 def test_any_filter_set_round_trips_through_its_canonical_name(
@@ -201,3 +202,10 @@ def test_values_of_the_wrong_type_are_validation_errors(kwargs: dict[str, object
     assert caught.value.parameter == parameter
     with pytest.raises(ValidationError):
         transaction_params(update_date="2026-11-20", merchant_group_ids=1.5)
+
+
+@pytest.mark.parametrize("code", ["XX", "UK", "QQ"])
+def test_a_country_that_iso_3166_does_not_assign_is_refused(code: str) -> None:
+    with pytest.raises(ValidationError, match="not an ISO 3166 country"):
+        Filters(country=code)
+    assert Filters(country="gb").country == "GB"

@@ -183,7 +183,16 @@ def _country(value: Any) -> str | None:
         raise ValidationError(
             "country", f"{value!r} is not a country code", "give a two-letter ISO code like 'US'"
         )
-    return value.strip().upper()
+    code = value.strip().upper()
+    import pycountry  # loads its tables on first use only: most runs never filter by country
+
+    if pycountry.countries.get(alpha_2=code) is None:
+        raise ValidationError(
+            "country",
+            f"{value!r} is not an ISO 3166 country (a request for it would return nothing)",
+            "give an assigned two-letter code like 'US', 'GB' or 'DE'",
+        )
+    return code
 
 
 # Python name -> service parameter name, in the contract's order.
