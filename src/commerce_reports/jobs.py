@@ -20,7 +20,8 @@ from .config import Settings, parse_pace
 from .contract import PartitionKey
 from .db import refresh_rollups, write_catalog
 from .embedded import available_sites, started
-from .errors import ValidationError
+from .errors import ServiceError, ValidationError
+from .lake.manifest import Manifest
 from .pace import Clock, SystemClock
 from .params import Filters, Grain, as_date
 from .sites import SiteProfile, SiteSelection, select_sites
@@ -158,6 +159,11 @@ def fetch_keys(
             for profile in busy
         }
         try:
+            unverified = {
+                p.name
+                for p in busy
+                if not _service_checked(data_dir, p, opened.manifests[p.name], clients[p.name])
+            }
             result = run_plan(
                 data_dir,
                 plan,
@@ -166,12 +172,41 @@ def fetch_keys(
                 policy=options.policy,
                 stop=stop,
                 progress=options.progress,
+                unverified=unverified,
             )
             result.repairs = opened.repairs
             return result
         finally:
             for client in clients.values():
                 client.close()
+
+
+def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, client: ReportsClient) -> bool:
+    """Whether the site's address is known to answer as the reporting API, checking it once if not.
+
+    Checked before the first sync of a site against a real service and whenever its address or
+    dialect changes; the answer is kept in the site's manifest. An address that answers 404 or an
+    HTML page raises a ConfigurationError naming it, before anything is stored. An address that
+    cannot be checked now (a transient failure) syncs unverified: its empty windows stay unsettled.
+    """
+    service = {"base_url": client.base_url, "dialect": client.dialect}
+    if profile.sandbox or manifest.service == {**service, "verified": True}:
+        return True
+    try:
+        status = client.check_service()
+    except ServiceError as error:
+        if not error.retriable:
+            raise
+        log.warning(
+            "%s: could not check %s now (%s); empty windows stay unsettled",
+            profile.name,
+            client.base_url,
+            error,
+        )
+        return False
+    log.info("%s: %s answers as the reporting API (HTTP %d)", profile.name, client.base_url, status)
+    Manifest.record_service(data_dir, profile.name, {**service, "verified": True})
+    return True
 
 
 def after_sync(data_dir: Path) -> None:

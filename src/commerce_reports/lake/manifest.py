@@ -94,6 +94,9 @@ class Manifest:
         self.data_dir = Path(data_dir)
         self.site = site
         self.entries: dict[str, Entry] = entries or {}
+        # Which service the site's partitions came from: base_url, dialect, and whether that
+        # address was checked to answer as the reporting API (`verified`).
+        self.service: dict[str, Any] = {}
 
     @property
     def path(self) -> Path:
@@ -115,6 +118,8 @@ class Manifest:
         partitions = data.get("partitions") if isinstance(data, dict) else None
         if not isinstance(partitions, dict):
             raise manifest.damaged("no 'partitions' object")
+        service = data.get("service", {})
+        manifest.service = dict(service) if isinstance(service, dict) else {}
         try:
             for item in partitions.values():
                 entry = Entry.from_json(item)
@@ -143,6 +148,7 @@ class Manifest:
         payload = {
             "site": self.site,
             "schema_version": SCHEMA_VERSION,
+            "service": self.service,
             "partitions": {e.relpath: e.to_json() for e in self},
         }
         save_atomic(self.path, json.dumps(payload, indent=1, sort_keys=True))
@@ -175,6 +181,14 @@ class Manifest:
             manifest.entries[entry.relpath] = entry
             manifest.save()
         return entry
+
+    @staticmethod
+    def record_service(data_dir: Path, site: str, service: dict[str, Any]) -> None:
+        """Say which service (address, dialect, verified or not) the site's partitions come from."""
+        with site_lock(data_dir, site):
+            manifest = Manifest.load(data_dir, site)
+            manifest.service = dict(service)
+            manifest.save()
 
     @staticmethod
     def forget(data_dir: Path, site: str, keys: list[PartitionKey]) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -124,12 +124,16 @@ def run_plan(
     policy: SettlePolicy,
     stop: threading.Event,
     progress: bool | None = None,
+    unverified: Collection[str] = (),
 ) -> SyncResult:
-    """Fetch and store every planned request; lanes run concurrently. Ctrl-C stops cleanly."""
+    """Fetch and store every planned request; lanes run concurrently. Ctrl-C stops cleanly.
+
+    For the sites in `unverified` (their address was not yet shown to be the reporting API) a
+    window answered with 404 is stored empty but unsettled, so it is asked for again."""
     bars = Progress(plan, progress)
     lanes = [
-        _Lane(data_dir, requests, clients, now, policy, stop, bars)
-        for _, requests in sorted(plan.lanes.items())
+        _Lane(data_dir, requests, clients, now, policy, stop, bars, site in unverified)
+        for (site, _), requests in sorted(plan.lanes.items())
     ]
     threads = [
         threading.Thread(target=lane.run, name=f"lane-{site}-{endpoint}", daemon=True)
@@ -178,7 +182,9 @@ class _Lane:
         policy: SettlePolicy,
         stop: threading.Event,
         bars: Progress,
+        unverified: bool = False,
     ) -> None:
+        self.unverified = unverified
         self.data_dir = data_dir
         self.requests = requests
         self.clients = clients
@@ -223,7 +229,12 @@ class _Lane:
         table = fetch_partition(self.clients[request.site], request.key)
         fetched_at = self.now()
         written = write_partition(self.data_dir, request.site, request.key, table, fetched_at)
-        settled = not written.untyped and self.policy.is_settled(request.key, fetched_at)
+        not_found = (table.schema.metadata or {}).get(b"not_found") == b"1"
+        settled = (
+            not written.untyped
+            and not (not_found and self.unverified)
+            and self.policy.is_settled(request.key, fetched_at)
+        )
         Manifest.record(self.data_dir, request.site, request.key, written, fetched_at, settled)
         self.stored.append((request, written.rows))
         if written.untyped:
