@@ -132,3 +132,11 @@ def test_numbers_and_texts_type_alike_on_both_paths(key: str, value: Any, stored
     fast = parse_transactions(body([row]))[column].to_pylist()
     tolerant = parse_transactions(body([row], page=1))[column].to_pylist()
     assert fast == tolerant == [stored]
+
+
+def test_a_bought_item_that_cannot_be_typed_keeps_the_items_raw() -> None:
+    items = [{"productId": "p1", "productName": "Kettle", "price": "cheap", "quantity": 1}]
+    table = parse_transactions(body([published(1, merchandise=items)]))
+    assert table["products"].to_pylist() == [None]
+    assert orjson.loads(table["extra"][0].as_py()) == {UNPARSED: {"products": items}}
+    assert untyped_rows(table) == 1
