@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-import jsonschema
 import orjson
 import pyarrow as pa
 import pytest
@@ -15,7 +14,7 @@ from commerce_reports.errors import MalformedResponseError, ValidationError
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_aggregate, untyped_rows
 from tests.factories import networks_body
-from tests.parse.conftest import OPENAPI
+from tests.published_schema import validate_response
 
 NOV, DEC = date(2026, 11, 1), date(2026, 12, 1)
 PUBLISHED_NETWORKS = {
@@ -54,9 +53,7 @@ def test_networks_body_becomes_a_table_stamped_with_window_and_filters() -> None
 
 
 def test_a_published_networks_body_keeps_fractional_clicks_and_actions() -> None:
-    schemas = orjson.loads(OPENAPI.read_bytes())["components"]["schemas"]
-    resolver = {"components": {"schemas": schemas}}
-    jsonschema.validate(PUBLISHED_NETWORKS, {**schemas["NetworkResponseModel"], **resolver})
+    validate_response("/v1/reports/networks", 200, PUBLISHED_NETWORKS, strict=True)
     table = parse_aggregate("networks", orjson.dumps(PUBLISHED_NETWORKS), NOV, DEC)
     row = table.to_pylist()[0]
     assert row["clicks"] == 100.5 and row["actions"] == 2.5 and row["extra"] is None
