@@ -117,3 +117,18 @@ def test_both_paths_give_the_same_table_whatever_the_values(changes: list[tuple[
         rows[index][key] = value
     data = body(rows)
     assert parse_transactions(data).equals(read_tolerant(data))
+
+
+def test_quotes_and_colons_inside_values_never_hide_a_key() -> None:
+    tricky = published(1, campaignName='say "x": y', pageUrl='https://x.example/?q="a":"b"')
+    table = parse_transactions(body([tricky]))
+    assert table["campaign_name"].to_pylist() == ['say "x": y'] and table["extra"][0].as_py() is None
+    spaced = (
+        body([published(1)])
+        .replace(b'"campaignName":', b'"campaignName" :')
+        .replace(b'"cuid":', b'"tier" : 1, "cuid":')
+    )
+    table = parse_transactions(spaced)
+    assert orjson.loads(table["extra"][0].as_py()) == {"tier": 1} and table["cuid"].to_pylist() == [
+        "reader-1"
+    ]

@@ -33,7 +33,7 @@ def parse_transactions(body: bytes, *, strict: bool = False) -> pa.Table:
     if not isinstance(body, bytes | bytearray | memoryview):
         raise ValidationError("body", f"a {type(body).__name__} is not a response body", "pass the bytes")
     body = bytes(body)
-    if not body.strip():
+    if not body or body.isspace():
         raise MalformedResponseError("transactions body is empty")
     try:
         return read_fast(body)

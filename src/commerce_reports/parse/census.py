@@ -85,12 +85,11 @@ def count_body(body: bytes) -> Census:
     data = np.frombuffer(body, np.uint8)
     after = np.zeros(256, np.int64)
     for first in range(1, len(data) - 1, _BLOCK):
-        last = min(first + _BLOCK, len(data) - 1)
-        colon = data[first:last] == ord(":")
-        if (colon & (data[first - 1 : last - 1] <= ord(" "))).any():
+        colons = np.flatnonzero(data[first : min(first + _BLOCK, len(data) - 1)] == ord(":")) + first
+        before = data[colons - 1]
+        if (before <= ord(" ")).any():
             return _count_spaced(data)
-        keys = colon & (data[first - 1 : last - 1] == ord('"'))
-        after += np.bincount(data[first + 1 : last + 1][keys], minlength=256)
+        after += np.bincount(data[colons[before == ord('"')] + 1], minlength=256)
     if after[: ord(" ") + 1].any():
         return _count_spaced(data)
     return _census(after)
