@@ -1,11 +1,11 @@
 """The tolerant path: any transactions body, row by row, keeping everything no column holds.
 
 It reads what the fast path declines: unknown keys, values of unexpected kinds, shapes mixed in
-one body, another envelope. It types values by the same rules (values.py, dates.py), so on a body
-both paths can read they give the same table. What no column holds goes to the row's `extra`
-(JSON): unknown keys where the service put them, the raw value of anything that could not be typed
-under `_unparsed`, other envelope keys under `_envelope` (extra.py). A null is the same as a missing
-key, as on the fast path.
+one body (each row is read in its own shape: nested when it carries a group), another envelope.
+It types values by the same rules (values.py, dates.py), so on a body both paths can read they
+give the same table. What no column holds goes to the row's `extra` (JSON): unknown keys where the
+service put them, the raw value of anything that could not be typed under `_unparsed`, other
+envelope keys under `_envelope` (extra.py). A null is the same as a missing key, as on the fast path.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..contract import TRANSACTION_SCHEMA
 from ..errors import MalformedResponseError
 from .dates import read_date
 from .extra import encode_extra, leftovers
-from .fields import CODE_WORDS, FIELDS, PRODUCT_ITEM, Field, Kind, Path
+from .fields import CODE_WORDS, FIELDS, GROUPS, PRODUCT_ITEM, Kind, Path, Shape
 from .values import UNTYPED, load_json, read_integer, read_number, read_text
 
 __all__ = ["read_tolerant"]
@@ -57,20 +57,23 @@ _READERS: dict[Kind, Callable[[Any], Any]] = {
     Kind.DEVICE: _read_words(Kind.DEVICE),
     Kind.PRODUCTS: _read_products,
 }
-# A row may mix the shapes: every field is looked for under its nested keys, then its flat ones.
-_PATHS: dict[str, tuple[Path, ...]] = {
-    field.column: tuple(dict.fromkeys(field.nested + field.flat)) for field in FIELDS
+# Per shape, each column's reader and keys; a row is read in the shape it is written in.
+_Plan = tuple[tuple[str, Kind, Callable[[Any], Any], tuple[Path, ...]], ...]
+_PLANS: dict[Shape, _Plan] = {
+    shape: tuple((f.column, f.kind, _READERS[f.kind], f.paths(shape)) for f in FIELDS)
+    for shape in ("nested", "flat")
 }
+_MISSING = object()
 
 
-def _take(row: dict[str, Any], path: Path) -> tuple[bool, Any]:
-    """Pop `path` out of `row` (so that what is left is unknown); (found, value)."""
+def _take(row: dict[str, Any], path: Path) -> Any:
+    """Pop `path` out of `row` (so that what is left is unknown); _MISSING when it is not there."""
     node: Any = row
     for key in path[:-1]:
-        node = node.get(key) if isinstance(node, dict) else None
-    if isinstance(node, dict) and path[-1] in node:
-        return True, node.pop(path[-1])
-    return False, None
+        node = node.get(key)
+        if not isinstance(node, dict):
+            return _MISSING
+    return node.pop(path[-1], _MISSING)
 
 
 def _put(row: dict[str, Any], path: Path, value: Any) -> None:
@@ -90,24 +93,30 @@ def _unknown_item_keys(path: Path, raw: list[Any], row: dict[str, Any]) -> None:
         _put(row, path, unknown)
 
 
-def _read_field(field: Field, row: dict[str, Any], unparsed: dict[str, Any]) -> Any:
-    """The field's value; the first present key wins, one that disagrees stays in the row."""
-    read = _READERS[field.kind]
+def _read_field(
+    column: str,
+    kind: Kind,
+    read: Callable[[Any], Any],
+    paths: tuple[Path, ...],
+    row: dict[str, Any],
+    unparsed: dict[str, Any],
+) -> Any:
+    """The column's value; the first present key wins, one that disagrees stays in the row."""
     chosen: Any = None
-    for path in _PATHS[field.column]:
-        found, raw = _take(row, path)
-        if not found or raw is None or raw == "":
+    for path in paths:
+        raw = _take(row, path)
+        if raw is _MISSING or raw is None or raw == "":
             continue
         value = read(raw)
-        if field.column in unparsed or chosen is not None:
+        if column in unparsed or chosen is not None:
             if value is UNTYPED or value != chosen:
                 _put(row, path, raw)  # a second key for the column, saying something else
             continue
         if value is UNTYPED:
-            unparsed[field.column] = raw
+            unparsed[column] = raw
             continue
         chosen = value
-        if field.kind is Kind.PRODUCTS:
+        if kind is Kind.PRODUCTS:
             _unknown_item_keys(path, raw, row)
     return chosen
 
@@ -125,8 +134,9 @@ def read_tolerant(body: bytes) -> pa.Table:
         if not isinstance(row, dict):
             raise MalformedResponseError(f"a transaction is a {type(row).__name__}, not an object")
         unparsed: dict[str, Any] = {}
-        for field in FIELDS:
-            columns[field.column].append(_read_field(field, row, unparsed))
+        plan = _PLANS["nested" if any(group in row for group in GROUPS) else "flat"]
+        for column, kind, read, paths in plan:
+            columns[column].append(_read_field(column, kind, read, paths, row, unparsed))
         extras.append(encode_extra(leftovers(row), unparsed, envelope))
     arrays = [
         pa.array(columns[field.column], TRANSACTION_SCHEMA.field(field.column).type) for field in FIELDS
