@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from .fields import PRODUCT_ITEM, Kind, Node
+from .fields import PRODUCT_ITEM, IdClass, Kind, Node
 
 __all__ = ["Census", "count_body", "count_table"]
 
@@ -99,23 +99,23 @@ def _valid(array: pa.Array) -> int:
     return len(array) - int(array.null_count)
 
 
-def _count_items(items: pa.StructArray) -> Census:
+def _count_items(items: pa.StructArray, id_class: IdClass) -> Census:
     """The keys inside bought items (the items themselves sit in an array, behind no key)."""
     total = Census()
     for (_, kind), child in zip(PRODUCT_ITEM.values(), items.flatten(), strict=True):
-        total += _count_leaf(child, kind, "number")
+        total += _count_leaf(child, kind, id_class)
     return total
 
 
-def _count_leaf(array: pa.Array, kind: Kind, id_class: str) -> Census:
+def _count_leaf(array: pa.Array, kind: Kind, id_class: IdClass) -> Census:
     valid = _valid(array)
     if kind is Kind.PRODUCTS:
-        return Census(arrays=valid) + _count_items(array.flatten())
+        return Census(arrays=valid) + _count_items(array.flatten(), id_class)
     numeric = kind in (Kind.NUMBER, Kind.INTEGER) or (kind is Kind.ID and id_class == "number")
     return Census(numbers=valid) if numeric else Census(strings=valid)
 
 
-def _count(array: pa.Array, node: Node, id_class: str) -> Census:
+def _count(array: pa.Array, node: Node, id_class: IdClass) -> Census:
     if isinstance(node, Kind):
         return _count_leaf(array, node, id_class)
     total = Census(objects=_valid(array))
@@ -124,7 +124,7 @@ def _count(array: pa.Array, node: Node, id_class: str) -> Census:
     return total
 
 
-def count_table(table: pa.Table, tree: dict[str, Node], id_class: str) -> Census:
+def count_table(table: pa.Table, tree: dict[str, Node], id_class: IdClass) -> Census:
     """The values a table read with `tree` holds, by kind; `id_class` is how revenueId was sent."""
     total = Census()
     for name, node in tree.items():

@@ -27,7 +27,19 @@ import pyarrow.compute as pc
 from ..contract import PRODUCT_TYPE, TRANSACTION_SCHEMA
 from .census import Census, count_body, count_table
 from .dates import date_array
-from .fields import CODE_WORDS, FIELDS, GROUPS, PRODUCT_ITEM, READ_TREES, Field, Kind, Node, Path, Shape
+from .fields import (
+    CODE_WORDS,
+    FIELDS,
+    GROUPS,
+    PRODUCT_ITEM,
+    READ_TREES,
+    Field,
+    IdClass,
+    Kind,
+    Node,
+    Path,
+    Shape,
+)
 
 __all__ = ["Declined", "read_fast"]
 
@@ -194,7 +206,7 @@ def _words(kind: Kind, raw: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(pc.is_null(index), text, coded)
 
 
-def _typed(field: Field, raw: pa.ChunkedArray, id_class: str) -> pa.ChunkedArray:
+def _typed(field: Field, raw: pa.ChunkedArray, id_class: IdClass) -> pa.ChunkedArray:
     kind = field.kind
     if kind is Kind.NUMBER:
         return raw
@@ -220,7 +232,7 @@ def _typed(field: Field, raw: pa.ChunkedArray, id_class: str) -> pa.ChunkedArray
     return _text(raw)
 
 
-def _column(field: Field, raw: pa.Table, shape: Shape, id_class: str) -> pa.ChunkedArray:
+def _column(field: Field, raw: pa.Table, shape: Shape, id_class: IdClass) -> pa.ChunkedArray:
     """One stored column: the first present key of the field wins; two that disagree decline."""
     present = [column for path in field.paths(shape) if (column := _at(raw, path)) is not None]
     sent = [column for column in present if column.null_count < len(column)] or present[:1]
@@ -234,7 +246,7 @@ def _column(field: Field, raw: pa.Table, shape: Shape, id_class: str) -> pa.Chun
     return pc.coalesce(*candidates) if len(candidates) > 1 else first
 
 
-def _id_class(body: bytes, start: int) -> str:
+def _id_class(body: bytes, start: int) -> IdClass:
     """How revenueId is sent in this body: as a JSON string (contract) or a number (published)."""
     found = _ID_VALUE.search(body, start)
     return "string" if found is None or found.group(1) == b'"' else "number"

@@ -28,6 +28,7 @@ __all__ = [
     "PRODUCT_ITEM",
     "READ_TREES",
     "Field",
+    "IdClass",
     "Kind",
     "Node",
     "Path",
@@ -36,6 +37,7 @@ __all__ = [
 
 Shape = Literal["nested", "flat"]
 Path = tuple[str, ...]
+IdClass = Literal["string", "number"]  # how a body sends revenueId: the contract's string, or a number
 
 
 class Kind(Enum):
