@@ -132,3 +132,8 @@ def test_quotes_and_colons_inside_values_never_hide_a_key() -> None:
     assert orjson.loads(table["extra"][0].as_py()) == {"tier": 1} and table["cuid"].to_pylist() == [
         "reader-1"
     ]
+
+
+def test_a_null_group_key_does_not_make_a_flat_row_nested() -> None:
+    row = published(1, product=None, click=None)
+    assert parse_transactions(body([row]), strict=True).equals(read_tolerant(body([row])))

@@ -1,7 +1,7 @@
 """The tolerant path: any transactions body, row by row, keeping everything no column holds.
 
 It reads what the fast path declines: unknown keys, values of unexpected kinds, shapes mixed in
-one body (each row is read in its own shape: nested when it carries a group), another envelope.
+one body (each row is read in its own shape: nested when a group has a value), another envelope.
 It types values by the same rules (values.py, dates.py), so on a body both paths can read they
 give the same table. What no column holds goes to the row's `extra` (JSON): unknown keys where the
 service put them, the raw value of anything that could not be typed under `_unparsed`, other
@@ -134,7 +134,7 @@ def read_tolerant(body: bytes) -> pa.Table:
         if not isinstance(row, dict):
             raise MalformedResponseError(f"a transaction is a {type(row).__name__}, not an object")
         unparsed: dict[str, Any] = {}
-        plan = _PLANS["nested" if any(group in row for group in GROUPS) else "flat"]
+        plan = _PLANS["nested" if any(row.get(group) is not None for group in GROUPS) else "flat"]
         for column, kind, read, paths in plan:
             columns[column].append(_read_field(column, kind, read, paths, row, unparsed))
         extras.append(encode_extra(leftovers(row), unparsed, envelope))
