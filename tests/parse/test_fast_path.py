@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from commerce_reports.errors import MalformedResponseError
 from commerce_reports.parse import fast, parse_transactions
 from commerce_reports.parse.tolerant import read_tolerant
 from tests.factories import body, nested, published
@@ -49,3 +50,14 @@ def test_without_memfd_a_scratch_file_is_used_and_removed(monkeypatch: pytest.Mo
     table = parse_transactions(body([published(n) for n in range(3)]), strict=True)
     assert table.num_rows == 3
     assert set(Path(tempfile.gettempdir()).glob("commerce-reports-parse-*")) == before
+
+
+def test_no_room_for_the_in_memory_file_reads_the_body_tolerantly(monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(*chunks: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fast, "_in_memory_file", full)
+    data = body([published(n) for n in range(3)])
+    with pytest.raises(MalformedResponseError, match="No space left"):
+        parse_transactions(data, strict=True)
+    assert parse_transactions(data).equals(read_tolerant(data))

@@ -150,12 +150,12 @@ def _read(body: bytes, start: int, end: int, shape: Shape) -> pa.Table:
     parts = _parts(body, start, end, threads if end - start >= _PART_BYTES else 1)
     try:
         return _scan(body, parts, _COLUMNS_SQL[shape])
-    except duckdb.Error as error:
+    except (duckdb.Error, OSError) as error:
         if len(parts) == 1 or "Malformed JSON" not in str(error):
             raise Declined(_first_line(error)) from None
     try:
         return _scan(body, [(start + 1, end - 1)], _COLUMNS_SQL[shape])
-    except duckdb.Error as error:
+    except (duckdb.Error, OSError) as error:  # OSError: no room for the in-memory file
         raise Declined(_first_line(error)) from None
 
 
