@@ -101,8 +101,8 @@ _ODD = st.one_of(
     st.sampled_from(["2026-11-05", "11/05/2026", "2026/11/05", "1793886300000", "2026-11-05T01:00:00Z"]),
     st.sampled_from(["MBL", "UKN", "WRA", "Mobile", "lots", "7", "7.5", "-3e2"]),
     st.text(max_size=8),
-    st.just([]),
-    st.just({}),
+    st.builds(list),
+    st.builds(dict),
 )
 _KEYS = st.sampled_from(
     [*sorted(published(0)), "clickId", "device", "product", "publisherNetRevenue", "extraKey"]
@@ -137,3 +137,12 @@ def test_quotes_and_colons_inside_values_never_hide_a_key() -> None:
 def test_a_null_group_key_does_not_make_a_flat_row_nested() -> None:
     row = published(1, product=None, click=None)
     assert parse_transactions(body([row]), strict=True).equals(read_tolerant(body([row])))
+
+
+def test_an_empty_string_in_a_bought_item_is_null_on_both_paths() -> None:
+    row = published(1, merchandise=[{"productId": "", "productName": "Kettle", "price": 1.5, "quantity": 1}])
+    table = parse_transactions(body([row]), strict=True)
+    assert table["products"].to_pylist() == [
+        [{"product_id": None, "product_name": "Kettle", "price": 1.5, "quantity": 1.0}]
+    ]
+    assert table.equals(read_tolerant(body([row])))

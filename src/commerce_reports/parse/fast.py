@@ -206,6 +206,16 @@ def _words(kind: Kind, raw: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(pc.is_null(index), text, coded)
 
 
+def _items(lists: pa.ListArray) -> pa.ListArray:
+    """Bought items under the stored names, their empty strings null as everywhere else."""
+    children = [
+        _blank_to_null(child) if kind is Kind.TEXT else child
+        for (_, kind), child in zip(PRODUCT_ITEM.values(), lists.values.flatten(), strict=True)
+    ]
+    items = pa.StructArray.from_arrays(children, fields=list(PRODUCT_TYPE.value_type))
+    return pa.ListArray.from_arrays(lists.offsets, items, type=PRODUCT_TYPE, mask=lists.is_null())
+
+
 def _typed(field: Field, raw: pa.ChunkedArray, id_class: IdClass) -> pa.ChunkedArray:
     kind = field.kind
     if kind is Kind.NUMBER:
@@ -226,7 +236,7 @@ def _typed(field: Field, raw: pa.ChunkedArray, id_class: IdClass) -> pa.ChunkedA
     if kind is Kind.PRODUCTS:
         if pc.list_flatten(raw).null_count:
             raise Declined(f"{field.column}: an item is not an object")
-        return pa.chunked_array([chunk.view(PRODUCT_TYPE) for chunk in raw.chunks], PRODUCT_TYPE)
+        return pa.chunked_array([_items(chunk) for chunk in raw.chunks], PRODUCT_TYPE)
     if kind is Kind.ID and id_class == "number":
         return pc.replace_substring_regex(raw, r"^(-?[0-9]+)\.0$", r"\1")  # 12345.0 -> "12345"
     return _text(raw)
