@@ -1,4 +1,4 @@
-"""Response bodies for unit tests, in the contract's nested shape and the notes' flat shape."""
+"""Response bodies for unit tests: the contract's nested shape, the notes' flat shape, the published shape."""
 
 from __future__ import annotations
 
@@ -77,6 +77,44 @@ def flat(n: int = 0) -> dict[str, Any]:
         "networkName": "Net A",
         "merchandise": [{"productId": "p1", "productName": "Kettle", "price": 60.25, "quantity": 2}],
     }
+
+
+def published(n: int = 0, **fields: Any) -> dict[str, Any]:
+    """The transaction of `nested(n)` in the published OpenAPI shape (`TransactionModel`).
+
+    Every property of the model with its declared type and nothing else: `revenueId` is the number
+    1000 + n (`nested(n, commission={"revenueId": str(1000 + n)})` is the same row), the product
+    and device are codes, and `affProductSubType` is empty (no sub type). `fields` override keys.
+    """
+    row: dict[str, Any] = {
+        "revenueId": 1000 + n,
+        "clickSid": f"k{n}",
+        "accountId": 7,
+        "commissionId": f"c{n}",
+        "merchantGroupId": 42,
+        "merchantGroupName": "Kettle Co",
+        "campaignId": 11,
+        "campaignName": "Spring",
+        "clickDate": "2026-11-01",
+        "commissionDate": "2026-11-02",
+        "updateDate": "2026-11-03",
+        "publisherRevenue": 6.25,
+        "orderValue": 120.5,
+        "cuid": "reader-1",
+        "linkUtmInfo": utm("link"),
+        "pageUtmInfo": utm("page"),
+        "destinationUrl": "https://shop.example/kettle",
+        "pageUrl": "https://site.example/best-kettles",
+        "affProduct": "WRA",
+        "affProductSubType": "",
+        "programType": "cpa",
+        "networkName": "Net A",
+        "country": "us",
+        "deviceType": "MBL",
+        "merchandise": [{"productId": "p1", "productName": "Kettle", "price": 60.25, "quantity": 2}],
+    }
+    row.update(fields)
+    return row
 
 
 def body(rows: list[dict[str, Any]], **envelope: Any) -> bytes:
