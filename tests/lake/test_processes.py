@@ -20,12 +20,16 @@ from tests.lake.conftest import assert_matches_ground_truth
 from tests.waiting import stored_partitions, wait_for
 
 
-@pytest.fixture
-def frozen() -> Iterator[RunningSandbox]:
+@pytest.fixture(params=["contract", "published"])
+def frozen(request: pytest.FixtureRequest) -> Iterator[RunningSandbox]:
     """A sandbox whose clock stands at this instant: processes with the real clock agree with it."""
     now = datetime.now(UTC).replace(microsecond=0)
     config = SandboxConfig(
-        now=now, first_day=now.date() - timedelta(days=60), pace=0.0, transactions_per_day=30
+        now=now,
+        first_day=now.date() - timedelta(days=60),
+        pace=0.0,
+        transactions_per_day=30,
+        dialect=request.param,
     )
     with run_sandbox(config) as running:
         yield running
@@ -41,6 +45,7 @@ def sync_command(
             "COMMERCE_REPORTS_BASE_URL": running.base_url,
             "COMMERCE_REPORTS_DATA_DIR": str(data_dir),
             "COMMERCE_REPORTS_PACE": str(pace),
+            "COMMERCE_REPORTS_DIALECT": running.sandbox.config.dialect,
         }
     )
     command = [sys.executable, "-m", "commerce_reports", "sync", "--start", start, "--no-progress"]

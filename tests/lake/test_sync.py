@@ -23,14 +23,24 @@ from commerce_reports.lake.manifest import Manifest
 from commerce_reports.sandbox import FaultConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox
 from tests.conftest import FakeClock
-from tests.lake.conftest import START, assert_matches_ground_truth, options_for, profiles, small_config
+from tests.lake.conftest import (
+    START,
+    assert_every_field_is_read,
+    assert_matches_ground_truth,
+    options_for,
+    profiles,
+    small_config,
+)
 
 
 def served(running: RunningSandbox) -> list[tuple[str | None, str, tuple[tuple[str, str], ...]]]:
     return [(r.site, r.endpoint, tuple(sorted(r.params.items()))) for r in running.sandbox.request_log]
 
 
-def test_a_sync_makes_exactly_the_planned_requests_then_none(running: RunningSandbox, tmp_path: Path) -> None:
+def test_a_sync_makes_exactly_the_planned_requests_then_none(
+    each_dialect: RunningSandbox, tmp_path: Path
+) -> None:
+    running = each_dialect
     options = options_for(running)
     plan = plan_sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
     # 90 updateDate days + 4 months x (5 networks slices + 1 merchandise) per site
@@ -48,11 +58,13 @@ def test_a_sync_makes_exactly_the_planned_requests_then_none(running: RunningSan
     assert second.plan.requests == [] and len(served(running)) == len(log)
     for site in ("alpha", "beta"):
         assert_matches_ground_truth(running, tmp_path, site, START)
+        assert_every_field_is_read(tmp_path, site, running.sandbox.config.dialect)
 
 
 def test_a_day_later_only_new_and_unsettled_partitions_are_fetched(
-    running: RunningSandbox, tmp_path: Path
+    each_dialect: RunningSandbox, tmp_path: Path
 ) -> None:
+    running = each_dialect
     options = options_for(running)
     sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
     before = len(running.sandbox.request_log)
@@ -110,11 +122,12 @@ def test_freshness_and_refresh_decide_when_unsettled_partitions_are_fetched_agai
     assert len(forced.requests) == 5 and {r.reason for r in forced.requests} == {"refresh"}
 
 
-def test_faults_do_not_change_the_totals(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dialect", ["contract", "published"])
+def test_faults_do_not_change_the_totals(tmp_path: Path, dialect: str) -> None:
     faults = FaultConfig(
         rate=0.25, kinds=frozenset({"500", "503", "drop", "truncate", "malformed", "html"}), seed=3
     )
-    with run_sandbox(small_config(faults=faults)) as running:
+    with run_sandbox(small_config(faults=faults, dialect=dialect)) as running:
         options = options_for(running, clock=FakeClock())
         start = running.sandbox.now.date() - timedelta(days=29)
         runs = 0
