@@ -263,7 +263,6 @@ TRANSACTION_SCHEMA = pa.schema(
         pa.field("extra", pa.string()),  # what the service sent that no column holds, as JSON
     ]
 )
-UNPARSED = "_unparsed"  # key of `extra` holding raw values that could not be typed: {column: raw}
 _WINDOW = [pa.field("window_start", pa.date32()), pa.field("window_end", pa.date32())]
 _FILTER_COLUMNS = [pa.field(name, pa.string()) for name in Filters().as_columns()]
 _METRICS: dict[str, list[pa.Field]] = {

@@ -1,4 +1,4 @@
-"""One response body -> one typed Arrow table in the lake's columns (contract.py). No I/O.
+"""One response body -> one typed Arrow table in the lake's columns (contract.py); no I/O but memory.
 
 Transactions arrive in the contract's nested shape, the service notes' flat shape or the published
 OpenAPI shape (fields.py); all three read into the same columns. Two paths read them:

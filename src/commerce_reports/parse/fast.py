@@ -237,7 +237,7 @@ def _typed(field: Field, raw: pa.ChunkedArray, id_class: IdClass) -> pa.ChunkedA
         if pc.list_flatten(raw).null_count:
             raise Declined(f"{field.column}: an item is not an object")
         return pa.chunked_array([_items(chunk) for chunk in raw.chunks], PRODUCT_TYPE)
-    if kind is Kind.ID and id_class == "number":
+    if kind is Kind.ID and id_class == "number" and pc.any(pc.ends_with(raw, ".0")).as_py():
         return pc.replace_substring_regex(raw, r"^(-?[0-9]+)\.0$", r"\1")  # 12345.0 -> "12345"
     return _text(raw)
 
