@@ -17,6 +17,7 @@ else defines a column. This module sits at the bottom of the house (it imports o
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from typing import Literal
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import LakeError, ValidationError
 from .params import DATE_FIELDS, DateField, DeviceType, Filters, Grain
@@ -338,3 +340,25 @@ def sql_type(arrow: pa.DataType) -> str:
         members = ", ".join(f'"{f.name}" {sql_type(f.type)}' for f in arrow)
         return f"STRUCT({members})"
     raise ValidationError("type", f"{arrow} is not a type of the lake's schemas", "see contract.py")
+
+
+def untyped_rows(table: pa.Table) -> int:
+    """How many rows of a transactions table hold values the parser could not type: their raw values
+    are kept in `extra` under UNPARSED. A partition with such rows is not settled (its totals miss them)."""
+    if not isinstance(table, pa.Table) or "extra" not in table.column_names:
+        raise ValidationError("table", f"{type(table).__name__} has no extra column", "pass a parsed table")
+    extra = table.column("extra")
+    if not pa.types.is_string(extra.type) and not pa.types.is_large_string(extra.type):
+        raise ValidationError(
+            "table", f"its extra column is {extra.type}, not JSON text", "pass a parsed table"
+        )
+    candidates = pc.filter(extra, pc.match_substring(extra, f'"{UNPARSED}"'))
+    return sum(1 for text in candidates.to_pylist() if _holds_unparsed(text))
+
+
+def _holds_unparsed(text: str | None) -> bool:
+    try:
+        value = json.loads(text or "null")
+    except ValueError:
+        return False
+    return isinstance(value, dict) and bool(value.get(UNPARSED))

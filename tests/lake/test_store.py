@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from commerce_reports.api import SyncOptions, load_transactions
-from commerce_reports.contract import PartitionKey, dataset_schema
+from commerce_reports.contract import PartitionKey, dataset_schema, untyped_rows
 from commerce_reports.errors import LakeError, ValidationError
 from commerce_reports.files import remove_stray_files
 from commerce_reports.lake import rebuild
 from commerce_reports.lake.manifest import Manifest
-from commerce_reports.lake.store import inspect_partition, untyped_rows, write_partition
+from commerce_reports.lake.store import inspect_partition, write_partition
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
 from commerce_reports.secret import Secret

@@ -13,13 +13,12 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..contract import FETCHED_AT, PART_FILE, UNPARSED, PartitionKey, dataset_schema, site_root
+from ..contract import FETCHED_AT, PART_FILE, PartitionKey, dataset_schema, site_root, untyped_rows
 from ..errors import LakeError
 from ..files import save_atomic, sha256_of
 from ..secret import known_secrets, scrub
@@ -29,7 +28,6 @@ __all__ = [
     "StoredFile",
     "WrittenPartition",
     "inspect_partition",
-    "untyped_rows",
     "write_partition",
 ]
 
@@ -122,23 +120,6 @@ def _suspect(strings: pa.Array, secrets: list[str]) -> bool:
     for secret in secrets:
         hits = pc.or_kleene(hits, pc.match_substring(strings, secret))
     return bool(pc.any(hits).as_py())
-
-
-def untyped_rows(table: pa.Table) -> int:
-    """How many rows hold values the parser could not type (kept under `_unparsed` in `extra`)."""
-    if "extra" not in table.column_names:
-        return 0
-    extra = table.column("extra")
-    candidates = extra.filter(pc.match_substring(extra, f'"{UNPARSED}":'))
-    return sum(1 for text in candidates.to_pylist() if _has_unparsed(text))
-
-
-def _has_unparsed(text: str | None) -> bool:
-    try:
-        value: Any = json.loads(text or "null")
-    except ValueError:
-        return False
-    return isinstance(value, dict) and bool(value.get(UNPARSED))
 
 
 def inspect_partition(path: Path, dataset: str) -> StoredFile:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from ..contract import untyped_rows
 from ..errors import MalformedResponseError, ValidationError
 from .aggregates import parse_aggregate
-from .extra import untyped_rows
 from .fast import Declined, read_fast
 from .tolerant import read_tolerant
 

@@ -15,13 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..contract import UNPARSED
-from ..errors import ValidationError
 
-__all__ = ["ENVELOPE", "encode_extra", "leftovers", "untyped_rows"]
+__all__ = ["ENVELOPE", "encode_extra", "leftovers"]
 
 ENVELOPE = "_envelope"
 
@@ -50,29 +47,3 @@ def encode_extra(left: dict[str, Any], unparsed: dict[str, Any], envelope: dict[
             left[free] = left.pop(name)
     extra = {name: value for name, value in reserved.items() if value} | left
     return orjson.dumps(extra).decode() if extra else None
-
-
-def untyped_rows(table: pa.Table) -> int:
-    """How many rows of a parsed table hold values that could not be typed (`extra._unparsed`).
-
-    A partition with such rows is not settled: its totals miss what could not be read.
-    """
-    if not isinstance(table, pa.Table) or "extra" not in table.column_names:
-        raise ValidationError(
-            "table", f"{type(table).__name__} is not a parsed table", "pass what parse_* returned"
-        )
-    extra = table.column("extra")
-    if not pa.types.is_string(extra.type) and not pa.types.is_large_string(extra.type):
-        raise ValidationError(
-            "table", f"its extra column is {extra.type}, not JSON text", "pass a parsed table"
-        )
-    candidates = pc.filter(extra, pc.match_substring(extra, f'"{UNPARSED}"'))
-    return sum(UNPARSED in _object(text) for text in candidates.to_pylist())
-
-
-def _object(text: str) -> dict[str, Any]:
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
