@@ -43,7 +43,7 @@ from commerce_reports.sandbox.reports import ReportsSandbox
 from commerce_reports.sandbox.runner import RunningSandbox
 from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
-from commerce_reports.sync import SettlePolicy
+from commerce_reports.syncing import SettlePolicy
 from tests.lake.conftest import HOSTILE_MODES, Hostile, ground_truth_differences
 from tests.waiting import stored_partitions
 

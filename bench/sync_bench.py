@@ -20,7 +20,7 @@ from pathlib import Path
 from commerce_reports.api import SyncOptions, plan_sync, sync
 from commerce_reports.embedded import sandbox_sites
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
-from commerce_reports.sync.plan import DEFAULT_MERCHANDISE_SLICES, DEFAULT_NETWORK_SLICES
+from commerce_reports.syncing.plan import DEFAULT_MERCHANDISE_SLICES, DEFAULT_NETWORK_SLICES
 
 PACE = 60.0
 

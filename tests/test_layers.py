@@ -31,26 +31,38 @@ BOTTOM = (
     "pace",
 )
 ENTRY = ("api", "jobs", "loaders", "state", "embedded", "demo", "cli", "__init__", "__main__")
+PRESENTATION = ("charts", "widgets", "export")
 HIGH = ("db", "charts", "widgets", "export", "spark", *ENTRY)
 
 # For each part: the parts it must never import.
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     **{
-        name: ("http", "client", "parse", "lake", "sync", "sites", "sandbox", "deals", *HIGH)
+        name: ("http", "client", "parse", "lake", "syncing", "sites", "sandbox", "deals", *HIGH)
         for name in BOTTOM
     },
-    "http": ("client", "parse", "lake", "sync", "sites", "sandbox", "deals", *HIGH),
-    "parse": ("http", "client", "lake", "sync", "sites", "sandbox", "deals", *HIGH),
-    "client": ("lake", "sync", "sites", "sandbox", "deals", *HIGH),
-    "sites": ("http", "client", "parse", "lake", "sync", "sandbox", "deals", *HIGH),
-    "lake": ("http", "client", "parse", "sync", "sandbox", "deals", *HIGH),
-    "sync": ("sandbox", "deals", *HIGH),
-    "db": ("http", "client", "parse", "sync", "sandbox", "deals", "charts", "widgets", "export", *ENTRY),
-    "spark": ("http", "client", "parse", "sync", "sandbox", "deals", "charts", "widgets", "export", *ENTRY),
+    "http": ("client", "parse", "lake", "syncing", "sites", "sandbox", "deals", *HIGH),
+    "parse": ("http", "client", "lake", "syncing", "sites", "sandbox", "deals", *HIGH),
+    "client": ("lake", "syncing", "sites", "sandbox", "deals", *HIGH),
+    "sites": ("http", "client", "parse", "lake", "syncing", "sandbox", "deals", *HIGH),
+    "lake": ("http", "client", "parse", "syncing", "sandbox", "deals", *HIGH),
+    "syncing": ("sandbox", "deals", *HIGH),
+    "db": ("http", "client", "parse", "syncing", "sandbox", "deals", "charts", "widgets", "export", *ENTRY),
+    "spark": (
+        "http",
+        "client",
+        "parse",
+        "syncing",
+        "sandbox",
+        "deals",
+        "charts",
+        "widgets",
+        "export",
+        *ENTRY,
+    ),
     "charts": ("http", "client", "parse", "sandbox", "deals"),
     "widgets": ("http", "client", "parse", "sandbox", "deals"),
-    "sandbox": ("http", "client", "parse", "lake", "sync", "sites", "deals", *HIGH),
-    "deals": ("client", "parse", "lake", "sync", "sites", "sandbox", *HIGH),
+    "sandbox": ("http", "client", "parse", "lake", "syncing", "sites", "deals", *HIGH),
+    "deals": ("client", "parse", "lake", "syncing", "sites", "sandbox", *HIGH),
 }
 
 

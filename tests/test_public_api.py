@@ -35,3 +35,17 @@ def test_every_public_function_has_a_docstring() -> None:
         obj = getattr(commerce_reports, name)
         if callable(obj):
             assert (obj.__doc__ or "").strip(), name
+
+
+def test_the_flat_functions_are_functions_after_every_module_loaded() -> None:
+    """A submodule named like a flat function would shadow it once imported (`cr.sync` the package)."""
+    import importlib
+    import pkgutil
+
+    import commerce_reports as cr
+
+    for module in pkgutil.walk_packages(cr.__path__, "commerce_reports."):
+        if ".spark" not in module.name and not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
+    for name in cr.__all__:
+        assert not isinstance(getattr(cr, name), type(cr)), f"cr.{name} is a module"

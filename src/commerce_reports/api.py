@@ -32,7 +32,7 @@ from .loaders import load_merchandise, load_networks, load_transactions
 from .params import Grain
 from .sites import SiteSelection, select_sites
 from .state import invalidate, status
-from .sync import SyncPlan, SyncResult, plan_partitions, read_manifests
+from .syncing import SyncPlan, SyncResult, plan_partitions, read_manifests
 
 __all__ = [
     "SyncOptions",

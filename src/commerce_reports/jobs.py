@@ -25,7 +25,7 @@ from .lake.manifest import Manifest
 from .pace import Clock, SystemClock
 from .params import Filters, Grain, as_date
 from .sites import SiteProfile, SiteSelection, select_sites
-from .sync import (
+from .syncing import (
     DEFAULT_MERCHANDISE_SLICES,
     DEFAULT_NETWORK_SLICES,
     SettlePolicy,

@@ -18,7 +18,7 @@ from .errors import ValidationError
 from .jobs import SliceSpec, SyncOptions, data_dir_of, day_span, fetch_keys, now_of, slices_of
 from .params import DATE_FIELDS, DateField, Filters, Grain
 from .sites import SiteSelection, select_sites
-from .sync import aggregate_keys, transaction_keys
+from .syncing import aggregate_keys, transaction_keys
 
 __all__ = ["load_merchandise", "load_networks", "load_transactions"]
 

@@ -19,7 +19,7 @@ from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox
 from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
-from commerce_reports.sync import run as sync_run
+from commerce_reports.syncing import run as sync_run
 from tests.lake.conftest import options_for, profiles, run_hostile, small_config
 
 

@@ -23,7 +23,7 @@ from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
 from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
-from commerce_reports.sync.plan import SettlePolicy
+from commerce_reports.syncing.plan import SettlePolicy
 from tests.factories import body, nested
 
 FETCHED = datetime(2026, 3, 10, 12, tzinfo=UTC)

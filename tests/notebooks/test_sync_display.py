@@ -9,7 +9,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from commerce_reports.contract import PartitionKey
 from commerce_reports.errors import LakeError
 from commerce_reports.params import Filters
-from commerce_reports.sync import Failure, PlannedRequest, SyncPlan, SyncResult
+from commerce_reports.syncing import Failure, PlannedRequest, SyncPlan, SyncResult
 
 
 def a_big_result() -> SyncResult:
