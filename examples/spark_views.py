@@ -27,7 +27,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: pyspark is not installed: {INSTALL_HINT}", file=sys.stderr)
         return 2
 
-    spark = SparkSession.builder.appName("commerce-reports views").getOrCreate()
+    spark = (
+        SparkSession.builder.appName("commerce-reports views")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
     try:
         views = register_views(spark, args.data_dir)
         print(f"{len(views)} views registered: {', '.join(views)}\n")

@@ -35,3 +35,9 @@ def test_spark_must_be_a_spark_session(tmp_path: Path) -> None:
     (tmp_path / "lake").mkdir()
     with pytest.raises(ValidationError, match="is not a SparkSession"):
         register_views("local[2]", tmp_path)
+
+
+def test_the_spark_package_exports_exactly_its_api() -> None:
+    import commerce_reports.spark
+
+    assert commerce_reports.spark.__all__ == ["INSTALL_HINT", "register_views"]

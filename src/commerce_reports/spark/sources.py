@@ -25,6 +25,7 @@ from ..lake.store import dataset_schema
 __all__ = ["SOURCE_VIEWS", "read_dataset", "register_sources", "spark_type"]
 
 SOURCE_VIEWS: dict[str, str] = {dataset: f"lake_{dataset}" for dataset in DATASETS}
+_LISTING = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}\\])")  # Hadoop glob syntax, escaped in the lake's own path
 
 
@@ -81,7 +82,16 @@ def read_dataset(spark: Any, data_dir: Path, dataset: str) -> Any:
 
 
 def register_sources(spark: Any, data_dir: Path) -> list[str]:
-    """Each dataset as a temporary view (`SOURCE_VIEWS`) that the transpiled views read."""
-    for dataset, name in SOURCE_VIEWS.items():
-        read_dataset(spark, data_dir, dataset).createOrReplaceTempView(name)
+    """Each dataset as a temporary view (`SOURCE_VIEWS`) that the transpiled views read.
+
+    The folders are listed by the driver while the frames are made: past a few dozen day folders
+    Spark would otherwise run a listing job per site, which takes longer than the listing itself.
+    """
+    before = spark.conf.get(_LISTING)
+    spark.conf.set(_LISTING, str(2**31 - 1))
+    try:
+        for dataset, name in SOURCE_VIEWS.items():
+            read_dataset(spark, data_dir, dataset).createOrReplaceTempView(name)
+    finally:
+        spark.conf.set(_LISTING, before)
     return list(SOURCE_VIEWS.values())
