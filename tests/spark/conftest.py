@@ -13,15 +13,13 @@ from typing import Any
 import pytest
 
 from commerce_reports.api import SyncOptions, sync
+from commerce_reports.config import DIALECTS
+from commerce_reports.embedded import sandbox_sites
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
-from commerce_reports.sites import sandbox_sites
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 DAYS = 60
 COUNTRIES = ("US", "GB")
-# The wire dialects a lake is synced in. The published dialect (issue 11) joins this tuple once the
-# sandbox and the sync take a dialect: every test on `lake` then runs on both.
-DIALECTS = ("contract",)
 
 
 @dataclass(frozen=True)
@@ -71,11 +69,13 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture(scope="session", params=DIALECTS)
 def lake(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Lake:
     """Two sites, 60 days of the ledger (returns and adjustments included) and month slices of
-    both aggregates (unfiltered, each device, two countries), synced from the sandbox over loopback
-    with the lake on the sandbox's clock."""
+    both aggregates (unfiltered, each device, two countries), synced over loopback from a sandbox
+    speaking `dialect`, with the lake on the sandbox's clock. Built once per dialect."""
     dialect: str = request.param
     data_dir = tmp_path_factory.mktemp(f"lake-{dialect}")
-    config = SandboxConfig(now=NOW, first_day=date(2025, 10, 1), pace=0.0, transactions_per_day=30)
+    config = SandboxConfig(
+        now=NOW, first_day=date(2025, 10, 1), pace=0.0, transactions_per_day=30, dialect=dialect
+    )
     with pytest.MonkeyPatch.context() as env:
         for name in [n for n in os.environ if n.startswith("COMMERCE_REPORTS_")]:
             env.delenv(name)

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from commerce_reports.db import VIEWS, connect
@@ -95,8 +97,10 @@ def test_every_performance_view_on_spark_equals_duckdb(lake: Lake, spark: Any) -
     assert len(sites) == 2 and all(returns > 0 and adjusted > 0 for _, returns, adjusted, _ in sites), sites
 
 
+@pytest.mark.parametrize("lake", ["contract"], indirect=True)  # every dialect stores the same columns
 def test_base_views_on_spark_equal_duckdb(lake: Lake, spark: Any) -> None:
-    """The views the performance views stand on: versions, current state, items, aggregates."""
+    """The views the performance views stand on: versions, current state, items, aggregates, every
+    column (products as lists of structs, fetched_at as an instant)."""
     register_views(spark, lake.data_dir)
     with connect(lake.data_dir) as con:
         results = {view: differences(con, spark, view) for view in BASE}
@@ -105,28 +109,46 @@ def test_base_views_on_spark_equal_duckdb(lake: Lake, spark: Any) -> None:
     assert all(n > 0 for n, _ in results.values())
 
 
-def test_a_dataset_without_files_is_a_typed_empty_view(lake: Lake, spark: Any, tmp_path: Path) -> None:
-    """A lake holding only one site's ledger: the aggregate views exist, typed and empty, and the
-    views joining them still equal DuckDB's."""
+def _as_older_file(path: Path, drop: str, to_integers: tuple[str, ...] = ()) -> None:
+    """Rewrite a partition file as an older version wrote it: without `drop`, integer counts."""
+    table = pq.read_table(path).drop_columns([drop])
+    for name in to_integers:
+        table = table.set_column(table.schema.get_field_index(name), name, table[name].cast(pa.int64()))
+    pq.write_table(table, path)
+
+
+@pytest.mark.parametrize("lake", ["contract"], indirect=True)  # one site's files: any dialect's do
+def test_older_files_and_a_dataset_without_files_read_as_in_duckdb(
+    lake: Lake, spark: Any, tmp_path: Path
+) -> None:
+    """One site's ledger and networks, two files as schema version 1 wrote them (no sub type column,
+    integer clicks and actions), no merchandise at all: typed, empty, and equal to DuckDB."""
     site = next((lake.data_dir / "lake").glob("site=*"))
-    shutil.copytree(site / "transactions", tmp_path / "lake" / site.name / "transactions")
+    for dataset in ("transactions", "networks"):
+        shutil.copytree(site / dataset, tmp_path / "lake" / site.name / dataset)
+    _as_older_file(
+        next((tmp_path / "lake").glob("*/transactions/*/*/part.parquet")), "partner_product_sub_type"
+    )
+    older = next((tmp_path / "lake").glob("*/networks/slice=all/*/*/part.parquet"))
+    _as_older_file(older, "extra", ("clicks", "actions"))
     register_views(spark, tmp_path)
     with connect(tmp_path) as con:
-        for view in ("networks", "merchandise", "site_performance"):
+        for view in ("merchandise", "networks", "site_performance"):
             rows, problems = differences(con, spark, view)
             assert problems == []
-            assert (rows == 0) == (view != "site_performance")
+            assert (rows == 0) == (view == "merchandise")
 
 
-def test_list_sum_keeps_its_duckdb_meaning_on_spark(spark: Any) -> None:
-    """The one function sqlglot cannot translate: NULL items skipped, empty or all-NULL gives NULL."""
+def test_what_sqlglot_does_not_carry_over_means_the_same_on_spark(spark: Any) -> None:
+    """list_sum skips NULL items (empty or all-NULL: NULL); a cast to an integer rounds, ties to even."""
     view = View(
-        "sums",
+        "meanings",
         "",
-        "SELECT n, list_sum(list_transform(l, lambda x: x * 2)) AS total FROM (VALUES "
-        "(1, [1.25, NULL, 2.5]::DOUBLE[]), (2, []::DOUBLE[]), (3, [NULL]::DOUBLE[]), (4, NULL::DOUBLE[]), "
-        "(5, [0.1, 0.2, 0.3]::DOUBLE[])) AS t(n, l)",
+        "SELECT n, list_sum(list_transform(l, lambda x: x * 2)) AS total, x::BIGINT AS whole FROM (VALUES "
+        "(1, [1.25, NULL, 2.5]::DOUBLE[], 2.5::DOUBLE), (2, []::DOUBLE[], 3.5::DOUBLE), "
+        "(3, [NULL]::DOUBLE[], -2.5::DOUBLE), (4, NULL::DOUBLE[], 12.7::DOUBLE), "
+        "(5, [0.1, 0.2, 0.3]::DOUBLE[], -12.7::DOUBLE)) AS t(n, l, x)",
     )
-    duck = duckdb.sql(render(view, "main", {})).fetchall()
-    assert sorted(tuple(row) for row in spark.sql(spark_sql(view)).collect()) == sorted(duck)
-    assert sorted(duck)[:4] == [(1, 7.5), (2, None), (3, None), (4, None)]
+    duck = sorted(duckdb.sql(render(view, "main", {})).fetchall())
+    assert sorted(tuple(row) for row in spark.sql(spark_sql(view)).collect()) == duck
+    assert [row[1:] for row in duck[:4]] == [(7.5, 2), (None, 4), (None, -2), (None, 13)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..contract import lake_root
 from ..errors import ConfigurationError, LakeError, ValidationError
-from ..lake.layout import lake_root
 
 __all__ = ["INSTALL_HINT", "register_views"]
 

@@ -4,9 +4,11 @@ The views read each other through a schema (`{src}` in DuckDB); Spark's temporar
 so the translation renders with a placeholder schema and then drops it from every table name. The
 lake sources become the temporary views of `sources.py`.
 
-sqlglot knows no Spark form of DuckDB's `list_sum`, so `_SPARK_FORMS` supplies it, with DuckDB's
-meaning: NULL items are skipped, and an empty or all-NULL list sums to NULL, left to right. The
-views sum lists of DOUBLE only.
+Two DuckDB meanings sqlglot does not carry over, added here:
+- `list_sum` has no Spark form in sqlglot: it becomes an AGGREGATE that, as in DuckDB, skips NULL
+  items and gives NULL for an empty or all-NULL list (the views sum lists of DOUBLE).
+- A cast of a fractional number to an integer rounds in DuckDB (ties to even) but truncates in
+  Spark: the value is rounded first with BROUND, Spark's ties-to-even rounding.
 """
 
 from __future__ import annotations
@@ -25,11 +27,15 @@ _SPARK_FORMS = {  # DuckDB function -> its Spark form, `items` standing for the 
 }
 
 
-def _spark_form(node: Any) -> Any:
-    """A DuckDB function that sqlglot cannot translate, as the Spark expression of the same meaning."""
+def _duckdb_meaning(node: Any) -> Any:
+    """`node`, or the Spark expression that means what it means in DuckDB."""
     import sqlglot
     from sqlglot import exp
 
+    if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.INTEGER_TYPES):
+        rounded = node.copy()
+        rounded.set("this", exp.func("BROUND", node.this.copy(), exp.Literal.number(0)))
+        return rounded
     if not isinstance(node, exp.Anonymous) or node.name.lower() not in _SPARK_FORMS:
         return node
     (argument,) = node.expressions
@@ -51,5 +57,5 @@ def spark_sql(view: View) -> str:
     for table in tree.find_all(exp.Table):
         if table.db == _PLACEHOLDER:
             table.set("db", None)
-    translated: str = tree.transform(_spark_form).sql(dialect="spark", unsupported_level=ErrorLevel.RAISE)
+    translated: str = tree.transform(_duckdb_meaning).sql(dialect="spark", unsupported_level=ErrorLevel.RAISE)
     return translated
