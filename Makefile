@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(BIN)/commerce-reports demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench examples notebooks/build_notebooks.py

@@ -9,6 +9,9 @@ Dates. Transaction figures count by commission date (the day a transaction was e
 truth's default). The service aggregates only by click date, so aggregate figures (clicks, EPC,
 conversion rate, the aggregate's revenue) are those of the stored month window of clicks; views
 joining both are one row per calendar month and say so.
+
+Spark runs these views too (`commerce_reports.spark` translates them with sqlglot), so the SQL keeps
+to forms both engines run alike.
 """
 
 from __future__ import annotations
@@ -102,6 +105,11 @@ SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end
 FROM t FULL JOIN a USING (site, window_start{using})"""
 
 
+# A transaction's versions, latest first (ties: latest fetched). Spark runs the views too (translated
+# by sqlglot) and refuses a frame on a ranking and, before 4.0, FILTER on a window aggregate: so
+# `transactions` ranks over this frame-free window and counts with CASE.
+_LATEST_FIRST = "PARTITION BY site, commission_id ORDER BY update_date DESC NULLS LAST, fetched_at DESC"
+
 _MONTH_NOTE = (
     "transaction figures (revenue, order_value, transactions, returns) by commission date; clicks, "
     "aggregate_revenue, sales, actions, epc, conversion_rate from the stored month window ({slice}) "
@@ -140,15 +148,15 @@ FROM {{transactions}}""",
 FROM {{src}}.transaction_versions
 JOIN (  -- the latest version's partition, found on narrow rows: sorting whole rows costs 3x more
     SELECT site, commission_id, partition_by, partition_day,
-           greatest(count(*) FILTER (WHERE partition_by = 'updateDate') OVER versions, 1) AS version_count,
+           greatest(count(CASE WHEN partition_by = 'updateDate' THEN 1 END) OVER versions, 1)
+               AS version_count,
            last_value(update_date) OVER versions AS first_update_date,
            last_value(publisher_net_revenue) OVER versions AS original_revenue,
            last_value(order_value) OVER versions AS original_order_value
     FROM {{src}}.transaction_versions
     WHERE commission_id IS NOT NULL
-    WINDOW versions AS (PARTITION BY site, commission_id ORDER BY update_date DESC NULLS LAST, fetched_at DESC
-                        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-    QUALIFY row_number() OVER versions = 1
+    WINDOW versions AS ({_LATEST_FIRST} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+    QUALIFY row_number() OVER ({_LATEST_FIRST}) = 1
 ) AS latest USING (site, commission_id, partition_by, partition_day)""",
         rollup=True,
         order_by="site, commission_date, commission_id",
@@ -164,10 +172,10 @@ JOIN (  -- the latest version's partition, found on narrow rows: sorting whole r
        coalesce(item.price * item.quantity / nullif(items_value, 0), 1 / n_items) AS share,
        publisher_net_revenue * share AS revenue, order_value * share AS order_value
 FROM (
-    SELECT *, unnest(products) AS item, len(products) AS n_items,
+    SELECT *, unnest(products) AS item, array_length(products) AS n_items,  -- len() is a string's on Spark
            list_sum(list_transform(products, lambda p: p.price * p.quantity)) AS items_value
     FROM {src}.transactions
-    WHERE len(products) > 0
+    WHERE array_length(products) > 0
 )""",
     ),
     View(

@@ -1,0 +1,135 @@
+"""The lake's Parquet files as Spark DataFrames, with the columns and types DuckDB reads.
+
+Spark infers hive keys only below the folder it reads, and a dataset's partitions sit below a
+site folder and a plain `transactions/` (or `networks/`, `merchandise/`) folder: so each site's
+files are read with that folder as their base (Spark decodes and types `by`, `day` / `slice`,
+`grain`, `start` from the folder names), `site` is added as a literal, and the sites' frames are
+unioned. Only `part.parquet` files are read, never a writer's hidden temporary file. A filter on
+`site` skips whole sites, one on `day` or `start` skips folders, as in DuckDB.
+
+Files written by an older version may lack a column or hold an older type (clicks were integers
+before schema version 2). Spark reads a file only with the types it holds, so a site's files are
+grouped by the columns in their footers, each group is read with its own types, then cast to the
+current schema, missing columns as NULL: what DuckDB's `union_by_name` does. A dataset with no file
+yet is a typed, empty frame.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..contract import DATASETS, HIVE_KEYS, PART_FILE, PARTITION_GLOBS, dataset_schema, lake_root, sql_type
+from ..db.sources import lake_sites
+from ..errors import CommerceReportsError, LakeError
+
+__all__ = ["SOURCE_VIEWS", "read_dataset", "register_sources", "spark_type"]
+
+SOURCE_VIEWS: dict[str, str] = {dataset: f"lake_{dataset}" for dataset in DATASETS}
+_LISTING = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+_GLOB_SPECIAL = re.compile(r"([*?\[\]{}\\])")  # Hadoop glob syntax, escaped in the lake's own paths
+
+
+def spark_type(duckdb_type: str) -> str:
+    """The Spark SQL type of a DuckDB type (one Arrow-to-SQL map, translated by sqlglot)."""
+    from sqlglot import exp
+
+    return exp.DataType.build(duckdb_type, dialect="duckdb").sql(dialect="spark")
+
+
+def _spark_types(schema: pa.Schema, where: Path | str) -> dict[str, str]:
+    try:
+        return {f.name: spark_type(sql_type(f.type)) for f in schema}
+    except CommerceReportsError as error:
+        raise LakeError(f"{where} holds a column the lake does not know how to read: {error}") from None
+
+
+def _columns(dataset: str) -> dict[str, str]:
+    """Column -> Spark type of a dataset's source: the hive keys, then the stored columns."""
+    keys = {key: spark_type(duck) for key, duck in HIVE_KEYS[dataset].items()}
+    return {**keys, **_spark_types(dataset_schema(dataset), "the current schema")}
+
+
+def _ddl(columns: dict[str, str]) -> str:
+    return ", ".join(f"`{name}` {type_}" for name, type_ in columns.items())
+
+
+def _uri(path: Path) -> str:
+    return "file://" + _GLOB_SPECIAL.sub(r"\\\1", path.as_posix())
+
+
+def _file_groups(site_dir: Path, dataset: str) -> list[tuple[pa.Schema, list[Path]]]:
+    """The site's partition files of `dataset`, grouped by the columns their footers hold."""
+    groups: dict[tuple[tuple[str, str], ...], tuple[pa.Schema, list[Path]]] = {}
+    for path in sorted(site_dir.glob(f"{PARTITION_GLOBS[dataset]}/{PART_FILE}")):
+        try:
+            schema = pq.read_schema(path).remove_metadata()
+        except (OSError, pa.ArrowInvalid) as error:
+            raise LakeError(
+                f"{path} is not a readable Parquet file ({error}): run `commerce-reports status`"
+            ) from None
+        signature = tuple((field.name, str(field.type)) for field in schema)
+        groups.setdefault(signature, (schema, []))[1].append(path)
+    return list(groups.values())
+
+
+def _site_frames(spark: Any, site_dir: Path, dataset: str, columns: dict[str, str]) -> list[Any]:
+    """One site's partitions of `dataset`, a frame per group of files, in the current schema."""
+    from pyspark.sql import functions as F
+
+    site = site_dir.name.removeprefix("site=")
+    keys = {k: t for k, t in columns.items() if k in HIVE_KEYS[dataset] and k != "site"}
+    frames = []
+    for schema, files in _file_groups(site_dir, dataset):
+        held = {**keys, **_spark_types(schema, files[0])}
+        frame = (
+            spark.read.schema(_ddl(held))
+            .option("basePath", _uri(site_dir / dataset))
+            .parquet(*(_uri(path) for path in files))
+        )
+        frames.append(
+            frame.select(
+                *(
+                    F.lit(site).alias(name)
+                    if name == "site"
+                    else (F.col(f"`{name}`") if name in held else F.lit(None)).cast(type_).alias(name)
+                    for name, type_ in columns.items()
+                )
+            )
+        )
+    return frames
+
+
+def read_dataset(spark: Any, data_dir: Path, dataset: str) -> Any:
+    """Every stored partition of `dataset` as one DataFrame, hive keys included, typed even when empty."""
+    columns = _columns(dataset)
+    root = lake_root(data_dir).resolve()
+    frames = [
+        frame
+        for site in lake_sites(data_dir)
+        for frame in _site_frames(spark, root / f"site={site}", dataset, columns)
+    ]
+    if not frames:
+        return spark.createDataFrame([], schema=_ddl(columns))
+    return functools.reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def register_sources(spark: Any, data_dir: Path) -> list[str]:
+    """Each dataset as a temporary view (`SOURCE_VIEWS`) that the transpiled views read.
+
+    The files are looked up by the driver while the frames are made: past a few dozen files Spark
+    would otherwise run a listing job per read, which takes longer than the listing itself.
+    """
+    before = spark.conf.get(_LISTING)
+    spark.conf.set(_LISTING, str(2**31 - 1))
+    try:
+        for dataset, name in SOURCE_VIEWS.items():
+            read_dataset(spark, data_dir, dataset).createOrReplaceTempView(name)
+    finally:
+        spark.conf.set(_LISTING, before)
+    return list(SOURCE_VIEWS.values())

@@ -1,0 +1,154 @@
+"""Every view on Spark equals the DuckDB view row for row, money to the cent, on a synced lake."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from commerce_reports.db import VIEWS, connect
+from commerce_reports.db.views import View, render
+from commerce_reports.spark import register_views
+from commerce_reports.spark.sources import spark_type
+from commerce_reports.spark.transpile import spark_sql
+from tests.spark.conftest import Lake
+
+# One worker, one SparkSession (`make test` runs with --dist loadgroup); the first test also syncs the
+# lake and starts the JVM, which a loaded 2-core machine may take a minute over.
+pytestmark = [
+    pytest.mark.xdist_group("spark"),
+    pytest.mark.timeout(300),
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+]
+
+PERFORMANCE = [name for name in VIEWS if name.endswith("_performance")]
+BASE = [name for name in VIEWS if name not in PERFORMANCE]
+MONEY = {"revenue", "order_value", "aggregate_revenue", "sales", "revenue_gap"}
+MONEY |= {"publisher_net_revenue", "original_revenue"}  # the base views' money
+
+
+def _value(value: Any, money: bool) -> Any:
+    """One cell, comparable across engines: money to the cent, other floats to 1e-9, structs and
+    lists as tuples, timestamps as UTC instants (Spark hands back naive local time)."""
+    if isinstance(value, float):
+        return round(value, 2 if money else 9)
+    if hasattr(value, "asDict"):  # a Spark Row (a struct)
+        value = value.asDict()
+    if isinstance(value, dict):
+        return tuple((key, _value(item, False)) for key, item in value.items())
+    if isinstance(value, list):
+        return tuple(_value(item, False) for item in value)
+    if isinstance(value, datetime):
+        return value.astimezone(UTC)
+    return value
+
+
+def _rows(columns: list[str], rows: list[Any]) -> Counter[tuple[Any, ...]]:
+    return Counter(tuple(_value(v, c in MONEY) for c, v in zip(columns, row, strict=True)) for row in rows)
+
+
+def _type_name(sql_type: str) -> str:
+    return sql_type.replace(" ", "").lower()
+
+
+def differences(con: duckdb.DuckDBPyConnection, spark: Any, view: str) -> tuple[int, list[str]]:
+    """The view's row count on DuckDB, and every way Spark's answer differs from it."""
+    relation = con.sql(f"SELECT * FROM {view}")
+    frame = spark.table(view)
+    problems = []
+    if frame.columns != relation.columns:
+        problems.append(f"{view}: columns {frame.columns} on Spark, {relation.columns} on DuckDB")
+    duck_types = [_type_name(spark_type(str(t))) for t in relation.types]
+    spark_types = [_type_name(f.dataType.simpleString()) for f in frame.schema.fields]
+    if spark_types != duck_types:
+        problems.append(f"{view}: types {spark_types} on Spark, {duck_types} (as Spark types) on DuckDB")
+    duck = _rows(relation.columns, relation.fetchall())
+    sparks = _rows(frame.columns, [tuple(row) for row in frame.collect()])
+    if duck != sparks:
+        only_duck, only_spark = sorted(map(repr, duck - sparks)), sorted(map(repr, sparks - duck))
+        problems.append(
+            f"{view}: {sum(duck.values())} rows on DuckDB, {sum(sparks.values())} on Spark; "
+            f"{len(only_duck)} only on DuckDB, e.g. {only_duck[:2]}; "
+            f"{len(only_spark)} only on Spark, e.g. {only_spark[:2]}"
+        )
+    return sum(duck.values()), problems
+
+
+def test_every_performance_view_on_spark_equals_duckdb(lake: Lake, spark: Any) -> None:
+    assert register_views(spark, lake.data_dir) == list(VIEWS)
+    with connect(lake.data_dir) as con:
+        counts, problems = {}, []
+        for view in PERFORMANCE:
+            counts[view], found = differences(con, spark, view)
+            problems += found
+        sites = con.sql(
+            "SELECT site, sum(returns), sum(adjusted), count(*) FROM daily_performance GROUP BY site"
+        ).fetchall()
+    print(f"\n[{lake.dialect}] rows compared:", ", ".join(f"{v} {n}" for v, n in counts.items()))
+    assert problems == []
+    assert all(n > 0 for n in counts.values()), counts
+    assert len(sites) == 2 and all(returns > 0 and adjusted > 0 for _, returns, adjusted, _ in sites), sites
+
+
+@pytest.mark.parametrize("lake", ["contract"], indirect=True)  # every dialect stores the same columns
+def test_base_views_on_spark_equal_duckdb(lake: Lake, spark: Any) -> None:
+    """The views the performance views stand on: versions, current state, items, aggregates, every
+    column (products as lists of structs, fetched_at as an instant)."""
+    register_views(spark, lake.data_dir)
+    with connect(lake.data_dir) as con:
+        results = {view: differences(con, spark, view) for view in BASE}
+    print(f"\n[{lake.dialect}] rows compared:", ", ".join(f"{v} {n}" for v, (n, _) in results.items()))
+    assert [p for _, found in results.values() for p in found] == []
+    assert all(n > 0 for n, _ in results.values())
+
+
+def _as_older_file(path: Path, drop: str, to_integers: tuple[str, ...] = ()) -> None:
+    """Rewrite a partition file as an older version wrote it: without `drop`, integer counts."""
+    table = pq.read_table(path).drop_columns([drop])
+    for name in to_integers:
+        table = table.set_column(table.schema.get_field_index(name), name, table[name].cast(pa.int64()))
+    pq.write_table(table, path)
+
+
+@pytest.mark.parametrize("lake", ["contract"], indirect=True)  # one site's files: any dialect's do
+def test_older_files_and_a_dataset_without_files_read_as_in_duckdb(
+    lake: Lake, spark: Any, tmp_path: Path
+) -> None:
+    """One site's ledger and networks, two files as schema version 1 wrote them (no sub type column,
+    integer clicks and actions), no merchandise at all: typed, empty, and equal to DuckDB."""
+    site = next((lake.data_dir / "lake").glob("site=*"))
+    for dataset in ("transactions", "networks"):
+        shutil.copytree(site / dataset, tmp_path / "lake" / site.name / dataset)
+    _as_older_file(
+        next((tmp_path / "lake").glob("*/transactions/*/*/part.parquet")), "partner_product_sub_type"
+    )
+    older = next((tmp_path / "lake").glob("*/networks/slice=all/*/*/part.parquet"))
+    _as_older_file(older, "extra", ("clicks", "actions"))
+    register_views(spark, tmp_path)
+    with connect(tmp_path) as con:
+        for view in ("merchandise", "networks", "site_performance"):
+            rows, problems = differences(con, spark, view)
+            assert problems == []
+            assert (rows == 0) == (view == "merchandise")
+
+
+def test_what_sqlglot_does_not_carry_over_means_the_same_on_spark(spark: Any) -> None:
+    """list_sum skips NULL items (empty or all-NULL: NULL); a cast to an integer rounds, ties to even."""
+    view = View(
+        "meanings",
+        "",
+        "SELECT n, list_sum(list_transform(l, lambda x: x * 2)) AS total, x::BIGINT AS whole FROM (VALUES "
+        "(1, [1.25, NULL, 2.5]::DOUBLE[], 2.5::DOUBLE), (2, []::DOUBLE[], 3.5::DOUBLE), "
+        "(3, [NULL]::DOUBLE[], -2.5::DOUBLE), (4, NULL::DOUBLE[], 12.7::DOUBLE), "
+        "(5, [0.1, 0.2, 0.3]::DOUBLE[], -12.7::DOUBLE)) AS t(n, l, x)",
+    )
+    duck = sorted(duckdb.sql(render(view, "main", {})).fetchall())
+    assert sorted(tuple(row) for row in spark.sql(spark_sql(view)).collect()) == duck
+    assert [row[1:] for row in duck[:4]] == [(7.5, 2), (None, 4), (None, -2), (None, 13)]
