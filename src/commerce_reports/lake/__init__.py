@@ -3,7 +3,7 @@
     from commerce_reports.lake import verify
     print(verify("data").summary())       # hashes and readability of every partition
 
-Planning and running a sync (which turns partitions into requests) lives in `commerce_reports.sync`.
+Planning and running a sync (which turns partitions into requests) lives in `commerce_reports.syncing`.
 """
 
 from .locks import site_lock, writing_sites
