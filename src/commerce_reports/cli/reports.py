@@ -9,9 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..api import SyncOptions, invalidate, plan_sync, status, sync
-from ..contract import DATASETS
-from ..demo import run_demo
+from ..config import Settings
 from ..params import as_date
 
 
@@ -101,11 +99,15 @@ def register(subparsers: Any) -> None:
 def _demo(args: argparse.Namespace) -> int:
     if args.days < 1:
         raise SystemExit("error: --days must be at least 1")
+    from ..demo import run_demo
+
     run_demo(days=args.days, data_dir=args.data_dir, reports=args.reports, dialect=args.dialect)
     return 0
 
 
 def _sync(args: argparse.Namespace) -> int:
+    from ..api import SyncOptions, plan_sync, sync
+
     kwargs: dict[str, Any] = {
         "sites": args.sites,
         "countries": args.country,
@@ -129,6 +131,10 @@ def _sync(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     import polars as pl
 
+    from ..api import plan_sync, status
+    from ..locate import where
+
+    print(f"lake: {where(args.data_dir) if args.data_dir is not None else Settings.from_env().lake}")
     code = _verify(args) if args.verify else 0
     frame = status(sites=args.sites, data_dir=args.data_dir, rebuild=args.rebuild)
     if frame.is_empty():
@@ -141,7 +147,6 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ..config import Settings
     from ..lake import verify
 
     data_dir = args.data_dir if args.data_dir is not None else Settings.from_env().data_dir
@@ -151,7 +156,9 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _invalidate(args: argparse.Namespace) -> int:
-    datasets = args.dataset or DATASETS
-    count = invalidate(args.start, args.end, sites=args.sites, datasets=datasets, data_dir=args.data_dir)
+    from ..api import invalidate
+
+    chosen = {"datasets": args.dataset} if args.dataset else {}  # default: all three
+    count = invalidate(args.start, args.end, sites=args.sites, data_dir=args.data_dir, **chosen)
     print(f"forgot {count} partitions: the next sync fetches them again", file=sys.stderr)
     return 0
