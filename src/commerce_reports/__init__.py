@@ -1,9 +1,9 @@
 """commerce-reports: affiliate commerce reports, local, current, correct and fast to look at.
 
-    import commerce_reports as cr
-    cr.sync()                                   # the lake up to date (sandbox when no key is set)
-    con = cr.connect()                          # DuckDB with the views
-    con.sql("SELECT * FROM network_performance").pl()
+import commerce_reports as cr
+cr.sync()                                   # the lake up to date (sandbox when no key is set)
+con = cr.connect()                          # DuckDB with the views
+con.sql("SELECT * FROM network_performance").pl()
 """
 
 __version__ = "0.1.0"

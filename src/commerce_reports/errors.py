@@ -100,9 +100,7 @@ def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
 def excerpt(body: bytes | str, content_type: str = "") -> str:
     """A short, single-line, secret-free rendering of an error body (JSON, HTML or text)."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    if "html" in content_type.lower() or text.lstrip()[:15].lower().startswith(
-        ("<!doctype", "<html")
-    ):
+    if "html" in content_type.lower() or text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
         title = re.search(r"(?is)<title>(.*?)</title>", text)
         text = re.sub(r"(?s)<(script|style).*?</\1>", " ", text)
         text = re.sub(r"<[^>]+>", " ", text)

@@ -102,9 +102,7 @@ def _enum(kind: type[StrEnum], parameter: str, value: Any, labels: dict[str, str
         for member in kind:
             if text.upper() == member.value or text.lower() == labels.get(member.value, "").lower():
                 return member
-    allowed = ", ".join(
-        f"{m.value} ({labels[m.value]})" if m.value in labels else m.value for m in kind
-    )
+    allowed = ", ".join(f"{m.value} ({labels[m.value]})" if m.value in labels else m.value for m in kind)
     raise ValidationError(parameter, f"{value!r} is not a known code", f"expected one of {allowed}")
 
 
@@ -119,9 +117,7 @@ def as_date(value: Any, parameter: str = "date") -> date:
             return date.fromisoformat(value.strip())
         except ValueError:
             raise ValidationError(parameter, f"{value!r} is not a real calendar date") from None
-    raise ValidationError(
-        parameter, f"{value!r} is not a date", "give a datetime.date or 'YYYY-MM-DD'"
-    )
+    raise ValidationError(parameter, f"{value!r} is not a date", "give a datetime.date or 'YYYY-MM-DD'")
 
 
 def _ids(parameter: str, value: Any) -> tuple[int, ...]:
@@ -136,9 +132,7 @@ def _ids(parameter: str, value: Any) -> tuple[int, ...]:
         if isinstance(item, str):
             parts = item.split(",")
             if not all(re.fullmatch(r"\d+", p.strip()) for p in parts):
-                raise ValidationError(
-                    parameter, f"{item!r} is not an id", "ids are whole numbers > 0"
-                )
+                raise ValidationError(parameter, f"{item!r} is not an id", "ids are whole numbers > 0")
             ids.extend(int(p) for p in parts)
         else:
             ids.append(item)
@@ -230,16 +224,12 @@ class Filters:
         normalise(self, "campaign_ids", _ids("campaign_ids", self.campaign_ids))
         normalise(self, "merchant_group_ids", _ids("merchant_group_ids", self.merchant_group_ids))
         if self.program_type is not None:
-            normalise(
-                self, "program_type", _enum(ProgramType, "program_type", self.program_type, {})
-            )
+            normalise(self, "program_type", _enum(ProgramType, "program_type", self.program_type, {}))
         if self.partner_product is not None:
             normalise(
                 self,
                 "partner_product",
-                _enum(
-                    PartnerProduct, "partner_product", self.partner_product, _labels(PartnerProduct)
-                ),
+                _enum(PartnerProduct, "partner_product", self.partner_product, _labels(PartnerProduct)),
             )
         if self.device_type is not None:
             normalise(
@@ -257,9 +247,7 @@ class Filters:
         """Filters from keyword arguments (merged over `filters`); unknown names are an error."""
         unknown = sorted(set(kwargs) - set(_PARAM_NAMES))
         if unknown:
-            raise ValidationError(
-                unknown[0], "is not a filter", f"filters are {', '.join(_PARAM_NAMES)}"
-            )
+            raise ValidationError(unknown[0], "is not a filter", f"filters are {', '.join(_PARAM_NAMES)}")
         base = {f.name: getattr(filters, f.name) for f in fields(cls)} if filters else {}
         base.update({k: v for k, v in kwargs.items() if v is not None})
         return cls(**base)
@@ -363,9 +351,7 @@ def day_range(start: Any, end: Any) -> list[date]:
     """Every day from `start` to `end`, both included (one transactions request each)."""
     first, last = as_date(start, "start"), as_date(end, "end")
     if last < first:
-        raise ValidationError(
-            "end", f"{last} is before start {first}", "give end >= start (both included)"
-        )
+        raise ValidationError("end", f"{last} is before start {first}", "give end >= start (both included)")
     return [first + timedelta(days=n) for n in range((last - first).days + 1)]
 
 
@@ -383,16 +369,12 @@ def aggregate_windows(start: Any, end: Any, grain: Grain | None = None) -> list[
     cursor = first
     while cursor < stop:
         if grain == "month":
-            month_end = date(
-                cursor.year, cursor.month, calendar.monthrange(cursor.year, cursor.month)[1]
-            )
+            month_end = date(cursor.year, cursor.month, calendar.monthrange(cursor.year, cursor.month)[1])
             step = month_end + timedelta(days=1)
         elif grain is None:
             step = cursor + timedelta(days=MAX_WINDOW_DAYS)
         else:
-            raise ValidationError(
-                "grain", f"{grain!r} is not a grain", "use 'day', 'month' or None"
-            )
+            raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day', 'month' or None")
         windows.append((cursor, min(step, stop)))
         cursor = min(step, stop)
     return windows

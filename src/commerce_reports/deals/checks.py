@@ -149,9 +149,7 @@ def _publisher_ids(deal: Deal) -> list[DealFailure]:
         if bad:
             message = m.values_message("publisher.id", bad)
             kind = DealRuleKind.PUBLISHER_ID_INVALID
-            failures.append(
-                DealFailure(f"body/targeting/{i}/publisher.id", message, kind, tuple(bad))
-            )
+            failures.append(DealFailure(f"body/targeting/{i}/publisher.id", message, kind, tuple(bad)))
     return failures
 
 
@@ -165,9 +163,7 @@ def _ad_size_warnings(deal: Deal) -> list[str]:
     ]
 
 
-def check_targeting_values(
-    deal: Deal, values_of: Callable[[str], Sequence[str]]
-) -> list[DealFailure]:
+def check_targeting_values(deal: Deal, values_of: Callable[[str], Sequence[str]]) -> list[DealFailure]:
     """Check enumerated targeting values against the service's lists (`values_of(attribute)`).
 
     A 2-letter country code is accepted: the service converts it to its 3-letter code.

@@ -173,9 +173,7 @@ class DealsClient:
         """
         path = self._deal_path(deal_id)
         operation = f"update deal request {deal_id}"
-        model = self._checked(
-            changes, operation, update=True, check_values=check_values, on=local_checks
-        )
+        model = self._checked(changes, operation, update=True, check_values=check_values, on=local_checks)
         confirm = (lambda: self._archived(path)) if model.status == "archived" else None
         result = self._call("PATCH", path, model.to_dict(), None, idempotent=True, confirm=confirm)
         if isinstance(result, Deal):
@@ -266,9 +264,7 @@ class DealsClient:
         for attempt in range(1, self.max_attempts + 1):
             last = attempt == self.max_attempts
             try:
-                response = self._http.request(
-                    method, path, content=content, params=params, headers=headers
-                )
+                response = self._http.request(method, path, content=content, params=params, headers=headers)
             except httpx.TransportError as exc:
                 sent = not isinstance(exc, httpx.ConnectError)
                 what = f"no complete answer from {self.base_url} ({type(exc).__name__})"

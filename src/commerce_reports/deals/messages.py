@@ -28,9 +28,7 @@ __all__ = [
 
 TAKE_RATE = "takeRate is a decimal fraction; expected 0 ≤ x ≤ 0.85"
 START_DATE = "startDate must be today or later (UTC)"
-RUN_OF_NETWORK_AND_TARGETING = (
-    "runOfNetwork and targeting are mutually exclusive; provide one or the other"
-)
+RUN_OF_NETWORK_AND_TARGETING = "runOfNetwork and targeting are mutually exclusive; provide one or the other"
 TOO_MANY_GROUPS = "at most 25 targeting groups per deal request"
 END_DATE_REQUIRED = "schedule.endDate is required for buyers on a demand platform that requires it"
 OPEN_DEAL_SEATS = "open deals are non-seat: omit seatIds — each buyer carries the DSP only"

@@ -116,9 +116,7 @@ def error_from_response(
     return _SIMPLE.get(status, DealStatusError)(status, message, **common)
 
 
-def _bad_request(
-    data: Mapping[str, Any], message: str, common: dict[str, Any]
-) -> DealBadRequestError:
+def _bad_request(data: Mapping[str, Any], message: str, common: dict[str, Any]) -> DealBadRequestError:
     if data.get("code") == "FST_ERR_VALIDATION" or "statusCode" in data:
         failures = split_validation_message(message)
         id_invalid = any(f.path == "params/id" for f in failures)

@@ -129,17 +129,13 @@ def _shared(body: dict[str, Any], today: date) -> list[str]:
     if isinstance(commercial, dict) and "takeRate" in commercial:
         rate = commercial["takeRate"]
         if _json_type(rate) != "number" or not 0 <= rate <= 0.85:
-            failures.append(
-                "body/commercial/takeRate takeRate is a decimal fraction; expected 0 ≤ x ≤ 0.85"
-            )
+            failures.append("body/commercial/takeRate takeRate is a decimal fraction; expected 0 ≤ x ≤ 0.85")
     schedule = body.get("schedule")
     if isinstance(schedule, dict):
         failures += _dates(schedule, today)
     targeting = body.get("targeting")
     if body.get("runOfNetwork") and targeting:
-        failures.append(
-            "body runOfNetwork and targeting are mutually exclusive; provide one or the other"
-        )
+        failures.append("body runOfNetwork and targeting are mutually exclusive; provide one or the other")
     if targeting is not None:
         failures += _targeting(targeting)
     return failures
@@ -149,9 +145,7 @@ def _dates(schedule: dict[str, Any], today: date) -> list[str]:
     failures = []
     for name in ("startDate", "endDate"):
         value = schedule.get(name)
-        if value is not None and not (
-            isinstance(value, str) and _DATE.match(value) and _is_date(value)
-        ):
+        if value is not None and not (isinstance(value, str) and _DATE.match(value) and _is_date(value)):
             failures.append(f'body/schedule/{name} must match format "date"')
     start = schedule.get("startDate")
     if not failures and isinstance(start, str) and date.fromisoformat(start) < today:
@@ -178,9 +172,7 @@ def _targeting(targeting: Any) -> list[str]:
             values = given if isinstance(given, list) else [given]
             bad = _refused(attribute, values)
             if bad:
-                failures.append(
-                    f"body/targeting/{i}/{attribute} {_message(attribute)}: {', '.join(bad)}"
-                )
+                failures.append(f"body/targeting/{i}/{attribute} {_message(attribute)}: {', '.join(bad)}")
     return failures
 
 
@@ -202,9 +194,7 @@ def _message(attribute: str) -> str:
 
 
 def _is_publisher_id(value: Any) -> bool:
-    return (
-        _json_type(value) == "number" and float(value).is_integer() and 1 <= value <= 2_147_483_647
-    )
+    return _json_type(value) == "number" and float(value).is_integer() and 1 <= value <= 2_147_483_647
 
 
 def _country(value: Any) -> str | None:
@@ -218,9 +208,7 @@ def normalise_targeting(targeting: list[dict[str, Any]]) -> list[dict[str, Any]]
     """Targeting as stored: 2-letter country codes converted to their 3-letter codes (rule 3)."""
     return [
         {
-            k: [_country(c) for c in (v if isinstance(v, list) else [v])]
-            if k == "device.geo.country"
-            else v
+            k: [_country(c) for c in (v if isinstance(v, list) else [v])] if k == "device.geo.country" else v
             for k, v in group.items()
         }
         for group in targeting
