@@ -21,7 +21,16 @@ import duckdb
 from .sources import quote, sql_list
 from .state import EMPTY
 
-__all__ = ["NONE", "day_bucket", "month_bucket", "place", "remove_staging", "staged_buckets", "write_buckets"]
+__all__ = [
+    "NONE",
+    "day_bucket",
+    "month_bucket",
+    "place",
+    "remove_staging",
+    "staged_buckets",
+    "write_buckets",
+    "write_file",
+]
 
 NONE = "none"  # the bucket of rows whose date is NULL
 _STAGING = ".staging"
@@ -92,18 +101,23 @@ def write_buckets(
     with staged_buckets(con, select, bucket, folder.parent) as files:
         place(files, lambda value: folder / f"{value}.parquet")
         if only is None:
-            empty = _temp(folder.parent, "empty", ".tmp")
-            try:
-                con.execute(f"COPY (SELECT * FROM ({select}) LIMIT 0) TO {quote(str(empty))} ({_COPY})")
-                os.replace(empty, folder / EMPTY)
-            finally:
-                empty.unlink(missing_ok=True)
+            write_file(con, f"SELECT * FROM ({select}) LIMIT 0", folder / EMPTY)
             stale = {p.stem for p in folder.glob("*.parquet") if p.name != EMPTY} - set(files)
         else:
             stale = set(only) - set(files)
     for value in stale:
         (folder / f"{value}.parquet").unlink(missing_ok=True)
     return set(files)
+
+
+def write_file(con: duckdb.DuckDBPyConnection, select: str, target: Path) -> None:
+    """Store the rows of `select` as the Parquet file `target`, replacing it atomically."""
+    temp = _temp(target.parent, target.name, ".tmp")
+    try:
+        con.execute(f"COPY ({select}) TO {quote(str(temp))} ({_COPY})")
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def place(files: dict[str, Path], target: Callable[[str], Path]) -> None:

@@ -1,14 +1,17 @@
 """Building one site's rollups, whole or for what changed, inside one DuckDB connection.
 
-`transactions` (the latest version of each commission id) is stored by commission day. A full
-build computes it from every ledger file. An incremental one recomputes only the *dirty* ids: those
-in the changed ledger files now, and those they held before (each ledger file's ids are kept in a
-small index file). Their versions are found by a narrow scan of the lake (ids only) and read in
-full from the few files holding them; their new rows replace the old ones. A commission day is
-rewritten when it is new, loses an id, or changes a lot; otherwise its new rows go to its month's
-patch file (a day's returns touch some thirty earlier days: rewriting each would cost seconds).
+`transactions` (the latest version of each commission id) is the expensive one. A full build
+computes it from every ledger file into one file (`whole.parquet`). An incremental build recomputes
+only the *dirty* ids: those in the changed ledger files now, and those they held before (each ledger
+file's ids are kept in a small index file). Their versions are found by a narrow scan of the lake
+(the id column) and read in full from the few files holding them. Their new rows then go:
+- to a patch file per month, for a day held by `whole.parquet` (with a deleted row where an id
+  leaves that day), or for a day of its own changing little: a day's returns touch some thirty
+  earlier days, and rewriting each would cost seconds;
+- to a file of its own, for a day first seen since the full build (the new day of a daily sync),
+  rewritten whole when an id leaves it or its patches grow past a share of it.
 
-Every other rollup is stored by month of its date column, and recomputed for the months whose
+Every other rollup is stored by month of its date column, recomputed for the months whose
 transactions or aggregate windows changed, from the stored `transactions` and those months' files.
 """
 
@@ -16,26 +19,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import duckdb
 
 from ..lake.layout import DATASETS, PartitionKey, site_root
-from .buckets import NONE, day_bucket, month_bucket, place, staged_buckets, write_buckets
-from .listing import Listing, dataset_of
+from .buckets import NONE, day_bucket, month_bucket, place, staged_buckets, write_buckets, write_file
+from .listing import Listing, Stat, dataset_of
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
-from .state import EMPTY, index_folder, rollup_folder
+from .state import EMPTY, WHOLE, index_folder, rollup_folder
 from .views import VIEW_LIST, View, render
 
 __all__ = ["PATCH_SHARE", "Plan", "SiteBuild"]
 
-PATCH_SHARE = 0.25  # a day whose new and patched rows exceed this share of its stored rows is rewritten
+PATCH_SHARE = 0.25  # a day of its own whose patched rows pass this share of its rows is rewritten
 _T = "transactions"
 _VIEWS = {view.name: view for view in VIEW_LIST}
 _DAY = day_bucket("commission_date")
 _DIRTY = "commission_id IN (SELECT commission_id FROM inc.dirty)"
 _NOT_DIRTY = "commission_id NOT IN (SELECT commission_id FROM inc.dirty)"
+_SAME_ROW = (
+    "u.commission_id = {t}.commission_id AND u.commission_date IS NOT DISTINCT FROM {t}.commission_date"
+)
 
 
 def _date_column(view: View) -> str:
@@ -48,15 +55,33 @@ def _month(relpath: str) -> str:
     return PartitionKey.from_relpath(relpath.rsplit("/", 1)[0]).start.strftime("%Y-%m")
 
 
+def _month_of(day: str) -> str:
+    return day if day == NONE else day[:7]
+
+
 def _in(values: Iterable[str]) -> str:
-    """A SQL IN list (`NULL` when empty: matches nothing)."""
-    return ", ".join(quote(v) for v in sorted(values)) or "NULL"
+    """A SQL list for IN / NOT IN: when empty, a value no bucket has (`NULL` would make NOT IN
+    match nothing)."""
+    return ", ".join(quote(v) for v in sorted(values)) or "'-'"
+
+
+def _within(column: str, months: Iterable[str]) -> str:
+    """SQL: `column` falls in one of `months` (ranges, so that Parquet statistics skip the rest)."""
+    terms = []
+    for month in sorted(months):
+        if month == NONE:
+            terms.append(f"{column} IS NULL")
+            continue
+        first = date.fromisoformat(f"{month}-01")
+        after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
+        terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{after}')")
+    return " OR ".join(terms) or "false"
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What an incremental build writes: commission days rewritten whole, days whose new rows go
-    to a patch, the patch months rewritten, and the months of every other rollup."""
+    """What an incremental build writes: days of their own rewritten whole, days patched, patch
+    months rewritten, and the months of every other rollup."""
 
     rewrite: frozenset[str] = frozenset()
     patched: frozenset[str] = frozenset()
@@ -74,6 +99,7 @@ class SiteBuild:
         site: str,
         readable: Listing,
         schemas: Mapping[str, str],
+        whole_days: frozenset[str] = frozenset(),
     ) -> None:
         self.con = con
         self.data_dir = data_dir
@@ -81,6 +107,7 @@ class SiteBuild:
         self.root = site_root(data_dir, site)
         self.readable = readable
         self.schemas = schemas
+        self.whole_days = whole_days
         self.base = rollup_folder(data_dir, site, _T, "base")
         self.patch = rollup_folder(data_dir, site, _T, "patch")
         con.execute("CREATE SCHEMA IF NOT EXISTS inc")
@@ -97,17 +124,18 @@ class SiteBuild:
     def _source(self, dataset: str, relpaths: Iterable[str]) -> str:
         return read_sql(dataset, self._paths(relpaths), by_name=self.schemas.get(dataset) == MIXED)
 
-    def index_path(self, relpath: str, stat: tuple[int, int]) -> Path:
-        """The index file of one version (size, mtime) of a ledger file."""
+    def index_path(self, relpath: str, stat: Stat) -> Path:
+        """The index file of one version of a ledger file."""
         key = PartitionKey.from_relpath(relpath.rsplit("/", 1)[0])
-        return index_folder(self.data_dir, self.site) / f"{key.by}_{key.start}.{stat[0]}-{stat[1]}.parquet"
-
-    def _stored(self, base: list[Path], patch: list[Path]) -> str:
-        """The stored `transactions` over these base and patch files (and the empty ones)."""
-        return stored_transactions_sql([*base, self.base / EMPTY], [*patch, self.patch / EMPTY])
+        version = "-".join(map(str, stat))
+        return index_folder(self.data_dir, self.site) / f"{key.by}_{key.start}.{version}.parquet"
 
     def _existing(self, folder: Path, buckets: Iterable[str]) -> list[Path]:
         return [folder / f"{b}.parquet" for b in sorted(buckets) if (folder / f"{b}.parquet").exists()]
+
+    def _patches(self, months: Iterable[str]) -> list[Path]:
+        """The patch files of `months` that exist, and the empty one (so the list reads)."""
+        return [*self._existing(self.patch, months), self.patch / EMPTY]
 
     def _rows(self, sql: str) -> dict[str, int]:
         return {str(k): int(v) for k, v in self.con.execute(sql).fetchall()}
@@ -148,32 +176,39 @@ class SiteBuild:
         for view in VIEW_LIST:
             if view.rollup and view.name != _T:
                 folder = rollup_folder(self.data_dir, self.site, view.name)
-                bucket = month_bucket(_date_column(view))
+                select = f"SELECT * FROM inc.{view.name}"
                 written |= write_buckets(
-                    self.con, f"SELECT * FROM inc.{view.name}", bucket, folder, only=months
+                    self.con, select, month_bucket(_date_column(view)), folder, only=months
                 )
         return written
 
     # ------------------------------------------------------------------ full
 
-    def full(self) -> frozenset[str]:
-        """Rewrite every rollup of the site from its lake files; return the months written."""
+    def full(self) -> tuple[frozenset[str], frozenset[str]]:
+        """Rewrite every rollup of the site from its lake files; return the months written and the
+        commission days of `whole.parquet`."""
         sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
         self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
-        current = render(_VIEWS[_T], "inc", sources)
-        write_buckets(self.con, current, _DAY, self.base, only=None)
-        none = f"SELECT * FROM read_parquet({quote(str(self.base / EMPTY))})"
-        write_buckets(self.con, none, f"'{NONE}'", self.patch, only=None)  # no patches
+        self.base.mkdir(parents=True, exist_ok=True)
+        whole = self.base / WHOLE
+        write_file(self.con, render(_VIEWS[_T], "inc", sources), whole)
+        for path in self.base.glob("*.parquet"):
+            if path != whole:
+                path.unlink()
+        write_file(self.con, f"SELECT * FROM read_parquet({quote(str(whole))}) LIMIT 0", self.base / EMPTY)
+        no_patch = f"SELECT *, false AS _deleted FROM read_parquet({quote(str(whole))}) LIMIT 0"
+        write_buckets(self.con, no_patch, f"'{NONE}'", self.patch, only=None)
+        days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({quote(str(whole))})"))
         self._write_index(self.of(_T))
-        stored = stored_transactions_sql([self.base / "*.parquet"], [self.patch / EMPTY])
-        return frozenset(self._downstream(stored, sources, None))
+        stored = stored_transactions_sql([whole], [self.patch / EMPTY])
+        return frozenset(self._downstream(stored, sources, None)), days
 
     # ------------------------------------------------------------------ incremental
 
     def plan(self, before: Listing, skipped_before: Mapping[str, str], changed: set[str]) -> Plan:
-        """Find what the `changed` files change, writing nothing: the dirty ids' rows (`inc.u`), the
-        rows of each rewritten day (`inc.base_rows`) and of each patch month (`inc.patch_rows`)."""
+        """Find what the `changed` files change, writing nothing: the dirty ids' rows (`inc.u`),
+        their visible rows before (`inc.old`), then what to write (see `_decide`)."""
         months = {_month(r) for r in changed if dataset_of(r) != _T}
         ledger = sorted(r for r in changed if dataset_of(r) == _T)
         now = [r for r in ledger if r in self.readable]
@@ -184,12 +219,10 @@ class SiteBuild:
             for path in [self.index_path(r, before[r])]
             if path.exists()
         ]
-        ids = (
-            [f"SELECT commission_id FROM read_parquet({sql_list(self._paths(now))}, union_by_name = true)"]
-            if now
-            else []
+        ids = [f"SELECT commission_id FROM read_parquet({sql_list(self._paths(now))}, union_by_name = true)"]
+        ids = (ids if now else []) + (
+            [f"SELECT commission_id FROM read_parquet({sql_list(old)})"] if old else []
         )
-        ids += [f"SELECT commission_id FROM read_parquet({sql_list(old)})"] if old else []
         if not ids:
             return Plan(months=frozenset(months))
         con = self.con
@@ -212,57 +245,65 @@ class SiteBuild:
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
         stored = stored_transactions_sql([self.base / "*.parquet"], [self.patch / "*.parquet"])
         con.execute(
-            f"CREATE OR REPLACE TABLE inc.old AS SELECT commission_id, commission_date FROM ({stored}) "
-            f"WHERE {_DIRTY}"
+            "CREATE OR REPLACE TABLE inc.old AS SELECT DISTINCT commission_id, commission_date "
+            f"FROM ({stored}) WHERE {_DIRTY}"
         )
         return self._decide(months)
 
     def _decide(self, months: set[str]) -> Plan:
+        """Choose, per touched commission day, a rewrite or a patch; stage their rows in
+        `inc.base_rows` and `inc.patch_rows`."""
         new = self._rows(f"SELECT {_DAY}, count(*) FROM inc.u GROUP BY 1")
-        left = self._rows(  # days an id leaves (moved to another day, or gone): rewritten whole
-            f"SELECT DISTINCT {day_bucket('o.commission_date')}, 0 FROM inc.old o LEFT JOIN inc.u u "
-            f"USING (commission_id) WHERE u.commission_id IS NULL "
-            f"OR {day_bucket('u.commission_date')} <> {day_bucket('o.commission_date')}"
+        leaving = self._rows(  # (days an id leaves: moved to another day, or gone)
+            f"SELECT DISTINCT {day_bucket('commission_date')}, 0 FROM inc.old o "
+            f"WHERE NOT EXISTS (SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
         )
-        touched = set(new) | set(left)
-        stored = self._existing(self.base, touched)
+        touched = set(new) | set(leaving)
+        own = touched - self.whole_days
+        files = self._existing(self.base, own)
         sizes = (
-            self._rows(f"SELECT file_name, num_rows FROM parquet_file_metadata({sql_list(stored)})")
-            if stored
+            self._rows(f"SELECT file_name, num_rows FROM parquet_file_metadata({sql_list(files)})")
+            if files
             else {}
         )
-        base_rows = {p.stem: sizes.get(str(p), 0) for p in stored}
-        patches = self._existing(self.patch, {d[:7] for d in touched if d != NONE})
+        base_rows = {p.stem: sizes.get(str(p), 0) for p in files}
+        patches = self._patches({_month_of(d) for d in touched})
         kept = self._rows(
-            f"SELECT {_DAY}, count(*) FROM read_parquet({sql_list([*patches, self.patch / EMPTY])}) "
-            f"WHERE {_NOT_DIRTY} GROUP BY 1"
+            f"SELECT {_DAY}, count(*) FROM read_parquet({sql_list(patches)}) WHERE {_NOT_DIRTY} GROUP BY 1"
         )
         rewrite = {
             d
-            for d in touched
-            if d == NONE
-            or d in left
+            for d in own
+            if d in leaving
             or d not in base_rows
             or new.get(d, 0) + kept.get(d, 0) > PATCH_SHARE * base_rows[d]
         }
         patched = touched - rewrite
-        patch_months = {p.stem for p in patches} | {d[:7] for d in patched}
-        r_base = [p for p in stored if p.stem in rewrite]
-        r_patch = self._existing(self.patch, {d[:7] for d in rewrite if d != NONE})
+        patch_months = {p.stem for p in patches if p.name != EMPTY} | {_month_of(d) for d in patched}
+        own_files = [p for p in files if p.stem in rewrite]
+        own_patches = self._patches({_month_of(d) for d in rewrite})
         self.con.execute(
-            f"CREATE OR REPLACE TABLE inc.base_rows AS SELECT * FROM ({self._stored(r_base, r_patch)}) "
+            "CREATE OR REPLACE TABLE inc.base_rows AS SELECT * FROM "
+            f"({stored_transactions_sql([*own_files, self.base / EMPTY], own_patches)}) "
             f"WHERE {_DAY} IN ({_in(rewrite)}) AND {_NOT_DIRTY} "
             f"UNION ALL BY NAME SELECT * FROM inc.u WHERE {_DAY} IN ({_in(rewrite)})"
         )
+        whole = _in(touched & self.whole_days)
         self.con.execute(
-            f"CREATE OR REPLACE TABLE inc.patch_rows AS SELECT * FROM "
-            f"read_parquet({sql_list([*patches, self.patch / EMPTY])}) "
-            f"WHERE {_NOT_DIRTY} AND {_DAY} NOT IN ({_in(rewrite)}) "
-            f"UNION ALL BY NAME SELECT * FROM inc.u WHERE {_DAY} IN ({_in(patched)})"
+            f"CREATE OR REPLACE TABLE inc.patch_rows AS SELECT * FROM read_parquet({sql_list(patches)}) AS p "
+            f"WHERE {_DAY} NOT IN ({_in(rewrite)}) AND ({_NOT_DIRTY} OR _deleted AND NOT EXISTS "
+            f"(SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='p')})) "
+            f"UNION ALL BY NAME SELECT *, false AS _deleted FROM inc.u WHERE {_DAY} IN ({_in(patched)}) "
+            f"UNION ALL BY NAME SELECT {quote(self.site)} AS site, commission_id, commission_date, "
+            f"true AS _deleted FROM inc.old o WHERE {_DAY} IN ({whole}) "
+            f"AND NOT EXISTS (SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
         )
-        t_months = {d[:7] if d != NONE else NONE for d in touched}
+        touched_months = {_month_of(d) for d in touched}
         return Plan(
-            frozenset(rewrite), frozenset(patched), frozenset(patch_months), frozenset(months | t_months)
+            frozenset(rewrite),
+            frozenset(patched),
+            frozenset(patch_months),
+            frozenset(months | touched_months),
         )
 
     def apply(self, plan: Plan, months: frozenset[str], ledger: Iterable[str]) -> None:
@@ -278,12 +319,12 @@ class SiteBuild:
         if not months:
             return
         base = [
-            p
-            for p in self.base.glob("*.parquet")
-            if p.name != EMPTY and (p.stem if p.stem == NONE else p.stem[:7]) in months
+            p for p in self.base.glob("*.parquet") if p.name in (WHOLE, EMPTY) or _month_of(p.stem) in months
         ]
+        stored = stored_transactions_sql(sorted(base), self._patches(months))
         sources = {_T: self._source(_T, [])}
         for dataset in DATASETS:
             if dataset != _T:
                 sources[dataset] = self._source(dataset, [r for r in self.of(dataset) if _month(r) in months])
-        self._downstream(self._stored(sorted(base), self._existing(self.patch, months)), sources, months)
+        within = f"SELECT * FROM ({stored}) WHERE {_within('commission_date', months)}"
+        self._downstream(within, sources, months)

@@ -58,7 +58,7 @@ def _stamp(path: Path) -> list[int] | None:
         stat = path.stat()
     except OSError:
         return None
-    return [stat.st_size, stat.st_mtime_ns]
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ino]
 
 
 def write_catalog(data_dir: Path | str | None = None, *, force: bool = False) -> Path:

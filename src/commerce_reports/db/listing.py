@@ -17,18 +17,29 @@ from pathlib import Path
 
 from ..lake.layout import DATASETS, PART_FILE, site_root
 
-__all__ = ["Listing", "dataset_of", "frame_problem", "listing_digest", "site_listing", "warn_unreadable"]
+__all__ = [
+    "Listing",
+    "Stat",
+    "dataset_of",
+    "frame_problem",
+    "listing_digest",
+    "site_listing",
+    "warn_unreadable",
+]
 
 log = logging.getLogger(__name__)
 
-# relpath of a partition file below its site folder -> (size in bytes, mtime in ns)
-Listing = dict[str, tuple[int, int]]
+# relpath of a partition file below its site folder -> its version: (size in bytes, mtime in ns,
+# inode). The inode tells apart two writes within one tick of the file system's clock: every write
+# of the lake replaces the file (a new inode); a file changed in place changes size or mtime.
+Stat = tuple[int, int, int]
+Listing = dict[str, Stat]
 
 # Folder levels below each dataset folder (by/day; slice/grain/start).
 _DEPTH = {"transactions": 2, "networks": 3, "merchandise": 3}
 _MAGIC = b"PAR1"
-_problems: dict[tuple[str, int, int], str | None] = {}
-_warned: set[tuple[str, int, int]] = set()
+_problems: dict[tuple[str, int, int, int], str | None] = {}
+_warned: set[tuple[str, int, int, int]] = set()
 
 
 def _leaf_folders(folder: str, depth: int) -> list[str]:
@@ -56,7 +67,8 @@ def site_listing(data_dir: Path, site: str) -> Listing:
                 stat = os.stat(os.path.join(folder, PART_FILE))
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            listing[os.path.relpath(folder, root) + "/" + PART_FILE] = (stat.st_size, stat.st_mtime_ns)
+            relpath = os.path.relpath(folder, root) + "/" + PART_FILE
+            listing[relpath] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
     return listing
 
 
@@ -65,23 +77,22 @@ def dataset_of(relpath: str) -> str:
     return relpath.split("/", 1)[0]
 
 
-def listing_digest(listing: Mapping[str, tuple[int, int]]) -> str:
+def listing_digest(listing: Mapping[str, Stat]) -> str:
     """A digest of a listing: equal listings, equal digests."""
     digest = hashlib.sha256()
     for relpath in sorted(listing):
-        size, mtime = listing[relpath]
-        digest.update(f"{relpath}|{size}|{mtime}\n".encode())
+        digest.update(f"{relpath}|{listing[relpath]}\n".encode())
     return digest.hexdigest()
 
 
-def frame_problem(path: Path, size: int, mtime_ns: int) -> str | None:
+def frame_problem(path: Path, stat: Stat) -> str | None:
     """Why the file at `path` cannot be a whole Parquet file (None when its frame is whole).
 
     Checks the leading and trailing magic bytes and the footer length: a file cut short, or
     overwritten by something else, fails; a whole file passes without being parsed. Remembered per
-    (path, size, mtime), so each version of a file is read once per process.
+    version of the file (`stat`), so each is read once per process.
     """
-    key = (str(path), size, mtime_ns)
+    key = (str(path), *stat)
     if key not in _problems:
         if len(_problems) > 200_000:
             _problems.clear()
@@ -109,9 +120,9 @@ def _check_frame(path: Path) -> str | None:
     return None
 
 
-def warn_unreadable(path: Path, reason: str, size: int, mtime_ns: int) -> None:
+def warn_unreadable(path: Path, reason: str, stat: Stat) -> None:
     """Log, once per version of the file, that it is left out and how to repair it."""
-    key = (str(path), size, mtime_ns)
+    key = (str(path), *stat)
     if key in _warned:
         return
     _warned.add(key)

@@ -18,6 +18,7 @@ naming it and saying how to repair it (`commerce-reports verify`), never a crash
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import time
@@ -149,7 +150,13 @@ def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> Si
         before = load_state(data_dir, site)
         if not force and before is not None and before.matches(listing) and not hints & listing.keys():
             return None
-        full = force or before is None or before.code != CODE or before.rebuilding
+        full = (
+            force
+            or before is None
+            or before.code != CODE
+            or before.rebuilding
+            or _mostly_new(before, listing)
+        )
         skipped = _frame_problems(data_dir, site, listing, None if full else before)
         for _ in range(3):
             before = load_state(data_dir, site)  # a failed attempt may have left months pending
@@ -174,6 +181,14 @@ def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> Si
     raise LakeError(f"the rollups of site {site} could not be built: unreadable partitions keep failing them")
 
 
+def _mostly_new(before: SiteState, listing: Listing) -> bool:
+    """Whether most ledger files differ from what the rollups reflect (a lake copied to another
+    file system, a refetch of everything): then a full build costs less than an incremental one."""
+    ledger = [r for r in listing if dataset_of(r) == "transactions"]
+    changed = sum(1 for r in ledger if before.listing.get(r) != listing[r])
+    return changed > max(50, len(ledger) // 2)
+
+
 def _build(
     data_dir: Path,
     site: str,
@@ -190,30 +205,25 @@ def _build(
         save_state(data_dir, site, SiteState(listing={}, rebuilding=True))
         with _connection(folder, _FULL_MEMORY) as con:
             build = SiteBuild(con, data_dir, site, readable, schemas)
-            months: Collection[str] = build.full()
+            months, whole_days = build.full()
     else:
+        whole_days = before.whole_days
         known = before.listing.keys() | listing.keys()
         changed = {r for r in known if listing.get(r) != before.listing.get(r)}
         changed |= (hints | (skipped.keys() ^ before.skipped.keys())) & known
         with _connection(folder, _DELTA_MEMORY) as con:
-            build = SiteBuild(con, data_dir, site, readable, schemas)
+            build = SiteBuild(con, data_dir, site, readable, schemas, whole_days)
             plan = build.plan(before.listing, before.skipped, changed)
             months = plan.months | before.pending_months
-            save_state(data_dir, site, _replace(before, pending_months=months))
+            save_state(data_dir, site, dataclasses.replace(before, pending_months=months))
             build.apply(plan, months, [r for r in changed if dataset_of(r) == "transactions"])
-    save_state(data_dir, site, SiteState(listing=listing, skipped=dict(skipped), schemas=schemas))
+    save_state(
+        data_dir,
+        site,
+        SiteState(listing=listing, skipped=dict(skipped), schemas=schemas, whole_days=whole_days),
+    )
     build.remove_old_index()
     return months
-
-
-def _replace(state: SiteState, pending_months: frozenset[str]) -> SiteState:
-    return SiteState(
-        listing=state.listing,
-        skipped=state.skipped,
-        schemas=state.schemas,
-        code=state.code,
-        pending_months=pending_months,
-    )
 
 
 def _schemas(data_dir: Path, site: str, readable: Listing, before: SiteState | None) -> dict[str, str]:
@@ -248,10 +258,10 @@ def _frame_problems(data_dir: Path, site: str, listing: Listing, before: SiteSta
             if relpath in before.skipped:
                 found[relpath] = before.skipped[relpath]
             continue
-        problem = frame_problem(root / relpath, *stat)
+        problem = frame_problem(root / relpath, stat)
         if problem is not None:
             found[relpath] = problem
-            warn_unreadable(root / relpath, problem, *stat)
+            warn_unreadable(root / relpath, problem, stat)
     return found
 
 
@@ -271,5 +281,5 @@ def _content_problems(
             continue
         except (pa.ArrowException, OSError, ValueError) as error:
             found[relpath] = f"cannot be decoded ({str(error)[:200]})"
-            warn_unreadable(root / relpath, found[relpath], *stat)
+            warn_unreadable(root / relpath, found[relpath], stat)
     return found

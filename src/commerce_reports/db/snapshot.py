@@ -74,12 +74,11 @@ def _unreadable(data_dir: Path, site: str, listing: Listing, state: SiteState | 
             if relpath in state.skipped:
                 found[relpath] = state.skipped[relpath]
             continue
-        problem = frame_problem(site_root(data_dir, site) / relpath, *stat)
+        problem = frame_problem(site_root(data_dir, site) / relpath, stat)
         if problem is not None:
             found[relpath] = problem
     for relpath, reason in found.items():
-        stat = listing[relpath]
-        warn_unreadable(site_root(data_dir, site) / relpath, reason, *stat)
+        warn_unreadable(site_root(data_dir, site) / relpath, reason, listing[relpath])
     return found
 
 
@@ -125,19 +124,22 @@ def take_snapshot(data_dir: Path) -> Snapshot:
 
 
 def stored_transactions_sql(base: Sequence[str | Path], patch: Sequence[str | Path]) -> str:
-    """The stored `transactions` rollup: base rows not replaced by a patch row, then the patch rows."""
+    """The stored `transactions` rollup: base rows that no patch row replaces or deletes, then the
+    patch rows not deleted (see `state.py`)."""
     b = f"read_parquet({sql_list(base)}, hive_partitioning = false)"
     p = f"read_parquet({sql_list(patch)}, hive_partitioning = false)"
     return (
-        f"SELECT base.* FROM {b} AS base ANTI JOIN {p} AS patch USING (site, commission_id, commission_date) "
-        f"UNION ALL BY NAME SELECT * FROM {p}"
+        f"SELECT base.* FROM {b} AS base ANTI JOIN {p} AS patch ON base.site = patch.site "
+        "AND base.commission_id = patch.commission_id "
+        "AND base.commission_date IS NOT DISTINCT FROM patch.commission_date "
+        f"UNION ALL BY NAME SELECT * EXCLUDE (_deleted) FROM {p} WHERE NOT _deleted"
     )
 
 
 def rollup_read_sql(data_dir: Path, sites: Sequence[str], view: View) -> str:
     """A SELECT of the stored rollup of `view` for `sites`: every bucket file of each (a folder
     always holds `_empty.parquet`, so its glob matches)."""
-    if view.name == "transactions":
+    if view.name == "transactions":  # whole.parquet always exists: the base glob matches
         base = [rollup_folder(data_dir, s, view.name, "base") / "*.parquet" for s in sites]
         patch = [rollup_folder(data_dir, s, view.name, "patch") / "*.parquet" for s in sites]
         return stored_transactions_sql(base, patch)

@@ -1,15 +1,18 @@
 """Where a site's rollups live, and the state saying which lake files they reflect.
 
     <data_dir>/rollups/site=<site>/state.json
-    <data_dir>/rollups/site=<site>/transactions/base/<YYYY-MM-DD|none>.parquet   by commission day
-    <data_dir>/rollups/site=<site>/transactions/patch/<YYYY-MM>.parquet          newer rows of a few ids
+    <data_dir>/rollups/site=<site>/transactions/base/whole.parquet               the last full build
+    <data_dir>/rollups/site=<site>/transactions/base/<YYYY-MM-DD|none>.parquet   days added since
+    <data_dir>/rollups/site=<site>/transactions/patch/<YYYY-MM|none>.parquet     changes since
     <data_dir>/rollups/site=<site>/<view>/<YYYY-MM|none>.parquet                  by month of its date
     <data_dir>/rollups/site=<site>/index/<by>_<day>.<size>-<mtime>.parquet        ids of one ledger file
 
-Every rollup folder also holds `_empty.parquet` (no rows, the columns), so its glob always matches
-and a view over it never depends on which buckets exist. A patch row replaces the base row of the
-same (site, commission_id, commission_date): `transactions` is the base without the patched rows,
-plus the patch rows.
+A commission day's rows live in one base file: `whole.parquet` for the days the last full build
+saw (`whole_days`), a file of its own for a day first seen later. A patch row (T's columns and
+`_deleted`) replaces the base row of the same (site, commission_id, commission_date), or, deleted,
+hides it: `transactions` is the base without the patched rows, plus the patch rows not deleted.
+Every folder also holds `_empty.parquet` (no rows, the columns), so that its glob always matches
+and a view over it never depends on which buckets exist.
 
 `state.json` is written last: the listing of the lake files the rollups reflect, the files left out
 as unreadable, each dataset's schema signature (so readers need not read every footer), and, while
@@ -36,6 +39,7 @@ from .views import VIEW_LIST
 __all__ = [
     "CODE",
     "EMPTY",
+    "WHOLE",
     "SiteState",
     "index_folder",
     "load_state",
@@ -47,7 +51,8 @@ __all__ = [
 
 STATE_FILE = "state.json"
 EMPTY = "_empty.parquet"
-_LAYOUT = "buckets-2"  # bump when the files' layout changes: every rollup is rebuilt
+WHOLE = "whole.parquet"
+_LAYOUT = "buckets-3"  # bump when the files' layout changes: every rollup is rebuilt
 CODE = hashlib.sha256(
     "\n".join(
         [_LAYOUT, *(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
@@ -87,6 +92,7 @@ class SiteState:
     code: str = CODE
     pending_months: frozenset[str] = frozenset()
     rebuilding: bool = False
+    whole_days: frozenset[str] = frozenset()  # the commission days held by `whole.parquet`
 
     def matches(self, listing: Listing) -> bool:
         """Whether the rollups are complete and reflect exactly `listing`."""
@@ -102,13 +108,14 @@ class SiteState:
             "schemas": self.schemas,
             "pending_months": sorted(self.pending_months),
             "rebuilding": self.rebuilding,
+            "whole_days": sorted(self.whole_days),
         }
 
     @classmethod
     def from_json(cls, data: Any) -> SiteState | None:
         """The state in `data`, or None when it is not a state of this layout (then: rebuild)."""
         try:
-            listing = {str(k): (int(v[0]), int(v[1])) for k, v in data["listing"].items()}
+            listing = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in data["listing"].items()}
             return cls(
                 listing=listing,
                 skipped={str(k): str(v) for k, v in data["skipped"].items()},
@@ -116,18 +123,19 @@ class SiteState:
                 code=str(data["code"]),
                 pending_months=frozenset(map(str, data["pending_months"])),
                 rebuilding=bool(data["rebuilding"]),
+                whole_days=frozenset(map(str, data["whole_days"])),
             )
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None
 
 
-_cache: dict[str, tuple[tuple[int, int], SiteState | None]] = {}
+_cache: dict[str, tuple[tuple[int, int, int], SiteState | None]] = {}
 
 
 def load_state(data_dir: Path, site: str) -> SiteState | None:
     """The site's rollup state, or None when there is none (or it is unreadable: then rebuild).
 
-    Parsed once per version of the file (its size and mtime), so checking freshness at every query
+    Parsed once per version of the file (size, mtime, inode), so checking freshness at every query
     costs a `stat`.
     """
     path = site_folder(data_dir, site) / STATE_FILE
@@ -136,7 +144,7 @@ def load_state(data_dir: Path, site: str) -> SiteState | None:
     except OSError:
         return None
     key = str(path)
-    stamp = (stat.st_size, stat.st_mtime_ns)
+    stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
     cached = _cache.get(key)
     if cached is not None and cached[0] == stamp:
         return cached[1]
