@@ -112,7 +112,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     started = time.perf_counter()
-    refreshed = refresh_rollups(args.data_dir)
+    refreshed = [result.site for result in refresh_rollups(args.data_dir)]
     print(
         f"rollups: {'refreshed ' + ', '.join(refreshed) if refreshed else 'fresh'} "
         f"({time.perf_counter() - started:.1f} s)"

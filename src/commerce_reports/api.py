@@ -106,5 +106,5 @@ def sync(
     folder = data_dir_of(data_dir)
     profiles, keys = ledger(start, end, sites, networks, merchandise, countries, grain, options)
     result = fetch_keys(folder, profiles, keys, options, refresh)
-    after_sync(folder)
+    after_sync(folder, result)
     return result

@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["remove_stray_files", "save_atomic", "sha256_of", "temp_path"]
+__all__ = ["move_atomic", "remove_stray_files", "save_atomic", "sha256_of", "temp_path"]
 
 _TEMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]+\.tmp$")
 
@@ -49,6 +49,16 @@ def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, 
                 leftover.unlink()
     if durable:
         _fsync(target.parent, os.O_RDONLY)
+    return target
+
+
+def move_atomic(source: Path, target: Path) -> Path:
+    """Move a finished file (written and flushed elsewhere on the same file system) over `target`."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _fsync(Path(source), os.O_RDONLY)
+    os.replace(source, target)
+    _fsync(target.parent, os.O_RDONLY)
     return target
 
 

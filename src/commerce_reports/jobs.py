@@ -209,7 +209,12 @@ def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, c
     return True
 
 
-def after_sync(data_dir: Path) -> None:
-    """Keep the DuckDB side current: rollups of what changed, then the catalog file."""
-    refresh_rollups(data_dir)
+def after_sync(data_dir: Path, result: SyncResult) -> None:
+    """Keep the DuckDB side current at the cost of what changed: the rollups of the partitions this
+    sync stored (and of nothing else), then the catalog, rewritten only when its views changed."""
+    changed: dict[str, list[PartitionKey]] = {}
+    for request, _ in result.stored:
+        changed.setdefault(request.site, []).append(request.key)
+    if changed:
+        refresh_rollups(data_dir, changed)
     write_catalog(data_dir)

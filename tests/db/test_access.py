@@ -87,7 +87,7 @@ def test_a_date_filter_prunes_partitions(synced: SyncedLake) -> None:
 
 def test_rollups_answer_like_the_lake_and_stale_ones_are_not_used(synced: SyncedLake, tmp_path: Path) -> None:
     data_dir = synced.copy(tmp_path)
-    assert refresh_rollups(data_dir) == ["alpha", "beta"]
+    assert [r.site for r in refresh_rollups(data_dir)] == ["alpha", "beta"]
     assert fresh_rollups(data_dir) == ["alpha", "beta"] and refresh_rollups(data_dir) == []
     with connect(data_dir) as con:
         for view in VIEWS:

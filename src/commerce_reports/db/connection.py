@@ -2,41 +2,56 @@
 
 Two schemas. `live` computes every view from the lake's Parquet files at each query. `main` (the
 default search path) is what users query: the same views, except that those kept as rollups read
-the rollup files of every site whose rollups are fresh, and `live` for the others.
+the rollups of every site whose rollups match the lake, and `live` for the others.
 
-A connection is in memory and only reads files: opening it takes no lock on anything a sync writes.
-Which files exist is looked at when it opens: a dataset with no file yet reads as typed and empty
-until the next `connect`, while files replaced or added in partitions already present are read as
-they are at each query.
+A connection is in memory and only reads files: opening it takes no lock on anything a sync
+writes. Its views are resolved again at every query, from a snapshot of the lake taken then (a
+`stat` per file, see `snapshot.py`): a connection kept open in a notebook or a dashboard follows
+the syncs of other processes, and `transactions` never contradicts `transaction_versions` (a site
+whose rollups lag its files is read from the files until its rollups catch up).
+
+By default a connection reaches nothing outside the data folder's `lake/` and `rollups/`: no
+`COPY ... TO` elsewhere, no `ATTACH` of other files, no `read_text('/etc/...')`, no extension
+installs, and its settings are locked. `connect(read_only=False)` gives the full engine.
 """
 
 from __future__ import annotations
 
+import atexit
+import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from .. import locate
-from ..config import Settings
-from ..contract import DATASETS, lake_root
-from ..errors import LakeError
-from .rollups import fresh_rollups, refresh_rollups, rollup_path
-from .sources import has_files, lake_sites, quote, source_sql
-from .views import VIEW_LIST, VIEWS, View, render
+from ..contract import lake_root
+from ..errors import LakeError, ValidationError
+from .rollups import refresh_rollups
+from .snapshot import Snapshot, take_snapshot, view_sql
+from .sources import quote, resolve_data_dir
+from .state import rollups_root
+from .views import VIEW_LIST, VIEWS
 
-__all__ = ["connect", "ensure_lake", "install_views", "lake_is_empty", "query", "resolve_data_dir"]
+__all__ = ["connect", "ensure_lake", "install_views", "lake_is_empty", "query"]
+
+_RESOLVER = "commerce_reports_view"
+_BY_NAME = {view.name: view for view in VIEW_LIST}
+_open: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
 
-def resolve_data_dir(data_dir: Path | str | None) -> Path:
-    """`data_dir`, or the configured one (see `commerce_reports.locate`)."""
-    return Settings.from_env().data_dir if data_dir is None else locate.data_dir(data_dir)
+@atexit.register
+def _close_open_connections() -> None:
+    """Close connections still open at exit (a connection holding a Python function that is left
+    to the interpreter's teardown makes DuckDB's bindings print leak warnings)."""
+    for con in list(_open):
+        con.close()
 
 
 def lake_is_empty(data_dir: Path | str | None = None) -> bool:
     """True when the lake holds no partition of any dataset."""
-    folder = resolve_data_dir(data_dir)
-    return not any(has_files(folder, dataset) for dataset in DATASETS)
+    snapshot = take_snapshot(resolve_data_dir(data_dir))
+    return not any(site.listing for site in snapshot.sites)
 
 
 def ensure_lake(data_dir: Path | str | None = None) -> Path:
@@ -47,66 +62,99 @@ def ensure_lake(data_dir: Path | str | None = None) -> Path:
     return folder
 
 
-def _main_sql(view: View, data_dir: Path, fresh: list[str], stale: list[str], sources: dict[str, str]) -> str:
-    if not view.rollup:
-        return render(view, "main", sources)
-    if not fresh:
-        return f"SELECT * FROM live.{view.name}"
-    files = ", ".join(quote(str(rollup_path(data_dir, site, view.name).resolve())) for site in fresh)
-    sql = f"SELECT * FROM read_parquet([{files}])"
-    if stale:
-        sites = ", ".join(quote(site) for site in stale)
-        sql += f" UNION ALL BY NAME SELECT * FROM live.{view.name} WHERE site IN ({sites})"
-    return sql
+def install_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
+    """Create the `live` and `main` views as they are in `snapshot` (fixed SQL: the catalog file)."""
+    _create(con, lambda schema, name: view_sql(snapshot, schema, _BY_NAME[name]))
 
 
-def install_views(con: duckdb.DuckDBPyConnection, data_dir: Path) -> list[str]:
-    """Create the `live` and `main` views over the lake in `data_dir`; return the sites on rollups."""
-    sources: dict[str, str] = {dataset: source_sql(data_dir, dataset) for dataset in DATASETS}
-    fresh = fresh_rollups(data_dir)
-    stale = [site for site in lake_sites(data_dir) if site not in fresh]
-    con.execute("SET enable_progress_bar = false")
+def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str]) -> None:
+    """Create each view in `live` and `main` with the SELECT `body(schema, name)`, and its comment."""
     con.execute("CREATE SCHEMA IF NOT EXISTS live")
     for view in VIEW_LIST:
+        for schema in ("live", "main"):
+            sql = body(schema, view.name)
+            con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name} AS {sql}")
         live_comment = f"{view.comment} Computed from the lake files at every query."
-        con.execute(f"CREATE OR REPLACE VIEW live.{view.name} AS {render(view, 'live', sources)}")
         con.execute(f"COMMENT ON VIEW live.{view.name} IS {quote(live_comment)}")
-        con.execute(
-            f"CREATE OR REPLACE VIEW main.{view.name} AS {_main_sql(view, data_dir, fresh, stale, sources)}"
-        )
         con.execute(f"COMMENT ON VIEW main.{view.name} IS {quote(view.comment)}")
-    return fresh
+
+
+def _install_following(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
+    """Create views whose SQL is worked out again, from a new snapshot, each time a query binds one."""
+
+    def resolve(schema: str, name: str) -> str:
+        return view_sql(take_snapshot(data_dir), schema, _BY_NAME[name])
+
+    con.create_function(_RESOLVER, resolve, ["VARCHAR", "VARCHAR"], "VARCHAR")
+    _create(con, lambda schema, name: f"SELECT * FROM query({_RESOLVER}({quote(schema)}, {quote(name)}))")
+
+
+def _confine(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
+    """Let the connection read and write only below the lake and rollup folders, for good."""
+    folders = ", ".join(quote(f"{folder}/") for folder in (lake_root(data_dir), rollups_root(data_dir)))
+    con.execute(f"SET allowed_directories = [{folders}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
 
 
 def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views over the lake (`VIEWS` lists them).
 
-    Results come back as you like: `con.sql(q).pl()`, `.arrow()`, `.df()`. With
-    `read_only=False` stale rollups are first rewritten (a write to `<data_dir>/rollups`), so the
-    views answer fast; by default nothing is written and stale sites are read from the lake files.
+    Results come back as you like: `con.sql(q).pl()`, `.arrow()`, `.df()`. By default nothing is
+    written and the connection reaches no file outside the data folder. With `read_only=False`
+    stale rollups are first brought up to date (a write to `<data_dir>/rollups`) and the connection
+    is DuckDB's full engine (any file, `COPY`, `ATTACH`, extensions).
     """
+    if not isinstance(read_only, bool):
+        raise ValidationError("read_only", f"{read_only!r} is not a bool", "give True or False")
     folder = resolve_data_dir(data_dir)
     if not read_only:
         refresh_rollups(folder)
     con = duckdb.connect()
     try:
-        install_views(con, folder)
+        con.execute("SET enable_progress_bar = false")
+        _install_following(con, folder)
+        if read_only:
+            _confine(con, folder)
     except duckdb.Error as error:
         con.close()
         raise LakeError(f"the lake at {lake_root(folder)} could not be opened: {error}") from None
+    _open.add(con)
     return con
 
 
+def _integers(frame: pl.DataFrame) -> pl.DataFrame:
+    """Whole-number decimals (what DuckDB's `sum` of integers gives) as Int64 when they fit."""
+    for name, dtype in frame.schema.items():
+        if isinstance(dtype, pl.Decimal) and dtype.scale == 0:
+            try:
+                frame = frame.with_columns(pl.col(name).cast(pl.Int64, strict=True))
+            except pl.exceptions.InvalidOperationError:
+                continue  # beyond 64 bits: stays a decimal
+    return frame
+
+
 def query(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
-    """The result of `sql` as polars, or a LakeError saying what is wrong (and, for an unknown
-    name, which views exist)."""
+    """The result of `sql` as polars (sums of counts as integers), or a LakeError saying what is
+    wrong: an unknown name lists the views; a file outside the lake says why it is refused."""
+    if not isinstance(sql, str) or not sql.strip():
+        raise ValidationError("sql", f"{sql!r} is not a query", "give a SELECT over the views")
     try:
         relation = con.sql(sql)
-        frame: pl.DataFrame = relation.pl() if relation is not None else pl.DataFrame()
-        return frame
+        return _integers(relation.pl()) if relation is not None else pl.DataFrame()
     except duckdb.CatalogException as error:
         raise LakeError(
             f"{error}\nthe views are: {', '.join(VIEWS)} (`commerce-reports sql --views` describes them)"
         ) from None
+    except duckdb.PermissionException as error:
+        raise LakeError(
+            f"{error}\nqueries read only the data folder's lake and rollups: no COPY to other files, "
+            "ATTACH or reads elsewhere (`connect(read_only=False)` in Python gives the full engine)"
+        ) from None
     except duckdb.Error as error:
-        raise LakeError(f"the query failed: {error}") from None
+        hint = ""
+        if ".parquet" in str(error):
+            hint = (
+                "\na lake file may be damaged: `commerce-reports verify` checks them and quarantines bad ones"
+            )
+        raise LakeError(f"the query failed: {error}{hint}") from None

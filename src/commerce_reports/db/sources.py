@@ -1,28 +1,63 @@
 """The lake's Parquet files as SQL: hive keys from the path, old files' missing columns as NULL.
 
-Each dataset reads with one glob of `part.parquet` files (a writer's `.part.<pid>.<hex>.tmp` never
-matches), `union_by_name` so files written before a column existed still read, and `UNION ALL BY
-NAME` with a typed zero-row relation so every column exists with its type even when no file has it
-yet. A dataset without any file is that typed relation alone: DuckDB refuses a glob matching
-nothing, and an empty lake must still give typed, empty views.
+A dataset reads with one `read_parquet` over a glob of `part.parquet` files (a writer's
+`.part.<pid>.<hex>.tmp` never matches) or over an explicit list of them (when some file is left
+out), and `UNION ALL BY NAME` with a typed zero-row relation, so that every column exists with its
+type even when no file has it yet. A dataset without any file is that typed relation alone: DuckDB
+refuses a glob matching nothing, and an empty lake must still give typed, empty views.
+
+`union_by_name` only when the files' columns differ: it reads every footer when the query is bound
+and the data when it runs, so a file replaced in between by a sync can fail the query; without it
+each file is read once, from one open handle. `file_schemas` tells which case applies.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
-from ..contract import DATASETS, HIVE_KEYS, PART_FILE, PARTITION_GLOBS, dataset_schema, lake_root, sql_type
+from ..config import Settings
+from ..contract import DATASETS, PART_FILE, dataset_schema, lake_root
+from ..errors import LakeError, ValidationError
 
 __all__ = [
-    "has_files",
+    "FOLDERS",
+    "HIVE_KEYS",
+    "MIXED",
+    "file_schemas",
     "lake_sites",
+    "part_glob",
     "quote",
-    "source_sql",
+    "read_sql",
+    "resolve_data_dir",
+    "sql_list",
+    "sql_type",
+    "typed_empty",
 ]
+
+# Folders below a site folder, and the hive keys they carry (typed: a site named "2024" stays text).
+FOLDERS = {
+    "transactions": "transactions/by=*/day=*",
+    "networks": "networks/slice=*/grain=*/start=*",
+    "merchandise": "merchandise/slice=*/grain=*/start=*",
+}
+HIVE_KEYS: dict[str, dict[str, str]] = {
+    "transactions": {"site": "VARCHAR", "by": "VARCHAR", "day": "DATE"},
+    "networks": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
+    "merchandise": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
+}
+MIXED = "mixed"  # the schema signature of files whose columns differ
+_SIMPLE_TYPES = {
+    pa.int64(): "BIGINT",
+    pa.float64(): "DOUBLE",
+    pa.string(): "VARCHAR",
+    pa.date32(): "DATE",
+    pa.bool_(): "BOOLEAN",
+}
 
 
 def quote(text: str) -> str:
@@ -30,58 +65,90 @@ def quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _typed_empty(dataset: str) -> str:
+def sql_list(paths: Sequence[str | Path]) -> str:
+    """A SQL list of string literals: `['a', 'b']`."""
+    return "[" + ", ".join(quote(str(p)) for p in paths) + "]"
+
+
+def sql_type(arrow: pa.DataType) -> str:
+    """The DuckDB type of an Arrow type used by the lake's schemas."""
+    if arrow in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[arrow]
+    if pa.types.is_timestamp(arrow):
+        return "TIMESTAMPTZ" if arrow.tz else "TIMESTAMP"
+    if pa.types.is_list(arrow):
+        return sql_type(arrow.value_type) + "[]"
+    if pa.types.is_struct(arrow):
+        members = ", ".join(f'"{f.name}" {sql_type(f.type)}' for f in arrow)
+        return f"STRUCT({members})"
+    raise ValidationError("type", f"no DuckDB type for the Arrow type {arrow}", "use the lake's stored types")
+
+
+def _check(dataset: str) -> None:
+    if dataset not in DATASETS:
+        raise ValidationError("dataset", f"{dataset!r} is not a dataset", f"use one of {', '.join(DATASETS)}")
+
+
+def typed_empty(dataset: str) -> str:
+    """A zero-row SELECT with every column of `dataset` (hive keys included), typed."""
+    _check(dataset)
     columns = {**HIVE_KEYS[dataset], **{f.name: sql_type(f.type) for f in dataset_schema(dataset)}}
     return "SELECT " + ", ".join(f'NULL::{t} AS "{c}"' for c, t in columns.items()) + " WHERE false"
 
 
-def _part_files(root: Path, dataset: str) -> Iterator[Path]:
-    return root.glob(f"site=*/{PARTITION_GLOBS[dataset]}/{PART_FILE}")
-
-
-def has_files(data_dir: Path, dataset: str) -> bool:
-    """Whether the lake holds at least one partition of `dataset`."""
-    return next(_part_files(lake_root(data_dir), dataset), None) is not None
-
-
-def _one_schema(glob: str) -> bool:
-    """Whether every file matching `glob` has the same columns (reads the footers: milliseconds)."""
-    with duckdb.connect() as con:
-        row = con.execute(
-            "SELECT count(DISTINCT columns) FROM (SELECT string_agg(name || ' ' || coalesce(type, ''), ',' "
-            f"ORDER BY name) AS columns FROM parquet_schema({glob}) GROUP BY file_name)"
-        ).fetchone()
-    return row is not None and row[0] == 1
-
-
-def source_sql(data_dir: Path, dataset: str) -> str:
-    """A SELECT of every stored partition of `dataset` with its hive keys, typed even when empty.
-
-    `union_by_name` only when the files' columns differ: it reads every footer when the query is
-    bound and the data when it runs, so a file replaced in between by a sync can fail the query;
-    without it each file is read once, from one open handle.
-    """
-    if dataset not in DATASETS:
-        raise ValueError(f"unknown dataset {dataset!r}")
-    empty = _typed_empty(dataset)
-    if not has_files(data_dir, dataset):
+def read_sql(dataset: str, paths: Sequence[str | Path], *, by_name: bool) -> str:
+    """A SELECT of the partition files (or globs) `paths` of `dataset` with their hive keys, typed
+    even when `paths` is empty. `by_name`: the files' columns differ (see `file_schemas`)."""
+    empty = typed_empty(dataset)
+    if not paths:
         return empty
-    root = lake_root(data_dir).resolve()
-    glob = quote(f"{root}/site=*/{PARTITION_GLOBS[dataset]}/{PART_FILE}")
     types = "{" + ", ".join(f"{quote(k)}: {quote(v)}" for k, v in HIVE_KEYS[dataset].items()) + "}"
-    by_name = "false" if _one_schema(glob) else "true"
     return (
-        f"SELECT * FROM read_parquet({glob}, hive_partitioning = true, union_by_name = {by_name}, "
-        f"hive_types = {types}) UNION ALL BY NAME {empty}"
+        f"SELECT * FROM read_parquet({sql_list(paths)}, hive_partitioning = true, "
+        f"union_by_name = {'true' if by_name else 'false'}, hive_types = {types}) UNION ALL BY NAME {empty}"
     )
+
+
+def file_schemas(paths: Sequence[str | Path]) -> dict[str, str]:
+    """The schema signature of each file of `paths` (its column names and types), read from the
+    footers (milliseconds per hundred files). Raises LakeError naming the problem when one cannot
+    be read."""
+    if not paths:
+        return {}
+    with duckdb.connect() as con:
+        try:
+            rows = con.execute(
+                "SELECT file_name, string_agg(name || ' ' || coalesce(type, ''), ',' ORDER BY name) "
+                f"FROM parquet_schema({sql_list(paths)}) GROUP BY file_name"
+            ).fetchall()
+        except duckdb.Error as error:
+            raise LakeError(f"a lake file could not be read: {error}") from None
+    return {str(name): str(signature) for name, signature in rows}
 
 
 def lake_sites(data_dir: Path) -> list[str]:
     """Names of the sites with a folder in the lake, sorted."""
     root = lake_root(data_dir)
-    if not root.is_dir():
+    try:
+        with os.scandir(root) as entries:
+            return sorted(
+                e.name.removeprefix("site=") for e in entries if e.is_dir() and e.name.startswith("site=")
+            )
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    with os.scandir(root) as entries:
-        return sorted(
-            e.name.removeprefix("site=") for e in entries if e.is_dir() and e.name.startswith("site=")
-        )
+
+
+def part_glob(data_dir: Path, dataset: str, site: str = "*") -> str:
+    """The glob of every partition file of `dataset` (of one site, or of all)."""
+    _check(dataset)
+    return f"{lake_root(data_dir)}/site={site}/{FOLDERS[dataset]}/{PART_FILE}"
+
+
+def resolve_data_dir(data_dir: Path | str | None) -> Path:
+    """`data_dir` as an absolute path, or the configured one (COMMERCE_REPORTS_DATA_DIR, default
+    `data`) when None."""
+    if data_dir is None:
+        data_dir = Settings.from_env().data_dir
+    if not isinstance(data_dir, str | Path) or not str(data_dir):
+        raise ValidationError("data_dir", f"{data_dir!r} is not a folder path", "give a str or Path, or None")
+    return Path(data_dir).expanduser().resolve()

@@ -1,0 +1,134 @@
+"""Rollups stored as buckets: one Parquet file per bucket (a day, a month), each replaced atomically.
+
+A SELECT is written once with DuckDB's partitioned COPY into a staging folder beside the target
+(on both threads, spilling when memory is short), then each bucket file is moved into place with
+`files.move_atomic`: a reader sees the old file or the new one. Staging folders left by a killed writer
+are removed by the next writer of the site (it holds the site's lock, so nobody else writes there).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import unquote
+
+import duckdb
+
+from ..files import move_atomic, save_atomic
+from .sources import quote, sql_list
+from .state import EMPTY
+
+__all__ = [
+    "NONE",
+    "day_bucket",
+    "month_bucket",
+    "place",
+    "remove_staging",
+    "staged_buckets",
+    "write_buckets",
+    "write_file",
+]
+
+NONE = "none"  # the bucket of rows whose date is NULL
+_STAGING = ".staging"
+_COPY = "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000"
+
+
+def day_bucket(column: str) -> str:
+    """SQL: the day bucket of a date column (`YYYY-MM-DD`, or `none`)."""
+    return f"coalesce(strftime({column}, '%Y-%m-%d'), '{NONE}')"
+
+
+def month_bucket(column: str) -> str:
+    """SQL: the month bucket of a date column (`YYYY-MM`, or `none`)."""
+    return f"coalesce(strftime({column}, '%Y-%m'), '{NONE}')"
+
+
+def _temp(folder: Path, name: str, suffix: str) -> Path:
+    return folder / f".{name}.{os.getpid()}.{secrets.token_hex(6)}{suffix}"
+
+
+@contextmanager
+def staged_buckets(
+    con: duckdb.DuckDBPyConnection, select: str, bucket: str, near: Path
+) -> Iterator[dict[str, Path]]:
+    """Write the rows of `select` into a staging folder in `near`, one file per value of the SQL
+    expression `bucket`; yield the file of each value (move them away); the folder goes at exit."""
+    near.mkdir(parents=True, exist_ok=True)
+    staging = _temp(near, "buckets", _STAGING)
+    try:
+        con.execute(
+            f"COPY (SELECT *, {bucket} AS _bucket FROM ({select})) TO {quote(str(staging))} "
+            f"({_COPY}, PARTITION_BY (_bucket))"
+        )
+        files: dict[str, Path] = {}
+        for sub in staging.iterdir() if staging.is_dir() else ():
+            parts = sorted(sub.glob("*.parquet"))
+            if len(parts) > 1:  # DuckDB may split a large bucket: keep one file per bucket
+                merged = sub / "merged.parquet"
+                con.execute(
+                    f"COPY (SELECT * FROM read_parquet({sql_list(parts)})) TO {quote(str(merged))} ({_COPY})"
+                )
+                parts = [merged]
+            files[unquote(sub.name.split("=", 1)[1])] = parts[0]
+        yield files
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def write_buckets(
+    con: duckdb.DuckDBPyConnection,
+    select: str,
+    bucket: str,
+    folder: Path,
+    *,
+    only: Collection[str] | None,
+) -> set[str]:
+    """Store the rows of `select` as `folder/<bucket>.parquet`, one file per value of `bucket`.
+
+    `only=None`: the whole rollup (files of buckets without rows are deleted; `_empty.parquet`, the
+    columns and no rows, is rewritten). Otherwise just the buckets in `only` (one of them left
+    without rows is deleted; rows of other buckets are not written). Returns the buckets written.
+    """
+    if only is not None:
+        if not only:
+            return set()
+        select = f"SELECT * FROM ({select}) WHERE {bucket} IN ({', '.join(quote(b) for b in sorted(only))})"
+    folder.mkdir(parents=True, exist_ok=True)
+    with staged_buckets(con, select, bucket, folder.parent) as files:
+        place(files, lambda value: folder / f"{value}.parquet")
+        if only is None:
+            write_file(con, f"SELECT * FROM ({select}) LIMIT 0", folder / EMPTY)
+            stale = {p.stem for p in folder.glob("*.parquet") if p.name != EMPTY} - set(files)
+        else:
+            stale = set(only) - set(files)
+    for value in stale:
+        (folder / f"{value}.parquet").unlink(missing_ok=True)
+    return set(files)
+
+
+def write_file(con: duckdb.DuckDBPyConnection, select: str, target: Path) -> None:
+    """Store the rows of `select` as the Parquet file `target`, replacing it atomically."""
+
+    def copy(temp: Path) -> None:
+        con.execute(f"COPY ({select}) TO {quote(str(temp))} ({_COPY})")
+
+    save_atomic(target, copy)
+
+
+def place(files: dict[str, Path], target: Callable[[str], Path]) -> None:
+    """Move staged bucket files to `target(value)`, each atomically."""
+    for value, path in files.items():
+        destination = target(value)
+        move_atomic(path, destination)
+
+
+def remove_staging(folder: Path) -> None:
+    """Delete staging folders left in `folder` (and below) by a writer that was killed."""
+    if folder.is_dir():
+        for staging in folder.rglob(f"*{_STAGING}"):
+            shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,330 @@
+"""Building one site's rollups, whole or for what changed, inside one DuckDB connection.
+
+`transactions` (the latest version of each commission id) is the expensive one. A full build
+computes it from every ledger file into one file (`whole.parquet`). An incremental build recomputes
+only the *dirty* ids: those in the changed ledger files now, and those they held before (each ledger
+file's ids are kept in a small index file). Their versions are found by a narrow scan of the lake
+(the id column) and read in full from the few files holding them. Their new rows then go:
+- to a patch file per month, for a day held by `whole.parquet` (with a deleted row where an id
+  leaves that day), or for a day of its own changing little: a day's returns touch some thirty
+  earlier days, and rewriting each would cost seconds;
+- to a file of its own, for a day first seen since the full build (the new day of a daily sync),
+  rewritten whole when an id leaves it or its patches grow past a share of it.
+
+Every other rollup is stored by month of its date column, recomputed for the months whose
+transactions or aggregate windows changed, from the stored `transactions` and those months' files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from ..contract import DATASETS, PartitionKey, site_root
+from .buckets import NONE, day_bucket, month_bucket, place, staged_buckets, write_buckets, write_file
+from .listing import Listing, Stat, dataset_of
+from .snapshot import stored_transactions_sql
+from .sources import MIXED, quote, read_sql, sql_list
+from .state import EMPTY, WHOLE, index_folder, rollup_folder
+from .views import VIEW_LIST, View, render
+
+__all__ = ["PATCH_SHARE", "Plan", "SiteBuild"]
+
+PATCH_SHARE = 0.25  # a day of its own whose patched rows pass this share of its rows is rewritten
+_T = "transactions"
+_VIEWS = {view.name: view for view in VIEW_LIST}
+_DAY = day_bucket("commission_date")
+_DIRTY = "commission_id IN (SELECT commission_id FROM inc.dirty)"
+_NOT_DIRTY = "commission_id NOT IN (SELECT commission_id FROM inc.dirty)"
+_SAME_ROW = (
+    "u.commission_id = {t}.commission_id AND u.commission_date IS NOT DISTINCT FROM {t}.commission_date"
+)
+
+
+def _date_column(view: View) -> str:
+    """The date column a rollup is bucketed by: the key after `site` in its sort order."""
+    return view.order_by.split(",")[1].strip()
+
+
+def _month(relpath: str) -> str:
+    """The month (`YYYY-MM`) of a partition's first day."""
+    return PartitionKey.from_relpath(relpath.rsplit("/", 1)[0]).start.strftime("%Y-%m")
+
+
+def _month_of(day: str) -> str:
+    return day if day == NONE else day[:7]
+
+
+def _in(values: Iterable[str]) -> str:
+    """A SQL list for IN / NOT IN: when empty, a value no bucket has (`NULL` would make NOT IN
+    match nothing)."""
+    return ", ".join(quote(v) for v in sorted(values)) or "'-'"
+
+
+def _within(column: str, months: Iterable[str]) -> str:
+    """SQL: `column` falls in one of `months` (ranges, so that Parquet statistics skip the rest)."""
+    terms = []
+    for month in sorted(months):
+        if month == NONE:
+            terms.append(f"{column} IS NULL")
+            continue
+        first = date.fromisoformat(f"{month}-01")
+        after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
+        terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{after}')")
+    return " OR ".join(terms) or "false"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an incremental build writes: days of their own rewritten whole, days patched, patch
+    months rewritten, and the months of every other rollup."""
+
+    rewrite: frozenset[str] = frozenset()
+    patched: frozenset[str] = frozenset()
+    patch_months: frozenset[str] = frozenset()
+    months: frozenset[str] = frozenset()
+
+
+class SiteBuild:
+    """The rollups of one site, written through `con` (a DuckDB connection of its own)."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        data_dir: Path,
+        site: str,
+        readable: Listing,
+        schemas: Mapping[str, str],
+        whole_days: frozenset[str] = frozenset(),
+    ) -> None:
+        self.con = con
+        self.data_dir = data_dir
+        self.site = site
+        self.root = site_root(data_dir, site)
+        self.readable = readable
+        self.schemas = schemas
+        self.whole_days = whole_days
+        self.base = rollup_folder(data_dir, site, _T, "base")
+        self.patch = rollup_folder(data_dir, site, _T, "patch")
+        con.execute("CREATE SCHEMA IF NOT EXISTS inc")
+
+    # ------------------------------------------------------------------ inputs
+
+    def of(self, dataset: str) -> list[str]:
+        """The readable files of `dataset` (relpaths)."""
+        return sorted(r for r in self.readable if dataset_of(r) == dataset)
+
+    def _paths(self, relpaths: Iterable[str]) -> list[Path]:
+        return [self.root / r for r in sorted(relpaths)]
+
+    def _source(self, dataset: str, relpaths: Iterable[str]) -> str:
+        return read_sql(dataset, self._paths(relpaths), by_name=self.schemas.get(dataset) == MIXED)
+
+    def index_path(self, relpath: str, stat: Stat) -> Path:
+        """The index file of one version of a ledger file."""
+        key = PartitionKey.from_relpath(relpath.rsplit("/", 1)[0])
+        version = "-".join(map(str, stat))
+        return index_folder(self.data_dir, self.site) / f"{key.by}_{key.start}.{version}.parquet"
+
+    def _existing(self, folder: Path, buckets: Iterable[str]) -> list[Path]:
+        return [folder / f"{b}.parquet" for b in sorted(buckets) if (folder / f"{b}.parquet").exists()]
+
+    def _patches(self, months: Iterable[str]) -> list[Path]:
+        """The patch files of `months` that exist, and the empty one (so the list reads)."""
+        return [*self._existing(self.patch, months), self.patch / EMPTY]
+
+    def _rows(self, sql: str) -> dict[str, int]:
+        return {str(k): int(v) for k, v in self.con.execute(sql).fetchall()}
+
+    # ------------------------------------------------------------------ shared steps
+
+    def _write_index(self, relpaths: list[str]) -> None:
+        """Keep the ids of these ledger files, one small file each."""
+        if not relpaths:
+            return
+        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
+        select = (
+            f"SELECT commission_id, partition_by, partition_day FROM ({versions}) "
+            "WHERE commission_id IS NOT NULL"
+        )
+        bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
+        named = {self.index_path(r, self.readable[r]).name.split(".", 1)[0]: r for r in relpaths}
+        with staged_buckets(self.con, select, bucket, index_folder(self.data_dir, self.site)) as files:
+            place(files, lambda value: self.index_path(named[value], self.readable[named[value]]))
+
+    def remove_old_index(self) -> None:
+        """Delete the index files of ledger file versions no longer in the lake."""
+        folder = index_folder(self.data_dir, self.site)
+        keep = {self.index_path(r, self.readable[r]).name for r in self.of(_T)}
+        for path in folder.glob("*.parquet"):
+            if path.name not in keep:
+                path.unlink(missing_ok=True)
+
+    def _downstream(
+        self, transactions: str, sources: dict[str, str], months: frozenset[str] | None
+    ) -> set[str]:
+        """Recompute every rollup but `transactions` (for `months`, or all) from the stored one."""
+        self.con.execute(f"CREATE OR REPLACE VIEW inc.{_T} AS {transactions}")
+        for view in VIEW_LIST:
+            if view.name != _T:
+                self.con.execute(f"CREATE OR REPLACE VIEW inc.{view.name} AS {render(view, 'inc', sources)}")
+        written: set[str] = set()
+        for view in VIEW_LIST:
+            if view.rollup and view.name != _T:
+                folder = rollup_folder(self.data_dir, self.site, view.name)
+                select = f"SELECT * FROM inc.{view.name}"
+                written |= write_buckets(
+                    self.con, select, month_bucket(_date_column(view)), folder, only=months
+                )
+        return written
+
+    # ------------------------------------------------------------------ full
+
+    def full(self) -> tuple[frozenset[str], frozenset[str]]:
+        """Rewrite every rollup of the site from its lake files; return the months written and the
+        commission days of `whole.parquet`."""
+        sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
+        versions = render(_VIEWS["transaction_versions"], "inc", sources)
+        self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
+        self.base.mkdir(parents=True, exist_ok=True)
+        whole = self.base / WHOLE
+        write_file(self.con, render(_VIEWS[_T], "inc", sources), whole)
+        for path in self.base.glob("*.parquet"):
+            if path != whole:
+                path.unlink()
+        write_file(self.con, f"SELECT * FROM read_parquet({quote(str(whole))}) LIMIT 0", self.base / EMPTY)
+        no_patch = f"SELECT *, false AS _deleted FROM read_parquet({quote(str(whole))}) LIMIT 0"
+        write_buckets(self.con, no_patch, f"'{NONE}'", self.patch, only=None)
+        days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({quote(str(whole))})"))
+        self._write_index(self.of(_T))
+        stored = stored_transactions_sql([whole], [self.patch / EMPTY])
+        return frozenset(self._downstream(stored, sources, None)), days
+
+    # ------------------------------------------------------------------ incremental
+
+    def plan(self, before: Listing, skipped_before: Mapping[str, str], changed: set[str]) -> Plan:
+        """Find what the `changed` files change, writing nothing: the dirty ids' rows (`inc.u`),
+        their visible rows before (`inc.old`), then what to write (see `_decide`)."""
+        months = {_month(r) for r in changed if dataset_of(r) != _T}
+        ledger = sorted(r for r in changed if dataset_of(r) == _T)
+        now = [r for r in ledger if r in self.readable]
+        old = [
+            path
+            for r in ledger
+            if r in before and r not in skipped_before
+            for path in [self.index_path(r, before[r])]
+            if path.exists()
+        ]
+        ids = [f"SELECT commission_id FROM read_parquet({sql_list(self._paths(now))}, union_by_name = true)"]
+        ids = (ids if now else []) + (
+            [f"SELECT commission_id FROM read_parquet({sql_list(old)})"] if old else []
+        )
+        if not ids:
+            return Plan(months=frozenset(months))
+        con = self.con
+        con.execute(
+            "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
+            f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
+        )
+        holding: list[str] = []
+        if self.of(_T):  # the ledger files holding a version of a dirty id: a scan of the ids alone
+            holding = [
+                str(Path(name).relative_to(self.root))
+                for (name,) in con.execute(
+                    f"SELECT DISTINCT filename FROM read_parquet({sql_list(self._paths(self.of(_T)))}, "
+                    f"filename = true, union_by_name = true) WHERE {_DIRTY}"
+                ).fetchall()
+            ]
+        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, holding)})
+        con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
+        con.execute("CREATE OR REPLACE VIEW inc.transaction_versions AS SELECT * FROM inc.dv")
+        con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
+        stored = stored_transactions_sql([self.base / "*.parquet"], [self.patch / "*.parquet"])
+        con.execute(
+            "CREATE OR REPLACE TABLE inc.old AS SELECT DISTINCT commission_id, commission_date "
+            f"FROM ({stored}) WHERE {_DIRTY}"
+        )
+        return self._decide(months)
+
+    def _decide(self, months: set[str]) -> Plan:
+        """Choose, per touched commission day, a rewrite or a patch; stage their rows in
+        `inc.base_rows` and `inc.patch_rows`."""
+        new = self._rows(f"SELECT {_DAY}, count(*) FROM inc.u GROUP BY 1")
+        leaving = self._rows(  # (days an id leaves: moved to another day, or gone)
+            f"SELECT DISTINCT {day_bucket('commission_date')}, 0 FROM inc.old o "
+            f"WHERE NOT EXISTS (SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
+        )
+        touched = set(new) | set(leaving)
+        own = touched - self.whole_days
+        files = self._existing(self.base, own)
+        sizes = (
+            self._rows(f"SELECT file_name, num_rows FROM parquet_file_metadata({sql_list(files)})")
+            if files
+            else {}
+        )
+        base_rows = {p.stem: sizes.get(str(p), 0) for p in files}
+        patches = self._patches({_month_of(d) for d in touched})
+        kept = self._rows(
+            f"SELECT {_DAY}, count(*) FROM read_parquet({sql_list(patches)}) WHERE {_NOT_DIRTY} GROUP BY 1"
+        )
+        rewrite = {
+            d
+            for d in own
+            if d in leaving
+            or d not in base_rows
+            or new.get(d, 0) + kept.get(d, 0) > PATCH_SHARE * base_rows[d]
+        }
+        patched = touched - rewrite
+        patch_months = {p.stem for p in patches if p.name != EMPTY} | {_month_of(d) for d in patched}
+        own_files = [p for p in files if p.stem in rewrite]
+        own_patches = self._patches({_month_of(d) for d in rewrite})
+        self.con.execute(
+            "CREATE OR REPLACE TABLE inc.base_rows AS SELECT * FROM "
+            f"({stored_transactions_sql([*own_files, self.base / EMPTY], own_patches)}) "
+            f"WHERE {_DAY} IN ({_in(rewrite)}) AND {_NOT_DIRTY} "
+            f"UNION ALL BY NAME SELECT * FROM inc.u WHERE {_DAY} IN ({_in(rewrite)})"
+        )
+        whole = _in(touched & self.whole_days)
+        self.con.execute(
+            f"CREATE OR REPLACE TABLE inc.patch_rows AS SELECT * FROM read_parquet({sql_list(patches)}) AS p "
+            f"WHERE {_DAY} NOT IN ({_in(rewrite)}) AND ({_NOT_DIRTY} OR _deleted AND NOT EXISTS "
+            f"(SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='p')})) "
+            f"UNION ALL BY NAME SELECT *, false AS _deleted FROM inc.u WHERE {_DAY} IN ({_in(patched)}) "
+            f"UNION ALL BY NAME SELECT {quote(self.site)} AS site, commission_id, commission_date, "
+            f"true AS _deleted FROM inc.old o WHERE {_DAY} IN ({whole}) "
+            f"AND NOT EXISTS (SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
+        )
+        touched_months = {_month_of(d) for d in touched}
+        return Plan(
+            frozenset(rewrite),
+            frozenset(patched),
+            frozenset(patch_months),
+            frozenset(months | touched_months),
+        )
+
+    def apply(self, plan: Plan, months: frozenset[str], ledger: Iterable[str]) -> None:
+        """Write what `plan` found, index the changed ledger files, recompute the other rollups for
+        `months` (the plan's, and any a killed refresh left pending)."""
+        if plan.rewrite or plan.patched:
+            write_buckets(self.con, "SELECT * FROM inc.base_rows", _DAY, self.base, only=plan.rewrite)
+            patch_bucket = month_bucket("commission_date")
+            write_buckets(
+                self.con, "SELECT * FROM inc.patch_rows", patch_bucket, self.patch, only=plan.patch_months
+            )
+        self._write_index([r for r in ledger if r in self.readable])
+        if not months:
+            return
+        base = [
+            p for p in self.base.glob("*.parquet") if p.name in (WHOLE, EMPTY) or _month_of(p.stem) in months
+        ]
+        stored = stored_transactions_sql(sorted(base), self._patches(months))
+        sources = {_T: self._source(_T, [])}
+        for dataset in DATASETS:
+            if dataset != _T:
+                sources[dataset] = self._source(dataset, [r for r in self.of(dataset) if _month(r) in months])
+        within = f"SELECT * FROM ({stored}) WHERE {_within('commission_date', months)}"
+        self._downstream(within, sources, months)

@@ -1,0 +1,161 @@
+"""The views' SQL for the lake as it is now: which sites read rollups, which files are left out.
+
+A `Snapshot` lists every site's partition files (a `stat` each), compares each site's rollup state
+with its listing (a site is *fresh* when they match exactly), and leaves out the files found
+unreadable. `view_sql` turns it into the SQL of a view: `live` views compute from the lake files,
+`main` views read the rollups of fresh sites and `live` for the others. The connection asks for a
+new snapshot each time a query binds a view; the catalog file is written from one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..contract import DATASETS, site_root
+from .listing import Listing, dataset_of, frame_problem, listing_digest, site_listing, warn_unreadable
+from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
+from .state import SiteState, load_state, rollup_folder
+from .views import View, render
+
+__all__ = [
+    "SiteSnapshot",
+    "Snapshot",
+    "rollup_read_sql",
+    "stored_transactions_sql",
+    "take_snapshot",
+    "view_sql",
+]
+
+
+@dataclass(frozen=True)
+class SiteSnapshot:
+    """One site: its partition files now, its rollup state, and the files left out as unreadable."""
+
+    site: str
+    listing: Listing
+    state: SiteState | None
+    unreadable: dict[str, str]  # relpath -> why
+
+    @property
+    def fresh(self) -> bool:
+        return self.state is not None and self.state.matches(self.listing)
+
+    def readable(self, dataset: str) -> list[str]:
+        """Relpaths of the readable files of `dataset`, sorted."""
+        return sorted(r for r in self.listing if dataset_of(r) == dataset and r not in self.unreadable)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every site of the lake at one moment, and the live SQL of each dataset."""
+
+    data_dir: Path  # absolute
+    sites: tuple[SiteSnapshot, ...]
+    sources: dict[str, str]
+
+    @property
+    def fresh_sites(self) -> list[str]:
+        return [s.site for s in self.sites if s.fresh]
+
+    @property
+    def stale_sites(self) -> list[str]:
+        return [s.site for s in self.sites if not s.fresh]
+
+
+def _unreadable(data_dir: Path, site: str, listing: Listing, state: SiteState | None) -> dict[str, str]:
+    """Files of `listing` that cannot be read: those the state skipped (same version), and those
+    not covered by the state whose Parquet frame is broken."""
+    known = state.listing if state is not None else {}
+    found: dict[str, str] = {}
+    for relpath, stat in listing.items():
+        if known.get(relpath) == stat and state is not None:
+            if relpath in state.skipped:
+                found[relpath] = state.skipped[relpath]
+            continue
+        problem = frame_problem(site_root(data_dir, site) / relpath, stat)
+        if problem is not None:
+            found[relpath] = problem
+    for relpath, reason in found.items():
+        warn_unreadable(site_root(data_dir, site) / relpath, reason, listing[relpath])
+    return found
+
+
+_signatures: dict[str, str] = {}
+
+
+def _signature(data_dir: Path, site: SiteSnapshot, dataset: str) -> str | None:
+    """The schema signature of a site's readable files of `dataset` (None: it has none)."""
+    files = site.readable(dataset)
+    if not files:
+        return None
+    if site.fresh and site.state is not None and dataset in site.state.schemas:
+        return site.state.schemas[dataset]
+    key = listing_digest({r: site.listing[r] for r in files})
+    if key not in _signatures:
+        root = site_root(data_dir, site.site)
+        distinct = set(file_schemas([root / r for r in files]).values())
+        _signatures[key] = distinct.pop() if len(distinct) == 1 else MIXED
+    return _signatures[key]
+
+
+def _source(data_dir: Path, sites: Sequence[SiteSnapshot], dataset: str) -> str:
+    signatures = {_signature(data_dir, s, dataset) for s in sites} - {None}
+    if not signatures:
+        return read_sql(dataset, [], by_name=False)
+    by_name = len(signatures) > 1 or MIXED in signatures
+    if not any(dataset_of(r) == dataset for s in sites for r in s.unreadable):
+        return read_sql(dataset, [part_glob(data_dir, dataset)], by_name=by_name)
+    paths = [site_root(data_dir, s.site) / r for s in sites for r in s.readable(dataset)]
+    return read_sql(dataset, paths, by_name=by_name)
+
+
+def take_snapshot(data_dir: Path) -> Snapshot:
+    """The lake in `data_dir` now: listings, rollup states, unreadable files, live sources."""
+    root = Path(data_dir).resolve()
+    sites = []
+    for site in lake_sites(root):
+        listing = site_listing(root, site)
+        state = load_state(root, site)
+        sites.append(SiteSnapshot(site, listing, state, _unreadable(root, site, listing, state)))
+    sources: dict[str, str] = {dataset: _source(root, sites, dataset) for dataset in DATASETS}
+    return Snapshot(root, tuple(sites), sources)
+
+
+def stored_transactions_sql(base: Sequence[str | Path], patch: Sequence[str | Path]) -> str:
+    """The stored `transactions` rollup: base rows that no patch row replaces or deletes, then the
+    patch rows not deleted (see `state.py`)."""
+    b = f"read_parquet({sql_list(base)}, hive_partitioning = false)"
+    p = f"read_parquet({sql_list(patch)}, hive_partitioning = false)"
+    return (
+        f"SELECT base.* FROM {b} AS base ANTI JOIN {p} AS patch ON base.site = patch.site "
+        "AND base.commission_id = patch.commission_id "
+        "AND base.commission_date IS NOT DISTINCT FROM patch.commission_date "
+        f"UNION ALL BY NAME SELECT * EXCLUDE (_deleted) FROM {p} WHERE NOT _deleted"
+    )
+
+
+def rollup_read_sql(data_dir: Path, sites: Sequence[str], view: View) -> str:
+    """A SELECT of the stored rollup of `view` for `sites`: every bucket file of each (a folder
+    always holds `_empty.parquet`, so its glob matches)."""
+    if view.name == "transactions":  # whole.parquet always exists: the base glob matches
+        base = [rollup_folder(data_dir, s, view.name, "base") / "*.parquet" for s in sites]
+        patch = [rollup_folder(data_dir, s, view.name, "patch") / "*.parquet" for s in sites]
+        return stored_transactions_sql(base, patch)
+    files = [rollup_folder(data_dir, s, view.name) / "*.parquet" for s in sites]
+    return f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
+
+
+def view_sql(snapshot: Snapshot, schema: str, view: View) -> str:
+    """The SELECT of `view` in `schema` (`live`: from the lake files; `main`: rollups where fresh)."""
+    if schema == "live" or not view.rollup:
+        return render(view, schema, snapshot.sources)
+    fresh, stale = snapshot.fresh_sites, snapshot.stale_sites
+    if not fresh:
+        return f"SELECT * FROM live.{view.name}"
+    sql = f"SELECT * FROM ({rollup_read_sql(snapshot.data_dir, fresh, view)})"
+    if stale:
+        sites = ", ".join(quote(site) for site in stale)
+        sql += f" UNION ALL BY NAME SELECT * FROM live.{view.name} WHERE site IN ({sites})"
+    return sql

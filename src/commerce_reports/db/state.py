@@ -1,0 +1,165 @@
+"""Where a site's rollups live, and the state saying which lake files they reflect.
+
+    <data_dir>/rollups/site=<site>/state.json
+    <data_dir>/rollups/site=<site>/transactions/base/whole.parquet               the last full build
+    <data_dir>/rollups/site=<site>/transactions/base/<YYYY-MM-DD|none>.parquet   days added since
+    <data_dir>/rollups/site=<site>/transactions/patch/<YYYY-MM|none>.parquet     changes since
+    <data_dir>/rollups/site=<site>/<view>/<YYYY-MM|none>.parquet                  by month of its date
+    <data_dir>/rollups/site=<site>/index/<by>_<day>.<size>-<mtime>.parquet        ids of one ledger file
+
+A commission day's rows live in one base file: `whole.parquet` for the days the last full build
+saw (`whole_days`), a file of its own for a day first seen later. A patch row (T's columns and
+`_deleted`) replaces the base row of the same (site, commission_id, commission_date), or, deleted,
+hides it: `transactions` is the base without the patched rows, plus the patch rows not deleted.
+Every folder also holds `_empty.parquet` (no rows, the columns), so that its glob always matches
+and a view over it never depends on which buckets exist.
+
+`state.json` is written last: the listing of the lake files the rollups reflect, the files left out
+as unreadable, each dataset's schema signature (so readers need not read every footer), and, while
+a refresh is writing, the months it is rewriting (`pending_months`; `rebuilding` for a full build).
+A rollup counts only while its state matches the lake listing exactly and nothing is pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..contract import DATASETS, check_site_name, dataset_schema
+from ..files import save_atomic
+from .listing import Listing
+from .views import VIEW_LIST
+
+__all__ = [
+    "CODE",
+    "EMPTY",
+    "WHOLE",
+    "SiteState",
+    "index_folder",
+    "load_state",
+    "rollup_folder",
+    "rollups_root",
+    "save_state",
+    "site_folder",
+]
+
+STATE_FILE = "state.json"
+EMPTY = "_empty.parquet"
+WHOLE = "whole.parquet"
+_LAYOUT = "buckets-3"  # bump when the files' layout changes: every rollup is rebuilt
+CODE = hashlib.sha256(
+    "\n".join(
+        [_LAYOUT, *(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
+    ).encode()
+).hexdigest()  # a change to any view or stored schema makes every rollup stale
+
+
+def rollups_root(data_dir: Path) -> Path:
+    return Path(data_dir) / "rollups"
+
+
+def site_folder(data_dir: Path, site: str) -> Path:
+    return rollups_root(data_dir) / f"site={check_site_name(site)}"
+
+
+def rollup_folder(data_dir: Path, site: str, view: str, part: str = "") -> Path:
+    """The folder of one rollup view (`part`: `base` or `patch` for transactions)."""
+    folder = site_folder(data_dir, site) / view
+    return folder / part if part else folder
+
+
+def index_folder(data_dir: Path, site: str) -> Path:
+    return site_folder(data_dir, site) / "index"
+
+
+@dataclass(frozen=True)
+class SiteState:
+    """What a site's rollups reflect: `listing` (the lake files), minus `skipped` (unreadable ones).
+
+    `pending_months` are months a refresh began to rewrite and did not finish; `rebuilding` marks a
+    full rebuild in progress. Either makes the rollups unusable until the next refresh completes.
+    """
+
+    listing: Listing
+    skipped: dict[str, str] = field(default_factory=dict)
+    schemas: dict[str, str] = field(default_factory=dict)  # dataset -> signature of its files, or MIXED
+    code: str = CODE
+    pending_months: frozenset[str] = frozenset()
+    rebuilding: bool = False
+    whole_days: frozenset[str] = frozenset()  # the commission days held by `whole.parquet`
+
+    def matches(self, listing: Listing) -> bool:
+        """Whether the rollups are complete and reflect exactly `listing`."""
+        return (
+            self.code == CODE and not self.rebuilding and not self.pending_months and self.listing == listing
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "listing": {relpath: list(stat) for relpath, stat in sorted(self.listing.items())},
+            "skipped": self.skipped,
+            "schemas": self.schemas,
+            "pending_months": sorted(self.pending_months),
+            "rebuilding": self.rebuilding,
+            "whole_days": sorted(self.whole_days),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> SiteState | None:
+        """The state in `data`, or None when it is not a state of this layout (then: rebuild)."""
+        try:
+            listing = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in data["listing"].items()}
+            return cls(
+                listing=listing,
+                skipped={str(k): str(v) for k, v in data["skipped"].items()},
+                schemas={str(k): str(v) for k, v in data["schemas"].items()},
+                code=str(data["code"]),
+                pending_months=frozenset(map(str, data["pending_months"])),
+                rebuilding=bool(data["rebuilding"]),
+                whole_days=frozenset(map(str, data["whole_days"])),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None
+
+
+_cache: dict[str, tuple[tuple[int, int, int], SiteState | None]] = {}
+
+
+def load_state(data_dir: Path, site: str) -> SiteState | None:
+    """The site's rollup state, or None when there is none (or it is unreadable: then rebuild).
+
+    Parsed once per version of the file (size, mtime, inode), so checking freshness at every query
+    costs a `stat`.
+    """
+    path = site_folder(data_dir, site) / STATE_FILE
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    key = str(path)
+    stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    cached = _cache.get(key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        state = SiteState.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        state = None
+    _cache[key] = (stamp, state)
+    return state
+
+
+def save_state(data_dir: Path, site: str, state: SiteState | None) -> None:
+    """Write (or, with None, remove) the site's state atomically."""
+    folder = site_folder(data_dir, site)
+    path = folder / STATE_FILE
+    if state is None:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    save_atomic(path, json.dumps(state.to_json(), separators=(",", ":")))
