@@ -6,22 +6,14 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from ..db import (
-    VIEWS,
-    SiteRefresh,
-    connect,
-    ensure_catalog,
-    ensure_lake,
-    query,
-    rebuild_rollups,
-    refresh_rollups,
-    write_catalog,
-)
 from ..errors import LakeError
+
+if TYPE_CHECKING:  # the handlers import DuckDB and polars when they run: `--help` stays instant
+    import polars as pl
+
+    from ..db import SiteRefresh
 
 __all__ = ["register"]
 
@@ -83,12 +75,16 @@ def _report(done: list[SiteRefresh]) -> None:
 
 
 def run_catalog(args: argparse.Namespace) -> int:
+    from ..db import refresh_rollups, write_catalog
+
     _report(refresh_rollups(args.data_dir))
     print(f"wrote {write_catalog(args.data_dir, force=True)}")
     return 0
 
 
 def run_rollups(args: argparse.Namespace) -> int:
+    from ..db import rebuild_rollups, refresh_rollups, write_catalog
+
     if args.rebuild:
         done = rebuild_rollups(args.data_dir, args.sites)
     else:
@@ -99,6 +95,8 @@ def run_rollups(args: argparse.Namespace) -> int:
 
 
 def run_sql(args: argparse.Namespace) -> int:
+    from ..db import VIEWS, connect, ensure_catalog, ensure_lake, query
+
     if args.views:
         width = max(map(len, VIEWS))
         for name, comment in VIEWS.items():
@@ -119,6 +117,8 @@ def run_sql(args: argparse.Namespace) -> int:
 
 
 def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
+    import polars as pl
+
     """Money columns to the cent, other decimals to 12 significant digits: what a sum of floats
     leaves (299902.75000000006) does not reach a file."""
     return frame.with_columns(
@@ -129,6 +129,8 @@ def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _write(frame: pl.DataFrame, args: argparse.Namespace) -> None:
+    import polars as pl
+
     output: Path | None = args.output
     try:
         if args.format == "table":
