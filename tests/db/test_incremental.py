@@ -21,17 +21,16 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pytest
-from commerce_reports.lake.layout import PartitionKey, site_root
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import commerce_reports.db.build as build_module
+from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey, site_root
 from commerce_reports.db import fresh_rollups, rebuild_rollups, refresh_rollups
 from commerce_reports.db.snapshot import rollup_read_sql
 from commerce_reports.db.views import VIEW_LIST
 from commerce_reports.lake.store import write_partition
 from commerce_reports.params import Filters
-from commerce_reports.parse import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
 
 SITE = "s"
 FIRST = date(2026, 1, 20)
