@@ -1,0 +1,114 @@
+"""The rollups and catalog on the bench lake: a full rebuild, then a sync that adds one update day.
+
+    .venv/bin/python bench/make_lake.py                 # once: 10 M transactions, 365 days
+    .venv/bin/python bench/rollup_bench.py [DATA_DIR]
+
+Targets (issue 14): the one-day refresh (rollups and catalog together) under 3 s and 1 GB peak RSS;
+the full rebuild no slower than the rollups of before (48 s, 3.2 GB unloaded on 2 cores).
+
+1. full rebuild: every rollup of the site rebuilt from the lake, then the catalog written.
+2. The last update day is held back (moved aside) and the rollups refreshed without it; then it is
+   put back, and the refresh a sync would run after storing it is measured: "one-day refresh".
+
+Each measured step runs alone in a fresh process, started by a small runner process whose only
+child it is, so its peak RSS (the runner's RUSAGE_CHILDREN) is its own. Seconds are the step's own
+wall time (from inside: no interpreter start-up); CPU seconds are printed too, since on a shared
+machine they say more than wall time. A run interrupted while the day is held back puts it back on
+the next run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from commerce_reports.db import rebuild_rollups, refresh_rollups, write_catalog
+from commerce_reports.lake.layout import PartitionKey, site_root
+
+SITE = "bench"
+_HELD = ".bench-held"
+_RUNNER = (
+    "import json, resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "sys.stderr.write(done.stderr)\n"
+    "if done.returncode: sys.exit(done.returncode)\n"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "result = json.loads(done.stdout.strip().splitlines()[-1])\n"
+    "result.update(mb=usage.ru_maxrss / 1024, cpu=usage.ru_utime + usage.ru_stime)\n"
+    "print(json.dumps(result))\n"
+)
+
+
+def _step(step: str, data_dir: Path) -> None:
+    """Run one measured step in this process and print its wall time as JSON."""
+    started = time.perf_counter()
+    if step == "full":
+        rebuild_rollups(data_dir, [SITE])
+    else:
+        refresh_rollups(data_dir, {SITE: [_last_day(data_dir)]})
+    write_catalog(data_dir)
+    print(json.dumps({"seconds": time.perf_counter() - started}))
+
+
+def _measure(step: str, data_dir: Path) -> dict[str, float]:
+    command = [sys.executable, "-c", _RUNNER, sys.executable, __file__, "--step", step, str(data_dir)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _last_day(data_dir: Path) -> PartitionKey:
+    folders = sorted((site_root(data_dir, SITE) / "transactions/by=updateDate").glob("day=*"))
+    if not folders:
+        raise SystemExit(f"no update days in {data_dir}: run bench/make_lake.py first")
+    return PartitionKey.from_relpath(f"transactions/by=updateDate/{folders[-1].name}")
+
+
+def _hold(data_dir: Path, key: PartitionKey) -> Path:
+    held = data_dir / _HELD / key.relpath
+    held.parent.mkdir(parents=True, exist_ok=True)
+    (site_root(data_dir, SITE) / key.relpath).rename(held)
+    return held
+
+
+def _restore(data_dir: Path) -> None:
+    """Put back a day held by an interrupted run."""
+    for folder in sorted((data_dir / _HELD).glob("transactions/by=*/day=*")):
+        key = PartitionKey.from_relpath(str(folder.relative_to(data_dir / _HELD)))
+        folder.rename(site_root(data_dir, SITE) / key.relpath)
+    shutil.rmtree(data_dir / _HELD, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", nargs="?", type=Path, default=Path("data/bench-lake"))
+    parser.add_argument("--step", choices=("full", "day"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    data_dir = args.data_dir.resolve()
+    if args.step:
+        _step(args.step, data_dir)
+        return
+    _restore(data_dir)
+    full = _measure("full", data_dir)
+    day = _last_day(data_dir)
+    _hold(data_dir, day)
+    try:
+        refresh_rollups(data_dir, {SITE: [day]})
+    finally:
+        _restore(data_dir)
+    one = _measure("day", data_dir)
+    print(f"full rebuild: {full['seconds']:.1f} s, {full['mb']:.0f} MB")
+    print(f"one-day refresh: {one['seconds']:.1f} s, {one['mb']:.0f} MB")
+    print(f"ratio: the one-day refresh takes {one['seconds'] / full['seconds']:.3f} of a full rebuild's time")
+    print(
+        f"(CPU seconds: full rebuild {full['cpu']:.1f}, one-day refresh {one['cpu']:.1f}; day added: {day.start})"
+    )
+
+
+if __name__ == "__main__":
+    main()
