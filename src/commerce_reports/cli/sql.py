@@ -121,10 +121,10 @@ def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
 
     """Money columns to the cent, other decimals to 12 significant digits: what a sum of floats
     leaves (299902.75000000006) does not reach a file."""
+    money = [n for n, t in frame.schema.items() if _MONEY.search(n) and (t.is_float() or t.is_decimal())]
+    other = [n for n, t in frame.schema.items() if t.is_float() and n not in money]
     return frame.with_columns(
-        pl.col(name).round(2) if _MONEY.search(name) else pl.col(name).round_sig_figs(_DIGITS)
-        for name, dtype in frame.schema.items()
-        if dtype.is_float()
+        *(pl.col(n).round(2) for n in money), *(pl.col(n).round_sig_figs(_DIGITS) for n in other)
     )
 
 

@@ -243,11 +243,11 @@ class SiteBuild:
         con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
         con.execute("CREATE OR REPLACE VIEW inc.transaction_versions AS SELECT * FROM inc.dv")
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
-        stored = stored_transactions_sql([self.base / "*.parquet"], [self.patch / "*.parquet"])
-        con.execute(
-            "CREATE OR REPLACE TABLE inc.old AS SELECT DISTINCT commission_id, commission_date "
-            f"FROM ({stored}) WHERE {_DIRTY}"
-        )
+        keys = "site, commission_id, commission_date"
+        base, patch = [self.base / "*.parquet"], [self.patch / "*.parquet"]
+        stored = stored_transactions_sql(base, patch, _DIRTY, keys)
+        placed = f"SELECT DISTINCT commission_id, commission_date FROM ({stored})"
+        con.execute(f"CREATE OR REPLACE TABLE inc.old AS {placed}")
         return self._decide(months)
 
     def _decide(self, months: set[str]) -> Plan:
@@ -321,10 +321,11 @@ class SiteBuild:
         base = [
             p for p in self.base.glob("*.parquet") if p.name in (WHOLE, EMPTY) or _month_of(p.stem) in months
         ]
-        stored = stored_transactions_sql(sorted(base), self._patches(months))
+        stored = stored_transactions_sql(
+            sorted(base), self._patches(months), _within("commission_date", months)
+        )
         sources = {_T: self._source(_T, [])}
         for dataset in DATASETS:
             if dataset != _T:
                 sources[dataset] = self._source(dataset, [r for r in self.of(dataset) if _month(r) in months])
-        within = f"SELECT * FROM ({stored}) WHERE {_within('commission_date', months)}"
-        self._downstream(within, sources, months)
+        self._downstream(stored, sources, months)

@@ -280,6 +280,6 @@ def _content_problems(
         except FileNotFoundError:
             continue
         except (pa.ArrowException, OSError, ValueError) as error:
-            found[relpath] = f"cannot be decoded ({str(error)[:200]})"
+            found[relpath] = f"cannot be decoded ({' '.join(str(error).split())[:200]})"
             warn_unreadable(root / relpath, found[relpath], stat)
     return found

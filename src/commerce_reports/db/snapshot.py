@@ -123,11 +123,17 @@ def take_snapshot(data_dir: Path) -> Snapshot:
     return Snapshot(root, tuple(sites), sources)
 
 
-def stored_transactions_sql(base: Sequence[str | Path], patch: Sequence[str | Path]) -> str:
+def stored_transactions_sql(
+    base: Sequence[str | Path], patch: Sequence[str | Path], where: str = "true", columns: str = "*"
+) -> str:
     """The stored `transactions` rollup: base rows that no patch row replaces or deletes, then the
-    patch rows not deleted (see `state.py`)."""
-    b = f"read_parquet({sql_list(base)}, hive_partitioning = false)"
-    p = f"read_parquet({sql_list(patch)}, hive_partitioning = false)"
+    patch rows not deleted (see `state.py`). `where`, a condition on commission_id and
+    commission_date only, is applied to both sides first, so that Parquet statistics skip rows;
+    `columns` (naming site, commission_id and commission_date) narrows what is read."""
+    patch_columns = columns if columns == "*" else f"{columns}, _deleted"
+    b = f"(SELECT {columns} FROM read_parquet({sql_list(base)}, hive_partitioning = false) WHERE {where})"
+    p = f"(SELECT {patch_columns} FROM read_parquet({sql_list(patch)}, hive_partitioning = false) "
+    p += f"WHERE {where})"
     return (
         f"SELECT base.* FROM {b} AS base ANTI JOIN {p} AS patch ON base.site = patch.site "
         "AND base.commission_id = patch.commission_id "

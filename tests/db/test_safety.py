@@ -1,0 +1,159 @@
+"""The views stay inside the lake, agree with each other in a connection kept open through syncs,
+survive a damaged partition, and print numbers a spreadsheet can take as they are."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from commerce_reports.cli import main
+from commerce_reports.contract import PartitionKey
+from commerce_reports.db import VIEWS, connect, fresh_rollups, query, refresh_rollups, write_catalog
+from commerce_reports.errors import LakeError, ValidationError
+from commerce_reports.lake.store import write_partition
+from tests.db.conftest import SyncedLake
+from tests.db.test_access import _table, _version
+
+
+def test_sql_reaches_nothing_outside_the_data_folder(
+    synced: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "stolen.csv"
+    data = ["--data-dir", str(synced.data_dir)]
+    for sql in (
+        f"COPY (SELECT * FROM transactions) TO '{outside}'",
+        f"ATTACH '{tmp_path / 'other.duckdb'}' AS other",
+        "SELECT * FROM read_text('/etc/passwd')",
+        "SET enable_external_access = true",
+    ):
+        assert main(["sql", sql, *data]) == 1, sql
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and "Traceback" not in err
+        assert "read only the data folder" in err or "locked" in err, err
+    assert not outside.exists() and not (tmp_path / "other.duckdb").exists()
+    target = tmp_path / "out.json"  # --output writes through the toolkit, not DuckDB
+    assert (
+        main(["sql", "SELECT site FROM site_performance", "--format", "json", "--output", str(target), *data])
+        == 0
+    )
+    assert target.read_text().startswith("[{")
+
+
+def test_connect_read_only_false_is_the_full_engine(synced: SyncedLake, tmp_path: Path) -> None:
+    data_dir = synced.copy(tmp_path / "data")
+    with connect(data_dir) as con, pytest.raises(LakeError, match="read only the data folder"):
+        query(con, "SELECT * FROM read_text('/etc/hostname')")
+    target = tmp_path / "copy.csv"
+    with connect(data_dir, read_only=False) as con:
+        con.execute(f"COPY (SELECT site, revenue FROM site_performance) TO '{target}'")
+    assert target.read_text().startswith("site,revenue")
+
+
+def _agree(con: object) -> tuple[int, int]:
+    """Current transactions, and the distinct ids among the stored versions, on one connection."""
+    rows = query(con, "SELECT count(*) AS n FROM transactions")["n"][0]  # type: ignore[arg-type]
+    ids = query(
+        con,  # type: ignore[arg-type]
+        "SELECT count(DISTINCT (site, commission_id)) AS n FROM transaction_versions "
+        "WHERE commission_id IS NOT NULL",
+    )["n"][0]
+    return int(rows), int(ids)
+
+
+def test_a_connection_kept_open_through_a_sync_never_contradicts_itself(
+    synced: SyncedLake, tmp_path: Path
+) -> None:
+    data_dir = synced.copy(tmp_path)
+    refresh_rollups(data_dir)
+    con = connect(data_dir)
+    try:
+        before, ids = _agree(con)
+        assert before == ids and fresh_rollups(data_dir) == ["alpha", "beta"]
+        for n in range(3):  # a sync stores three more days: new transactions and a return
+            day = date(2026, 3, 11) + timedelta(days=n)
+            rows = [_version(f"new-{n}-{k}", day, 10.0, 100.0) for k in range(4)]
+            rows.append(_version("returned-later", day, -5.0 * n, 10.0))
+            write_partition(
+                data_dir, "alpha", PartitionKey.transactions(day), _table(*rows), datetime.now(UTC)
+            )
+            during = _agree(con)  # alpha's rollups lag its files: alpha is read from the files
+            assert during[0] == during[1]
+        assert during[0] == before + 13
+        refresh_rollups(data_dir)
+        assert _agree(con) == during and fresh_rollups(data_dir) == ["alpha", "beta"]
+        revenue = query(con, "SELECT round(sum(revenue), 2) AS r FROM daily_performance")["r"][0]
+        assert (
+            revenue
+            == query(con, "SELECT round(sum(publisher_net_revenue), 2) AS r FROM transactions")["r"][0]
+        )
+    finally:
+        con.close()
+
+
+def test_a_damaged_partition_is_left_out_and_named_never_a_crash(
+    synced: SyncedLake, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = synced.copy(tmp_path)
+    refresh_rollups(data_dir)
+    cut = data_dir / "lake/site=alpha" / PartitionKey.transactions(date(2026, 2, 3)).relpath / "part.parquet"
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])  # cut short, as a full disk leaves it
+    garbled = (
+        data_dir / "lake/site=beta" / PartitionKey.transactions(date(2026, 2, 4)).relpath / "part.parquet"
+    )
+    body = bytearray(garbled.read_bytes())
+    body[100:-200] = bytes(len(body) - 300)  # whole frame, unreadable content
+    garbled.write_bytes(bytes(body))
+    with caplog.at_level(logging.WARNING):
+        done = {r.site: r for r in refresh_rollups(data_dir)}
+    assert list(done["alpha"].skipped) == ["transactions/by=updateDate/day=2026-02-03/part.parquet"]
+    assert (
+        "cannot be decoded" in done["beta"].skipped["transactions/by=updateDate/day=2026-02-04/part.parquet"]
+    )
+    assert str(cut) in caplog.text and "commerce-reports verify" in caplog.text
+    assert fresh_rollups(data_dir) == ["alpha", "beta"]  # what is readable is rolled up
+    write_catalog(data_dir)
+    assert main(["sql", "SELECT count(*) AS n FROM transaction_versions", "--data-dir", str(data_dir)]) == 0
+    assert int(capsys.readouterr().out.split("│")[-2].strip()) > 0
+    with connect(data_dir) as con:
+        assert query(con, "SELECT count(*) AS n FROM transactions")["n"][0] > 0
+
+
+def test_sql_prints_cents_integers_and_whole_lines(
+    synced: SyncedLake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ["--data-dir", str(synced.data_dir)]
+    sql = (
+        "SELECT 299902.75000000006::DOUBLE AS revenue, 0.1::DOUBLE + 0.2 AS return_rate, "
+        "sum(transactions) AS n FROM site_performance"
+    )
+    assert main(["sql", sql, "--format", "csv", *data]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert (
+        header == "revenue,return_rate,n" and row.startswith("299902.75,0.3,") and row.split(",")[2].isdigit()
+    )
+    assert main(["sql", sql, "--format", "json", *data]) == 0
+    assert capsys.readouterr().out.endswith("}]\n")
+    with connect(synced.data_dir) as con:
+        assert query(con, sql).schema["n"] == pl.Int64
+        for view in VIEWS:
+            types = {str(t) for t in con.sql(f"SELECT * FROM {view} LIMIT 0").types}
+            assert not {t for t in types if t.startswith(("DECIMAL", "HUGEINT"))}, view
+
+
+def test_bad_arguments_are_toolkit_errors(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="changed"):
+        refresh_rollups(tmp_path, changed=["alpha"])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="PartitionKey"):
+        refresh_rollups(tmp_path, changed={"alpha": ["2026-01-01"]})  # type: ignore[dict-item]
+    with pytest.raises(ValidationError, match="site"):
+        refresh_rollups(tmp_path, changed={"Not A Site": []})
+    with pytest.raises(ValidationError, match="read_only"):
+        connect(tmp_path, read_only="no")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="data_dir"):
+        connect(42)  # type: ignore[arg-type]
+    with connect(tmp_path) as con, pytest.raises(ValidationError, match="sql"):
+        query(con, "  ")
