@@ -117,10 +117,10 @@ def run_sql(args: argparse.Namespace) -> int:
 
 
 def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
-    import polars as pl
-
     """Money columns to the cent, other decimals to 12 significant digits: what a sum of floats
     leaves (299902.75000000006) does not reach a file."""
+    import polars as pl
+
     money = [n for n, t in frame.schema.items() if _MONEY.search(n) and (t.is_float() or t.is_decimal())]
     other = [n for n, t in frame.schema.items() if t.is_float() and n not in money]
     return frame.with_columns(
