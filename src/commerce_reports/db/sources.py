@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from ..config import Settings
-from ..contract import DATASETS, PART_FILE, dataset_schema, lake_root
+from ..contract import DATASETS, HIVE_KEYS, PART_FILE, PARTITION_GLOBS, dataset_schema, lake_root, sql_type
 from ..errors import LakeError, ValidationError
 
 __all__ = [
@@ -39,25 +38,8 @@ __all__ = [
     "typed_empty",
 ]
 
-# Folders below a site folder, and the hive keys they carry (typed: a site named "2024" stays text).
-FOLDERS = {
-    "transactions": "transactions/by=*/day=*",
-    "networks": "networks/slice=*/grain=*/start=*",
-    "merchandise": "merchandise/slice=*/grain=*/start=*",
-}
-HIVE_KEYS: dict[str, dict[str, str]] = {
-    "transactions": {"site": "VARCHAR", "by": "VARCHAR", "day": "DATE"},
-    "networks": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
-    "merchandise": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
-}
+FOLDERS = PARTITION_GLOBS  # the contract's folder globs, by dataset
 MIXED = "mixed"  # the schema signature of files whose columns differ
-_SIMPLE_TYPES = {
-    pa.int64(): "BIGINT",
-    pa.float64(): "DOUBLE",
-    pa.string(): "VARCHAR",
-    pa.date32(): "DATE",
-    pa.bool_(): "BOOLEAN",
-}
 
 
 def quote(text: str) -> str:
@@ -68,20 +50,6 @@ def quote(text: str) -> str:
 def sql_list(paths: Sequence[str | Path]) -> str:
     """A SQL list of string literals: `['a', 'b']`."""
     return "[" + ", ".join(quote(str(p)) for p in paths) + "]"
-
-
-def sql_type(arrow: pa.DataType) -> str:
-    """The DuckDB type of an Arrow type used by the lake's schemas."""
-    if arrow in _SIMPLE_TYPES:
-        return _SIMPLE_TYPES[arrow]
-    if pa.types.is_timestamp(arrow):
-        return "TIMESTAMPTZ" if arrow.tz else "TIMESTAMP"
-    if pa.types.is_list(arrow):
-        return sql_type(arrow.value_type) + "[]"
-    if pa.types.is_struct(arrow):
-        members = ", ".join(f'"{f.name}" {sql_type(f.type)}' for f in arrow)
-        return f"STRUCT({members})"
-    raise ValidationError("type", f"no DuckDB type for the Arrow type {arrow}", "use the lake's stored types")
 
 
 def _check(dataset: str) -> None:
