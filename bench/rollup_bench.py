@@ -27,8 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from commerce_reports.lake.layout import PartitionKey, site_root
-
+from commerce_reports.contract import PartitionKey, site_root
 from commerce_reports.db import rebuild_rollups, refresh_rollups, write_catalog
 
 SITE = "bench"

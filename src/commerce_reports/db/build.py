@@ -1,23 +1,26 @@
 """Building one site's rollups, whole or for what changed, inside one DuckDB connection.
 
 `transactions` (the latest version of each commission id) is the expensive one. A full build
-computes it from every ledger file into one file (`whole.parquet`). An incremental build recomputes
-only the *dirty* ids: those in the changed ledger files now, and those they held before (each ledger
-file's ids are kept in a small index file). Their versions are found by a narrow scan of the lake
-(the id column) and read in full from the few files holding them. Their new rows then go:
-- to a patch file per month, for a day held by `whole.parquet` (with a deleted row where an id
+computes it from every ledger file into a file per commission month (`whole-<month>.parquet`). An
+incremental build recomputes only the *dirty* ids: those in the changed ledger files now, and those
+they held before (each ledger file's ids and commission dates are kept in a small index file). Their
+versions are found by a narrow scan of the lake (the id column) and read in full from the few files
+holding them; their stored rows, in the base files of the months those versions (and the index)
+name. Their new rows then go:
+- to a patch file per month, for a day held by a `whole-*` file (with a deleted row where an id
   leaves that day), or for a day of its own changing little: a day's returns touch some thirty
   earlier days, and rewriting each would cost seconds;
 - to a file of its own, for a day first seen since the full build (the new day of a daily sync),
   rewritten whole when an id leaves it or its patches grow past a share of it.
 
 Every other rollup is stored by month of its date column, recomputed for the months whose
-transactions or aggregate windows changed, from the stored `transactions` and those months' files.
+transactions or aggregate windows changed, from the stored `transactions` of those months (read
+once into a table) and those months' files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -29,7 +32,7 @@ from .buckets import NONE, day_bucket, month_bucket, place, staged_buckets, writ
 from .listing import Listing, Stat, dataset_of
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
-from .state import EMPTY, WHOLE, index_folder, rollup_folder
+from .state import EMPTY, WHOLE_PREFIX, index_folder, rollup_folder
 from .views import VIEW_LIST, View, render
 
 __all__ = ["PATCH_SHARE", "Plan", "SiteBuild"]
@@ -57,6 +60,11 @@ def _month(relpath: str) -> str:
 
 def _month_of(day: str) -> str:
     return day if day == NONE else day[:7]
+
+
+def _base_month(path: Path) -> str:
+    """The commission month of a base file: `whole-<month>` or a day of its own."""
+    return _month_of(path.stem.removeprefix(WHOLE_PREFIX))
 
 
 def _in(values: Iterable[str]) -> str:
@@ -133,6 +141,11 @@ class SiteBuild:
     def _existing(self, folder: Path, buckets: Iterable[str]) -> list[Path]:
         return [folder / f"{b}.parquet" for b in sorted(buckets) if (folder / f"{b}.parquet").exists()]
 
+    def _base_files(self, months: Collection[str]) -> list[Path]:
+        """The base files holding commission days of `months`, and the empty one."""
+        held = [p for p in self.base.glob("*.parquet") if p.name != EMPTY and _base_month(p) in months]
+        return [*sorted(held), self.base / EMPTY]
+
     def _patches(self, months: Iterable[str]) -> list[Path]:
         """The patch files of `months` that exist, and the empty one (so the list reads)."""
         return [*self._existing(self.patch, months), self.patch / EMPTY]
@@ -143,12 +156,12 @@ class SiteBuild:
     # ------------------------------------------------------------------ shared steps
 
     def _write_index(self, relpaths: list[str]) -> None:
-        """Keep the ids of these ledger files, one small file each."""
+        """Keep the ids and commission dates of these ledger files, one small file each."""
         if not relpaths:
             return
         versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
         select = (
-            f"SELECT commission_id, partition_by, partition_day FROM ({versions}) "
+            f"SELECT commission_id, commission_date, partition_by, partition_day FROM ({versions}) "
             "WHERE commission_id IS NOT NULL"
         )
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
@@ -191,17 +204,20 @@ class SiteBuild:
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
         self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
         self.base.mkdir(parents=True, exist_ok=True)
-        whole = self.base / WHOLE
-        write_file(self.con, render(_VIEWS[_T], "inc", sources), whole)
+        select = render(_VIEWS[_T], "inc", sources)
+        with staged_buckets(self.con, select, month_bucket("commission_date"), self.base.parent) as files:
+            whole = {month: self.base / f"{WHOLE_PREFIX}{month}.parquet" for month in files}
+            place(files, whole.__getitem__)
         for path in self.base.glob("*.parquet"):
-            if path != whole:
+            if path not in whole.values():
                 path.unlink()
-        write_file(self.con, f"SELECT * FROM read_parquet({quote(str(whole))}) LIMIT 0", self.base / EMPTY)
-        no_patch = f"SELECT *, false AS _deleted FROM read_parquet({quote(str(whole))}) LIMIT 0"
+        write_file(self.con, f"SELECT * FROM ({select}) LIMIT 0", self.base / EMPTY)
+        no_patch = f"SELECT *, false AS _deleted FROM read_parquet({quote(str(self.base / EMPTY))})"
         write_buckets(self.con, no_patch, f"'{NONE}'", self.patch, only=None)
-        days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({quote(str(whole))})"))
+        base = [*whole.values(), self.base / EMPTY]
+        days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
         self._write_index(self.of(_T))
-        stored = stored_transactions_sql([whole], [self.patch / EMPTY])
+        stored = stored_transactions_sql(base, [self.patch / EMPTY])
         return frozenset(self._downstream(stored, sources, None)), days
 
     # ------------------------------------------------------------------ incremental
@@ -243,9 +259,14 @@ class SiteBuild:
         con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
         con.execute("CREATE OR REPLACE VIEW inc.transaction_versions AS SELECT * FROM inc.dv")
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
+        # A dirty id's stored row is one of its versions before the change: in a file holding it
+        # now (`inc.dv`) or in a changed file's index. Only the base files of those months are read.
+        month = month_bucket("commission_date")
+        stored_in = set(self._rows(f"SELECT DISTINCT {month}, 0 FROM inc.dv"))
+        if old:
+            stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM read_parquet({sql_list(old)})"))
         keys = "site, commission_id, commission_date"
-        base, patch = [self.base / "*.parquet"], [self.patch / "*.parquet"]
-        stored = stored_transactions_sql(base, patch, _DIRTY, keys)
+        stored = stored_transactions_sql(self._base_files(stored_in), self._patches(stored_in), _DIRTY, keys)
         placed = f"SELECT DISTINCT commission_id, commission_date FROM ({stored})"
         con.execute(f"CREATE OR REPLACE TABLE inc.old AS {placed}")
         return self._decide(months)
@@ -318,14 +339,12 @@ class SiteBuild:
         self._write_index([r for r in ledger if r in self.readable])
         if not months:
             return
-        base = [
-            p for p in self.base.glob("*.parquet") if p.name in (WHOLE, EMPTY) or _month_of(p.stem) in months
-        ]
         stored = stored_transactions_sql(
-            sorted(base), self._patches(months), _within("commission_date", months)
+            self._base_files(months), self._patches(months), _within("commission_date", months)
         )
+        self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")  # read once, used by each
         sources = {_T: self._source(_T, [])}
         for dataset in DATASETS:
             if dataset != _T:
                 sources[dataset] = self._source(dataset, [r for r in self.of(dataset) if _month(r) in months])
-        self._downstream(stored, sources, months)
+        self._downstream("SELECT * FROM inc.stored", sources, months)

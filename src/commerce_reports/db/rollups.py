@@ -135,6 +135,7 @@ def _connection(folder: Path, memory: str) -> Iterator[duckdb.DuckDBPyConnection
     )
     try:
         con.execute("SET enable_progress_bar = false")
+        con.execute("SET partitioned_write_flush_threshold = 65536")
         yield con
     finally:
         con.close()

@@ -145,7 +145,7 @@ def stored_transactions_sql(
 def rollup_read_sql(data_dir: Path, sites: Sequence[str], view: View) -> str:
     """A SELECT of the stored rollup of `view` for `sites`: every bucket file of each (a folder
     always holds `_empty.parquet`, so its glob matches)."""
-    if view.name == "transactions":  # whole.parquet always exists: the base glob matches
+    if view.name == "transactions":  # _empty.parquet always exists: the globs match
         base = [rollup_folder(data_dir, s, view.name, "base") / "*.parquet" for s in sites]
         patch = [rollup_folder(data_dir, s, view.name, "patch") / "*.parquet" for s in sites]
         return stored_transactions_sql(base, patch)

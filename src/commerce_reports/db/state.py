@@ -1,14 +1,16 @@
 """Where a site's rollups live, and the state saying which lake files they reflect.
 
     <data_dir>/rollups/site=<site>/state.json
-    <data_dir>/rollups/site=<site>/transactions/base/whole.parquet               the last full build
-    <data_dir>/rollups/site=<site>/transactions/base/<YYYY-MM-DD|none>.parquet   days added since
+    <data_dir>/rollups/site=<site>/transactions/base/whole-<YYYY-MM|none>.parquet  the last full build
+    <data_dir>/rollups/site=<site>/transactions/base/<YYYY-MM-DD|none>.parquet     days added since
     <data_dir>/rollups/site=<site>/transactions/patch/<YYYY-MM|none>.parquet     changes since
     <data_dir>/rollups/site=<site>/<view>/<YYYY-MM|none>.parquet                  by month of its date
-    <data_dir>/rollups/site=<site>/index/<by>_<day>.<size>-<mtime>.parquet        ids of one ledger file
+    <data_dir>/rollups/site=<site>/index/<by>_<day>.<size>-<mtime>.parquet        ids and commission
+                                                                                 dates of one ledger file
 
-A commission day's rows live in one base file: `whole.parquet` for the days the last full build
-saw (`whole_days`), a file of its own for a day first seen later. A patch row (T's columns and
+A commission day's rows live in one base file: `whole-<month>.parquet` (by month of commission
+date) for the days the last full build saw (`whole_days`), a file of its own for a day first seen
+later. A patch row (T's columns and
 `_deleted`) replaces the base row of the same (site, commission_id, commission_date), or, deleted,
 hides it: `transactions` is the base without the patched rows, plus the patch rows not deleted.
 Every folder also holds `_empty.parquet` (no rows, the columns), so that its glob always matches
@@ -37,7 +39,7 @@ from .views import VIEW_LIST
 __all__ = [
     "CODE",
     "EMPTY",
-    "WHOLE",
+    "WHOLE_PREFIX",
     "SiteState",
     "index_folder",
     "load_state",
@@ -49,8 +51,8 @@ __all__ = [
 
 STATE_FILE = "state.json"
 EMPTY = "_empty.parquet"
-WHOLE = "whole.parquet"
-_LAYOUT = "buckets-3"  # bump when the files' layout changes: every rollup is rebuilt
+WHOLE_PREFIX = "whole-"  # whole-<YYYY-MM|none>.parquet: the last full build, by commission month
+_LAYOUT = "buckets-4"  # bump when the files' layout changes: every rollup is rebuilt
 CODE = hashlib.sha256(
     "\n".join(
         [_LAYOUT, *(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
@@ -90,7 +92,7 @@ class SiteState:
     code: str = CODE
     pending_months: frozenset[str] = frozenset()
     rebuilding: bool = False
-    whole_days: frozenset[str] = frozenset()  # the commission days held by `whole.parquet`
+    whole_days: frozenset[str] = frozenset()  # the commission days held by the `whole-*` files
 
     def matches(self, listing: Listing) -> bool:
         """Whether the rollups are complete and reflect exactly `listing`."""
