@@ -114,8 +114,12 @@ def read_dataset(spark: Any, data_dir: Path, dataset: str) -> Any:
         for site in lake_sites(data_dir)
         for frame in _site_frames(spark, root / f"site={site}", dataset, columns)
     ]
-    if not frames:
-        return spark.createDataFrame([], schema=_ddl(columns))
+    if not frames:  # built in the JVM: no Python worker for an empty frame
+        from pyspark.sql import functions as F
+
+        return spark.range(0).select(
+            *(F.lit(None).cast(type_).alias(name) for name, type_ in columns.items())
+        )
     return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
 
