@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -66,12 +66,10 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     session.stop()
 
 
-@pytest.fixture(scope="session", params=DIALECTS)
-def lake(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Lake:
+def _synced_lake(dialect: str, tmp_path_factory: pytest.TempPathFactory) -> Lake:
     """Two sites, 60 days of the ledger (returns and adjustments included) and month slices of
     both aggregates (unfiltered, each device, two countries), synced over loopback from a sandbox
-    speaking `dialect`, with the lake on the sandbox's clock. Built once per dialect."""
-    dialect: str = request.param
+    speaking `dialect`, with the lake on the sandbox's clock."""
     data_dir = tmp_path_factory.mktemp(f"lake-{dialect}")
     config = SandboxConfig(
         now=NOW, first_day=date(2025, 10, 1), pace=0.0, transactions_per_day=30, dialect=dialect
@@ -89,3 +87,23 @@ def lake(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
                 options=SyncOptions(now=lambda: running.sandbox.now, pace=0, progress=False),
             )
     return Lake(dialect, data_dir)
+
+
+@pytest.fixture(scope="session")
+def synced_lakes(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Lake]:
+    """The lake of a dialect, synced the first time it is asked for and kept for the session
+    (whatever order the tests run in: a parametrised session fixture would rebuild on a switch)."""
+    built: dict[str, Lake] = {}
+
+    def lake_of(dialect: str) -> Lake:
+        if dialect not in built:
+            built[dialect] = _synced_lake(dialect, tmp_path_factory)
+        return built[dialect]
+
+    return lake_of
+
+
+@pytest.fixture(params=DIALECTS)
+def lake(request: pytest.FixtureRequest, synced_lakes: Callable[[str], Lake]) -> Lake:
+    """The synced lake of each dialect in turn."""
+    return synced_lakes(request.param)

@@ -54,8 +54,9 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
 
     The definitions are the DuckDB ones translated by sqlglot, so both engines give the same
     answers. Rollups are a DuckDB speed-up: on Spark every view computes from the lake's files.
-    Which datasets have files is looked at now, as `connect` does; the lake's datasets are also
-    registered, as `lake_transactions`, `lake_networks` and `lake_merchandise`.
+    Which partition files exist (and which are unreadable, left out as on DuckDB) is looked at
+    now: call it again after a sync. The lake's datasets are also registered, as
+    `lake_transactions`, `lake_networks` and `lake_merchandise`.
     """
     session = _session_class()
     folder = _lake_folder(data_dir)

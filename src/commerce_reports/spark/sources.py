@@ -1,11 +1,13 @@
-"""The lake's Parquet files as Spark DataFrames, with the columns and types DuckDB reads.
+"""The lake's Parquet files as Spark DataFrames: the files DuckDB reads, with its columns and types.
+
+Which files: those of `db.snapshot.take_snapshot`, as for the DuckDB views, so a partition file
+found unreadable is left out on both engines (with the same warning) instead of failing queries.
 
 Spark infers hive keys only below the folder it reads, and a dataset's partitions sit below a
 site folder and a plain `transactions/` (or `networks/`, `merchandise/`) folder: so each site's
 files are read with that folder as their base (Spark decodes and types `by`, `day` / `slice`,
 `grain`, `start` from the folder names), `site` is added as a literal, and the sites' frames are
-unioned. Only `part.parquet` files are read, never a writer's hidden temporary file. A filter on
-`site` skips whole sites, one on `day` or `start` skips folders, as in DuckDB.
+unioned. A filter on `site` skips whole sites, one on `day` or `start` skips folders, as in DuckDB.
 
 Files written by an older version may lack a column or hold an older type (clicks were integers
 before schema version 2). Spark reads a file only with the types it holds, so a site's files are
@@ -24,8 +26,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..contract import DATASETS, HIVE_KEYS, PART_FILE, PARTITION_GLOBS, dataset_schema, lake_root, sql_type
-from ..db.sources import lake_sites
+from ..contract import DATASETS, HIVE_KEYS, dataset_schema, site_root, sql_type
+from ..db.snapshot import Snapshot, take_snapshot
 from ..errors import CommerceReportsError, LakeError
 
 __all__ = ["SOURCE_VIEWS", "read_dataset", "register_sources", "spark_type"]
@@ -63,34 +65,36 @@ def _uri(path: Path) -> str:
     return "file://" + _GLOB_SPECIAL.sub(r"\\\1", path.as_posix())
 
 
-def _file_groups(site_dir: Path, dataset: str) -> list[tuple[pa.Schema, list[Path]]]:
-    """The site's partition files of `dataset`, grouped by the columns their footers hold."""
+def _file_groups(files: list[Path]) -> list[tuple[pa.Schema, list[Path]]]:
+    """`files` grouped by the columns (names and types) their footers hold."""
     groups: dict[tuple[tuple[str, str], ...], tuple[pa.Schema, list[Path]]] = {}
-    for path in sorted(site_dir.glob(f"{PARTITION_GLOBS[dataset]}/{PART_FILE}")):
+    for path in files:
         try:
             schema = pq.read_schema(path).remove_metadata()
         except (OSError, pa.ArrowInvalid) as error:
             raise LakeError(
-                f"{path} is not a readable Parquet file ({error}): run `commerce-reports status`"
+                f"{path} is not a readable Parquet file ({error}): run `commerce-reports verify`"
             ) from None
         signature = tuple((field.name, str(field.type)) for field in schema)
         groups.setdefault(signature, (schema, []))[1].append(path)
     return list(groups.values())
 
 
-def _site_frames(spark: Any, site_dir: Path, dataset: str, columns: dict[str, str]) -> list[Any]:
-    """One site's partitions of `dataset`, a frame per group of files, in the current schema."""
+def _site_frames(
+    spark: Any, site_dir: Path, dataset: str, files: list[Path], columns: dict[str, str]
+) -> list[Any]:
+    """One site's partition `files` of `dataset`, a frame per group of files, in the current schema."""
     from pyspark.sql import functions as F
 
     site = site_dir.name.removeprefix("site=")
     keys = {k: t for k, t in columns.items() if k in HIVE_KEYS[dataset] and k != "site"}
     frames = []
-    for schema, files in _file_groups(site_dir, dataset):
-        held = {**keys, **_spark_types(schema, files[0])}
+    for schema, group in _file_groups(files):
+        held = {**keys, **_spark_types(schema, group[0])}
         frame = (
             spark.read.schema(_ddl(held))
             .option("basePath", _uri(site_dir / dataset))
-            .parquet(*(_uri(path) for path in files))
+            .parquet(*(_uri(path) for path in group))
         )
         frames.append(
             frame.select(
@@ -105,17 +109,21 @@ def _site_frames(spark: Any, site_dir: Path, dataset: str, columns: dict[str, st
     return frames
 
 
-def read_dataset(spark: Any, data_dir: Path, dataset: str) -> Any:
-    """Every stored partition of `dataset` as one DataFrame, hive keys included, typed even when empty."""
+def read_dataset(spark: Any, snapshot: Snapshot, dataset: str) -> Any:
+    """The readable partitions of `dataset` in `snapshot` as one DataFrame, hive keys included,
+    typed even when there are none."""
+    from pyspark.sql import functions as F
+
     columns = _columns(dataset)
-    root = lake_root(data_dir).resolve()
-    frames = [
-        frame
-        for site in lake_sites(data_dir)
-        for frame in _site_frames(spark, root / f"site={site}", dataset, columns)
-    ]
-    if not frames:
-        return spark.createDataFrame([], schema=_ddl(columns))
+    frames = []
+    for site in snapshot.sites:
+        site_dir = site_root(snapshot.data_dir, site.site)
+        files = [site_dir / relpath for relpath in site.readable(dataset)]
+        frames += _site_frames(spark, site_dir, dataset, files, columns)
+    if not frames:  # built in the JVM: no Python worker for an empty frame
+        return spark.range(0).select(
+            *(F.lit(None).cast(type_).alias(name) for name, type_ in columns.items())
+        )
     return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
 
@@ -125,11 +133,12 @@ def register_sources(spark: Any, data_dir: Path) -> list[str]:
     The files are looked up by the driver while the frames are made: past a few dozen files Spark
     would otherwise run a listing job per read, which takes longer than the listing itself.
     """
+    snapshot = take_snapshot(data_dir)
     before = spark.conf.get(_LISTING)
     spark.conf.set(_LISTING, str(2**31 - 1))
     try:
         for dataset, name in SOURCE_VIEWS.items():
-            read_dataset(spark, data_dir, dataset).createOrReplaceTempView(name)
+            read_dataset(spark, snapshot, dataset).createOrReplaceTempView(name)
     finally:
         spark.conf.set(_LISTING, before)
     return list(SOURCE_VIEWS.values())
