@@ -20,6 +20,7 @@ once into a table) and those months' files.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -46,6 +47,15 @@ _NOT_DIRTY = "commission_id NOT IN (SELECT commission_id FROM inc.dirty)"
 _SAME_ROW = (
     "u.commission_id = {t}.commission_id AND u.commission_date IS NOT DISTINCT FROM {t}.commission_date"
 )
+
+
+_KEYS = ["site", "commission_id", "commission_date"]
+_DOWNSTREAM_SQL = "\n".join(v.sql for v in VIEW_LIST if v.name not in (_T, "transaction_versions"))
+
+
+def _named_downstream(column: str) -> bool:
+    """Whether a view computed from `transactions` names `column`."""
+    return re.search(rf"\b{re.escape(column)}\b", _DOWNSTREAM_SQL) is not None
 
 
 def _date_column(view: View) -> str:
@@ -149,6 +159,13 @@ class SiteBuild:
     def _patches(self, months: Iterable[str]) -> list[Path]:
         """The patch files of `months` that exist, and the empty one (so the list reads)."""
         return [*self._existing(self.patch, months), self.patch / EMPTY]
+
+    def _downstream_columns(self) -> str:
+        """The columns of `transactions` that the other rollups name, with its keys: all that a
+        month's recompute reads (a column missing here fails the build loudly, never silently)."""
+        described = self.con.execute(f"DESCRIBE SELECT * FROM read_parquet({quote(str(self.base / EMPTY))})")
+        named = [c for (c, *_) in described.fetchall() if c not in _KEYS and _named_downstream(c)]
+        return ", ".join([*_KEYS, *named])
 
     def _rows(self, sql: str) -> dict[str, int]:
         return {str(k): int(v) for k, v in self.con.execute(sql).fetchall()}
@@ -340,7 +357,10 @@ class SiteBuild:
         if not months:
             return
         stored = stored_transactions_sql(
-            self._base_files(months), self._patches(months), _within("commission_date", months)
+            self._base_files(months),
+            self._patches(months),
+            _within("commission_date", months),
+            self._downstream_columns(),
         )
         self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")  # read once, used by each
         sources = {_T: self._source(_T, [])}
