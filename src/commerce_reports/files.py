@@ -2,8 +2,9 @@
 
 The content is written to a temporary file in the target's own folder, flushed to disk, renamed
 over the target with `os.replace`, and the folder itself is flushed so the rename survives a power
-cut. Temporary files are named `.<name>.<pid>.<hex>.tmp`, so a later run can tell the debris of a
-killed writer (`remove_stray_files`) from the work of a live one.
+cut. Temporary files are named `.<name>.<host>-<pid>.<hex>.tmp`, so a later run on the same machine
+can tell the debris of a killed writer (`remove_stray_files`) from the work of a live one, and a
+lake on shared storage never loses a file another machine is writing.
 """
 
 from __future__ import annotations
@@ -13,17 +14,19 @@ import hashlib
 import os
 import re
 import secrets
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["move_atomic", "remove_stray_files", "save_atomic", "sha256_of", "temp_path"]
 
-_TEMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]+\.tmp$")
+_TEMP = re.compile(r"^\..+\.(?:([A-Za-z0-9-]+)-)?(\d+)\.[0-9a-f]+\.tmp$")  # no host: round 1's names
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname().split(".")[0])[:40] or "host"
 
 
 def temp_path(target: Path) -> Path:
-    """A fresh temporary name beside `target`, marked with this process's pid."""
-    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    """A fresh temporary name beside `target`, marked with this machine and process."""
+    return target.with_name(f".{target.name}.{_HOST}-{os.getpid()}.{secrets.token_hex(6)}.tmp")
 
 
 def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, durable: bool = True) -> Path:
@@ -85,14 +88,15 @@ def sha256_of(path: Path) -> str:
 
 
 def remove_stray_files(folder: Path) -> list[Path]:
-    """Delete the temporary files below `folder` left by writers that no longer run."""
+    """Delete the temporary files below `folder` left by writers of this machine that no longer
+    run (another machine's are its own to clean: its pids mean nothing here)."""
     root = Path(folder)
     removed: list[Path] = []
     if not root.is_dir():
         return removed
     for temp in root.rglob(".*.tmp"):
         match = _TEMP.match(temp.name)
-        if match and not _alive(int(match.group(1))):
+        if match and match.group(1) in (None, _HOST) and not _alive(int(match.group(2))):
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
                 removed.append(temp)

@@ -15,7 +15,7 @@ import pytest
 from commerce_reports.api import SyncOptions, load_transactions
 from commerce_reports.contract import PartitionKey, dataset_schema, untyped_rows
 from commerce_reports.errors import LakeError, ValidationError
-from commerce_reports.files import remove_stray_files
+from commerce_reports.files import remove_stray_files, temp_path
 from commerce_reports.lake import rebuild
 from commerce_reports.lake.manifest import Manifest
 from commerce_reports.lake.store import inspect_partition, write_partition
@@ -62,15 +62,18 @@ def test_writes_are_typed_zstd_and_leave_no_temporary_file(tmp_path: Path) -> No
     assert pq.ParquetFile(written.path).metadata.row_group(0).column(0).compression == "ZSTD"
 
 
-def test_debris_of_dead_writers_is_removed_but_live_writers_are_left_alone(tmp_path: Path) -> None:
+def test_only_debris_of_dead_writers_of_this_machine_is_removed(tmp_path: Path) -> None:
     folder = tmp_path / "lake" / "site=alpha" / "transactions" / "by=updateDate" / "day=2026-03-03"
     folder.mkdir(parents=True)
-    dead = folder / ".part.999999.abc123.tmp"
-    live = folder / f".part.{os.getpid()}.abc123.tmp"
-    dead.write_bytes(b"half a file")
-    live.write_bytes(b"being written")
-    assert remove_stray_files(tmp_path) == [dead]
-    assert live.exists() and not dead.exists()
+    live = temp_path(folder / "part.parquet")  # this process: alive
+    host = live.name.removeprefix(".part.parquet.").split(".")[0].rsplit("-", 1)[0]
+    dead = folder / f".part.parquet.{host}-999999.abc123.tmp"
+    older = folder / ".part.parquet.999998.abc123.tmp"  # round 1's names carried no host
+    elsewhere = folder / ".part.parquet.another-machine-999999.abc123.tmp"  # its pid means nothing here
+    for path in (live, dead, older, elsewhere):
+        path.write_bytes(b"half a file")
+    assert sorted(remove_stray_files(tmp_path)) == sorted([dead, older])
+    assert live.exists() and elsewhere.exists() and not dead.exists() and not older.exists()
 
 
 def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
