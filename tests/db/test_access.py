@@ -15,7 +15,7 @@ import pytest
 
 from commerce_reports.cli import main
 from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
-from commerce_reports.db import VIEWS, connect, fresh_rollups, refresh_rollups, write_catalog
+from commerce_reports.db import VIEWS, connect, fresh_rollups, rebuild_rollups, refresh_rollups, write_catalog
 from commerce_reports.lake.store import write_partition
 from tests.db.conftest import SyncedLake
 
@@ -240,3 +240,45 @@ def test_files_written_before_a_column_existed_still_read(tmp_path: Path) -> Non
     with connect(tmp_path) as con:
         rows = con.sql("SELECT commission_id, cuid, publisher_net_revenue FROM transactions ORDER BY 1").pl()
     assert rows.rows() == [("new", None, 1.0), ("old", None, 2.0)]
+
+
+def test_a_new_update_day_rewrites_only_the_months_it_touches(synced: SyncedLake, tmp_path: Path) -> None:
+    data_dir = synced.copy(tmp_path)
+    [full] = rebuild_rollups(data_dir, ["alpha"])
+    rollups = data_dir / "rollups" / "site=alpha"
+    base = sorted(p.name for p in (rollups / "transactions" / "base").glob("whole-*.parquet"))
+    assert base == ["whole-2026-01.parquet", "whole-2026-02.parquet", "whole-2026-03.parquet"]
+    with connect(data_dir) as con:
+        row = con.execute(
+            "SELECT * EXCLUDE (site, fetched_at) FROM transaction_versions WHERE site = 'alpha' "
+            "AND commission_date < DATE '2026-01-10' AND publisher_net_revenue > 0 LIMIT 1"
+        ).to_arrow_table()
+    old = row.select([f.name for f in TRANSACTION_SCHEMA]).to_pylist()[0]
+    day = date(2026, 3, 11)
+    returned = {**old, "update_date": day, "publisher_net_revenue": 0.0, "order_value": 0.0}
+    sale = {**old, "commission_id": "new-sale", "commission_date": day, "update_date": day}
+    key = PartitionKey.transactions(day)
+    write_partition(data_dir, "alpha", key, _table(returned, sale), datetime(2026, 3, 11, 12, tzinfo=UTC))
+    before = {p: p.stat().st_mtime_ns for p in rollups.rglob("*.parquet")}
+
+    [done] = refresh_rollups(data_dir, {"alpha": [key]})
+    assert not done.full and done.months == ("2026-01", "2026-03")
+    untouched = [p for p in before if "2026-02" in p.name]
+    assert untouched and all(p.stat().st_mtime_ns == before[p] for p in untouched)
+    compared = {  # money to the cent: sums over another order of rows differ in the last bits
+        "transactions": "* EXCLUDE (fetched_at)",
+        "site_performance": "site, window_start, round(revenue, 2), transactions, returns, clicks",
+        "link_performance": "site, day, link_url, round(revenue, 2), transactions, returns",
+    }
+    with connect(data_dir) as con:
+        for view, columns in compared.items():
+            differing = con.execute(
+                f"SELECT count(*) FROM (SELECT {columns} FROM main.{view} EXCEPT "
+                f"SELECT {columns} FROM live.{view})"
+            ).fetchone()
+            assert differing == (0,), view
+        returns = con.execute(
+            "SELECT returned, publisher_net_revenue FROM transactions WHERE commission_id = ?",
+            [old["commission_id"]],
+        ).fetchall()
+    assert returns == [(True, 0.0)] and full.full
