@@ -18,21 +18,12 @@ from typing import Any
 
 from .client import ReportsClient
 from .embedded import available_sites
-from .jobs import (
-    SliceSpec,
-    SyncOptions,
-    after_sync,
-    data_dir_of,
-    fetch_keys,
-    ledger,
-    now_of,
-    pace_of,
-)
+from .jobs import SliceSpec, SyncOptions, after_sync, data_dir_of, fetch_keys, ledger, plan_sync
 from .loaders import load_merchandise, load_networks, load_transactions
 from .params import Grain
 from .sites import SiteSelection, select_sites
 from .state import invalidate, status
-from .syncing import SyncPlan, SyncResult, plan_partitions, read_manifests
+from .syncing import SyncResult
 
 __all__ = [
     "SyncOptions",
@@ -57,33 +48,6 @@ def open_client(site: str | None = None, **options: Any) -> ReportsClient:
         del options["pace"]
     return ReportsClient(
         profile.secret_key, profile.base_url, dialect=profile.dialect, limits=profile.limits, **options
-    )
-
-
-def plan_sync(
-    start: Any = None,
-    end: Any = None,
-    *,
-    sites: SiteSelection = None,
-    networks: Iterable[SliceSpec] | None = None,
-    merchandise: Iterable[SliceSpec] | None = None,
-    countries: Iterable[str] = (),
-    grain: Grain = "month",
-    data_dir: str | Path | None = None,
-    refresh: bool = False,
-    options: SyncOptions = SyncOptions(),
-) -> SyncPlan:
-    """The exact requests `sync` would make, per site and endpoint, with an ETA; fetches nothing."""
-    folder = data_dir_of(data_dir)
-    profiles, keys = ledger(start, end, sites, networks, merchandise, countries, grain, options)
-    manifests, _ = read_manifests(folder, list(profiles), options.policy)
-    return plan_partitions(
-        manifests,
-        keys,
-        now=now_of(options),
-        pace=pace_of(profiles, options),
-        policy=options.policy,
-        refresh=refresh,
     )
 
 

@@ -16,6 +16,7 @@ else defines a column. This module sits at the bottom of the house (it imports o
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -23,14 +24,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote, unquote
-
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from .errors import LakeError, ValidationError
 from .params import DATE_FIELDS, DateField, DeviceType, Filters, Grain
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "AGGREGATES",
@@ -220,77 +221,114 @@ def _slice_of(folder: str, params: Mapping[str, str] | None) -> str:
 
 
 # ---------------------------------------------------------------- stored columns ----
+# The Arrow schemas are built on first use (PEP 562 `__getattr__` below): they need pyarrow, and
+# most of what imports this module (status, a sync's plan, the CLI's start-up) needs only the layout.
 
-PRODUCT_TYPE = pa.list_(
-    pa.struct(
+_ARROW_NAMES = {
+    "PRODUCT_TYPE": "product_type",
+    "TRANSACTION_SCHEMA": "transactions",
+    "AGGREGATE_SCHEMAS": "aggregates",
+    "FETCHED_AT": "fetched_at",
+}
+
+if TYPE_CHECKING:
+    PRODUCT_TYPE: pa.ListType
+    TRANSACTION_SCHEMA: pa.Schema
+    AGGREGATE_SCHEMAS: dict[str, pa.Schema]
+    FETCHED_AT: pa.Field
+
+
+@dataclass(frozen=True)
+class _Columns:
+    product_type: pa.ListType
+    transactions: pa.Schema
+    aggregates: dict[str, pa.Schema]
+    fetched_at: pa.Field
+
+
+@functools.cache
+def _columns() -> _Columns:
+    import pyarrow as pa
+
+    product_type = pa.list_(
+        pa.struct(
+            [
+                ("product_id", pa.string()),
+                ("product_name", pa.string()),
+                ("price", pa.float64()),
+                ("quantity", pa.float64()),
+            ]
+        )
+    )
+    utm = [
+        pa.field(f"{side}_utm_{part}", pa.string())
+        for side in ("link", "page")
+        for part in ("source", "medium", "campaign", "term", "content")
+    ]
+    transactions = pa.schema(
         [
-            ("product_id", pa.string()),
-            ("product_name", pa.string()),
-            ("price", pa.float64()),
-            ("quantity", pa.float64()),
+            pa.field("account_id", pa.int64()),
+            pa.field("campaign_id", pa.int64()),
+            pa.field("campaign_name", pa.string()),
+            pa.field("revenue_id", pa.string()),
+            pa.field("commission_id", pa.string()),
+            pa.field("commission_date", pa.date32()),
+            pa.field("update_date", pa.date32()),
+            pa.field("order_value", pa.float64()),
+            pa.field("publisher_net_revenue", pa.float64()),
+            pa.field("program_type", pa.string()),
+            pa.field("click_id", pa.string()),
+            pa.field("click_date", pa.date32()),
+            pa.field("cuid", pa.string()),
+            *utm,
+            pa.field("page_url", pa.string()),
+            pa.field("link_url", pa.string()),
+            pa.field("partner_product", pa.string()),
+            pa.field("partner_product_sub_type", pa.string()),
+            pa.field("country", pa.string()),
+            pa.field("device", pa.string()),
+            pa.field("merchant_group_id", pa.int64()),
+            pa.field("merchant_group_name", pa.string()),
+            pa.field("network", pa.string()),
+            pa.field("products", product_type),
+            pa.field("extra", pa.string()),  # what the service sent that no column holds, as JSON
         ]
     )
-)
-_UTM = [
-    pa.field(f"{side}_utm_{part}", pa.string())
-    for side in ("link", "page")
-    for part in ("source", "medium", "campaign", "term", "content")
-]
-TRANSACTION_SCHEMA = pa.schema(
-    [
-        pa.field("account_id", pa.int64()),
-        pa.field("campaign_id", pa.int64()),
-        pa.field("campaign_name", pa.string()),
-        pa.field("revenue_id", pa.string()),
-        pa.field("commission_id", pa.string()),
-        pa.field("commission_date", pa.date32()),
-        pa.field("update_date", pa.date32()),
-        pa.field("order_value", pa.float64()),
-        pa.field("publisher_net_revenue", pa.float64()),
-        pa.field("program_type", pa.string()),
-        pa.field("click_id", pa.string()),
-        pa.field("click_date", pa.date32()),
-        pa.field("cuid", pa.string()),
-        *_UTM,
-        pa.field("page_url", pa.string()),
-        pa.field("link_url", pa.string()),
-        pa.field("partner_product", pa.string()),
-        pa.field("partner_product_sub_type", pa.string()),
-        pa.field("country", pa.string()),
-        pa.field("device", pa.string()),
-        pa.field("merchant_group_id", pa.int64()),
-        pa.field("merchant_group_name", pa.string()),
-        pa.field("network", pa.string()),
-        pa.field("products", PRODUCT_TYPE),
-        pa.field("extra", pa.string()),  # what the service sent that no column holds, as JSON
-    ]
-)
-_WINDOW = [pa.field("window_start", pa.date32()), pa.field("window_end", pa.date32())]
-_FILTER_COLUMNS = [pa.field(name, pa.string()) for name in Filters().as_columns()]
-_METRICS: dict[str, list[pa.Field]] = {
-    "networks": [
-        pa.field("network_name", pa.string()),
-        pa.field("revenue", pa.float64()),
-        pa.field("clicks", pa.float64()),
-        pa.field("sales", pa.float64()),
-        pa.field("actions", pa.float64()),
-        pa.field("conversion_rate", pa.float64()),
-        pa.field("epc", pa.float64()),
-    ],
-    "merchandise": [
-        pa.field("product_name", pa.string()),
-        pa.field("merchant_group_name", pa.string()),
-        pa.field("merchant_group_id", pa.int64()),
-        pa.field("revenue", pa.float64()),
-        pa.field("sales", pa.float64()),
-        pa.field("actions", pa.float64()),
-    ],
-}
-AGGREGATE_SCHEMAS: dict[str, pa.Schema] = {
-    dataset: pa.schema([*metrics, pa.field("extra", pa.string()), *_WINDOW, *_FILTER_COLUMNS])
-    for dataset, metrics in _METRICS.items()
-}
-FETCHED_AT = pa.field("fetched_at", pa.timestamp("us", tz="UTC"))
+    window = [pa.field("window_start", pa.date32()), pa.field("window_end", pa.date32())]
+    filter_columns = [pa.field(name, pa.string()) for name in Filters().as_columns()]
+    metrics: dict[str, list[pa.Field]] = {
+        "networks": [
+            pa.field("network_name", pa.string()),
+            pa.field("revenue", pa.float64()),
+            pa.field("clicks", pa.float64()),
+            pa.field("sales", pa.float64()),
+            pa.field("actions", pa.float64()),
+            pa.field("conversion_rate", pa.float64()),
+            pa.field("epc", pa.float64()),
+        ],
+        "merchandise": [
+            pa.field("product_name", pa.string()),
+            pa.field("merchant_group_name", pa.string()),
+            pa.field("merchant_group_id", pa.int64()),
+            pa.field("revenue", pa.float64()),
+            pa.field("sales", pa.float64()),
+            pa.field("actions", pa.float64()),
+        ],
+    }
+    aggregates = {
+        dataset: pa.schema([*fields, pa.field("extra", pa.string()), *window, *filter_columns])
+        for dataset, fields in metrics.items()
+    }
+    fetched_at = pa.field("fetched_at", pa.timestamp("us", tz="UTC"))
+    return _Columns(product_type, transactions, aggregates, fetched_at)
+
+
+def __getattr__(name: str) -> Any:
+    field_name = _ARROW_NAMES.get(name)
+    if field_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(_columns(), field_name)
+
 
 # Device codes of the filters and the words transactions carry (UKN: not known, stored as NULL).
 DEVICE_WORDS: dict[str, str | None] = {
@@ -302,8 +340,11 @@ def dataset_schema(dataset: str) -> pa.Schema:
     """The columns a stored partition of `dataset` holds (the hive keys come from its path)."""
     if dataset not in DATASETS:
         raise ValidationError("dataset", f"{dataset!r} is not a dataset", f"use one of {', '.join(DATASETS)}")
-    base = TRANSACTION_SCHEMA if dataset == "transactions" else AGGREGATE_SCHEMAS[dataset]
-    return pa.schema([*base.remove_metadata(), FETCHED_AT])
+    import pyarrow as pa
+
+    columns = _columns()
+    base = columns.transactions if dataset == "transactions" else columns.aggregates[dataset]
+    return pa.schema([*base.remove_metadata(), columns.fetched_at])
 
 
 # ---------------------------------------------------------------- hive keys and SQL types ----
@@ -319,19 +360,22 @@ HIVE_KEYS: dict[str, dict[str, str]] = {
     "networks": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
     "merchandise": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
 }
+# By Arrow's name of the type (`str(pa.date32())` is "date32[day]"): no pyarrow needed to hold them.
 _SIMPLE_TYPES = {
-    pa.int64(): "BIGINT",
-    pa.float64(): "DOUBLE",
-    pa.string(): "VARCHAR",
-    pa.date32(): "DATE",
-    pa.bool_(): "BOOLEAN",
+    "int64": "BIGINT",
+    "double": "DOUBLE",
+    "string": "VARCHAR",
+    "date32[day]": "DATE",
+    "bool": "BOOLEAN",
 }
 
 
 def sql_type(arrow: pa.DataType) -> str:
     """The SQL type (DuckDB's spelling) of an Arrow type the lake's schemas use."""
-    if arrow in _SIMPLE_TYPES:
-        return _SIMPLE_TYPES[arrow]
+    import pyarrow as pa
+
+    if str(arrow) in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[str(arrow)]
     if pa.types.is_timestamp(arrow):
         return "TIMESTAMPTZ" if arrow.tz else "TIMESTAMP"
     if pa.types.is_list(arrow):
@@ -345,6 +389,9 @@ def sql_type(arrow: pa.DataType) -> str:
 def untyped_rows(table: pa.Table) -> int:
     """How many rows of a transactions table hold values the parser could not type: their raw values
     are kept in `extra` under UNPARSED. A partition with such rows is not settled (its totals miss them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if not isinstance(table, pa.Table):
         raise ValidationError("table", f"{type(table).__name__} is not an Arrow table", "pass a parsed table")
     if "extra" not in table.column_names:

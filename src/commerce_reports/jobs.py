@@ -1,7 +1,8 @@
 """What a sync or a loader asks of the service: the partitions per site, planned under the sites'
 writer lock, fetched by one client per site, then the DuckDB side brought up to date.
 
-The package's flat functions (`api`, `loaders`) are thin shells over these.
+The package's flat functions (`api`, `loaders`) are thin shells over these. Planning reads only
+manifests and dates: the client (HTTP, pyarrow) and DuckDB load when a sync fetches or refreshes.
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import locate
-from .client import ReportsClient
 from .config import Settings, parse_pace
 from .contract import PartitionKey
-from .db import refresh_rollups, write_catalog
 from .embedded import available_sites, started
 from .errors import ServiceError, ValidationError
 from .lake.manifest import Manifest
@@ -29,16 +28,18 @@ from .syncing import (
     DEFAULT_MERCHANDISE_SLICES,
     DEFAULT_NETWORK_SLICES,
     SettlePolicy,
-    StoppableClock,
+    SyncPlan,
     SyncResult,
     aggregate_keys,
-    open_sites,
     plan_partitions,
-    run_plan,
+    read_manifests,
     transaction_keys,
 )
 
-__all__ = ["SliceSpec", "SyncOptions", "after_sync", "fetch_keys", "ledger"]
+if TYPE_CHECKING:
+    from .client import ReportsClient
+
+__all__ = ["SliceSpec", "SyncOptions", "after_sync", "fetch_keys", "ledger", "plan_sync"]
 
 log = logging.getLogger(__name__)
 SliceSpec = Filters | Mapping[str, Any] | str
@@ -126,6 +127,33 @@ def pace_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[s
     return parse_pace(max(own)) if own else dict(Settings.from_env().pace)
 
 
+def plan_sync(
+    start: Any = None,
+    end: Any = None,
+    *,
+    sites: SiteSelection = None,
+    networks: Iterable[SliceSpec] | None = None,
+    merchandise: Iterable[SliceSpec] | None = None,
+    countries: Iterable[str] = (),
+    grain: Grain = "month",
+    data_dir: str | Path | None = None,
+    refresh: bool = False,
+    options: SyncOptions = SyncOptions(),
+) -> SyncPlan:
+    """The exact requests `sync` would make, per site and endpoint, with an ETA; fetches nothing."""
+    folder = data_dir_of(data_dir)
+    profiles, keys = ledger(start, end, sites, networks, merchandise, countries, grain, options)
+    manifests, _ = read_manifests(folder, list(profiles), options.policy)
+    return plan_partitions(
+        manifests,
+        keys,
+        now=now_of(options),
+        pace=pace_of(profiles, options),
+        policy=options.policy,
+        refresh=refresh,
+    )
+
+
 def fetch_keys(
     data_dir: Path,
     profiles: Mapping[str, SiteProfile],
@@ -134,6 +162,9 @@ def fetch_keys(
     refresh: bool = False,
 ) -> SyncResult:
     """Plan under the sites' writer lock, then run the plan. The core of `sync` and the loaders."""
+    from .client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
+    from .syncing.run import StoppableClock, open_sites, run_plan
+
     pace = pace_of(profiles, options)
     stop = threading.Event()
     clock = StoppableClock(options.clock or SystemClock(), stop)
@@ -212,6 +243,8 @@ def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, c
 def after_sync(data_dir: Path, result: SyncResult) -> None:
     """Keep the DuckDB side current at the cost of what changed: the rollups of the partitions this
     sync stored (and of nothing else), then the catalog, rewritten only when its views changed."""
+    from .db import refresh_rollups, write_catalog
+
     changed: dict[str, list[PartitionKey]] = {}
     for request, _ in result.stored:
         changed.setdefault(request.site, []).append(request.key)

@@ -4,12 +4,19 @@
     print(verify("data").summary())       # hashes and readability of every partition
 
 Planning and running a sync (which turns partitions into requests) lives in `commerce_reports.syncing`.
+The store (and pyarrow) loads on first use of its names (PEP 562): reading manifests stays light.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest
 from .repair import Repair, VerifyReport, load_or_rebuild, quarantine, rebuild, reconcile, verify
-from .store import WrittenPartition, write_partition
+
+if TYPE_CHECKING:
+    from .store import WrittenPartition, write_partition
 
 __all__ = [
     "Entry",
@@ -26,3 +33,11 @@ __all__ = [
     "write_partition",
     "writing_sites",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("WrittenPartition", "write_partition"):
+        from . import store
+
+        return getattr(store, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

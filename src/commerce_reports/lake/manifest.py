@@ -13,13 +13,15 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract import SCHEMA_VERSION, PartitionKey, site_root
 from ..errors import LakeError
 from ..files import save_atomic
 from .locks import site_lock
-from .store import WrittenPartition
+
+if TYPE_CHECKING:
+    from .store import WrittenPartition
 
 __all__ = ["MANIFEST", "Entry", "Manifest"]
 

@@ -22,13 +22,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..contract import PART_FILE, SCHEMA_VERSION, PartitionKey, check_site_name, lake_root, site_root
 from ..errors import LakeError, ValidationError
 from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest
-from .store import StoredFile, inspect_partition
+
+if TYPE_CHECKING:
+    from .store import StoredFile
 
 __all__ = [
     "QUARANTINE",
@@ -131,7 +133,7 @@ def rebuild(
         manifest = Manifest(data_dir, site)
         for relpath, path in _files(data_dir, site).items():
             try:
-                stored = inspect_partition(path, _dataset(relpath))
+                stored = _inspect(path, relpath)
             except LakeError:
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
                 continue
@@ -194,7 +196,7 @@ def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list
                 continue
             changed = True
             try:
-                stored = inspect_partition(path, _dataset(relpath))
+                stored = _inspect(path, relpath)
             except LakeError:
                 del manifest.entries[relpath]
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
@@ -213,7 +215,7 @@ def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list
             )
         for relpath in sorted(unrecorded):  # an unrecorded file must not break readers either
             try:
-                inspect_partition(files[relpath], _dataset(relpath))
+                _inspect(files[relpath], relpath)
             except LakeError:
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
         if changed:
@@ -224,9 +226,12 @@ def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list
     return repairs
 
 
-def _dataset(relpath: str) -> str:
-    """The dataset a partition path belongs to (its first folder)."""
-    return relpath.split("/", 1)[0]
+def _inspect(path: Path, relpath: str) -> StoredFile:
+    """Read a partition file back in full, as a partition of the dataset its path names. The store
+    (and pyarrow) load here, at the first file read: reading manifests stays light."""
+    from .store import inspect_partition
+
+    return inspect_partition(path, relpath.split("/", 1)[0])
 
 
 def verify(data_dir: str | Path, sites: Iterable[str] | None = None) -> VerifyReport:
@@ -248,7 +253,7 @@ def verify(data_dir: str | Path, sites: Iterable[str] | None = None) -> VerifyRe
                     report.checked += 1
                     entry = manifest.entries.get(relpath)
                     try:
-                        stored = inspect_partition(path, _dataset(relpath))
+                        stored = _inspect(path, relpath)
                     except LakeError:
                         manifest.entries.pop(relpath, None)
                         report.repairs.append(quarantine(folder, site, relpath, "not readable Parquet"))

@@ -1,7 +1,14 @@
 """Syncs: which partitions a lake lacks or must refresh (plan), and fetching them (run).
 
 Above the lake (storage) and the client (requests): the one place partitions become requests.
+Planning is plain Python over manifests and dates; running a plan (the client, pyarrow) loads on
+first use of its names (PEP 562), so `status` and `sync --plan` start at once.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .plan import (
     DEFAULT_MERCHANDISE_SLICES,
@@ -11,10 +18,15 @@ from .plan import (
     SyncPlan,
     aggregate_keys,
     plan_partitions,
+    read_manifests,
     transaction_keys,
 )
 from .result import Failure, SyncResult
-from .run import Interrupted, OpenSites, StoppableClock, fetch_partition, open_sites, read_manifests, run_plan
+
+if TYPE_CHECKING:
+    from .run import Interrupted, OpenSites, StoppableClock, fetch_partition, open_sites, run_plan
+
+_RUN = {"Interrupted", "OpenSites", "StoppableClock", "fetch_partition", "open_sites", "run_plan"}
 
 __all__ = [
     "DEFAULT_MERCHANDISE_SLICES",
@@ -35,3 +47,9 @@ __all__ = [
     "run_plan",
     "transaction_keys",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RUN:
+        return getattr(importlib.import_module(".run", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

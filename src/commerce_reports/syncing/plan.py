@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
 from typing import Literal
 
 from ..contract import AGGREGATES, Dataset, PartitionKey
-from ..lake import Entry, Manifest
+from ..lake import Entry, Manifest, Repair, load_or_rebuild
 from ..pace import spacing
 from ..params import DateField, DeviceType, Filters, Grain, day_range
 
@@ -27,6 +28,7 @@ __all__ = [
     "SyncPlan",
     "aggregate_keys",
     "plan_partitions",
+    "read_manifests",
     "transaction_keys",
 ]
 
@@ -141,6 +143,19 @@ def aggregate_keys(
     days = day_range(start, end)
     starts = sorted({d.replace(day=1) for d in days}) if grain == "month" else days
     return [PartitionKey.aggregate(dataset, s, f, grain) for f in slices for s in starts]
+
+
+def read_manifests(
+    data_dir: Path, sites: list[str], policy: SettlePolicy
+) -> tuple[dict[str, Manifest], list[Repair]]:
+    """The manifests of `sites` for planning, read without the writer lock (a missing or damaged
+    one is rebuilt from the files)."""
+    manifests: dict[str, Manifest] = {}
+    repairs: list[Repair] = []
+    for site in sites:
+        manifests[site], found = load_or_rebuild(data_dir, site, policy.is_settled)
+        repairs += found
+    return manifests, repairs
 
 
 def plan_partitions(

@@ -37,7 +37,6 @@ __all__ = [
     "StoppableClock",
     "fetch_partition",
     "open_sites",
-    "read_manifests",
     "run_plan",
 ]
 
@@ -101,18 +100,6 @@ def open_sites(data_dir: Path, sites: list[str], policy: SettlePolicy) -> Iterat
             repairs += rebuilt + reconcile(data_dir, site, policy.is_settled)
             manifests[site] = Manifest.load(data_dir, site)
         yield OpenSites(manifests, repairs)
-
-
-def read_manifests(
-    data_dir: Path, sites: list[str], policy: SettlePolicy
-) -> tuple[dict[str, Manifest], list[Repair]]:
-    """The manifests of `sites` for reading (a missing or damaged one is rebuilt from the files)."""
-    manifests: dict[str, Manifest] = {}
-    repairs: list[Repair] = []
-    for site in sites:
-        manifests[site], found = load_or_rebuild(data_dir, site, policy.is_settled)
-        repairs += found
-    return manifests, repairs
 
 
 def run_plan(
