@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from datetime import UTC, date, datetime
+from pathlib import Path
 
 import pytest
+
+from commerce_reports.contract import PartitionKey
+from commerce_reports.lake.manifest import Manifest
+from commerce_reports.lake.store import write_partition
+from commerce_reports.params import Filters
+from commerce_reports.parse import parse_transactions
+from commerce_reports.parse.aggregates import parse_aggregate
+from commerce_reports.state import COLUMNS, status
+from tests.factories import body, nested, networks_body
+
+# The data stack, and the HTTP client and sandbox server: loaded by the commands that use them only.
+HEAVY = (
+    "altair",
+    "duckdb",
+    "httpx",
+    "nbconvert",
+    "papermill",
+    "polars",
+    "pyarrow",
+    "commerce_reports.client",
+    "commerce_reports.sandbox.http",
+)
+
 
 _INTERRUPT_WHILE_IMPORTING = """
 import sys
@@ -23,7 +49,9 @@ runpy.run_module("commerce_reports", run_name="__main__")
 """
 
 
-@pytest.mark.parametrize("module", ["commerce_reports.cli", "commerce_reports.cli.reports", "polars"])
+@pytest.mark.parametrize(
+    "module", ["commerce_reports.cli", "commerce_reports.cli.reports", "commerce_reports.jobs"]
+)
 def test_ctrl_c_during_start_up_exits_130_without_a_traceback(module: str) -> None:
     code = _INTERRUPT_WHILE_IMPORTING.format(module=module)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -35,10 +63,80 @@ def test_the_package_and_the_help_load_no_heavy_library() -> None:
     code = (
         "import sys, commerce_reports, commerce_reports.cli as cli\n"
         "cli.build_parser()\n"
-        "heavy = {'polars', 'pyarrow', 'duckdb', 'altair', 'papermill', 'nbconvert', 'httpx'}\n"
-        "heavy &= set(sys.modules)\n"
+        f"heavy = set({HEAVY!r}) & set(sys.modules)\n"
         "print(sorted(heavy))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+_STATUS_AND_WHAT_IT_LOADED = """
+import sys
+from commerce_reports.cli import main
+
+code = main(["status", "--data-dir", sys.argv[1]])
+print("loaded:", sorted(set(sys.argv[2].split(",")) & set(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _small_lake(data_dir: Path) -> None:
+    """The demo sites' manifests and files, written as a sync writes them (settled or not)."""
+    day = date(2026, 3, 1)
+    for site, days in (("alpha", 3), ("beta", 1)):
+        for n in range(days):
+            key = PartitionKey.transactions(day.replace(day=1 + n))
+            fetched = datetime(2026, 3, 3, 8, 30, n, 250_000, UTC)  # days after Mar 1 had not settled
+            rows = parse_transactions(body([nested(i) for i in range(n + 1)]))
+            written = write_partition(data_dir, site, key, rows, fetched)
+            Manifest.record(data_dir, site, key, written, fetched, settled=False)
+    key = PartitionKey.aggregate("networks", date(2026, 2, 1), Filters(), "month")
+    table = parse_aggregate("networks", networks_body(), date(2026, 2, 1), date(2026, 3, 1))
+    fetched = datetime(2026, 3, 4, tzinfo=UTC)
+    Manifest.record(
+        data_dir, "alpha", key, write_partition(data_dir, "alpha", key, table, fetched), fetched, True
+    )
+
+
+def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -> None:
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    command = [sys.executable, "-c", _STATUS_AND_WHAT_IT_LOADED, str(lake), ",".join(HEAVY)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "loaded: []" in done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"lake: {lake} ")
+    assert lines[1].split() == list(COLUMNS)
+    expected = [
+        ["alpha", "networks", "1", "1", "2026-02-01", "2026-02-28", "0", "2026-03-04", "00:00:00", "UTC"],
+        ["alpha", "transactions", "3", "6", "2026-03-01", "2026-03-03", "2", "2026-03-03", "08:30:02", "UTC"],
+        ["beta", "transactions", "1", "1", "2026-03-01", "2026-03-01", "0", "2026-03-03", "08:30:00", "UTC"],
+    ]
+    assert [line.split() for line in lines[2:5]] == expected
+    assert re.fullmatch(r"\d+ requests \(\d+ partitions already current\), ETA .*", lines[5])
+    # the notebooks' function: the same rows as a polars frame, its columns and types unchanged
+    frame = status(data_dir=lake)
+    assert [str(t) for t in frame.dtypes] == [
+        "String",
+        "String",
+        "UInt32",
+        "Int64",
+        "Date",
+        "Date",
+        "UInt32",
+        "Datetime(time_unit='us', time_zone='UTC')",
+    ]
+    shown = [
+        [
+            *map(str, row[:4]),
+            row[4].isoformat(),
+            row[5].isoformat(),
+            str(row[6]),
+            *f"{row[7]:%Y-%m-%d %H:%M:%S UTC}".split(),
+        ]
+        for row in frame.rows()
+    ]
+    assert shown == expected
+    assert frame["last_fetched_at"][1] == datetime(2026, 3, 3, 8, 30, 2, 250_000, UTC)

@@ -1,24 +1,90 @@
-"""What the lake holds and how to reset part of it: `status` and `invalidate`."""
+"""What the lake holds and how to reset part of it: `status` and `invalidate`.
+
+`status_rows` reads the manifests with plain Python (the command line prints them with
+`describe_status` without loading polars); `status` gives the same rows as a polars frame."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import timedelta
+from collections.abc import Iterable, Sequence
+from dataclasses import astuple, dataclass, fields
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from .contract import Dataset
+from .contract import Dataset, PartitionKey
 from .embedded import available_sites
 from .errors import ValidationError
 from .jobs import SyncOptions, data_dir_of
-from .lake import Manifest, load_or_rebuild, writing_sites
+from .lake import Entry, Manifest, load_or_rebuild, writing_sites
 from .lake import rebuild as rebuild_manifest
 from .params import as_date
 from .sites import SiteSelection, select_sites
 
-__all__ = ["invalidate", "status"]
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["COLUMNS", "DatasetStatus", "describe_status", "invalidate", "status", "status_rows"]
+
+
+@dataclass(frozen=True)
+class DatasetStatus:
+    """What the lake holds of one site's dataset: one row of `status`."""
+
+    site: str
+    dataset: str
+    partitions: int
+    rows: int
+    first_day: date
+    last_day: date
+    unsettled: int  # partitions that can still change: a sync fetches them again once stale
+    last_fetched_at: datetime
+
+
+COLUMNS = tuple(f.name for f in fields(DatasetStatus))
+
+
+def status_rows(
+    *,
+    sites: SiteSelection = None,
+    data_dir: str | Path | None = None,
+    rebuild: bool = False,
+    options: SyncOptions = SyncOptions(),
+) -> list[DatasetStatus]:
+    """The rows of `status`, sorted by site and dataset, read from the manifests alone (plain
+    Python: what `commerce-reports status` prints without loading polars or pyarrow).
+
+    A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
+    `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""
+    folder = data_dir_of(data_dir)
+    rows: list[DatasetStatus] = []
+    for site in sorted(select_sites(sites, lambda: available_sites(start=False))):
+        if rebuild:
+            with writing_sites(folder, [site]):
+                manifest, _ = rebuild_manifest(folder, site, options.policy.is_settled)
+        else:
+            manifest, _ = load_or_rebuild(folder, site, options.policy.is_settled)
+        by_dataset: dict[str, list[tuple[PartitionKey, Entry]]] = {}
+        for entry in manifest:
+            key = entry.key
+            by_dataset.setdefault(key.dataset, []).append((key, entry))
+        for dataset, stored in sorted(by_dataset.items()):
+            rows.append(
+                DatasetStatus(
+                    site=site,
+                    dataset=dataset,
+                    partitions=len(stored),
+                    rows=sum(e.rows for _, e in stored),
+                    first_day=min(k.start for k, _ in stored),
+                    last_day=max(k.end for k, _ in stored) - timedelta(days=1),
+                    unsettled=sum(not _settled(k, e, options) for k, e in stored),
+                    last_fetched_at=max(e.fetched_at for _, e in stored),
+                )
+            )
+    return rows
+
+
+def _settled(key: PartitionKey, entry: Entry, options: SyncOptions) -> bool:
+    return not entry.untyped and (entry.settled or options.policy.is_settled(key, entry.fetched_at))
 
 
 def status(
@@ -28,53 +94,52 @@ def status(
     rebuild: bool = False,
     options: SyncOptions = SyncOptions(),
 ) -> pl.DataFrame:
-    """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled.
+    """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled,
+    when last fetched (the rows of `status_rows`, as a polars frame).
 
     A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
     `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""
-    folder = data_dir_of(data_dir)
-    rows = []
-    for site in select_sites(sites, lambda: available_sites(start=False)):
-        if rebuild:
-            with writing_sites(folder, [site]):
-                manifest, _ = rebuild_manifest(folder, site, options.policy.is_settled)
-        else:
-            manifest, _ = load_or_rebuild(folder, site, options.policy.is_settled)
-        for entry in manifest:
-            key = entry.key
-            rows.append(
-                {
-                    "site": site,
-                    "dataset": key.dataset,
-                    "first_day": key.start,
-                    "last_day": key.end - timedelta(days=1),
-                    "rows": entry.rows,
-                    "settled": not entry.untyped
-                    and (entry.settled or options.policy.is_settled(key, entry.fetched_at)),
-                    "fetched_at": entry.fetched_at,
-                }
-            )
+    import polars as pl
+
+    rows = status_rows(sites=sites, data_dir=data_dir, rebuild=rebuild, options=options)
     schema: dict[str, Any] = {
         "site": pl.String,
         "dataset": pl.String,
+        "partitions": pl.UInt32,
+        "rows": pl.Int64,
         "first_day": pl.Date,
         "last_day": pl.Date,
-        "rows": pl.Int64,
-        "settled": pl.Boolean,
-        "fetched_at": pl.Datetime("us", "UTC"),
+        "unsettled": pl.UInt32,
+        "last_fetched_at": pl.Datetime("us", "UTC"),
     }
-    frame = pl.DataFrame(rows, schema=schema)
-    return (
-        frame.group_by("site", "dataset")
-        .agg(
-            pl.len().alias("partitions"),
-            pl.col("rows").sum(),
-            pl.col("first_day").min(),
-            pl.col("last_day").max(),
-            (~pl.col("settled")).sum().alias("unsettled"),
-            pl.col("fetched_at").max().alias("last_fetched_at"),
-        )
-        .sort("site", "dataset")
+    return pl.DataFrame([astuple(r) for r in rows], schema=schema, orient="row")
+
+
+def describe_status(rows: Sequence[DatasetStatus]) -> str:
+    """`status_rows` as a plain text table, one line per site and dataset (times in UTC, to the second)."""
+    if not rows:
+        return "the lake is empty: run `commerce-reports sync` first"
+    cells = [
+        [
+            r.site,
+            r.dataset,
+            str(r.partitions),
+            str(r.rows),
+            r.first_day.isoformat(),
+            r.last_day.isoformat(),
+            str(r.unsettled),
+            r.last_fetched_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        ]
+        for r in rows
+    ]
+    widths = [max(len(c) for c in column) for column in zip(COLUMNS, *cells, strict=True)]
+    numeric = {"partitions", "rows", "unsettled"}
+    return "\n".join(
+        "  ".join(
+            text.rjust(width) if name in numeric else text.ljust(width)
+            for name, text, width in zip(COLUMNS, line, widths, strict=True)
+        ).rstrip()
+        for line in [list(COLUMNS), *cells]
     )
 
 

@@ -1,5 +1,6 @@
 """Reporting subcommands: demo, sync, status, verify, invalidate. Each is a thin shell over the
-public functions (`commerce_reports.api`, `commerce_reports.lake.verify`)."""
+public functions (`commerce_reports.api`, `commerce_reports.lake.verify`); `status` calls their light
+homes (`state`, `jobs`) so that it reads manifests without loading the data stack."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
-from ..params import as_date
-
 
 def _date(text: str) -> date:
+    from ..params import as_date
+
     try:
         return as_date(text)
     except ValueError as error:
@@ -106,8 +106,6 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _sync(args: argparse.Namespace) -> int:
-    from ..api import SyncOptions, plan_sync, sync
-
     kwargs: dict[str, Any] = {
         "sites": args.sites,
         "countries": args.country,
@@ -116,8 +114,12 @@ def _sync(args: argparse.Namespace) -> int:
         "refresh": args.refresh,
     }
     if args.plan:
+        from ..jobs import plan_sync  # plain Python over manifests and dates
+
         print(plan_sync(args.start, args.end, **kwargs).describe())
         return 0
+    from ..api import SyncOptions, sync
+
     options = SyncOptions(progress=False if args.no_progress else None, say=print)
     result = sync(args.start, args.end, options=options, **kwargs)
     print(result.summary())
@@ -129,24 +131,21 @@ def _sync(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    import polars as pl
-
-    from ..api import plan_sync, status
+    # The manifests, read and printed with plain Python: no polars, pyarrow or DuckDB at start-up.
+    from ..config import Settings
+    from ..jobs import plan_sync
     from ..locate import where
+    from ..state import describe_status, status_rows
 
     print(f"lake: {where(args.data_dir) if args.data_dir is not None else Settings.from_env().lake}")
     code = _verify(args) if args.verify else 0
-    frame = status(sites=args.sites, data_dir=args.data_dir, rebuild=args.rebuild)
-    if frame.is_empty():
-        print("the lake is empty: run `commerce-reports sync` first")
-    else:
-        with pl.Config(tbl_rows=100, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
-            print(frame)
+    print(describe_status(status_rows(sites=args.sites, data_dir=args.data_dir, rebuild=args.rebuild)))
     print(plan_sync(sites=args.sites, data_dir=args.data_dir).describe())
     return code
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from ..config import Settings
     from ..lake import verify
 
     data_dir = args.data_dir if args.data_dir is not None else Settings.from_env().data_dir
