@@ -16,8 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 if TYPE_CHECKING:
     from ..deals import DealsClient
 
@@ -135,6 +133,8 @@ def _missing_action(parser: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def _read_json(path: Path) -> dict[str, Any]:
+    import orjson
+
     try:
         raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
         data = orjson.loads(raw)
@@ -160,6 +160,8 @@ def _result(args: argparse.Namespace, client: DealsClient) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run one `deals` action; print the JSON result or one error line; return the exit status."""
+    import orjson  # with an action, not with `--help`
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
