@@ -4,7 +4,9 @@
 
 Targets (issue: every command starts at once): `import commerce_reports` < 0.3 s,
 `commerce-reports --help` < 0.4 s, `commerce-reports status` on a small lake < 1 s. The small lake
-is synced from the sandbox into a temporary folder first (not timed).
+is synced from the sandbox into a temporary folder first (not timed). Each line also gives how many
+modules the command imports (`-X importtime`), which a busy machine does not change, and the load
+average is printed before and after: quote the figures with it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,18 @@ def _median_seconds(command: list[str], env: dict[str, str], runs: int) -> float
     return statistics.median(times)
 
 
+def _modules(command: list[str], env: dict[str, str]) -> int:
+    """How many modules a fresh process of `command` imports (beyond the interpreter's own start)."""
+    python, *rest = command
+    traced = [python, "-X", "importtime", *rest]
+    done = subprocess.run(traced, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return sum(1 for line in done.stderr.splitlines() if line.startswith("import time:")) - 1  # the header
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{n:.2f}" for n in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
@@ -51,6 +65,7 @@ def main() -> None:
             "commerce-reports --help": [*cli, "--help"],
             "commerce-reports status": [*cli, "status"],
         }
+        print(f"{_load()} (before)")
         baseline = None
         for name, command in commands.items():
             seconds = _median_seconds(command, env, args.runs)
@@ -61,7 +76,11 @@ def main() -> None:
                 if target is None
                 else f"  (target < {target} s: {'met' if seconds < target else 'MISSED'})"
             )
-            print(f"{name:<26} median {seconds:6.3f} s   {seconds / baseline:5.1f}x python -c pass{verdict}")
+            print(
+                f"{name:<26} median {seconds:6.3f} s   {seconds / baseline:5.1f}x python -c pass"
+                f"   {_modules(command, env):4d} modules{verdict}"
+            )
+        print(f"{_load()} (after)")
 
 
 def _days_ago(days: int) -> str:
