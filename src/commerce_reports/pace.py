@@ -26,8 +26,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from filelock import FileLock
-
 from .errors import ConfigurationError
 from .files import save_atomic
 
@@ -102,6 +100,8 @@ class Pacer:
     def _locked(self, endpoint: str) -> Iterator[Path]:
         """The endpoint's state file, held across threads and processes (re-entrant in a thread,
         so `defer` and `set_interval` work inside a `slot`)."""
+        from filelock import FileLock  # with the first request: planning reads `spacing` alone
+
         state, lock = self._paths(endpoint)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         with self._thread_lock(endpoint), FileLock(str(lock), is_singleton=True):

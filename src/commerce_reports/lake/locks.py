@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from filelock import FileLock
-
 from ..contract import site_root
 from ..files import remove_stray_files
 
@@ -27,6 +25,8 @@ _guard = threading.Lock()
 @contextmanager
 def site_lock(data_dir: Path, site: str, name: str = ".manifest.lock") -> Iterator[None]:
     """Hold the lock `name` of a site, across threads and processes (re-entrant in one thread)."""
+    from filelock import FileLock  # with the first write: reading a manifest takes no lock
+
     root = site_root(data_dir, site)
     root.mkdir(parents=True, exist_ok=True)
     path = str(root / name)
