@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from commerce_reports.contract import PartitionKey
+from commerce_reports.errors import ValidationError
 from commerce_reports.lake.manifest import Manifest
 from commerce_reports.lake.store import write_partition
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
 from commerce_reports.parse.aggregates import parse_aggregate
-from commerce_reports.state import COLUMNS, status
+from commerce_reports.state import COLUMNS, describe_status, status, status_rows
 from tests.factories import body, nested, networks_body
 
 # The data stack, and the HTTP client and sandbox server: loaded by the commands that use them only.
@@ -140,3 +141,6 @@ def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -
     ]
     assert shown == expected
     assert frame["last_fetched_at"][1] == datetime(2026, 3, 3, 8, 30, 2, 250_000, UTC)
+    assert describe_status(status_rows(data_dir=tmp_path / "empty")).startswith("the lake is empty")
+    with pytest.raises(ValidationError, match="status_rows"):
+        describe_status(frame.rows())  # type: ignore[arg-type]

@@ -117,6 +117,8 @@ def status(
 
 def describe_status(rows: Sequence[DatasetStatus]) -> str:
     """`status_rows` as a plain text table, one line per site and dataset (times in UTC, to the second)."""
+    if isinstance(rows, str | bytes) or not all(isinstance(r, DatasetStatus) for r in rows):
+        raise ValidationError("rows", f"{rows!r:.80} are not status rows", "pass what status_rows() returns")
     if not rows:
         return "the lake is empty: run `commerce-reports sync` first"
     cells = [
