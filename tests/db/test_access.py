@@ -66,6 +66,22 @@ def test_latest_version_wins_and_flags_returns(tmp_path: Path) -> None:
     assert rows["device"].to_list() == ["Unknown"] * 3
 
 
+def test_unknown_device_and_partner_product_read_alike_whichever_the_dialect(tmp_path: Path) -> None:
+    """Without click detail the contract dialect leaves device and partnerProduct out (NULL); the
+    published one sends UKN (stored NULL) and UNK (stored Unknown): `transactions` shows Unknown."""
+    rows = [
+        {**_version("contract", date(2026, 1, 5), 1.0, 10.0), "partner_product": None, "device": None},
+        {**_version("published", date(2026, 1, 5), 1.0, 10.0), "partner_product": "Unknown", "device": None},
+        {**_version("detail", date(2026, 1, 5), 1.0, 10.0), "partner_product": "Link", "device": "Mobile"},
+    ]
+    write_partition(
+        tmp_path, "s", PartitionKey.transactions(date(2026, 1, 5)), _table(*rows), datetime.now(UTC)
+    )
+    with connect(tmp_path) as con:
+        shown = con.sql("SELECT partner_product, device FROM transactions ORDER BY commission_id").fetchall()
+    assert shown == [("Unknown", "Unknown"), ("Link", "Mobile"), ("Unknown", "Unknown")]
+
+
 def test_a_date_filter_prunes_partitions(synced: SyncedLake) -> None:
     with connect(synced.data_dir) as con:
         plan = "\n".join(

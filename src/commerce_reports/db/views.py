@@ -105,6 +105,11 @@ SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end
 FROM t FULL JOIN a USING (site, window_start{using})"""
 
 
+# Without click detail the contract dialect leaves `partnerProduct` out (stored NULL) where the
+# published one must send the code UNK (stored Unknown): `transactions` shows both as Unknown, as it
+# does `device` (left out, or UKN: NULL either way).
+_UNKNOWN_WHEN_NULL = {"partner_product": "coalesce(partner_product, 'Unknown') AS partner_product"}
+
 # A transaction's versions, latest first (ties: latest fetched). Spark runs the views too (translated
 # by sqlglot) and refuses a frame on a ranking and, before 4.0, FILTER on a window aggregate: so
 # `transactions` ranks over this frame-free window and counts with CASE.
@@ -130,12 +135,12 @@ FROM {{transactions}}""",
         "fetched_at), with version_count (versions in the updateDate ledger), original_revenue, adjusted "
         "(changed after it first appeared) "
         "and returned (revenue or order value adjusted down, or a negative transaction: a separate "
-        "return). device NULL shows as Unknown. Filter on commission_date.",
+        "return). device and partner_product NULL show as Unknown. Filter on commission_date.",
         f"""SELECT site, commission_id, commission_date, update_date, click_date,
        {
             _columns(
                 [
-                    c
+                    _UNKNOWN_WHEN_NULL.get(c, c)
                     for c in _TXN
                     if c not in ("commission_id", "commission_date", "update_date", "click_date", "device")
                 ]
