@@ -12,6 +12,7 @@ import commerce_reports.charts as charts
 from commerce_reports.charts import Selection, coverage, network_gap_frame, resolve
 from commerce_reports.errors import CommerceReportsError, ValidationError
 from tests.charts.conftest import END, NOW, START
+from tests.charts.specs import figures
 
 
 def subtitle(chart: Any) -> str:
@@ -82,7 +83,7 @@ def test_keywords_build_or_change_the_selection(con: duckdb.DuckDBPyConnection) 
     month = Selection(site="alpha", start=START, end=END)
     given = charts.top_links_chart(con, month, device="Mobile").to_dict()
     built = charts.top_links_chart(con, site="alpha", start=START, end=END, device="Mobile").to_dict()
-    assert given["datasets"] == built["datasets"]
+    assert figures(given) == figures(built)  # DuckDB's float sums may differ in the last bits
     assert "device Mobile" in given["title"]["subtitle"][0]
 
 

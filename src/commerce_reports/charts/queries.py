@@ -103,11 +103,13 @@ def _whole_months(sel: Selection) -> tuple[date, date] | None:
 
 
 def _transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str, Any]]:
+    # detail: one page of a link, one merchant of a product. min(), not any_value(): the same
+    # lake must give the same chart on every run (any_value's pick changes with the threads).
     if dimension == "product":
         # orders: order lines carrying the product (count(DISTINCT commission_id) costs 2.5x more)
         where, params = sel.where()
         return (
-            f"""SELECT coalesce(product_name, '(unnamed)') AS key, any_value(merchant_group_name) AS detail,
+            f"""SELECT coalesce(product_name, '(unnamed)') AS key, min(merchant_group_name) AS detail,
         sum(revenue) AS revenue, sum(order_value) AS order_value, count(*) AS orders,
         count(*) FILTER (WHERE returned) AS returns
     FROM transaction_items WHERE {where} GROUP BY 1""",
@@ -117,13 +119,13 @@ def _transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[s
         # The daily link rollup: a fraction of the transactions' rows.
         where, params = sel.where("day", filters=False)
         return (
-            f"""SELECT coalesce(link_url, '(no click detail)') AS key, any_value(page_url) AS detail,
+            f"""SELECT coalesce(link_url, '(no click detail)') AS key, min(page_url) AS detail,
         sum(revenue) AS revenue, sum(order_value) AS order_value, sum(transactions) AS orders,
         sum(returns) AS returns
     FROM link_performance WHERE {where} GROUP BY 1""",
             params,
         )
-    detail = "any_value(page_url)" if dimension == "link" else "NULL::VARCHAR"
+    detail = "min(page_url)" if dimension == "link" else "NULL::VARCHAR"
     where, params = sel.where()
     plain = (
         f"SELECT {_KEYS[dimension]} AS key, {detail} AS detail, {TXN_MEASURES} FROM transactions "
@@ -210,7 +212,7 @@ def ranking_frame(
     metric: Metric = "revenue",
     top_n: int = 15,
 ) -> pl.DataFrame:
-    """The `top_n` keys of a dimension by `metric`, one row each: key, detail (page or merchant),
+    """The `top_n` keys of a dimension by `metric`, one row each: key, detail (a page or merchant),
     revenue, order_value, orders, returns, return_rate, clicks, aggregate_revenue, epc,
     conversion_rate, rank."""
     sel = closed(con, sel)
