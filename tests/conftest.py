@@ -21,6 +21,27 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
     return _real_connect(self, address)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep `xdist_group` working under `--dist loadgroup`: pytest-xdist names a test's group by
+    appending `@<group>` to `item._nodeid`, which pytest 9.2's structured node ids no longer read,
+    so every grouped test was scheduled on its own (pytest-dev/pytest-xdist#1386). Give the id
+    its suffix the way pytest 9.2 reads it; older pytest has no structured ids and xdist's works."""
+    if not getattr(config.option, "loadgroup", False):  # set by xdist on its workers
+        return
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:
+        return
+    for item in items:
+        groups = {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+            for m in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(groups))
+        if groups and not item.nodeid.endswith(suffix):
+            item._id = NodeId.parse(item.nodeid + suffix)
+
+
 @pytest.fixture(autouse=True)
 def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """Block non-loopback connections; clear COMMERCE_REPORTS_*; private cwd and pace folder."""
