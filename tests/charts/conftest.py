@@ -11,31 +11,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from commerce_reports.api import SyncOptions, sync
 from commerce_reports.db import connect
-from commerce_reports.embedded import sandbox_sites
-from commerce_reports.sandbox import SandboxConfig, run_sandbox
+from tests.lakes import sandbox_lake
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 START = NOW.date() - timedelta(days=29)
 END = NOW.date()
 MAKE_LAKE = Path(__file__).parents[2] / "bench" / "make_lake.py"
-
-
-def sandbox_lake(
-    data_dir: Path, *, now: datetime | None, days: int, countries: tuple[str, ...] = ("US", "GB")
-) -> Path:
-    """Sync `days` days of the sandbox's two sites into `data_dir`, as a notebook's `cr.sync` would."""
-    clock_now = now or datetime.now(UTC)
-    first = clock_now.date() - timedelta(days=days - 1)
-    config = SandboxConfig(now=now, first_day=first - timedelta(days=30), pace=0.0, transactions_per_day=30)
-    with run_sandbox(config) as running:
-        options = SyncOptions(now=lambda: running.sandbox.now, pace=0, progress=False, say=lambda _: None)
-        result = sync(
-            first, sites=sandbox_sites(running), data_dir=data_dir, countries=list(countries), options=options
-        )
-        assert not result.failed
-    return data_dir
 
 
 @pytest.fixture(scope="session")

@@ -1,3 +1,8 @@
-from tests.notebooks.conftest import in_the_lake, notebook_lake
+from tests.notebooks.conftest import (
+    in_the_lake,
+    in_the_published_lake,
+    notebook_lake,
+    published_notebook_lake,
+)
 
-__all__ = ["in_the_lake", "notebook_lake"]
+__all__ = ["in_the_lake", "in_the_published_lake", "notebook_lake", "published_notebook_lake"]

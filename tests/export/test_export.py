@@ -6,14 +6,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from commerce_reports.charts import EMPTY_TITLE, Selection, ranking_frame
+from commerce_reports.db import connect
 from commerce_reports.errors import ExportError, ValidationError
-from commerce_reports.export import checked_parameters, export_notebook, notebook_html
+from commerce_reports.export import chart_specs, checked_parameters, export_notebook, notebook_html
 from tests.browser import chart_marks, chromium_available, external_references, rendered_dom
+from tests.charts.specs import figures
 
 REPORT = Path(__file__).resolve().parents[2] / "notebooks" / "report.ipynb"
 SECRET = "sk-live-export-test-5f4e3d2c1b"
@@ -75,6 +79,36 @@ def test_the_report_exports_to_html_whose_charts_render_offline(
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in result.images)
     for path in (tmp_path / "out").iterdir():
         assert with_secret.encode() not in path.read_bytes()
+
+
+@pytest.mark.xdist_group("published-lake")
+def test_the_report_exports_from_a_published_lake_with_the_contract_lakes_figures(
+    in_the_published_lake: Path, notebook_lake: Path, tmp_path: Path
+) -> None:
+    """The same export on a lake synced in the published dialect: every chart drawn from data, and
+    the headline's figures those of the contract lake of the same world."""
+    result = export_notebook(REPORT, tmp_path / "out", {"site": "alpha", "sync": "false"})
+    page = result.html.read_text()
+    assert external_references(page) == [] and page.count('id="commerce-chart-') == 6
+    specs = chart_specs(nbformat.read(result.notebook, as_version=4))
+    assert len(specs) == 6 and all(figures(spec) for spec in specs) and EMPTY_TITLE not in str(specs)
+    headline = page.split('data-mime-type="text/markdown"', 1)[1].split("</div>", 1)[0]
+    last = datetime.now(UTC).date()
+    alpha = Selection(site="alpha", start=last - timedelta(days=29), end=last)
+    with connect(notebook_lake) as con:
+        ((revenue, orders, returns),) = con.execute(
+            "SELECT sum(revenue), sum(transactions), sum(returns) FROM daily_performance "
+            "WHERE site = 'alpha' AND day BETWEEN ? AND ?",
+            [alpha.start, alpha.end],
+        ).fetchall()
+        best = {
+            d: ranking_frame(con, d, alpha, top_n=1).row(0, named=True)
+            for d in ("network", "device", "country", "link")
+        }
+    expected = [f"${revenue:,.2f}", f"<strong>{orders:,}</strong>", f"{returns:,} returned"]
+    expected += [f"<strong>{best[d]['key']}</strong>" for d in ("network", "device", "country")]
+    expected += [f"${best[d]['revenue']:,.2f}" for d in ("network", "link")]
+    assert [e for e in expected if e not in headline] == [], headline
 
 
 def test_a_small_notebook_exports_html_and_svg(tmp_path: Path) -> None:

@@ -13,8 +13,11 @@ import nbformat
 import pytest
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
+from commerce_reports.charts import Selection, daily_chart
+from commerce_reports.db import connect
 from commerce_reports.export import chart_specs, notebook_parameters
 from commerce_reports.export.kernel import run_notebook
+from tests.charts.specs import figures
 from tests.notebooks.conftest import DAYS
 
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
@@ -71,6 +74,26 @@ def test_getting_started(in_the_lake: Path, tmp_path: Path) -> None:
     ]
     assert widgets, "the dashboard was not displayed"
     assert not [o for o in outputs(notebook) if o.output_type == "error"]
+
+
+@pytest.mark.xdist_group("published-lake")
+def test_getting_started_on_the_published_lake_shows_the_contract_lakes_figures(
+    in_the_published_lake: Path, notebook_lake: Path, tmp_path: Path
+) -> None:
+    """Unchanged, on a lake synced in the published dialect: nothing to fetch, no error, and the
+    weekly table and the daily chart hold the figures of the contract lake of the same world."""
+    notebook = run("01_getting_started.ipynb", tmp_path)
+    assert not [o for o in outputs(notebook) if o.output_type == "error"]
+    assert "0 requests" in "".join(o.get("text", "") for o in outputs(notebook))
+    (weekly,) = [c for c in notebook.cells if c.cell_type == "code" and "FROM daily_performance" in c.source]
+    (chart,) = charts(notebook)
+    last = datetime.now(UTC).date()
+    first = last - timedelta(days=DAYS - 1)
+    with connect(notebook_lake) as con:  # the cell's own query, on the contract lake
+        table = eval(weekly.source, {"con": con, "first_day": first, "last_day": last})
+        daily = daily_chart(con, Selection(start=first, end=last)).to_dict()
+    assert table.height >= 8 and weekly.outputs[0]["data"]["text/html"] == table._repr_html_()
+    assert figures(chart) and figures(chart) == figures(daily)
 
 
 def test_the_default_window_is_the_synced_one(in_the_lake: Path, tmp_path: Path) -> None:
