@@ -31,7 +31,9 @@ def small_notebook(folder: Path) -> Path:
     probe: with `marker` set, a SIGINT that reaches the kernel after its cells ran writes that file."""
     cells = [
         nbformat.v4.new_code_cell(
-            'fail = False\nleak = False\npoints = 3\nmarker = ""', metadata={"tags": ["parameters"]}
+            'from datetime import date\nfail = False\nleak = False\npoints = 3\nmarker = ""\n'
+            "since: date | None = None  # papermill's own inspector reads no `|`",
+            metadata={"tags": ["parameters"]},
         ),
         nbformat.v4.new_code_cell(
             "import altair as alt, os\n"
@@ -190,7 +192,7 @@ def test_the_cli_exits_1_on_a_failed_cell_and_a_clean_run_prints_only_the_html_p
     assert failed.returncode == 1 and "the data looked wrong" in failed.stderr
     marker = tmp_path / "interrupted"
     done = subprocess.run(
-        [*base, "--param", "points=5", "--param", f"marker={marker}"],
+        [*base, "--param", "points=5", "--param", f"marker={marker}", "--param", "since=2026-11-01"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -198,7 +200,7 @@ def test_the_cli_exits_1_on_a_failed_cell_and_a_clean_run_prints_only_the_html_p
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith(".html") and "small_" in done.stdout
     assert "without encryption" not in done.stderr and "KeyboardInterrupt" not in done.stderr
-    assert done.stderr == ""
+    assert done.stderr == ""  # nor papermill's "Passed unknown parameter: since"
     assert not marker.exists()
 
 

@@ -5,6 +5,10 @@ Two things made every export noisy, and both are settled here rather than filter
 - ipykernel warns that it "is running over TCP without encryption" unless the kernel manager hands
   it CurveZMQ keys. jupyter_client does so when `transport_encryption` is "auto" and the kernelspec
   declares support (ipykernel's does); it stays "disabled" by default.
+- papermill warns "Passed unknown parameter" for every parameter annotated `date | None`: its
+  inspector reads no `|` in an annotation. `export_notebook` has already checked every parameter
+  against the notebook (`parameters.py` reads those annotations), so that one warning is dropped
+  while a notebook runs; papermill's other messages pass.
 - jupyter_client interrupts a kernel (SIGINT) before asking it to shut down. ipykernel ignores
   SIGINT when idle, but one that lands while it handles a message prints "KeyboardInterrupt caught
   in kernel". When a notebook has finished there is nothing to interrupt; a cell that overruns its
@@ -13,9 +17,11 @@ Two things made every export noisy, and both are settled here rather than filter
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +70,21 @@ def checked_environment(environment: Mapping[str, str] | None) -> dict[str, str]
     return dict(environment)
 
 
+def _checked_elsewhere(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("Passed unknown parameter")
+
+
+@contextmanager
+def _parameters_checked() -> Iterator[None]:
+    """Drop papermill's unknown-parameter warning: the parameters were checked before."""
+    papermill_log = logging.getLogger("papermill")
+    papermill_log.addFilter(_checked_elsewhere)
+    try:
+        yield
+    finally:
+        papermill_log.removeFilter(_checked_elsewhere)
+
+
 def run_notebook(
     source: Path,
     target: Path,
@@ -76,17 +97,18 @@ def run_notebook(
 ) -> None:
     """Execute `source` with `params` into `target` in a kernel started in `cwd`, with
     `environment` added to its environment (papermill's errors propagate: a failed cell is
-    `papermill.PapermillExecutionError`)."""
+    `papermill.PapermillExecutionError`). The caller has checked `params` against the notebook."""
     extra = checked_environment(environment)
-    papermill.execute_notebook(
-        str(source),
-        str(target),
-        parameters=params,
-        kernel_name=kernel_name,
-        kernel_manager_class=ReportKernelManager,
-        progress_bar=sys.stderr.isatty(),
-        log_output=False,
-        execution_timeout=timeout,
-        cwd=str(cwd),
-        config=Config({"ReportKernelManager": {"environment": extra}}),
-    )
+    with _parameters_checked():
+        papermill.execute_notebook(
+            str(source),
+            str(target),
+            parameters=params,
+            kernel_name=kernel_name,
+            kernel_manager_class=ReportKernelManager,
+            progress_bar=sys.stderr.isatty(),
+            log_output=False,
+            execution_timeout=timeout,
+            cwd=str(cwd),
+            config=Config({"ReportKernelManager": {"environment": extra}}),
+        )
