@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -183,6 +184,10 @@ def test_a_process_that_used_the_embedded_sandbox_exits_promptly(tmp_path: Path)
     import subprocess
     import sys
 
-    code = "from commerce_reports.embedded import embedded_sandbox; embedded_sandbox(); print('started')"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-    assert done.returncode == 0 and done.stdout.strip() == "started"
+    code = (
+        "from commerce_reports.embedded import embedded_sandbox\n"
+        "print(embedded_sandbox().sandbox.config.dialect)"
+    )
+    env = {**os.environ, "COMMERCE_REPORTS_DIALECT": "published"}  # the dialect it serves, too
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "published"

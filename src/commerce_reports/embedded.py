@@ -1,7 +1,8 @@
 """The embedded default: with no secret key configured, the entry points run against a sandbox.
 
 One sandbox per process, started on first use on a free loopback port in a background thread,
-at the demo-friendly pace, so a new user sees everything work without any set-up. Only entry
+at the demo-friendly pace and in the dialect of COMMERCE_REPORTS_DIALECT (default: the contract's),
+so a new user sees everything work without any set-up. Only entry
 points (the package's flat functions, the CLI) call `available_sites`; nothing below them starts
 a server.
 """
@@ -30,14 +31,16 @@ _stack = ExitStack()
 atexit.register(_stack.close)
 
 
-def embedded_sandbox() -> RunningSandbox:
-    """The process's sandbox, started on first use (its sites are the demo sites)."""
+def embedded_sandbox(settings: Settings | None = None) -> RunningSandbox:
+    """The process's sandbox, started on first use (its sites are the demo sites, its dialect the
+    configured one)."""
     global _running
     from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
 
     with _lock:
         if _running is None:
-            _running = _stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE)))
+            dialect = (settings or Settings.from_env()).dialect
+            _running = _stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE, dialect=dialect)))
         return _running
 
 
@@ -64,11 +67,14 @@ def available_sites(settings: Settings | None = None, *, start: bool = True) -> 
     if not start:
         from .sandbox import DEMO_SITES, FAST_PACE
 
+        dialect = (settings or Settings.from_env()).dialect
         return {
-            site.name: SiteProfile(site.name, Secret(site.secret_key), "", sandbox=True, pace=FAST_PACE)
+            site.name: SiteProfile(
+                site.name, Secret(site.secret_key), "", dialect, sandbox=True, pace=FAST_PACE
+            )
             for site in DEMO_SITES
         }
-    return {p.name: p for p in sandbox_sites(embedded_sandbox())}
+    return {p.name: p for p in sandbox_sites(embedded_sandbox(settings))}
 
 
 def started(profile: SiteProfile) -> SiteProfile:

@@ -219,9 +219,15 @@ def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, c
     dialect changes; the answer is kept in the site's manifest. An address that answers 404 or an
     HTML page raises a ConfigurationError naming it, before anything is stored. An address that
     cannot be checked now (a transient failure) syncs unverified: its empty windows stay unsettled.
+    The embedded sandbox is not checked; the manifest records that it came from it, and the dialect.
     """
+    if profile.sandbox:  # started by this process on a port of the day: its dialect is recorded
+        embedded = {"sandbox": "embedded", "dialect": client.dialect, "verified": True}
+        if manifest.service != embedded:
+            Manifest.record_service(data_dir, profile.name, embedded)
+        return True
     service = {"base_url": client.base_url, "dialect": client.dialect}
-    if profile.sandbox or manifest.service == {**service, "verified": True}:
+    if manifest.service == {**service, "verified": True}:
         return True
     try:
         status = client.check_service()

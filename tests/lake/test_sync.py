@@ -59,6 +59,8 @@ def test_a_sync_makes_exactly_the_planned_requests_then_none(
     for site in ("alpha", "beta"):
         assert_matches_ground_truth(running, tmp_path, site, START)
         assert_every_field_is_read(tmp_path, site, running.sandbox.config.dialect)
+        service = Manifest.load(tmp_path, site).service
+        assert service == {"sandbox": "embedded", "dialect": running.sandbox.config.dialect, "verified": True}
 
 
 def test_a_day_later_only_new_and_unsettled_partitions_are_fetched(
