@@ -174,6 +174,7 @@ def test_transient_failures_are_retried_then_succeed(failure, clock: FakeClock, 
     recorder = Recorder(failure(), failure(), ok_transactions(3))
     with make(recorder, clock, tmp_path, pace=0) as client:
         assert client.transactions(update_date="2026-11-03").num_rows == 3
+        assert client.last_wait() == 6.0  # a sync counts a request's cost without its waits
     assert len(recorder.requests) == 3
     assert [s for s in clock.sleeps if s] == [2.0, 4.0]  # exponential backoff, jitter pinned to its top
 
@@ -236,8 +237,9 @@ def test_the_pace_is_kept_between_calls_and_per_endpoint(clock: FakeClock, tmp_p
         client.networks("2026-11-01", "2026-11-02")
         client.networks("2026-11-02", "2026-11-03")
         assert clock.now - t0 == pytest.approx(10.1)  # pace plus its 1% margin
+        assert client.last_wait() == pytest.approx(10.1)  # the calling thread's last request
         client.transactions(update_date="2026-11-02")
-        assert clock.now - t0 == pytest.approx(60.5)
+        assert clock.now - t0 == pytest.approx(60.5) and client.last_wait() == pytest.approx(50.4)
 
 
 def test_backoff_grows_exponentially_and_is_capped() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from commerce_reports.demo import run_demo
@@ -12,6 +13,12 @@ def test_the_demo_syncs_two_sites_then_needs_nothing_and_shows_the_views(tmp_pat
     result = run_demo(days=5, data_dir=tmp_path, reports=tmp_path / "reports", say=lines.append)
     text = "\n".join(lines)
     assert result["failed"] == 0 and result["stored"] > 0 and result["rows"] > 0
+    # the plan's ETA, then progress while it syncs (at least the last line), then the summary
+    plan = next(i for i, line in enumerate(lines) if ", ETA " in line)
+    done = next(i for i, line in enumerate(lines) if line.startswith("stored "))
+    said = re.compile(r"  \d+/\d+ requests, [\d,]+ rows stored")
+    progress = [line for line in lines[plan:done] if said.match(line)]
+    assert progress and progress[-1].startswith(f"  {result['stored']}/{result['stored']} requests"), lines
     assert result["second_sync_requests"] == 0
     assert "sites alpha, beta" in text and "network_performance" in text and "country_performance" in text
     assert (tmp_path / "lake" / "site=alpha" / "manifest.json").is_file()

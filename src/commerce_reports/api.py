@@ -18,7 +18,7 @@ from typing import Any
 
 from .client import ReportsClient
 from .embedded import available_sites
-from .jobs import SliceSpec, SyncOptions, after_sync, data_dir_of, fetch_keys, ledger, plan_sync
+from .jobs import SliceSpec, SyncOptions, data_dir_of, fetch_keys, ledger, plan_sync
 from .loaders import load_merchandise, load_networks, load_transactions
 from .params import Grain
 from .sites import SiteSelection, select_sites
@@ -69,6 +69,4 @@ def sync(
     networks slice per country). Nothing stored and settled is requested again."""
     folder = data_dir_of(data_dir)
     profiles, keys = ledger(start, end, sites, networks, merchandise, countries, grain, options)
-    result = fetch_keys(folder, profiles, keys, options, refresh)
-    after_sync(folder, result)
-    return result
+    return fetch_keys(folder, profiles, keys, options, refresh, finish=True)

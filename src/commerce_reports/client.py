@@ -12,6 +12,7 @@ points' decision (`commerce_reports.open_client()`, the CLI), not this class's.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from datetime import date, timedelta
 from pathlib import Path
@@ -123,6 +124,7 @@ class ReportsClient:
             headers={"User-Agent": f"commerce-reports/{__version__}"},
             transport=transport,
         )
+        self._waits = threading.local()
 
     @property
     def pace(self) -> dict[str, float]:
@@ -179,6 +181,12 @@ class ReportsClient:
         """Per-product revenue, sales, actions for clicks in [start, end) (<= 31 days)."""
         return self._aggregate("merchandise", start, end, filters, filter_kwargs)
 
+    def last_wait(self) -> float:
+        """Seconds the calling thread's last request spent waiting for its pace turn and between
+        retries: a sync counts what a request cost this machine without them. Per thread, because
+        the lanes of one site share its client."""
+        return float(getattr(self._waits, "seconds", 0.0))
+
     def check_service(self, day: date | None = None) -> int:
         """One cheap request that proves the base URL answers as the reporting API; its status.
 
@@ -219,6 +227,7 @@ class ReportsClient:
     ) -> pa.Table:
         """GET with pace and retries; hand the body (None for an aggregate's 404) to `parse`."""
         attempt = 0
+        self._waits.seconds = 0.0
         while True:
             attempt += 1
             asked = self.clock.time()
@@ -226,6 +235,7 @@ class ReportsClient:
                 # The turn is held while the request is sent and read: the next one starts a full
                 # interval after this one ended, however late it was sent (cross-process pace).
                 with self._pacer.slot(endpoint) as turn:
+                    self._waits.seconds += max(0.0, turn - asked)
                     if turn - asked > _LONG_WAIT:
                         pace = self.pace[endpoint]
                         log.info("waited %.0f s for %s: the pace is %g s", turn - asked, endpoint, pace)
@@ -262,6 +272,7 @@ class ReportsClient:
                     delay,
                     ": the service asked to slow down" if wait else "",
                 )
+                self._waits.seconds += delay
                 self.clock.sleep(delay)
 
     def _get(self, endpoint: str, params: dict[str, str], attempt: int) -> bytes | None:

@@ -27,19 +27,21 @@ from .sites import SiteProfile, SiteSelection, select_sites
 from .syncing import (
     DEFAULT_MERCHANDISE_SLICES,
     DEFAULT_NETWORK_SLICES,
+    CostBook,
     SettlePolicy,
     SyncPlan,
     SyncResult,
     aggregate_keys,
     plan_partitions,
     read_manifests,
+    service_of,
     transaction_keys,
 )
 
 if TYPE_CHECKING:
     from .client import ReportsClient
 
-__all__ = ["SliceSpec", "SyncOptions", "after_sync", "fetch_keys", "ledger", "plan_sync"]
+__all__ = ["SliceSpec", "SyncOptions", "after_sync", "fetch_keys", "ledger", "plan_keys", "plan_sync"]
 
 log = logging.getLogger(__name__)
 SliceSpec = Filters | Mapping[str, Any] | str
@@ -53,8 +55,9 @@ class SyncOptions:
     now: Callable[[], datetime] | None = None  # the lake's clock (tests tie it to a sandbox's)
     clock: Clock | None = None  # the client's pace clock
     pace: float | str | Mapping[str, float] | None = None
-    progress: bool | None = None  # None: bars in terminals and notebooks, log lines otherwise
-    say: Callable[[str], None] | None = None  # where the plan is printed (None: the log)
+    progress: bool | None = None  # None: bars in terminals and notebooks, else lines (see `say`)
+    # Where the plan and, without bars, a few progress lines go (None: the log, a line per request).
+    say: Callable[[str], None] | None = None
 
 
 def slices_of(specs: Iterable[SliceSpec] | None, default: Sequence[Filters]) -> list[Filters]:
@@ -140,10 +143,27 @@ def plan_sync(
     refresh: bool = False,
     options: SyncOptions = SyncOptions(),
 ) -> SyncPlan:
-    """The exact requests `sync` would make, per site and endpoint, with an ETA; fetches nothing."""
+    """The exact requests `sync` would make, per site and endpoint, with the ETA `sync` would
+    print (the pace, and what requests and the end work cost on this machine); fetches nothing."""
     folder = data_dir_of(data_dir)
     profiles, keys = ledger(start, end, sites, networks, merchandise, countries, grain, options)
     manifests, _ = read_manifests(folder, list(profiles), options.policy)
+    return plan_keys(manifests, profiles, keys, options, refresh=refresh, finish=True)
+
+
+def plan_keys(
+    manifests: Mapping[str, Manifest],
+    profiles: Mapping[str, SiteProfile],
+    keys: Mapping[str, Sequence[PartitionKey]],
+    options: SyncOptions,
+    *,
+    refresh: bool = False,
+    finish: bool = False,
+    book: CostBook | None = None,
+) -> SyncPlan:
+    """The plan of `keys`, its ETA counting the pace and each request's learned cost, and with
+    `finish` the end work of a sync (rollups and catalog). `sync --plan` and a sync say the same."""
+    book = book or CostBook()
     return plan_partitions(
         manifests,
         keys,
@@ -151,6 +171,8 @@ def plan_sync(
         pace=pace_of(profiles, options),
         policy=options.policy,
         refresh=refresh,
+        costs=lambda site, endpoint: book.expected(service_of(profiles[site]), endpoint),
+        finish=book.finish if finish else None,
     )
 
 
@@ -160,19 +182,46 @@ def fetch_keys(
     keys: Mapping[str, Sequence[PartitionKey]],
     options: SyncOptions,
     refresh: bool = False,
+    *,
+    finish: bool = False,
 ) -> SyncResult:
-    """Plan under the sites' writer lock, then run the plan. The core of `sync` and the loaders."""
+    """Plan under the sites' writer lock, then run the plan. The core of `sync` and the loaders.
+
+    What the requests cost is kept for the next plan's ETA. With `finish` (a sync), the DuckDB side
+    is then brought up to date (`after_sync`), and what that took is kept too."""
+    book = CostBook()
+    result = _fetch(data_dir, profiles, keys, options, refresh, finish, book)
+    learned: dict[str, dict[str, list[float]]] = {}
+    for (site, endpoint), costs in result.request_costs().items():
+        learned.setdefault(service_of(profiles[site]), {}).setdefault(endpoint, []).extend(costs)
+    for service, costs_of_service in learned.items():
+        book.record(service, costs_of_service)
+    if finish:
+        timer = options.clock or SystemClock()
+        started = timer.time()
+        if result.stored:
+            (options.say or log.info)("refreshing the rollups and the catalog ...")
+        after_sync(data_dir, result)
+        book.record_finish(len(result.stored), timer.time() - started)
+    return result
+
+
+def _fetch(
+    data_dir: Path,
+    profiles: Mapping[str, SiteProfile],
+    keys: Mapping[str, Sequence[PartitionKey]],
+    options: SyncOptions,
+    refresh: bool,
+    finish: bool,
+    book: CostBook,
+) -> SyncResult:
     from .client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
     from .syncing.run import StoppableClock, open_sites, run_plan
 
-    pace = pace_of(profiles, options)
     stop = threading.Event()
     clock = StoppableClock(options.clock or SystemClock(), stop)
     with open_sites(data_dir, list(profiles), options.policy) as opened:
-        now = now_of(options)
-        plan = plan_partitions(
-            opened.manifests, keys, now=now, pace=pace, policy=options.policy, refresh=refresh
-        )
+        plan = plan_keys(opened.manifests, profiles, keys, options, refresh=refresh, finish=finish, book=book)
         (options.say or log.info)(plan.describe())
         if not plan.requests:
             return SyncResult(plan, repairs=opened.repairs)
@@ -204,6 +253,8 @@ def fetch_keys(
                 stop=stop,
                 progress=options.progress,
                 unverified=unverified,
+                say=options.say,
+                clock=clock,
             )
             result.repairs = opened.repairs
             return result

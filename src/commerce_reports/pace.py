@@ -145,9 +145,10 @@ def _write(state: Path, not_before: float) -> None:
 STALE_AFTER = 7 * 24 * 3600.0  # seconds: a pace state untouched this long constrains nothing any more
 
 
-def prune_state(state_dir: Path, now: float) -> int:
-    """Delete the state and lock files of keys not used for a week, so the folder does not grow with
-    every key and test run; returns how many went. A turn of a week is far past: nobody holds those."""
+def prune_state(state_dir: Path, now: float, stale_after: float = STALE_AFTER) -> int:
+    """Delete the state and lock files not used for `stale_after` seconds (a week), so the folder does
+    not grow with every key and test run; returns how many went. A turn of a week is far past: nobody
+    holds those."""
     removed = 0
     try:
         entries = list(os.scandir(state_dir))
@@ -157,7 +158,7 @@ def prune_state(state_dir: Path, now: float) -> int:
         if not entry.name.endswith((".json", ".lock")):
             continue
         try:
-            if now - entry.stat().st_mtime > STALE_AFTER:
+            if now - entry.stat().st_mtime > stale_after:
                 os.unlink(entry.path)
                 removed += 1
         except OSError:

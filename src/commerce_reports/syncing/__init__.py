@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .costs import CostBook, Expected, service_of
 from .plan import (
     DEFAULT_MERCHANDISE_SLICES,
     DEFAULT_NETWORK_SLICES,
@@ -31,6 +32,8 @@ _RUN = {"Interrupted", "OpenSites", "StoppableClock", "fetch_partition", "open_s
 __all__ = [
     "DEFAULT_MERCHANDISE_SLICES",
     "DEFAULT_NETWORK_SLICES",
+    "CostBook",
+    "Expected",
     "Failure",
     "Interrupted",
     "OpenSites",
@@ -45,6 +48,7 @@ __all__ = [
     "plan_partitions",
     "read_manifests",
     "run_plan",
+    "service_of",
     "transaction_keys",
 ]
 

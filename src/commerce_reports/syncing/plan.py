@@ -9,7 +9,7 @@ holding rows the parser could not type never counts as settled: it is fetched ag
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -19,6 +19,7 @@ from ..contract import AGGREGATES, Dataset, PartitionKey
 from ..lake import Entry, Manifest, Repair, load_or_rebuild
 from ..pace import spacing
 from ..params import DateField, DeviceType, Filters, Grain, day_range
+from .costs import Expected
 
 __all__ = [
     "DEFAULT_MERCHANDISE_SLICES",
@@ -27,6 +28,7 @@ __all__ = [
     "SettlePolicy",
     "SyncPlan",
     "aggregate_keys",
+    "duration",
     "plan_partitions",
     "read_manifests",
     "transaction_keys",
@@ -85,11 +87,20 @@ class PlannedRequest:
 
 @dataclass
 class SyncPlan:
-    """Requests grouped into lanes (site, endpoint); lanes run side by side at their own pace."""
+    """Requests grouped into lanes (site, endpoint); lanes run side by side at their own pace.
+
+    The ETA counts what each request costs this machine (`costs`, per lane: learned from earlier
+    syncs, or a default) beside the pace: a lane takes, per request, the pace's spacing or the
+    request's cost, whichever is longer; the lanes share the machine, so the sync takes its longest
+    lane or all the requests' costs added up, whichever is longer; then the end work (`finish`:
+    rollups and catalog). Without costs, the ETA is the pace floor alone.
+    """
 
     requests: list[PlannedRequest]
     pace: dict[str, float]
     skipped: int = 0  # partitions in range already stored and current
+    costs: dict[tuple[str, str], Expected] = field(default_factory=dict)  # per lane (site, endpoint)
+    finish: Expected = field(default_factory=lambda: Expected(0.0))  # the sync's end work
     lanes: dict[tuple[str, str], list[PlannedRequest]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -97,34 +108,80 @@ class SyncPlan:
         for request in self.requests:
             self.lanes.setdefault((request.site, request.key.endpoint), []).append(request)
 
-    def lane_seconds(self, site: str, endpoint: str) -> float:
+    def cost(self, site: str, endpoint: str) -> float:
+        """The expected seconds of one request of the lane (0 when unknown: the pace floor only)."""
+        return self.costs.get((site, endpoint), Expected(0.0)).seconds
+
+    def lane_floor(self, site: str, endpoint: str) -> float:
         """The pace floor of one lane: its requests can start no closer than the interval."""
         count = len(self.lanes.get((site, endpoint), []))
         return max(0, count - 1) * spacing(self.pace.get(endpoint, 0.0))
 
+    def lane_seconds(self, site: str, endpoint: str) -> float:
+        """One lane's wall time: per request the pace's spacing or its cost, whichever is longer."""
+        count = len(self.lanes.get((site, endpoint), []))
+        cost = self.cost(site, endpoint)
+        gap = max(spacing(self.pace.get(endpoint, 0.0)), cost)
+        return max(0, count - 1) * gap + (cost if count else 0.0)
+
+    @property
+    def pace_floor(self) -> float:
+        """The wall time the pace alone would allow: that of the longest lane."""
+        return max((self.lane_floor(s, e) for s, e in self.lanes), default=0.0)
+
+    @property
+    def work_seconds(self) -> float:
+        """Every request's cost added up: the lanes share one machine."""
+        return sum(len(lane) * self.cost(s, e) for (s, e), lane in self.lanes.items())
+
+    @property
+    def fetch_seconds(self) -> float:
+        """The requests' wall time: the longest lane, or the machine's work if that is longer."""
+        return max([self.work_seconds, *(self.lane_seconds(s, e) for s, e in self.lanes)])
+
     @property
     def eta_seconds(self) -> float:
-        """Wall time of the sync at the configured pace: that of its longest lane."""
-        return max((self.lane_seconds(s, e) for s, e in self.lanes), default=0.0)
+        """Wall time of the sync: its requests, then its end work."""
+        return self.fetch_seconds + self.finish.seconds if self.requests else 0.0
 
     def describe(self) -> str:
         if not self.requests:
             return f"nothing to fetch: {self.skipped} partitions stored and current"
         lines = [
             f"{len(self.requests)} requests ({self.skipped} partitions already current), "
-            f"ETA {_duration(self.eta_seconds)} at the configured pace:"
+            f"ETA {duration(self.eta_seconds)}:"
         ]
         for (site, endpoint), lane in sorted(self.lanes.items()):
             reasons = {r: sum(1 for q in lane if q.reason == r) for r in REASONS}
             detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if n)
+            each = f", ~{self.cost(site, endpoint):.2g} s of work each" if self.costs else ""
             lines.append(
                 f"  {site:<12} {endpoint:<13} {len(lane):>5} requests ({detail}), "
-                f"{_duration(self.lane_seconds(site, endpoint))} at {self.pace.get(endpoint, 0):g} s each"
+                f"{duration(self.lane_seconds(site, endpoint))} at a pace of "
+                f"{self.pace.get(endpoint, 0):g} s{each}"
             )
+        lines.append(f"  the pace alone: {duration(self.pace_floor)}{self._costs_said()}")
         return "\n".join(lines)
 
+    def _costs_said(self) -> str:
+        """How the ETA goes past the pace floor, and where the costs it counts come from."""
+        if not self.costs:
+            return " (no request costs counted)"
+        text = f"; all requests' work on this machine: {duration(self.work_seconds)}"
+        if self.finish.seconds:
+            text += f"; then rollups and catalog: {duration(self.finish.seconds)}"
+        used = {lane: cost for lane, cost in self.costs.items() if lane in self.lanes}
+        learned = sum(c.learned_from for c in set(used.values()))  # lanes of a service share costs
+        guessed = sorted({endpoint for (_, endpoint), cost in used.items() if not cost.learned_from})
+        if not guessed:
+            return f"{text} (costs learned from {learned:,} earlier requests)"
+        if not learned:
+            return f"{text} (first sync: costs estimated)"
+        return f"{text} (costs learned, except {', '.join(guessed)}: estimated)"
 
-def _duration(seconds: float) -> str:
+
+def duration(seconds: float) -> str:
+    """Seconds for people: `12 s`, `14 min`, `2.5 h`."""
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
@@ -166,8 +223,13 @@ def plan_partitions(
     pace: dict[str, float],
     policy: SettlePolicy,
     refresh: bool = False,
+    costs: Callable[[str, str], Expected] | None = None,
+    finish: Callable[[int], Expected] | None = None,
 ) -> SyncPlan:
-    """Which of `keys` (per site) must be fetched, given what each site's manifest holds."""
+    """Which of `keys` (per site) must be fetched, given what each site's manifest holds.
+
+    `costs(site, endpoint)` gives the expected cost of one request of a lane, `finish(requests)` that
+    of the sync's end work; without them the ETA is the pace floor alone."""
     requests: list[PlannedRequest] = []
     skipped = 0
     for site, site_keys in keys.items():
@@ -179,4 +241,9 @@ def plan_partitions(
                 skipped += 1
             else:
                 requests.append(PlannedRequest(site, key, reason))
-    return SyncPlan(requests, dict(pace), skipped)
+    plan = SyncPlan(requests, dict(pace), skipped)
+    if costs is not None:
+        plan.costs = {lane: costs(*lane) for lane in plan.lanes}
+    if finish is not None and requests:
+        plan.finish = finish(len(requests))
+    return plan

@@ -1,27 +1,51 @@
-"""Progress of a sync: a bar per lane in terminals and notebooks, plain log lines otherwise."""
+"""Progress of a sync: a bar per lane in terminals and notebooks; else a few lines to the caller's
+`say` (the demo, `sync --no-progress`), or a log line per request for scheduled runs."""
 
 from __future__ import annotations
 
 import logging
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from .plan import PlannedRequest, SyncPlan
+from ..pace import Clock, SystemClock
+from .plan import PlannedRequest, SyncPlan, duration
 
 __all__ = ["Progress"]
 
 log = logging.getLogger(__name__)
 
+LINE_GAP = 2.0  # seconds: progress lines never come closer than this
+LINE_STEP = 0.1  # of the requests: a line when this much more is done...
+LINE_HEARTBEAT = 30.0  # seconds: ...or when this long has passed since the last line
+
 
 class Progress:
-    """A bar per lane when interactive (or `enabled=True`); log lines for scheduled runs."""
+    """A bar per lane when interactive (or `enabled=True`). Otherwise, with `say`, throttled lines:
+    requests done, rows stored, time elapsed and a running estimate of the time left (per lane from
+    its observed pace of work, the longest lane deciding, then the plan's end work); the last line
+    always. Without `say`, a log line per request. `clock` times it all (tests inject a fake one)."""
 
-    def __init__(self, plan: SyncPlan, enabled: bool | None) -> None:
+    def __init__(
+        self,
+        plan: SyncPlan,
+        enabled: bool | None,
+        say: Callable[[str], None] | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         interactive = sys.stderr.isatty() or "ipykernel" in sys.modules
         self.bars: dict[tuple[str, str], Any] = {}
         self.done: dict[tuple[str, str], int] = {}
+        self.first: dict[tuple[str, str], float] = {}  # when each lane stored its first request
         self.plan = plan
+        self.say = say
+        self.clock: Clock = clock or SystemClock()
+        self.started = self.clock.time()
+        self.rows = 0
+        self.failed = 0
+        self._said_at = self.started
+        self._said_done = 0
         if enabled if enabled is not None else interactive:
             from tqdm.auto import tqdm
 
@@ -36,12 +60,20 @@ class Progress:
                 )
         self.lock = threading.Lock()
 
+    @property
+    def total(self) -> int:
+        return len(self.plan.requests)
+
     def advance(self, request: PlannedRequest, rows: int) -> None:
+        """One request stored with `rows` rows."""
         lane = (request.site, request.key.endpoint)
         with self.lock:
-            self.done[lane] = self.done.get(lane, 0) + 1
+            self._count(lane)
+            self.rows += rows
             if lane in self.bars:
                 self.bars[lane].update(1)
+            elif self.say is not None:
+                self._maybe_say()
             else:
                 log.info(
                     "%s %s: %d rows (%d/%d)",
@@ -52,6 +84,69 @@ class Progress:
                     len(self.plan.lanes[lane]),
                 )
 
+    def fail(self, request: PlannedRequest) -> None:
+        """One request not stored (its failure is reported with the result)."""
+        lane = (request.site, request.key.endpoint)
+        with self.lock:
+            self._count(lane)
+            self.failed += 1
+            if lane in self.bars:
+                self.bars[lane].update(1)
+            elif self.say is not None:
+                self._maybe_say()
+
     def close(self) -> None:
+        """End the bars; say the last line if it was not said (an interrupted or shortened sync)."""
         for bar in self.bars.values():
             bar.close()
+        with self.lock:
+            if not self.bars and sum(self.done.values()) > self._said_done:
+                self._say_line(self.clock.time(), last=True)
+
+    def time_left(self, now: float) -> float:
+        """Seconds until the sync ends: per lane its requests left at the pace it has shown since
+        its first one (which also bears the start-up: connections, caches), or at the plan's while
+        it has shown none; the longest lane decides; then the plan's end work."""
+        left = 0.0
+        for lane, requests in self.plan.lanes.items():
+            done, total = self.done.get(lane, 0), len(requests)
+            if done >= total:
+                continue
+            if done >= 2:
+                left = max(left, (total - done) * (now - self.first[lane]) / (done - 1))
+            elif done == 1:
+                left = max(left, self.plan.lane_seconds(*lane) * (total - 1) / total)
+            else:
+                elapsed = max(0.0, now - self.started)
+                left = max(left, self.plan.lane_seconds(*lane) - elapsed, self.plan.cost(*lane))
+        return left + self.plan.finish.seconds
+
+    def _count(self, lane: tuple[str, str]) -> None:
+        self.done[lane] = self.done.get(lane, 0) + 1
+        self.first.setdefault(lane, self.clock.time())
+
+    def _maybe_say(self) -> None:
+        now = self.clock.time()
+        done = sum(self.done.values())
+        since = now - self._said_at
+        due = done >= self.total or (
+            since >= LINE_GAP
+            and (done - self._said_done >= LINE_STEP * self.total or since >= LINE_HEARTBEAT)
+        )
+        if due:
+            self._say_line(now)
+
+    def _say_line(self, now: float, *, last: bool = False) -> None:
+        if self.say is None:
+            return
+        done = sum(self.done.values())
+        elapsed = duration(now - self.started)
+        failed = f" ({self.failed} failed)" if self.failed else ""
+        text = f"  {done}/{self.total} requests{failed}, {self.rows:,} rows stored"
+        if done >= self.total:
+            self.say(f"{text} in {elapsed}")
+        elif last:
+            self.say(f"{text}; stopped after {elapsed}")
+        else:
+            self.say(f"{text}, {elapsed} elapsed, about {duration(self.time_left(now))} left")
+        self._said_at, self._said_done = now, done

@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from ..errors import CommerceReportsError
 from ..lake import Repair
+from .costs import shares
 from .plan import PlannedRequest, SyncPlan
 
 __all__ = ["Failure", "SyncResult"]
@@ -38,6 +39,8 @@ class SyncResult:
     interrupted: bool = False
     repairs: list[Repair] = field(default_factory=list)  # damage found and repaired before planning
     untyped: list[tuple[PlannedRequest, int]] = field(default_factory=list)  # stored, but unsettled
+    # When each stored request kept the machine busy (clock times, without the pace's waits).
+    spans: list[tuple[PlannedRequest, float, float]] = field(default_factory=list)
 
     @property
     def rows(self) -> int:
@@ -46,6 +49,15 @@ class SyncResult:
     @property
     def ok(self) -> bool:
         return not self.failed and not self.interrupted
+
+    def request_costs(self) -> dict[tuple[str, str], list[float]]:
+        """Per lane (site, endpoint), what each stored request cost this machine: its busy time,
+        shared with the requests busy beside it (so the costs add up to the sync's busy time)."""
+        costs: dict[tuple[str, str], list[float]] = {}
+        split = shares([(start, end) for _, start, end in self.spans])
+        for (request, _, _), share in zip(self.spans, split, strict=True):
+            costs.setdefault((request.site, request.key.endpoint), []).append(share)
+        return costs
 
     def summary(self) -> str:
         """A few lines for people: counts first, then repairs and untyped partitions by name."""

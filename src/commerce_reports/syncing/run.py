@@ -112,14 +112,19 @@ def run_plan(
     stop: threading.Event,
     progress: bool | None = None,
     unverified: Collection[str] = (),
+    say: Callable[[str], None] | None = None,
+    clock: Clock | None = None,
 ) -> SyncResult:
     """Fetch and store every planned request; lanes run concurrently. Ctrl-C stops cleanly.
 
     For the sites in `unverified` (their address was not yet shown to be the reporting API) a
-    window answered with 404 is stored empty but unsettled, so it is asked for again."""
-    bars = Progress(plan, progress)
+    window answered with 404 is stored empty but unsettled, so it is asked for again. Progress goes
+    to bars, else to `say` as a few lines, else to the log (see `Progress`); `clock` times the
+    requests (the result's `spans`) and the progress."""
+    timer: Clock = clock or SystemClock()
+    bars = Progress(plan, progress, say, timer)
     lanes = [
-        _Lane(data_dir, requests, clients, now, policy, stop, bars, site in unverified)
+        _Lane(data_dir, requests, clients, now, policy, stop, bars, timer, site in unverified)
         for (site, _), requests in sorted(plan.lanes.items())
     ]
     threads = [
@@ -145,6 +150,7 @@ def run_plan(
         result.stored += lane.stored
         result.untyped += lane.untyped
         result.failed += lane.failed
+        result.spans += lane.spans
         if not result.interrupted:  # a lane that ended without accounting for a request: say so
             done = {id(r) for r, _ in lane.stored} | {id(f.request) for f in lane.failed}
             result.failed += [
@@ -169,8 +175,10 @@ class _Lane:
         policy: SettlePolicy,
         stop: threading.Event,
         bars: Progress,
+        clock: Clock,
         unverified: bool = False,
     ) -> None:
+        self.clock = clock
         self.unverified = unverified
         self.data_dir = data_dir
         self.requests = requests
@@ -182,6 +190,7 @@ class _Lane:
         self.stored: list[tuple[PlannedRequest, int]] = []
         self.untyped: list[tuple[PlannedRequest, int]] = []
         self.failed: list[Failure] = []
+        self.spans: list[tuple[PlannedRequest, float, float]] = []
 
     def run(self) -> None:
         """Every request in turn; the first failure that would repeat stops the lane, and the
@@ -195,6 +204,7 @@ class _Lane:
                 return
             except CommerceReportsError as error:
                 self.failed.append(Failure(request, error))
+                self.bars.fail(request)
                 if error.retriable or isinstance(error, LakeError):
                     continue
                 self._give_up(index, error)  # e.g. a rejected key: the rest would fail the same way
@@ -202,6 +212,7 @@ class _Lane:
             except OSError as error:
                 wrapped = LakeError(f"could not store it: {error}")
                 self.failed.append(Failure(request, wrapped))
+                self.bars.fail(request)
                 if error.errno in _LANE_STOPPING_ERRNOS:
                     self._give_up(index, wrapped)
                     return
@@ -209,11 +220,15 @@ class _Lane:
                 log.debug("unexpected error in lane of %s", request.key.describe(), exc_info=True)
                 wrapped = LakeError(f"unexpected {type(error).__name__}: {error} (run with -vv for details)")
                 self.failed.append(Failure(request, wrapped))
+                self.bars.fail(request)
                 self._give_up(index, wrapped)
                 return
 
     def _one(self, request: PlannedRequest) -> None:
-        table = fetch_partition(self.clients[request.site], request.key)
+        client = self.clients[request.site]
+        started = self.clock.time()
+        table = fetch_partition(client, request.key)
+        busy_from = started + client.last_wait()  # the pace's waits are the pace's, not the work's
         fetched_at = self.now()
         written = write_partition(self.data_dir, request.site, request.key, table, fetched_at)
         not_found = (table.schema.metadata or {}).get(b"not_found") == b"1"
@@ -223,6 +238,7 @@ class _Lane:
             and self.policy.is_settled(request.key, fetched_at)
         )
         Manifest.record(self.data_dir, request.site, request.key, written, fetched_at, settled)
+        self.spans.append((request, busy_from, self.clock.time()))
         self.stored.append((request, written.rows))
         if written.untyped:
             self.untyped.append((request, written.untyped))
@@ -235,4 +251,6 @@ class _Lane:
         self.bars.advance(request, written.rows)
 
     def _give_up(self, index: int, error: CommerceReportsError) -> None:
-        self.failed += [Failure(r, error, attempted=False) for r in self.requests[index + 1 :]]
+        for request in self.requests[index + 1 :]:
+            self.failed.append(Failure(request, error, attempted=False))
+            self.bars.fail(request)
