@@ -55,8 +55,9 @@ def test_progress_lines_are_throttled_estimate_the_time_left_and_always_end_with
     clock.sleep(1.0)
     progress.advance(ledger[4], 10)  # 2.6 s, 5/30 done: a line
     assert lines == ["  5/30 requests, 50 rows stored, 3 s elapsed, about 21 s left"]
-    # ledger: 4 requests in the 2.2 s after its first, 15 left: 8.25 s; networks has done none: its
-    # plan (20 s) less the 2.6 s elapsed = 17.4 s, the longest; then 4 s of end work
+    # ledger: 4 requests in the 2.2 s since its first, with 2 of the plan's (1 s): 0.7 s each, 15
+    # left: 10.5 s; networks has done none: its plan (20 s) less the 2.6 s elapsed = 17.4 s, the
+    # longest; then 4 s of end work
     assert progress.time_left(clock.time()) == pytest.approx(17.4 + 4.0)
     clock.sleep(5.0)
     progress.advance(windows[0], 1)  # one more (3%): not enough for a line...
@@ -64,8 +65,10 @@ def test_progress_lines_are_throttled_estimate_the_time_left_and_always_end_with
     clock.sleep(30.0)
     progress.advance(windows[1], 1)  # ...until 30 s have passed since the last line
     assert len(lines) == 2 and lines[1].startswith("  7/30 requests, 52 rows stored, 38 s elapsed, about ")
-    # networks: 1 request in the 30 s after its first, 8 left: 240 s; then 4 s of end work
-    assert lines[1].endswith("about 4 min left")
+    # ledger, silent for 35 s: (37.2 s since its 5th last + 2 x 1 s) / (4 + 2) = 6.53 s each, 15
+    # left: 98 s, longer than networks' (30 s + 2 x 2 s) / (1 + 2) x 8 left = 90.7 s; then 4 s
+    assert progress.time_left(clock.time()) == pytest.approx(37.2 / 6 * 15 + 2 / 6 * 15 + 4.0)
+    assert lines[1].endswith("about 2 min left")
     for request in ledger[5:] + windows[2:]:  # the rest at once: only the last line is said
         progress.advance(request, 2)
     progress.close()
@@ -109,15 +112,19 @@ def test_the_eta_counts_the_pace_or_each_requests_cost_whichever_is_longer_in_ea
     assert plan.eta_seconds == pytest.approx(9 * 60.5 + 2.0 + 5.0)  # the paced lane decides
     text = plan.describe()
     assert text.startswith("15 requests (0 partitions already current), ETA 9 min:")
-    assert "  alpha        networks          5 requests (5 missing), 7 min at a pace of 60 s, ~80 s" in text
-    assert text.endswith("then rollups and catalog: 5 s (costs learned from 52 earlier requests)")
-    assert "the pace alone: 9 min" in text
+    assert "  alpha        networks          5 requests (5 missing), 7 min: a pace of 60 s, ~80 s of" in text
+    assert text.endswith(
+        "  the longest lane (alpha transactions): 9 min, then rollups and catalog: 5 s; "
+        "the pace alone: 9 min (costs learned from 52 earlier requests)"
+    )
     fresh = a_plan(10, 5, costs={"transactions": Expected(2.0), "networks": Expected(1.0)})
     assert fresh.describe().endswith("(first sync: costs estimated)")
     mixed = a_plan(10, 5, costs={"transactions": Expected(2.0, 3), "networks": Expected(1.0)})
     assert mixed.describe().endswith("(costs learned, except networks: estimated)")
     sandbox = a_plan(10, 5, pace=0.05, costs={"transactions": Expected(1.0), "networks": Expected(2.0)})
     assert sandbox.eta_seconds == pytest.approx(20.0)  # both lanes share the machine: its work decides
+    said = "the requests' work on this machine (the lanes share it): 20 s; the pace alone: 1 s"
+    assert said in sandbox.describe()
     assert a_plan(3, 0, pace=60.0).eta_seconds == pytest.approx(2 * 60.5)  # no costs: the pace floor
 
 

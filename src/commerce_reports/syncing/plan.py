@@ -117,12 +117,16 @@ class SyncPlan:
         count = len(self.lanes.get((site, endpoint), []))
         return max(0, count - 1) * spacing(self.pace.get(endpoint, 0.0))
 
+    def gap(self, site: str, endpoint: str) -> float:
+        """Seconds from one request of the lane to the next: the pace's spacing or the request's
+        cost, whichever is longer."""
+        return max(spacing(self.pace.get(endpoint, 0.0)), self.cost(site, endpoint))
+
     def lane_seconds(self, site: str, endpoint: str) -> float:
-        """One lane's wall time: per request the pace's spacing or its cost, whichever is longer."""
+        """One lane's wall time: a gap per request, but none after the last."""
         count = len(self.lanes.get((site, endpoint), []))
         cost = self.cost(site, endpoint)
-        gap = max(spacing(self.pace.get(endpoint, 0.0)), cost)
-        return max(0, count - 1) * gap + (cost if count else 0.0)
+        return max(0, count - 1) * self.gap(site, endpoint) + (cost if count else 0.0)
 
     @property
     def pace_floor(self) -> float:
@@ -157,22 +161,27 @@ class SyncPlan:
             each = f", ~{self.cost(site, endpoint):.2g} s of work each" if self.costs else ""
             lines.append(
                 f"  {site:<12} {endpoint:<13} {len(lane):>5} requests ({detail}), "
-                f"{duration(self.lane_seconds(site, endpoint))} at a pace of "
+                f"{duration(self.lane_seconds(site, endpoint))}: a pace of "
                 f"{self.pace.get(endpoint, 0):g} s{each}"
             )
-        lines.append(f"  the pace alone: {duration(self.pace_floor)}{self._costs_said()}")
+        lines.append(f"  {self._eta_said()}")
         return "\n".join(lines)
 
-    def _costs_said(self) -> str:
-        """How the ETA goes past the pace floor, and where the costs it counts come from."""
-        if not self.costs:
-            return " (no request costs counted)"
-        text = f"; all requests' work on this machine: {duration(self.work_seconds)}"
+    def _eta_said(self) -> str:
+        """What the ETA is made of, beside the pace floor, and where the costs it counts come from."""
+        longest = max(self.lanes, key=lambda lane: self.lane_seconds(*lane))
+        if self.work_seconds > self.lane_seconds(*longest):
+            text = f"the requests' work on this machine (the lanes share it): {duration(self.work_seconds)}"
+        else:
+            text = f"the longest lane ({' '.join(longest)}): {duration(self.lane_seconds(*longest))}"
         if self.finish.seconds:
-            text += f"; then rollups and catalog: {duration(self.finish.seconds)}"
+            text += f", then rollups and catalog: {duration(self.finish.seconds)}"
+        text += f"; the pace alone: {duration(self.pace_floor)}"
         used = {lane: cost for lane, cost in self.costs.items() if lane in self.lanes}
         learned = sum(c.learned_from for c in set(used.values()))  # lanes of a service share costs
         guessed = sorted({endpoint for (_, endpoint), cost in used.items() if not cost.learned_from})
+        if not used:
+            return f"{text} (no request costs counted)"
         if not guessed:
             return f"{text} (costs learned from {learned:,} earlier requests)"
         if not learned:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,8 @@ log = logging.getLogger(__name__)
 LINE_GAP = 2.0  # seconds: progress lines never come closer than this
 LINE_STEP = 0.1  # of the requests: a line when this much more is done...
 LINE_HEARTBEAT = 30.0  # seconds: ...or when this long has passed since the last line
+RECENT = 6  # a lane's pace is read from its last few requests (a start-up is slower)
+PRIOR = 2.0  # requests' worth of the plan's gap mixed in, so that a lane's first requests sway less
 
 
 class Progress:
@@ -37,7 +40,7 @@ class Progress:
         interactive = sys.stderr.isatty() or "ipykernel" in sys.modules
         self.bars: dict[tuple[str, str], Any] = {}
         self.done: dict[tuple[str, str], int] = {}
-        self.first: dict[tuple[str, str], float] = {}  # when each lane stored its first request
+        self.recent: dict[tuple[str, str], deque[float]] = {}  # when each lane's last requests ended
         self.plan = plan
         self.say = say
         self.clock: Clock = clock or SystemClock()
@@ -104,18 +107,19 @@ class Progress:
                 self._say_line(self.clock.time(), last=True)
 
     def time_left(self, now: float) -> float:
-        """Seconds until the sync ends: per lane its requests left at the pace it has shown since
-        its first one (which also bears the start-up: connections, caches), or at the plan's while
-        it has shown none; the longest lane decides; then the plan's end work."""
+        """Seconds until the sync ends: per lane its requests left at the pace of its last few (a
+        start-up, with caches to fill, is slower than what follows), steadied by the plan's gap; a
+        lane with none done yet at the plan's pace. The longest lane decides; then the end work."""
         left = 0.0
         for lane, requests in self.plan.lanes.items():
             done, total = self.done.get(lane, 0), len(requests)
             if done >= total:
                 continue
-            if done >= 2:
-                left = max(left, (total - done) * (now - self.first[lane]) / (done - 1))
-            elif done == 1:
-                left = max(left, self.plan.lane_seconds(*lane) * (total - 1) / total)
+            ended = self.recent.get(lane)
+            if ended:
+                observed = now - ended[0]
+                each = (observed + PRIOR * self.plan.gap(*lane)) / (len(ended) - 1 + PRIOR)
+                left = max(left, (total - done) * each)
             else:
                 elapsed = max(0.0, now - self.started)
                 left = max(left, self.plan.lane_seconds(*lane) - elapsed, self.plan.cost(*lane))
@@ -123,7 +127,7 @@ class Progress:
 
     def _count(self, lane: tuple[str, str]) -> None:
         self.done[lane] = self.done.get(lane, 0) + 1
-        self.first.setdefault(lane, self.clock.time())
+        self.recent.setdefault(lane, deque(maxlen=RECENT)).append(self.clock.time())
 
     def _maybe_say(self) -> None:
         now = self.clock.time()
