@@ -135,7 +135,7 @@ def test_shares_split_each_moment_among_the_requests_busy_at_it() -> None:
 
 def test_costs_are_learned_read_back_kept_for_a_few_syncs_and_pruned(tmp_path: Path) -> None:
     book = CostBook(tmp_path)
-    assert book.expected(SANDBOX, "transactions") == Expected(DEFAULT_COSTS[SANDBOX]["transactions"])
+    assert book.expected(SANDBOX, "transactions") == Expected(DEFAULT_COSTS["sandbox"]["transactions"])
     remote = "https://api.example.com contract"
     assert book.expected(remote, "networks") == Expected(DEFAULT_COSTS["service"]["networks"])
     book.record(SANDBOX, {"transactions": [0.2, 0.4], "networks": [0.0, 0.0]})  # all zero: nothing learned

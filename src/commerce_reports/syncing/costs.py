@@ -43,16 +43,17 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # Seconds one request keeps this machine busy, before any sync has been measured. The sandbox's
-# were measured here (2 cores, otherwise idle) with `commerce-reports demo`; a real service's are a
-# day's body of a few MB over the network, then parsing and storing it.
+# were measured with the demo's syncs of 30 and 90 days, either dialect, on a quiet 2-core machine
+# (the first requests also fill the sandbox's caches); a real service's are a day's body of a few
+# MB over the network, then parsing and storing it.
 DEFAULT_COSTS: dict[str, dict[str, float]] = {
-    "sandbox contract": {"transactions": 0.16, "networks": 0.12, "merchandise": 2.0},
-    "sandbox published": {"transactions": 0.16, "networks": 0.12, "merchandise": 2.0},
+    "sandbox": {"transactions": 0.10, "networks": 0.12, "merchandise": 0.85},
     "service": {"transactions": 2.0, "networks": 1.0, "merchandise": 1.0},
 }
-# The end work (rollups refresh and catalog) on an idle machine: a fixed part and one per request.
-FINISH_BASE = 1.5
-FINISH_PER_REQUEST = 0.01
+# The end work (rollups refresh and catalog) on that machine: a fixed part and one per request
+# (the demo's: 1.3-2.3 s after 32 requests, 1.9-2.6 s after 104, 5.3-6.6 s after 268).
+FINISH_BASE = 0.8
+FINISH_PER_REQUEST = 0.018
 KEEP_SYNCS = 5  # the totals of this many syncs are kept per endpoint: a moving mean
 STALE_AFTER = 30 * 24 * 3600.0  # seconds unused after which a state file is pruned
 _FINISH_FILE = "finish"
@@ -126,7 +127,7 @@ class CostBook:
         count = sum(n for n, _ in kept)
         if count:
             return Expected(sum(s for _, s in kept) / count, count)
-        kind = service if service in DEFAULT_COSTS else "service"
+        kind = "sandbox" if service.startswith("sandbox ") else "service"
         return Expected(DEFAULT_COSTS[kind].get(endpoint, 1.0))
 
     def record(self, service: str, costs: Mapping[str, Iterable[float]]) -> None:
