@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from commerce_reports.demo import run_demo
+from commerce_reports.syncing import CostBook
 
 
 def test_the_demo_syncs_two_sites_then_needs_nothing_and_shows_the_views(tmp_path: Path) -> None:
@@ -19,6 +20,9 @@ def test_the_demo_syncs_two_sites_then_needs_nothing_and_shows_the_views(tmp_pat
     said = re.compile(r"  \d+/\d+ requests, [\d,]+ rows stored")
     progress = [line for line in lines[plan:done] if said.match(line)]
     assert progress and progress[-1].startswith(f"  {result['stored']}/{result['stored']} requests"), lines
+    book = CostBook()  # what it cost is kept for the next ETA: the requests, and the end work
+    assert book.expected("sandbox contract", "transactions").learned_from == 10  # 5 days, 2 sites
+    assert book.finish(1).learned_from == 1
     assert result["second_sync_requests"] == 0
     assert "sites alpha, beta" in text and "network_performance" in text and "country_performance" in text
     assert (tmp_path / "lake" / "site=alpha" / "manifest.json").is_file()
