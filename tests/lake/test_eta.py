@@ -13,6 +13,7 @@ import pytest
 
 from commerce_reports.api import load_transactions, plan_sync
 from commerce_reports.contract import PartitionKey
+from commerce_reports.errors import ValidationError
 from commerce_reports.params import Filters
 from commerce_reports.sandbox.runner import RunningSandbox
 from commerce_reports.syncing import CostBook, Expected, PlannedRequest, SyncPlan
@@ -138,6 +139,8 @@ def test_costs_are_learned_read_back_kept_for_a_few_syncs_and_pruned(tmp_path: P
     assert book.expected(SANDBOX, "transactions") == Expected(DEFAULT_COSTS["sandbox"]["transactions"])
     remote = "https://api.example.com contract"
     assert book.expected(remote, "networks") == Expected(DEFAULT_COSTS["service"]["networks"])
+    with pytest.raises(ValidationError, match="one of transactions, networks, merchandise"):
+        book.expected(remote, "clicks")
     book.record(SANDBOX, {"transactions": [0.2, 0.4], "networks": [0.0, 0.0]})  # all zero: nothing learned
     again = CostBook(tmp_path)
     assert again.expected(SANDBOX, "transactions") == Expected(pytest.approx(0.3), 2)

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import ENDPOINTS
+from ..errors import ValidationError
 from ..files import save_atomic
 from ..pace import default_pace_dir, prune_state
 from ..sites import SiteProfile
@@ -88,7 +90,7 @@ def default_finish(requests: int) -> float:
 
 def shares(spans: Sequence[tuple[float, float]]) -> list[float]:
     """Each (start, end) span's share of the clock: every moment is split equally among the spans
-    busy at it, so the shares add up to the time covered by any span."""
+    busy at it, so the shares add up to the time during which at least one span was busy."""
     events = sorted(
         [(start, 1, i) for i, (start, end) in enumerate(spans) if end > start]
         + [(end, 0, i) for i, (start, end) in enumerate(spans) if end > start]
@@ -123,7 +125,7 @@ class CostBook:
     def expected(self, service: str, endpoint: str) -> Expected:
         """The mean cost of a request of `service`'s `endpoint` over the last syncs that made one,
         else the default for that kind of service."""
-        kept = _totals(self._read(service).get(endpoint))
+        kept = _totals(self._read(_checked(service, endpoint)).get(endpoint))
         count = sum(n for n, _ in kept)
         if count:
             return Expected(sum(s for _, s in kept) / count, count)
@@ -134,6 +136,7 @@ class CostBook:
         """Add one sync's request costs (seconds per request, per endpoint) to `service`'s history."""
         state = self._read(service)
         for endpoint, seconds in costs.items():
+            _checked(service, endpoint)
             values = [s for s in seconds if math.isfinite(s) and s >= 0]
             if sum(values) > 0:  # all zero: an injected clock that never moved, nothing learned
                 state[endpoint] = [*_totals(state.get(endpoint)), (len(values), sum(values))][-KEEP_SYNCS:]
@@ -189,6 +192,15 @@ class CostBook:
             save_atomic(path, json.dumps({k: [list(t) for t in v] for k, v in state.items()}), durable=False)
         except OSError as error:
             log.warning("could not keep the request costs in %s (%s): the next ETA is a guess", path, error)
+
+
+def _checked(service: str, endpoint: str) -> str:
+    if not isinstance(service, str) or not service.strip():
+        raise ValidationError("service", f"{service!r} names no service", "give service_of(profile)")
+    if endpoint not in ENDPOINTS:
+        known = ", ".join(ENDPOINTS)
+        raise ValidationError("endpoint", f"{endpoint!r} is not an endpoint", f"give one of {known}")
+    return service
 
 
 def _totals(value: Any) -> list[tuple[int, float]]:
