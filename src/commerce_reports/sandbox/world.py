@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -244,8 +245,18 @@ def _catalog(seed: int, site: str) -> Catalog:
 
 # Days are pure functions of their key, so every sandbox of the process shares one cache.
 @lru_cache(maxsize=512)
-def _click_day(seed: int, site: str, day: date, transactions_per_day: int) -> ClickDay:
+def _cached_day(seed: int, site: str, day: date, transactions_per_day: int) -> ClickDay:
     return generate_day(_catalog(seed, site), seed, day, transactions_per_day)
+
+
+# One day is generated once: the requests of a sync's lanes ask for the same days at the same time,
+# and each would build its own copy (pure Python, so one at a time gives up no parallelism).
+_generating = threading.Lock()
+
+
+def _click_day(seed: int, site: str, day: date, transactions_per_day: int) -> ClickDay:
+    with _generating:
+        return _cached_day(seed, site, day, transactions_per_day)
 
 
 class World:
