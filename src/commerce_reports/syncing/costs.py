@@ -49,13 +49,13 @@ log = logging.getLogger(__name__)
 # (the first requests also fill the sandbox's caches); a real service's are a day's body of a few
 # MB over the network, then parsing and storing it.
 DEFAULT_COSTS: dict[str, dict[str, float]] = {
-    "sandbox": {"transactions": 0.10, "networks": 0.12, "merchandise": 0.85},
+    "sandbox": {"transactions": 0.08, "networks": 0.09, "merchandise": 0.5},
     "service": {"transactions": 2.0, "networks": 1.0, "merchandise": 1.0},
 }
 # The end work (rollups refresh and catalog) on that machine: a fixed part and one per request
-# (the demo's: 1.3-2.3 s after 32 requests, 1.9-2.6 s after 104, 5.3-6.6 s after 268).
-FINISH_BASE = 0.8
-FINISH_PER_REQUEST = 0.018
+# (the demo's: 1.6-1.8 s after 104 requests, 4.5-5.4 s after 268).
+FINISH_BASE = 0.5
+FINISH_PER_REQUEST = 0.016
 KEEP_SYNCS = 5  # the totals of this many syncs are kept per endpoint: a moving mean
 STALE_AFTER = 30 * 24 * 3600.0  # seconds unused after which a state file is pruned
 _FINISH_FILE = "finish"
