@@ -265,7 +265,7 @@ def test_a_new_update_day_rewrites_only_the_months_it_touches(synced: SyncedLake
     base = sorted(p.name for p in (rollups / "transactions" / "base").glob("whole-*.parquet"))
     assert base == ["whole-2026-01.parquet", "whole-2026-02.parquet", "whole-2026-03.parquet"]
     with connect(data_dir) as con:
-        row = con.execute(
+        row = con.sql(
             "SELECT * EXCLUDE (site, fetched_at) FROM transaction_versions WHERE site = 'alpha' "
             "AND commission_date < DATE '2026-01-10' AND publisher_net_revenue > 0 LIMIT 1"
         ).to_arrow_table()
