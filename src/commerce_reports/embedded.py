@@ -61,16 +61,16 @@ def available_sites(settings: Settings | None = None, *, start: bool = True) -> 
     `start=False` names the sandbox's sites without starting it (their `base_url` is empty): enough
     to plan or to report status; `started` gives the profile a client can use.
     """
+    settings = settings or Settings.from_env()
     configured = configured_sites(settings)
     if configured:
         return configured
     if not start:
         from .sandbox import DEMO_SITES, FAST_PACE
 
-        dialect = (settings or Settings.from_env()).dialect
         return {
             site.name: SiteProfile(
-                site.name, Secret(site.secret_key), "", dialect, sandbox=True, pace=FAST_PACE
+                site.name, Secret(site.secret_key), "", settings.dialect, sandbox=True, pace=FAST_PACE
             )
             for site in DEMO_SITES
         }

@@ -272,28 +272,26 @@ def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, c
     cannot be checked now (a transient failure) syncs unverified: its empty windows stay unsettled.
     The embedded sandbox is not checked; the manifest records that it came from it, and the dialect.
     """
-    if profile.sandbox:  # started by this process on a port of the day: its dialect is recorded
-        embedded = {"sandbox": "embedded", "dialect": client.dialect, "verified": True}
-        if manifest.service != embedded:
-            Manifest.record_service(data_dir, profile.name, embedded)
+    # The embedded sandbox runs on a port of the day: it is named, not addressed, and not checked.
+    where = {"sandbox": "embedded"} if profile.sandbox else {"base_url": client.base_url}
+    service = {**where, "dialect": client.dialect, "verified": True}
+    if manifest.service == service:
         return True
-    service = {"base_url": client.base_url, "dialect": client.dialect}
-    if manifest.service == {**service, "verified": True}:
-        return True
-    try:
-        status = client.check_service()
-    except ServiceError as error:
-        if not error.retriable:
-            raise
-        log.warning(
-            "%s: could not check %s now (%s); empty windows stay unsettled",
-            profile.name,
-            client.base_url,
-            error,
-        )
-        return False
-    log.info("%s: %s answers as the reporting API (HTTP %d)", profile.name, client.base_url, status)
-    Manifest.record_service(data_dir, profile.name, {**service, "verified": True})
+    if not profile.sandbox:
+        try:
+            status = client.check_service()
+        except ServiceError as error:
+            if not error.retriable:
+                raise
+            log.warning(
+                "%s: could not check %s now (%s); empty windows stay unsettled",
+                profile.name,
+                client.base_url,
+                error,
+            )
+            return False
+        log.info("%s: %s answers as the reporting API (HTTP %d)", profile.name, client.base_url, status)
+    Manifest.record_service(data_dir, profile.name, service)
     return True
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .contract import Dataset, PartitionKey
+from .contract import Dataset
 from .embedded import available_sites
 from .errors import ValidationError
 from .jobs import SyncOptions, data_dir_of
@@ -63,28 +63,27 @@ def status_rows(
                 manifest, _ = rebuild_manifest(folder, site, options.policy.is_settled)
         else:
             manifest, _ = load_or_rebuild(folder, site, options.policy.is_settled)
-        by_dataset: dict[str, list[tuple[PartitionKey, Entry]]] = {}
+        by_dataset: dict[str, list[Entry]] = {}
         for entry in manifest:
-            key = entry.key
-            by_dataset.setdefault(key.dataset, []).append((key, entry))
+            by_dataset.setdefault(entry.key.dataset, []).append(entry)
         for dataset, stored in sorted(by_dataset.items()):
             rows.append(
                 DatasetStatus(
                     site=site,
                     dataset=dataset,
                     partitions=len(stored),
-                    rows=sum(e.rows for _, e in stored),
-                    first_day=min(k.start for k, _ in stored),
-                    last_day=max(k.end for k, _ in stored) - timedelta(days=1),
-                    unsettled=sum(not _settled(k, e, options) for k, e in stored),
-                    last_fetched_at=max(e.fetched_at for _, e in stored),
+                    rows=sum(e.rows for e in stored),
+                    first_day=min(e.key.start for e in stored),
+                    last_day=max(e.key.end for e in stored) - timedelta(days=1),
+                    unsettled=sum(not _settled(e, options) for e in stored),
+                    last_fetched_at=max(e.fetched_at for e in stored),
                 )
             )
     return rows
 
 
-def _settled(key: PartitionKey, entry: Entry, options: SyncOptions) -> bool:
-    return not entry.untyped and (entry.settled or options.policy.is_settled(key, entry.fetched_at))
+def _settled(entry: Entry, options: SyncOptions) -> bool:
+    return not entry.untyped and (entry.settled or options.policy.is_settled(entry.key, entry.fetched_at))
 
 
 def status(

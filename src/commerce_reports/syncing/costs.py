@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import math
+import statistics
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -145,12 +146,10 @@ class CostBook:
     def finish(self, requests: int) -> Expected:
         """The expected end work of a sync of `requests` requests: the default model times this
         machine's factor, the median over the last syncs that measured one."""
-        factors = sorted(s for _, s in _totals(self._read(_FINISH_FILE).get("factor")))
+        factors = [s for _, s in _totals(self._read(_FINISH_FILE).get("factor"))]
         if not factors or not requests:
             return Expected(default_finish(requests))
-        middle = len(factors) // 2
-        factor = factors[middle] if len(factors) % 2 else (factors[middle - 1] + factors[middle]) / 2
-        return Expected(factor * default_finish(requests), len(factors))
+        return Expected(statistics.median(factors) * default_finish(requests), len(factors))
 
     def record_finish(self, requests: int, seconds: float) -> None:
         """Add one sync's end work (`seconds`, after `requests` requests) to the history."""

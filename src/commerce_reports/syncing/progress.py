@@ -71,13 +71,8 @@ class Progress:
         """One request stored with `rows` rows."""
         lane = (request.site, request.key.endpoint)
         with self.lock:
-            self._count(lane)
             self.rows += rows
-            if lane in self.bars:
-                self.bars[lane].update(1)
-            elif self.say is not None:
-                self._maybe_say()
-            else:
+            if not self._step(lane):
                 log.info(
                     "%s %s: %d rows (%d/%d)",
                     request.site,
@@ -89,14 +84,9 @@ class Progress:
 
     def fail(self, request: PlannedRequest) -> None:
         """One request not stored (its failure is reported with the result)."""
-        lane = (request.site, request.key.endpoint)
         with self.lock:
-            self._count(lane)
             self.failed += 1
-            if lane in self.bars:
-                self.bars[lane].update(1)
-            elif self.say is not None:
-                self._maybe_say()
+            self._step((request.site, request.key.endpoint))
 
     def close(self) -> None:
         """End the bars; say the last line if it was not said (an interrupted or shortened sync)."""
@@ -125,9 +115,18 @@ class Progress:
                 left = max(left, self.plan.lane_seconds(*lane) - elapsed, self.plan.cost(*lane))
         return left + self.plan.finish.seconds
 
-    def _count(self, lane: tuple[str, str]) -> None:
+    def _step(self, lane: tuple[str, str]) -> bool:
+        """Count one request of `lane` done and show it on its bar or in a line; False when neither
+        shows it (then the caller logs it)."""
         self.done[lane] = self.done.get(lane, 0) + 1
         self.recent.setdefault(lane, deque(maxlen=RECENT)).append(self.clock.time())
+        if lane in self.bars:
+            self.bars[lane].update(1)
+        elif self.say is not None:
+            self._maybe_say()
+        else:
+            return False
+        return True
 
     def _maybe_say(self) -> None:
         now = self.clock.time()
