@@ -10,13 +10,15 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from commerce_reports.cli import main
-from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
+from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, rebuild_rollups, refresh_rollups, write_catalog
 from commerce_reports.lake.store import write_partition
+from commerce_reports.params import Filters
 from tests.db.conftest import SyncedLake
 
 
@@ -278,23 +280,46 @@ def test_a_new_update_day_rewrites_only_the_months_it_touches(synced: SyncedLake
     before = {p: p.stat().st_mtime_ns for p in rollups.rglob("*.parquet")}
 
     [done] = refresh_rollups(data_dir, {"alpha": [key]})
-    assert not done.full and done.months == ("2026-01", "2026-03")
+    # Updated by the two changed transactions alone: no month's stored transactions recomputed.
+    assert not done.full and done.months == ("2026-01", "2026-03") and done.recomputed == ()
     untouched = [p for p in before if "2026-02" in p.name]
     assert untouched and all(p.stat().st_mtime_ns == before[p] for p in untouched)
-    compared = {  # money to the cent: sums over another order of rows differ in the last bits
-        "transactions": "* EXCLUDE (fetched_at)",
-        "site_performance": "site, window_start, round(revenue, 2), transactions, returns, clicks",
-        "link_performance": "site, day, link_url, round(revenue, 2), transactions, returns",
-    }
+    _assert_rollups_equal_live(data_dir)
     with connect(data_dir) as con:
-        for view, columns in compared.items():
-            differing = con.execute(
-                f"SELECT count(*) FROM (SELECT {columns} FROM main.{view} EXCEPT "
-                f"SELECT {columns} FROM live.{view})"
-            ).fetchone()
-            assert differing == (0,), view
         returns = con.execute(
             "SELECT returned, publisher_net_revenue FROM transactions WHERE commission_id = ?",
             [old["commission_id"]],
         ).fetchall()
     assert returns == [(True, 0.0)] and full.full
+
+    # A month's aggregate window fetched again (clicks changed): that month is recomputed.
+    window = PartitionKey.aggregate("networks", date(2026, 2, 1), Filters(), "month")
+    part = data_dir / "lake" / "site=alpha" / window.relpath / "part.parquet"
+    table = pq.read_table(part).select([f.name for f in AGGREGATE_SCHEMAS["networks"]])
+    table = table.set_column(
+        table.schema.get_field_index("clicks"), "clicks", pc.multiply(table["clicks"], 2)
+    )
+    write_partition(data_dir, "alpha", window, table, datetime(2026, 3, 12, tzinfo=UTC))
+    [done] = refresh_rollups(data_dir, {"alpha": [window]})
+    assert not done.full and done.months == done.recomputed == ("2026-02",)
+    _assert_rollups_equal_live(data_dir)
+
+
+def _assert_rollups_equal_live(data_dir: Path) -> None:
+    """Each rollup equals its view computed from the lake files (money to the cent: sums over
+    another order of rows differ in the last bits)."""
+    compared = {
+        "transactions": "* EXCLUDE (fetched_at)",
+        "site_performance": "site, window_start, round(revenue, 2), transactions, returns, clicks",
+        "network_performance": "site, window_start, network, round(revenue, 2), transactions, clicks",
+        "link_performance": "site, day, link_url, round(revenue, 2), transactions, returns",
+        "merchandise_performance": "site, window_start, product_name, round(revenue, 2), transactions",
+    }
+    with connect(data_dir) as con:
+        for view, columns in compared.items():
+            differing = con.execute(
+                f"SELECT count(*) FROM ((SELECT {columns} FROM main.{view} EXCEPT ALL "
+                f"SELECT {columns} FROM live.{view}) UNION ALL (SELECT {columns} FROM live.{view} "
+                f"EXCEPT ALL SELECT {columns} FROM main.{view}))"
+            ).fetchone()
+            assert differing == (0,), view

@@ -13,9 +13,12 @@ name. Their new rows then go:
 - to a file of its own, for a day first seen since the full build (the new day of a daily sync),
   rewritten whole when an id leaves it or its patches grow past a share of it.
 
-Every other rollup is stored by month of its date column, recomputed for the months whose
-transactions or aggregate windows changed, from the stored `transactions` of those months (read
-once into a table) and those months' files.
+Every other rollup is stored by month of its date column. For a month whose transactions changed,
+a rollup with a `Merge` (all but `daily_performance`, whose distinct counts do not add up) is
+updated by the dirty ids alone: their new rows added, their stored rows before (`inc.old_rows`)
+subtracted (see `merge.py`). The months whose aggregate windows changed, or that a killed refresh
+left pending, and `daily_performance`'s months, are recomputed from the stored `transactions` of
+those months (read once into a table, with the columns those views name) and the months' files.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import duckdb
 from ..contract import DATASETS, PartitionKey, site_root
 from .buckets import NONE, day_bucket, month_bucket, place, staged_buckets, write_buckets, write_file
 from .listing import Listing, Stat, dataset_of
+from .merge import merged_sql
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
 from .state import EMPTY, WHOLE_PREFIX, index_folder, rollup_folder
@@ -50,12 +54,14 @@ _SAME_ROW = (
 
 
 _KEYS = ["site", "commission_id", "commission_date"]
-_DOWNSTREAM_SQL = "\n".join(v.sql for v in VIEW_LIST if v.name not in (_T, "transaction_versions"))
+_ROLLUPS = tuple(v for v in VIEW_LIST if v.rollup and v.name != _T)  # computed from `transactions`
 
 
-def _named_downstream(column: str) -> bool:
-    """Whether a view computed from `transactions` names `column`."""
-    return re.search(rf"\b{re.escape(column)}\b", _DOWNSTREAM_SQL) is not None
+def _with_inputs(views: Iterable[View]) -> list[View]:
+    """`views` and the plain views they read (`transaction_items`, the reports), in VIEW_LIST order."""
+    chosen = set(views)
+    sql = "\n".join(v.sql for v in chosen)
+    return [v for v in VIEW_LIST if v in chosen or (not v.rollup and re.search(rf"\.{v.name}\b", sql))]
 
 
 def _date_column(view: View) -> str:
@@ -99,12 +105,14 @@ def _within(column: str, months: Iterable[str]) -> str:
 @dataclass(frozen=True)
 class Plan:
     """What an incremental build writes: days of their own rewritten whole, days patched, patch
-    months rewritten, and the months of every other rollup."""
+    months rewritten, the months of every other rollup, and those of them to recompute from their
+    stored transactions (their aggregate windows changed; the others are updated by the change)."""
 
     rewrite: frozenset[str] = frozenset()
     patched: frozenset[str] = frozenset()
     patch_months: frozenset[str] = frozenset()
     months: frozenset[str] = frozenset()
+    recompute: frozenset[str] = frozenset()
 
 
 class SiteBuild:
@@ -160,11 +168,18 @@ class SiteBuild:
         """The patch files of `months` that exist, and the empty one (so the list reads)."""
         return [*self._existing(self.patch, months), self.patch / EMPTY]
 
-    def _downstream_columns(self) -> str:
-        """The columns of `transactions` that the other rollups name, with its keys: all that a
-        month's recompute reads (a column missing here fails the build loudly, never silently)."""
-        described = self.con.execute(f"DESCRIBE SELECT * FROM read_parquet({quote(str(self.base / EMPTY))})")
-        named = [c for (c, *_) in described.fetchall() if c not in _KEYS and _named_downstream(c)]
+    def _columns(self, folder: Path) -> dict[str, str]:
+        """The columns of the rollup files in `folder` (name -> type), from its `_empty.parquet`."""
+        described = self.con.execute(f"DESCRIBE SELECT * FROM read_parquet({quote(str(folder / EMPTY))})")
+        return {str(name): str(kind) for name, kind, *_ in described.fetchall()}
+
+    def _named_columns(self, views: Iterable[View]) -> str:
+        """The columns of `transactions` that `views` name, with its keys: all that computing them
+        reads (a column missing here fails the build loudly, never silently)."""
+        sql = "\n".join(v.sql for v in _with_inputs(views))
+        named = [
+            c for c in self._columns(self.base) if c not in _KEYS and re.search(rf"\b{re.escape(c)}\b", sql)
+        ]
         return ", ".join([*_KEYS, *named])
 
     def _rows(self, sql: str) -> dict[str, int]:
@@ -194,22 +209,26 @@ class SiteBuild:
             if path.name not in keep:
                 path.unlink(missing_ok=True)
 
-    def _downstream(
-        self, transactions: str, sources: dict[str, str], months: frozenset[str] | None
-    ) -> set[str]:
-        """Recompute every rollup but `transactions` (for `months`, or all) from the stored one."""
-        self.con.execute(f"CREATE OR REPLACE VIEW inc.{_T} AS {transactions}")
-        for view in VIEW_LIST:
-            if view.name != _T:
-                self.con.execute(f"CREATE OR REPLACE VIEW inc.{view.name} AS {render(view, 'inc', sources)}")
+    def _install(
+        self, schema: str, views: Iterable[View], transactions: str, sources: Mapping[str, str]
+    ) -> None:
+        """`views` in `schema`, over the rows of `transactions` and the report `sources` (a dataset
+        left out has no rows)."""
+        self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{_T} AS {transactions}")
+        reading: dict[str, str] = {d: sources.get(d) or self._source(d, []) for d in DATASETS}
+        for view in _with_inputs(views):
+            sql = render(view, schema, reading)
+            self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name} AS {sql}")
+
+    def _downstream(self, transactions: str, sources: dict[str, str]) -> set[str]:
+        """Recompute every rollup but `transactions`, whole, from the stored one."""
+        self._install("inc", _ROLLUPS, transactions, sources)
         written: set[str] = set()
-        for view in VIEW_LIST:
-            if view.rollup and view.name != _T:
-                folder = rollup_folder(self.data_dir, self.site, view.name)
-                select = f"SELECT * FROM inc.{view.name}"
-                written |= write_buckets(
-                    self.con, select, month_bucket(_date_column(view)), folder, only=months
-                )
+        for view in _ROLLUPS:
+            folder = rollup_folder(self.data_dir, self.site, view.name)
+            select = f"SELECT * FROM inc.{view.name}"
+            written |= write_buckets(self.con, select, month_bucket(_date_column(view)), folder, only=None)
         return written
 
     # ------------------------------------------------------------------ full
@@ -235,7 +254,7 @@ class SiteBuild:
         days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
         self._write_index(self.of(_T))
         stored = stored_transactions_sql(base, [self.patch / EMPTY])
-        return frozenset(self._downstream(stored, sources, None)), days
+        return frozenset(self._downstream(stored, sources)), days
 
     # ------------------------------------------------------------------ incremental
 
@@ -257,7 +276,7 @@ class SiteBuild:
             [f"SELECT commission_id FROM read_parquet({sql_list(old)})"] if old else []
         )
         if not ids:
-            return Plan(months=frozenset(months))
+            return Plan(months=frozenset(months), recompute=frozenset(months))
         con = self.con
         con.execute(
             "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
@@ -282,10 +301,13 @@ class SiteBuild:
         stored_in = set(self._rows(f"SELECT DISTINCT {month}, 0 FROM inc.dv"))
         if old:
             stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM read_parquet({sql_list(old)})"))
-        keys = "site, commission_id, commission_date"
-        stored = stored_transactions_sql(self._base_files(stored_in), self._patches(stored_in), _DIRTY, keys)
-        placed = f"SELECT DISTINCT commission_id, commission_date FROM ({stored})"
-        con.execute(f"CREATE OR REPLACE TABLE inc.old AS {placed}")
+        # Their stored rows, with what the merged rollups name: the old rows a refresh subtracts.
+        columns = self._named_columns(v for v in _ROLLUPS if v.merge is not None)
+        rows = stored_transactions_sql(self._base_files(stored_in), self._patches(stored_in), _DIRTY, columns)
+        con.execute(f"CREATE OR REPLACE TABLE inc.old_rows AS {rows}")
+        con.execute(
+            f"CREATE OR REPLACE TABLE inc.old AS SELECT DISTINCT {', '.join(_KEYS[1:])} FROM inc.old_rows"
+        )
         return self._decide(months)
 
     def _decide(self, months: set[str]) -> Plan:
@@ -342,11 +364,14 @@ class SiteBuild:
             frozenset(patched),
             frozenset(patch_months),
             frozenset(months | touched_months),
+            frozenset(months),
         )
 
-    def apply(self, plan: Plan, months: frozenset[str], ledger: Iterable[str]) -> None:
-        """Write what `plan` found, index the changed ledger files, recompute the other rollups for
-        `months` (the plan's, and any a killed refresh left pending)."""
+    def apply(self, plan: Plan, whole: frozenset[str], ledger: Iterable[str]) -> None:
+        """Write what `plan` found, index the changed ledger files, and bring the other rollups up
+        to date for the plan's months: recomputed from their stored transactions for the months in
+        `whole` (the plan's, and any a killed refresh left pending), updated by the changed
+        transactions alone for the others (see `merge.py`)."""
         if plan.rewrite or plan.patched:
             write_buckets(self.con, "SELECT * FROM inc.base_rows", _DAY, self.base, only=plan.rewrite)
             patch_bucket = month_bucket("commission_date")
@@ -354,17 +379,42 @@ class SiteBuild:
                 self.con, "SELECT * FROM inc.patch_rows", patch_bucket, self.patch, only=plan.patch_months
             )
         self._write_index([r for r in ledger if r in self.readable])
-        if not months:
+        merged = plan.months - whole
+        recompute = {v.name: whole if v.merge is not None else whole | merged for v in _ROLLUPS}
+        read = frozenset[str]().union(*recompute.values())
+        if not read:
             return
+        sources: dict[str, str] = {
+            dataset: self._source(dataset, [r for r in self.of(dataset) if _month(r) in whole | merged])
+            for dataset in DATASETS
+            if dataset != _T
+        }
         stored = stored_transactions_sql(
-            self._base_files(months),
-            self._patches(months),
-            _within("commission_date", months),
-            self._downstream_columns(),
+            self._base_files(read),
+            self._patches(read),
+            _within("commission_date", read),
+            self._named_columns(v for v in _ROLLUPS if recompute[v.name]),
         )
         self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")  # read once, used by each
-        sources = {_T: self._source(_T, [])}
-        for dataset in DATASETS:
-            if dataset != _T:
-                sources[dataset] = self._source(dataset, [r for r in self.of(dataset) if _month(r) in months])
-        self._downstream("SELECT * FROM inc.stored", sources, months)
+        self._install("inc", [v for v in _ROLLUPS if recompute[v.name]], "SELECT * FROM inc.stored", sources)
+        if merged:
+            changed = _within("commission_date", merged)
+            merging = [v for v in _ROLLUPS if v.merge is not None]
+            self._install("inc_new", merging, f"SELECT * FROM inc.u WHERE {changed}", {})
+            self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
+            self._install("inc_reports", merging, "SELECT * FROM inc.old_rows WHERE false", sources)
+        for view in _ROLLUPS:
+            folder = rollup_folder(self.data_dir, self.site, view.name)
+            bucket = month_bucket(_date_column(view))
+            selects = []  # each for its own months: the report sources hold the rows of both
+            if recompute[view.name]:
+                selects.append(
+                    f"SELECT * FROM inc.{view.name} WHERE {bucket} IN ({_in(recompute[view.name])})"
+                )
+            if view.merge is not None and merged:
+                stored_files = self._existing(folder, merged)
+                reports = "inc_reports" if any(v.name in DATASETS for v in _with_inputs([view])) else None
+                rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
+                selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({_in(merged)})")
+            select = " UNION ALL BY NAME ".join(selects)
+            write_buckets(self.con, select, bucket, folder, only=recompute[view.name] | merged)

@@ -6,8 +6,8 @@ every stored day: seconds, not milliseconds. The views marked `rollup` are store
 
 `refresh_rollups` (a sync calls it with the partitions it stored) compares each site's lake
 listing with the state of its rollups, and rebuilds only what the changed partitions touch: the
-changed transactions, the commission days and months they fall in, the months of changed aggregate
-windows (see `build.py`). A site without rollups, or whose views' code changed, is built whole, as
+changed transactions, the commission days and months they fall in (updated by the change where the
+sums allow), the months of changed aggregate windows (see `build.py`). A site without rollups, or whose views' code changed, is built whole, as
 `rebuild_rollups` (and `commerce-reports rollups --rebuild`) does on demand.
 
 Writes are safe beside readers: each file is replaced atomically and the state written last; while
@@ -53,13 +53,16 @@ _DELTA_MEMORY = "600MB"
 @dataclass(frozen=True)
 class SiteRefresh:
     """What a refresh did for one site: built whole or for what changed, the months of the monthly
-    rollups it rewrote, the partition files it left out as unreadable, and how long it took."""
+    rollups it rewrote (`recomputed`: those it computed again from their stored transactions, the
+    others it updated by the changed transactions alone), the partition files it left out as
+    unreadable, and how long it took."""
 
     site: str
     full: bool
     months: tuple[str, ...]
     skipped: dict[str, str]
     seconds: float
+    recomputed: tuple[str, ...] = ()
 
 
 def refresh_rollups(
@@ -163,7 +166,7 @@ def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> Si
             before = load_state(data_dir, site)  # a failed attempt may have left months pending
             full = full or before is None or before.rebuilding
             try:
-                months = _build(data_dir, site, listing, skipped, None if full else before, hints)
+                months, recomputed = _build(data_dir, site, listing, skipped, None if full else before, hints)
             except (duckdb.Error, LakeError) as error:
                 found = _content_problems(data_dir, site, listing, skipped)
                 if not found and full:
@@ -171,6 +174,10 @@ def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> Si
                         f"the rollups of site {site} could not be built: {error}. The views read the lake "
                         "files meanwhile; `commerce-reports verify` checks the partitions"
                     ) from None
+                if not found:
+                    log.warning(
+                        "the rollups of site %s could not be updated (%s): rebuilding them whole", site, error
+                    )
                 skipped |= found
                 full = full or not found  # nothing in the lake is to blame: rebuild the rollups whole
                 continue
@@ -178,7 +185,9 @@ def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> Si
             log.info(
                 "rollups of %s: %s in %.1f s", site, "rebuilt" if full else f"{len(months)} months", seconds
             )
-            return SiteRefresh(site, full, tuple(sorted(months)), dict(skipped), seconds)
+            return SiteRefresh(
+                site, full, tuple(sorted(months)), dict(skipped), seconds, tuple(sorted(recomputed))
+            )
     raise LakeError(f"the rollups of site {site} could not be built: unreadable partitions keep failing them")
 
 
@@ -197,8 +206,9 @@ def _build(
     skipped: dict[str, str],
     before: SiteState | None,
     hints: set[str],
-) -> Collection[str]:
-    """Build the site's rollups whole (`before` None) or for what changed since `before`."""
+) -> tuple[Collection[str], Collection[str]]:
+    """Build the site's rollups whole (`before` None) or for what changed since `before`; return
+    the months written, and those of them recomputed from their stored transactions."""
     readable = {r: s for r, s in listing.items() if r not in skipped}
     schemas = _schemas(data_dir, site, readable, before)
     folder = site_folder(data_dir, site)
@@ -207,6 +217,7 @@ def _build(
         with _connection(folder, _FULL_MEMORY) as con:
             build = SiteBuild(con, data_dir, site, readable, schemas)
             months, whole_days = build.full()
+            whole = months
     else:
         whole_days = before.whole_days
         known = before.listing.keys() | listing.keys()
@@ -217,14 +228,15 @@ def _build(
             plan = build.plan(before.listing, before.skipped, changed)
             months = plan.months | before.pending_months
             save_state(data_dir, site, dataclasses.replace(before, pending_months=months))
-            build.apply(plan, months, [r for r in changed if dataset_of(r) == "transactions"])
+            whole = plan.recompute | before.pending_months
+            build.apply(plan, whole, [r for r in changed if dataset_of(r) == "transactions"])
     save_state(
         data_dir,
         site,
         SiteState(listing=listing, skipped=dict(skipped), schemas=schemas, whole_days=whole_days),
     )
     build.remove_old_index()
-    return months
+    return months, whole
 
 
 def _schemas(data_dir: Path, site: str, readable: Listing, before: SiteState | None) -> dict[str, str]:

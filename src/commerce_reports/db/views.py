@@ -21,18 +21,40 @@ from dataclasses import dataclass
 from ..contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
 from ..params import FILTER_NAMES, DeviceType
 
-__all__ = ["VIEWS", "VIEW_LIST", "View", "render"]
+__all__ = ["VIEWS", "VIEW_LIST", "Merge", "View", "render"]
+
+
+@dataclass(frozen=True)
+class Merge:
+    """How a rollup's rows over separate sets of transactions add up, so that a refresh can update
+    a month by the changed transactions alone (see `db/merge.py`).
+
+    Rows of the same `keys` add their `sums` (a transaction's old row is subtracted); `firsts` keep
+    the least known value; `derived` columns are computed again from the merged row (SQL over its
+    columns). Any other column comes from the aggregate reports: the rollup over no transactions.
+    """
+
+    keys: tuple[str, ...]
+    sums: tuple[str, ...]  # with `transactions`: a row whose count falls to 0 is gone
+    derived: tuple[tuple[str, str], ...] = ()
+    firsts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if "transactions" not in self.sums:
+            raise TypeError("a Merge sums `transactions`: it says which rows are left")
 
 
 @dataclass(frozen=True)
 class View:
-    """One public view: what a row is, its SQL template, and whether a rollup materializes it."""
+    """One public view: what a row is, its SQL template, and whether a rollup materializes it (and
+    how its rows merge, when they do)."""
 
     name: str
     comment: str
     sql: str
     rollup: bool = False
     order_by: str = ""  # the rollup's sort order: its date column first, so date filters skip row groups
+    merge: Merge | None = None
 
 
 def render(view: View, src: str, sources: dict[str, str]) -> str:
@@ -114,6 +136,16 @@ _UNKNOWN_WHEN_NULL = {"partner_product": "coalesce(partner_product, 'Unknown') A
 # by sqlglot) and refuses a frame on a ranking and, before 4.0, FILTER on a window aggregate: so
 # `transactions` ranks over this frame-free window and counts with CASE.
 _LATEST_FIRST = "PARTITION BY site, commission_id ORDER BY update_date DESC NULLS LAST, fetched_at DESC"
+
+_SUMS = ("revenue", "order_value", "transactions", "returns")
+_RETURN_RATE = ("return_rate", "returns / nullif(transactions, 0)")
+
+
+def _merge_monthly(key: str, *derived: tuple[str, str]) -> Merge:
+    """The merge of a `_monthly` view keyed by `key` ('' for none)."""
+    keys = ("site", "window_start", "window_end", *((key,) if key else ()))
+    return Merge(keys, _SUMS, (_RETURN_RATE, *derived))
+
 
 _MONTH_NOTE = (
     "transaction figures (revenue, order_value, transactions, returns) by commission date; clicks, "
@@ -207,6 +239,7 @@ FROM {{src}}.transactions
 GROUP BY ALL""",
         rollup=True,
         order_by="site, day",
+        merge=Merge(("site", "day", "link_url", "page_url", "cuid", *_UTM), _SUMS, (_RETURN_RATE,)),
     ),
     View(
         "daily_performance",
@@ -228,6 +261,7 @@ GROUP BY ALL""",
         _monthly("device", "device", _DEVICE_OF_CODE, "device_type"),
         rollup=True,
         order_by="site, window_start, device",
+        merge=_merge_monthly("device"),
     ),
     View(
         "country_performance",
@@ -236,6 +270,7 @@ GROUP BY ALL""",
         _monthly("country", "upper(country)", "country", "country"),
         rollup=True,
         order_by="site, window_start, country",
+        merge=_merge_monthly("country"),
     ),
     View(
         "network_performance",
@@ -251,6 +286,7 @@ GROUP BY ALL""",
         ),
         rollup=True,
         order_by="site, window_start, network",
+        merge=_merge_monthly("network", ("revenue_gap", "aggregate_revenue - revenue")),
     ),
     View(
         "merchandise_performance",
@@ -259,18 +295,24 @@ GROUP BY ALL""",
         "transaction items (commission date; revenue split by item value) next to revenue, sales "
         "and actions of the stored merchandise month window (`all` slice; click date), NULL when "
         "not stored.",
-        f"""WITH t AS (
+        f"""WITH by_transaction AS (  -- a transaction's items of a product: counting these needs no DISTINCT
     SELECT site, date_trunc('month', commission_date)::DATE AS window_start, product_name,
-           merchant_group_id, any_value(merchant_group_name) AS merchant_group_name,
+           merchant_group_id, commission_id, min(merchant_group_name) AS merchant_group_name,
            sum(revenue) AS revenue, sum(order_value) AS order_value, sum(quantity) AS quantity,
-           count(DISTINCT commission_id) AS transactions,
-           count(DISTINCT commission_id) FILTER (WHERE returned) AS returns
+           bool_or(returned) AS returned
     FROM {{src}}.transaction_items
     WHERE commission_date IS NOT NULL
     GROUP BY ALL
+), t AS (
+    SELECT site, window_start, product_name, merchant_group_id,
+           min(merchant_group_name) AS merchant_group_name, sum(revenue) AS revenue,
+           sum(order_value) AS order_value, sum(quantity) AS quantity, count(*) AS transactions,
+           count(*) FILTER (WHERE returned) AS returns
+    FROM by_transaction
+    GROUP BY ALL
 ), a AS (
     SELECT site, window_start, product_name, merchant_group_id,
-           any_value(merchant_group_name) AS merchant_group_name, sum(revenue) AS aggregate_revenue,
+           min(merchant_group_name) AS merchant_group_name, sum(revenue) AS aggregate_revenue,
            sum(sales) AS sales, sum(actions)::BIGINT AS actions
     FROM {{src}}.merchandise
     WHERE grain = 'month' AND {_slice(None)}
@@ -284,6 +326,11 @@ SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end
 FROM t FULL JOIN a USING (site, window_start, product_name, merchant_group_id)""",
         rollup=True,
         order_by="site, window_start, product_name",
+        merge=Merge(
+            ("site", "window_start", "window_end", "product_name", "merchant_group_id"),
+            ("revenue", "order_value", "quantity", "transactions", "returns"),
+            firsts=("merchant_group_name",),
+        ),
     ),
     View(
         "site_performance",
@@ -292,6 +339,7 @@ FROM t FULL JOIN a USING (site, window_start, product_name, merchant_group_id)""
         _monthly("", "", "", None),
         rollup=True,
         order_by="site, window_start",
+        merge=_merge_monthly(""),
     ),
 )
 

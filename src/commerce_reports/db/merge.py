@@ -1,0 +1,63 @@
+"""A month of a rollup updated by its changed transactions alone (the views with a `Merge`).
+
+A rollup's rows for a month are sums over the month's transactions, joined for some views with the
+aggregate reports of the month. When a refresh changes some transactions of a month and none of its
+aggregate windows, its new rows are the stored ones, plus the rollup of the changed transactions'
+new rows, minus the rollup of their old rows, added up by the view's keys. A row left without
+transactions keeps only its report side: the rollup over no transactions. So the cost grows with the
+change, not with the month: the month's stored transactions are never read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..errors import LakeError
+from .sources import sql_list
+from .views import View
+
+__all__ = ["merged_sql"]
+
+
+def merged_sql(
+    view: View, stored: Sequence[Path], types: Mapping[str, str], new: str, old: str, reports: str | None
+) -> str:
+    """SQL: the rows of `view` for some months, updated by the changed transactions.
+
+    `stored`: the view's stored files of those months; `types`: its columns (name -> DuckDB type,
+    in order); `new`, `old`, `reports`: schemas holding the view over the changed transactions' new
+    rows, over their old rows, and over no transactions (the months' aggregate reports only; None
+    for a view that reads no reports).
+    """
+    merge = view.merge
+    if merge is None:
+        raise LakeError(f"the rollup {view.name} cannot be updated by its changes: it has no Merge")
+    keys = ", ".join(merge.keys)
+    carried = [*merge.sums, *merge.firsts]
+
+    def part(source: str, sign: str) -> str:
+        sums = ", ".join(f"{sign}{c} AS {c}" for c in merge.sums)
+        firsts = "".join(f", {c if sign == '' else 'NULL'} AS {c}" for c in merge.firsts)
+        return f"SELECT {keys}, {sums}{firsts} FROM {source} WHERE transactions > 0"
+
+    parts = [part(f"{new}.{view.name}", ""), part(f"{old}.{view.name}", "-")]
+    if stored:
+        parts.append(part(f"read_parquet({sql_list(stored)}, hive_partitioning = false)", ""))
+    sums = [f"sum({c}) AS {c}" for c in merge.sums]
+    added = ", ".join([*sums, *(f"min({c}) AS {c}" for c in merge.firsts)])
+    derived = dict(merge.derived)
+    joined = ", ".join(
+        c if c in merge.keys else f"coalesce(m.{c}, r.{c}) AS {c}" if c in carried else f"r.{c} AS {c}"
+        for c in types
+        if c not in derived
+    )
+    final = ", ".join(f"CAST(({derived.get(c, c)}) AS {kind}) AS {c}" for c, kind in types.items())
+    merged = (
+        f"(SELECT {keys}, {added} FROM ({' UNION ALL '.join(parts)}) GROUP BY {keys} "
+        "HAVING sum(transactions) > 0) AS m"
+    )
+    if reports is None:
+        return f"SELECT {final} FROM {merged}"
+    joined_rows = f"SELECT {joined} FROM {merged} FULL JOIN {reports}.{view.name} AS r USING ({keys})"
+    return f"SELECT {final} FROM ({joined_rows})"
