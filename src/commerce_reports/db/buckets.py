@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -25,10 +26,12 @@ from .state import EMPTY
 __all__ = [
     "NONE",
     "day_bucket",
+    "in_list",
     "month_bucket",
     "place",
     "remove_staging",
     "staged_buckets",
+    "within_months",
     "write_buckets",
     "write_file",
 ]
@@ -46,6 +49,25 @@ def day_bucket(column: str) -> str:
 def month_bucket(column: str) -> str:
     """SQL: the month bucket of a date column (`YYYY-MM`, or `none`)."""
     return f"coalesce(strftime({column}, '%Y-%m'), '{NONE}')"
+
+
+def in_list(values: Iterable[str]) -> str:
+    """A SQL list for IN / NOT IN: when empty, a value no bucket has (`NULL` would make NOT IN
+    match nothing)."""
+    return ", ".join(quote(v) for v in sorted(values)) or "'-'"
+
+
+def within_months(column: str, months: Iterable[str]) -> str:
+    """SQL: `column` falls in one of `months` (ranges, so that Parquet statistics skip the rest)."""
+    terms = []
+    for month in sorted(months):
+        if month == NONE:
+            terms.append(f"{column} IS NULL")
+            continue
+        first = date.fromisoformat(f"{month}-01")
+        after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
+        terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{after}')")
+    return " OR ".join(terms) or "false"
 
 
 def _temp(folder: Path, name: str, suffix: str) -> Path:

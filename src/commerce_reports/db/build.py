@@ -26,13 +26,22 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 
 import duckdb
 
 from ..contract import DATASETS, PartitionKey, site_root
-from .buckets import NONE, day_bucket, month_bucket, place, staged_buckets, write_buckets, write_file
+from .buckets import (
+    NONE,
+    day_bucket,
+    in_list,
+    month_bucket,
+    place,
+    staged_buckets,
+    within_months,
+    write_buckets,
+    write_file,
+)
 from .listing import Listing, Stat, dataset_of
 from .merge import merged_sql
 from .snapshot import stored_transactions_sql
@@ -81,25 +90,6 @@ def _month_of(day: str) -> str:
 def _base_month(path: Path) -> str:
     """The commission month of a base file: `whole-<month>` or a day of its own."""
     return _month_of(path.stem.removeprefix(WHOLE_PREFIX))
-
-
-def _in(values: Iterable[str]) -> str:
-    """A SQL list for IN / NOT IN: when empty, a value no bucket has (`NULL` would make NOT IN
-    match nothing)."""
-    return ", ".join(quote(v) for v in sorted(values)) or "'-'"
-
-
-def _within(column: str, months: Iterable[str]) -> str:
-    """SQL: `column` falls in one of `months` (ranges, so that Parquet statistics skip the rest)."""
-    terms = []
-    for month in sorted(months):
-        if month == NONE:
-            terms.append(f"{column} IS NULL")
-            continue
-        first = date.fromisoformat(f"{month}-01")
-        after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-        terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{after}')")
-    return " OR ".join(terms) or "false"
 
 
 @dataclass(frozen=True)
@@ -345,15 +335,15 @@ class SiteBuild:
         self.con.execute(
             "CREATE OR REPLACE TABLE inc.base_rows AS SELECT * FROM "
             f"({stored_transactions_sql([*own_files, self.base / EMPTY], own_patches)}) "
-            f"WHERE {_DAY} IN ({_in(rewrite)}) AND {_NOT_DIRTY} "
-            f"UNION ALL BY NAME SELECT * FROM inc.u WHERE {_DAY} IN ({_in(rewrite)})"
+            f"WHERE {_DAY} IN ({in_list(rewrite)}) AND {_NOT_DIRTY} "
+            f"UNION ALL BY NAME SELECT * FROM inc.u WHERE {_DAY} IN ({in_list(rewrite)})"
         )
-        whole = _in(touched & self.whole_days)
+        whole = in_list(touched & self.whole_days)
         self.con.execute(
             f"CREATE OR REPLACE TABLE inc.patch_rows AS SELECT * FROM read_parquet({sql_list(patches)}) AS p "
-            f"WHERE {_DAY} NOT IN ({_in(rewrite)}) AND ({_NOT_DIRTY} OR _deleted AND NOT EXISTS "
+            f"WHERE {_DAY} NOT IN ({in_list(rewrite)}) AND ({_NOT_DIRTY} OR _deleted AND NOT EXISTS "
             f"(SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='p')})) "
-            f"UNION ALL BY NAME SELECT *, false AS _deleted FROM inc.u WHERE {_DAY} IN ({_in(patched)}) "
+            f"UNION ALL BY NAME SELECT *, false AS _deleted FROM inc.u WHERE {_DAY} IN ({in_list(patched)}) "
             f"UNION ALL BY NAME SELECT {quote(self.site)} AS site, commission_id, commission_date, "
             f"true AS _deleted FROM inc.old o WHERE {_DAY} IN ({whole}) "
             f"AND NOT EXISTS (SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
@@ -392,13 +382,13 @@ class SiteBuild:
         stored = stored_transactions_sql(
             self._base_files(read),
             self._patches(read),
-            _within("commission_date", read),
+            within_months("commission_date", read),
             self._named_columns(v for v in _ROLLUPS if recompute[v.name]),
         )
         self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")  # read once, used by each
         self._install("inc", [v for v in _ROLLUPS if recompute[v.name]], "SELECT * FROM inc.stored", sources)
         if merged:
-            changed = _within("commission_date", merged)
+            changed = within_months("commission_date", merged)
             merging = [v for v in _ROLLUPS if v.merge is not None]
             self._install("inc_new", merging, f"SELECT * FROM inc.u WHERE {changed}", {})
             self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
@@ -409,12 +399,12 @@ class SiteBuild:
             selects = []  # each for its own months: the report sources hold the rows of both
             if recompute[view.name]:
                 selects.append(
-                    f"SELECT * FROM inc.{view.name} WHERE {bucket} IN ({_in(recompute[view.name])})"
+                    f"SELECT * FROM inc.{view.name} WHERE {bucket} IN ({in_list(recompute[view.name])})"
                 )
             if view.merge is not None and merged:
                 stored_files = self._existing(folder, merged)
                 reports = "inc_reports" if any(v.name in DATASETS for v in _with_inputs([view])) else None
                 rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
-                selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({_in(merged)})")
+                selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({in_list(merged)})")
             select = " UNION ALL BY NAME ".join(selects)
             write_buckets(self.con, select, bucket, folder, only=recompute[view.name] | merged)

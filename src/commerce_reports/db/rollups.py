@@ -7,8 +7,9 @@ every stored day: seconds, not milliseconds. The views marked `rollup` are store
 `refresh_rollups` (a sync calls it with the partitions it stored) compares each site's lake
 listing with the state of its rollups, and rebuilds only what the changed partitions touch: the
 changed transactions, the commission days and months they fall in (updated by the change where the
-sums allow), the months of changed aggregate windows (see `build.py`). A site without rollups, or whose views' code changed, is built whole, as
-`rebuild_rollups` (and `commerce-reports rollups --rebuild`) does on demand.
+sums allow), the months of changed aggregate windows (see `build.py`). A site without rollups, or
+whose views' code changed, is built whole, as `rebuild_rollups` (and `commerce-reports rollups
+--rebuild`) does on demand.
 
 Writes are safe beside readers: each file is replaced atomically and the state written last; while
 a refresh runs the state says so, and readers use the lake files instead. A refresh killed half way
