@@ -13,12 +13,13 @@ name. Their new rows then go:
 - to a file of its own, for a day first seen since the full build (the new day of a daily sync),
   rewritten whole when an id leaves it or its patches grow past a share of it.
 
-Every other rollup is stored by month of its date column. For a month whose transactions changed,
-a rollup with a `Merge` (all but `daily_performance`, whose distinct counts do not add up) is
-updated by the dirty ids alone: their new rows added, their stored rows before (`inc.old_rows`)
-subtracted (see `merge.py`). The months whose aggregate windows changed, or that a killed refresh
-left pending, and `daily_performance`'s months, are recomputed from the stored `transactions` of
-those months (read once into a table, with the columns those views name) and the months' files.
+Every other rollup is stored by month of its date column. For a month whose transactions or
+aggregate windows changed, a rollup with a `Merge` (all but `daily_performance`, whose distinct
+counts do not add up) is updated by the change alone: the dirty ids' new rows added, their stored
+rows before (`inc.old_rows`) subtracted, the report side computed again from the month's aggregate
+files (see `merge.py`). The months a killed refresh left pending, and `daily_performance`'s changed
+months, are recomputed from the stored `transactions` of those months (read once into a table, with
+the columns those views name) and the months' files.
 """
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ def _with_inputs(views: Iterable[View]) -> list[View]:
     return [v for v in VIEW_LIST if v in chosen or (not v.rollup and re.search(rf"\.{v.name}\b", sql))]
 
 
+def _reads_reports(view: View) -> bool:
+    """Whether `view` reads the aggregate reports (`networks`, `merchandise`)."""
+    return any(v.name in DATASETS for v in _with_inputs([view]))
+
+
 def _date_column(view: View) -> str:
     """The date column a rollup is bucketed by: the key after `site` in its sort order."""
     return view.order_by.split(",")[1].strip()
@@ -95,14 +101,14 @@ def _base_month(path: Path) -> str:
 @dataclass(frozen=True)
 class Plan:
     """What an incremental build writes: days of their own rewritten whole, days patched, patch
-    months rewritten, the months of every other rollup, and those of them to recompute from their
-    stored transactions (their aggregate windows changed; the others are updated by the change)."""
+    months rewritten, the months of every other rollup, and those of them whose transactions
+    changed (the others' aggregate windows did)."""
 
     rewrite: frozenset[str] = frozenset()
     patched: frozenset[str] = frozenset()
     patch_months: frozenset[str] = frozenset()
     months: frozenset[str] = frozenset()
-    recompute: frozenset[str] = frozenset()
+    touched: frozenset[str] = frozenset()
 
 
 class SiteBuild:
@@ -265,9 +271,12 @@ class SiteBuild:
         ids = (ids if now else []) + (
             [f"SELECT commission_id FROM read_parquet({sql_list(old)})"] if old else []
         )
-        if not ids:
-            return Plan(months=frozenset(months), recompute=frozenset(months))
         con = self.con
+        if not ids:  # no transaction changed: none to add or subtract
+            empty = f"SELECT * FROM read_parquet({quote(str(self.base / EMPTY))})"
+            for table in ("u", "old_rows"):
+                con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS {empty}")
+            return Plan(months=frozenset(months))
         con.execute(
             "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
             f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
@@ -354,14 +363,15 @@ class SiteBuild:
             frozenset(patched),
             frozenset(patch_months),
             frozenset(months | touched_months),
-            frozenset(months),
+            frozenset(touched_months),
         )
 
     def apply(self, plan: Plan, whole: frozenset[str], ledger: Iterable[str]) -> None:
         """Write what `plan` found, index the changed ledger files, and bring the other rollups up
         to date for the plan's months: recomputed from their stored transactions for the months in
-        `whole` (the plan's, and any a killed refresh left pending), updated by the changed
-        transactions alone for the others (see `merge.py`)."""
+        `whole` (those a killed refresh left pending), updated by the change alone for the others
+        (see `merge.py`); a rollup without a Merge is recomputed for the months where what it reads
+        changed."""
         if plan.rewrite or plan.patched:
             write_buckets(self.con, "SELECT * FROM inc.base_rows", _DAY, self.base, only=plan.rewrite)
             patch_bucket = month_bucket("commission_date")
@@ -370,23 +380,28 @@ class SiteBuild:
             )
         self._write_index([r for r in ledger if r in self.readable])
         merged = plan.months - whole
-        recompute = {v.name: whole if v.merge is not None else whole | merged for v in _ROLLUPS}
+        recompute = {
+            v.name: whole
+            if v.merge is not None
+            else whole | (merged if _reads_reports(v) else merged & plan.touched)
+            for v in _ROLLUPS
+        }
         read = frozenset[str]().union(*recompute.values())
-        if not read:
-            return
         sources: dict[str, str] = {
             dataset: self._source(dataset, [r for r in self.of(dataset) if _month(r) in whole | merged])
             for dataset in DATASETS
             if dataset != _T
         }
-        stored = stored_transactions_sql(
-            self._base_files(read),
-            self._patches(read),
-            within_months("commission_date", read),
-            self._named_columns(v for v in _ROLLUPS if recompute[v.name]),
-        )
-        self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")  # read once, used by each
-        self._install("inc", [v for v in _ROLLUPS if recompute[v.name]], "SELECT * FROM inc.stored", sources)
+        if read:
+            stored = stored_transactions_sql(
+                self._base_files(read),
+                self._patches(read),
+                within_months("commission_date", read),
+                self._named_columns(v for v in _ROLLUPS if recompute[v.name]),
+            )
+            self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")  # read once, used by each
+            computed = [v for v in _ROLLUPS if recompute[v.name]]
+            self._install("inc", computed, "SELECT * FROM inc.stored", sources)
         if merged:
             changed = within_months("commission_date", merged)
             merging = [v for v in _ROLLUPS if v.merge is not None]
@@ -403,8 +418,9 @@ class SiteBuild:
                 )
             if view.merge is not None and merged:
                 stored_files = self._existing(folder, merged)
-                reports = "inc_reports" if any(v.name in DATASETS for v in _with_inputs([view])) else None
+                reports = "inc_reports" if _reads_reports(view) else None
                 rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
                 selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({in_list(merged)})")
-            select = " UNION ALL BY NAME ".join(selects)
-            write_buckets(self.con, select, bucket, folder, only=recompute[view.name] | merged)
+            if selects:
+                written = recompute[view.name] | (merged if view.merge is not None else frozenset())
+                write_buckets(self.con, " UNION ALL BY NAME ".join(selects), bucket, folder, only=written)

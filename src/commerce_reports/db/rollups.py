@@ -229,7 +229,7 @@ def _build(
             plan = build.plan(before.listing, before.skipped, changed)
             months = plan.months | before.pending_months
             save_state(data_dir, site, dataclasses.replace(before, pending_months=months))
-            whole = plan.recompute | before.pending_months
+            whole = before.pending_months
             build.apply(plan, whole, [r for r in changed if dataset_of(r) == "transactions"])
     save_state(
         data_dir,
