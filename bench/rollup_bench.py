@@ -7,8 +7,10 @@ Targets (issue 14): the one-day refresh (rollups and catalog together) under 3 s
 the full rebuild no slower than the rollups of before (48 s, 3.2 GB unloaded on 2 cores).
 
 1. full rebuild: every rollup of the site rebuilt from the lake, then the catalog written.
-2. The last update day is held back (moved aside) and the rollups refreshed without it; then it is
-   put back, and the refresh a sync would run after storing it is measured: "one-day refresh".
+2. What a daily sync stores is held back (moved aside): the last update day, and the aggregate
+   month windows of its month (a daily sync fetches the current month's again); the rollups are
+   refreshed without them. Then they are put back, and the refresh a sync would run after storing
+   them is measured: "one-day refresh".
 
 Each measured step runs alone in a fresh process, started by a small runner process whose only
 child it is, so its peak RSS (the runner's RUSAGE_CHILDREN) is its own. Seconds are the step's own
@@ -69,19 +71,30 @@ def _last_day(data_dir: Path) -> PartitionKey:
     return PartitionKey.from_relpath(f"transactions/by=updateDate/{folders[-1].name}")
 
 
-def _hold(data_dir: Path, key: PartitionKey) -> Path:
-    held = data_dir / _HELD / key.relpath
-    held.parent.mkdir(parents=True, exist_ok=True)
-    (site_root(data_dir, SITE) / key.relpath).rename(held)
-    return held
+def _daily_sync(data_dir: Path, day: PartitionKey) -> list[str]:
+    """The partition folders a daily sync stores: the update day, its month's aggregate windows."""
+    root = site_root(data_dir, SITE)
+    month = f"grain=month/start={day.start.replace(day=1)}"
+    windows = [*root.glob(f"networks/slice=*/{month}"), *root.glob(f"merchandise/slice=*/{month}")]
+    return [day.relpath, *(str(w.relative_to(root)) for w in sorted(windows))]
+
+
+def _hold(data_dir: Path, relpaths: list[str]) -> None:
+    for relpath in relpaths:
+        held = data_dir / _HELD / relpath
+        held.parent.mkdir(parents=True, exist_ok=True)
+        (site_root(data_dir, SITE) / relpath).rename(held)
 
 
 def _restore(data_dir: Path) -> None:
-    """Put back a day held by an interrupted run."""
-    for folder in sorted((data_dir / _HELD).glob("transactions/by=*/day=*")):
-        key = PartitionKey.from_relpath(str(folder.relative_to(data_dir / _HELD)))
-        folder.rename(site_root(data_dir, SITE) / key.relpath)
-    shutil.rmtree(data_dir / _HELD, ignore_errors=True)
+    """Put back what a run held back (also after an interrupted run)."""
+    held = data_dir / _HELD
+    for part in sorted(held.rglob("part.parquet")):
+        folder = part.parent
+        target = site_root(data_dir, SITE) / folder.relative_to(held)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        folder.rename(target)
+    shutil.rmtree(held, ignore_errors=True)
 
 
 def main() -> None:
@@ -96,7 +109,8 @@ def main() -> None:
     _restore(data_dir)
     full = _measure("full", data_dir)
     day = _last_day(data_dir)
-    _hold(data_dir, day)
+    stored = _daily_sync(data_dir, day)
+    _hold(data_dir, stored)
     try:
         refresh_rollups(data_dir, {SITE: [day]})
     finally:
@@ -107,7 +121,7 @@ def main() -> None:
     print(f"ratio: the one-day refresh takes {one['seconds'] / full['seconds']:.3f} of a full rebuild's time")
     print(
         f"(CPU seconds: full rebuild {full['cpu']:.1f}, one-day refresh {one['cpu']:.1f}; "
-        f"day added: {day.start})"
+        f"day added: {day.start}, with {len(stored) - 1} aggregate month windows)"
     )
 
 

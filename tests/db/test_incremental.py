@@ -57,6 +57,8 @@ def _row(cid: str, commission: date | None, update: date, revenue: float, n: int
         "device": ("Mobile", "Desktop", None)[n % 3],
         "country": ("us", "gb")[n % 2],
         "link_url": f"https://shop.example/{n % 3}",
+        "merchant_group_id": 7,
+        "merchant_group_name": "M",
         "products": [{"product_id": f"p{n % 2}", "product_name": f"P{n % 2}", "price": 5.0, "quantity": 1.0}],
     }
 
@@ -120,17 +122,30 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
                 part.unlink()
             else:
                 part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
-    elif kind == "agg":
-        key = PartitionKey.aggregate("networks", step[1], Filters(), "month")
-        rows = [
-            {"network_name": n, "revenue": step[2] / (i + 1), "clicks": 10, "sales": 1.0, "actions": 1}
-            for i, n in enumerate(NETWORKS)
-        ]
-        table = pa.Table.from_pylist(
-            [{**r, "window_start": key.start, "window_end": key.end} for r in rows],
-            schema=AGGREGATE_SCHEMAS["networks"],
-        )
-        write_partition(data_dir, SITE, key, table, _fetched())
+    elif kind == "agg":  # a month's networks and merchandise windows (P9: a product never sold)
+        windows = {
+            "networks": [
+                {"network_name": n, "revenue": step[2] / (i + 1), "clicks": 10, "sales": 1.0, "actions": 1}
+                for i, n in enumerate(NETWORKS)
+            ],
+            "merchandise": [
+                {
+                    "product_name": p,
+                    "merchant_group_id": 7,
+                    "revenue": step[2] / 2,
+                    "sales": 1.0,
+                    "actions": 1,
+                }
+                for p in ("P0", "P9")
+            ],
+        }
+        for dataset, rows in windows.items():
+            key = PartitionKey.aggregate(dataset, step[1], Filters(), "month")
+            table = pa.Table.from_pylist(
+                [{**r, "window_start": key.start, "window_end": key.end} for r in rows],
+                schema=AGGREGATE_SCHEMAS[dataset],
+            )
+            write_partition(data_dir, SITE, key, table, _fetched())
     elif kind == "refresh":
         refresh_rollups(data_dir)
     elif kind == "rebuild":
