@@ -41,9 +41,8 @@ def merged_sql(
         firsts = "".join(f", {c if sign == '' else 'NULL'} AS {c}" for c in merge.firsts)
         return f"SELECT {keys}, {sums}{firsts} FROM {source} WHERE transactions > 0"
 
-    parts = [part(f"{new}.{view.name}", ""), part(f"{old}.{view.name}", "-")]
-    if stored:
-        parts.append(part(f"read_parquet({sql_list(stored)}, hive_partitioning = false)", ""))
+    parts = [part(f"read_parquet({sql_list(stored)}, hive_partitioning = false)", "")] if stored else []
+    parts += [part(f"{new}.{view.name}", ""), part(f"{old}.{view.name}", "-")]  # stored + new - old
     sums = [f"sum({c}) AS {c}" for c in merge.sums]
     added = ", ".join([*sums, *(f"min({c}) AS {c}" for c in merge.firsts)])
     derived = dict(merge.derived)
