@@ -1,18 +1,23 @@
-"""Lakes synced from the sandbox for the chart, notebook and export tests, as a notebook's `cr.sync`
+"""Lakes synced from the sandbox for the chart, notebook, export, database and Spark tests, built
+once per test run and shared by every pytest-xdist worker (`shared`), as a notebook's `cr.sync`
 would sync them: two sites, returns and adjustments, device and country slices.
 
-The notebook lakes are kept per process here, in a module imported under one name only: pytest
+The built lakes are also kept per process here, in a module imported under one name only: pytest
 loads a conftest under a name of its own (`notebooks.conftest`), so a conftest that imports
 another's fixtures gets fixtures, and caches, of its own.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from functools import cache
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from commerce_reports.api import SyncOptions, sync
 from commerce_reports.embedded import sandbox_sites
@@ -20,7 +25,42 @@ from commerce_reports.sandbox import SandboxConfig, run_sandbox
 
 DAYS = 30  # the notebooks' default `days`
 
-_notebook_lakes: dict[str, Path] = {}
+_built: dict[str, Path] = {}
+
+
+@contextmanager
+def isolated(cache: Path) -> Iterator[None]:
+    """No COMMERCE_REPORTS_* setting of the machine, and a private cache folder (pace state, the
+    learned request costs): what the autouse fixture gives each test, for set-up that runs before it."""
+    with pytest.MonkeyPatch.context() as env:
+        for name in [n for n in os.environ if n.startswith("COMMERCE_REPORTS_")]:
+            env.delenv(name)
+        env.setenv("XDG_CACHE_HOME", str(cache))
+        yield
+
+
+def _run_folder(factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of this test run: a worker's own lies one level below it."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def shared(name: str, factory: pytest.TempPathFactory, build: Callable[[Path], object]) -> Path:
+    """The folder `name` of this test run, filled by `build` (in an `isolated` environment) the
+    first time any worker asks for it; a worker asking meanwhile waits for it, then every worker
+    reads the same files. Tests that change a shared lake work on a copy."""
+    if name not in _built:
+        run = _run_folder(factory)
+        folder, done = run / name, run / f"{name}.done"
+        with FileLock(run / f"{name}.lock"):
+            if not done.exists():
+                shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
+                folder.mkdir()
+                with isolated(run / f"{name}.cache"):
+                    build(folder)
+                done.touch()
+        _built[name] = folder
+    return _built[name]
 
 
 def sandbox_lake(
@@ -30,13 +70,19 @@ def sandbox_lake(
     days: int,
     countries: tuple[str, ...] = ("US", "GB"),
     dialect: str = "contract",
+    first_day: date | None = None,
 ) -> Path:
     """Sync `days` days up to `now` of the sandbox's two sites into `data_dir`, as a notebook's
     `cr.sync` would, from a sandbox whose clock stops at `now`, speaking `dialect` (both dialects
-    serve the same world)."""
+    serve the same world) and holding data from `first_day` (default: 30 days before the first
+    day synced)."""
     first = now.date() - timedelta(days=days - 1)
     config = SandboxConfig(
-        now=now, first_day=first - timedelta(days=30), pace=0.0, transactions_per_day=30, dialect=dialect
+        now=now,
+        first_day=first_day or first - timedelta(days=30),
+        pace=0.0,
+        transactions_per_day=30,
+        dialect=dialect,
     )
     with run_sandbox(config) as running:
         options = SyncOptions(now=lambda: running.sandbox.now, pace=0, progress=False, say=lambda _: None)
@@ -47,17 +93,20 @@ def sandbox_lake(
     return data_dir
 
 
-@cache
-def synced_at() -> datetime:
-    """The moment every notebook lake of this process is synced at: the first one's, a moment ago."""
-    return datetime.now(UTC)
+def synced_at(factory: pytest.TempPathFactory) -> datetime:
+    """The moment every notebook lake of this test run is synced at: the first one's, a moment ago."""
+    folder = shared(
+        "notebook-lakes-now", factory, lambda f: (f / "now").write_text(datetime.now(UTC).isoformat())
+    )
+    return datetime.fromisoformat((folder / "now").read_text())
 
 
 def notebook_lake(dialect: str, factory: pytest.TempPathFactory) -> Path:
     """The lake a notebook finds current (its own sync fetches nothing) in `dialect`, synced the
     first time it is asked for. The lakes of both dialects stop their sandbox's clock at the same
     moment, so they hold the same world: the same numbers."""
-    if dialect not in _notebook_lakes:
-        folder = factory.mktemp(f"notebook-lake-{dialect}")
-        _notebook_lakes[dialect] = sandbox_lake(folder, now=synced_at(), days=DAYS, dialect=dialect)
-    return _notebook_lakes[dialect]
+    return shared(
+        f"notebook-lake-{dialect}",
+        factory,
+        lambda folder: sandbox_lake(folder, now=synced_at(factory), days=DAYS, dialect=dialect),
+    )

@@ -1,5 +1,6 @@
-"""Lakes for the chart and dashboard tests, built once per session: a small sandbox lake (two sites,
-30 days, device and country slices) and a synthetic one with thousands of links."""
+"""Lakes for the chart and dashboard tests, built once per test run (see `tests.lakes.shared`): a
+small sandbox lake (two sites, 30 days, device and country slices) and a synthetic one with
+thousands of links; and one read-only connection to the small lake per worker."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import duckdb
 import pytest
 
 from commerce_reports.db import connect
-from tests.lakes import sandbox_lake
+from tests.lakes import sandbox_lake, shared
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 START = NOW.date() - timedelta(days=29)
@@ -22,14 +23,22 @@ MAKE_LAKE = Path(__file__).parents[2] / "bench" / "make_lake.py"
 
 @pytest.fixture(scope="session")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return sandbox_lake(tmp_path_factory.mktemp("charts-lake"), now=NOW, days=30)
+    return shared("charts-lake", tmp_path_factory, lambda folder: sandbox_lake(folder, now=NOW, days=30))
+
+
+@pytest.fixture(scope="session")
+def _lake_connection(lake: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    with connect(lake) as connection:
+        yield connection
 
 
 @pytest.fixture
-def con(lake: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = connect(lake)
-    yield connection
-    connection.close()
+def con(_lake_connection: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The charts and the dashboard only read: a cursor of one connection opened per worker
+    (opening one installs every view, a good part of a second each time), with its views and
+    limits, closed after the test so no result it left unread reaches the next."""
+    with _lake_connection.cursor() as cursor:
+        yield cursor
 
 
 @pytest.fixture(scope="session")
@@ -39,9 +48,7 @@ def many_links_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    data_dir = tmp_path_factory.mktemp("many-links")
-    module.make_lake(data_dir, 60_000, 20)
-    return data_dir
+    return shared("many-links-lake", tmp_path_factory, lambda folder: module.make_lake(folder, 60_000, 20))
 
 
 BENCH_FIRST_DAY = date(2025, 1, 1)

@@ -1,5 +1,6 @@
-"""Lakes synced from the sandbox, built once per session: every updateDate day of two sites and
-month slices of both aggregates (`all`, each deviceType, two countries)."""
+"""A lake synced from the sandbox, built once per test run (see `tests.lakes.shared`): every
+updateDate day of two sites and month slices of both aggregates (`all`, each deviceType, two
+countries)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from commerce_reports.client import ReportsClient
 from commerce_reports.contract import PartitionKey
+from commerce_reports.db import connect
 from commerce_reports.lake.store import write_partition
 from commerce_reports.params import Filters
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.reports import ReportsSandbox
+from tests.lakes import shared
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 FIRST_DAY = date(2026, 1, 1)
@@ -33,7 +37,7 @@ SLICES = (
 @dataclass(frozen=True)
 class SyncedLake:
     data_dir: Path
-    sandbox: ReportsSandbox  # for ground truth only: its server is stopped
+    sandbox: ReportsSandbox  # for ground truth only: the world it served, no server
 
     def copy(self, target: Path) -> Path:
         """A private copy of the lake (for tests that change files)."""
@@ -54,13 +58,33 @@ def sync_site(client: ReportsClient, data_dir: Path, site: str, days: list[date]
                 write_partition(data_dir, site, key, fetch(month, key.end, filters), NOW)
 
 
-@pytest.fixture(scope="session")
-def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SyncedLake]:
-    data_dir = tmp_path_factory.mktemp("synced")
-    config = SandboxConfig(now=NOW, first_day=FIRST_DAY, pace=0.0, transactions_per_day=25)
+CONFIG = SandboxConfig(now=NOW, first_day=FIRST_DAY, pace=0.0, transactions_per_day=25)
+
+
+def _sync_both_sites(data_dir: Path) -> None:
     days = [FIRST_DAY + timedelta(days=n) for n in range((NOW.date() - FIRST_DAY).days + 1)]
-    with run_sandbox(config) as running:
+    with run_sandbox(CONFIG) as running:
         for site, key in SITES.items():
             with ReportsClient(key, running.base_url, pace=0, pace_dir=data_dir / "pace") as client:
                 sync_site(client, data_dir, site, days)
-        yield SyncedLake(data_dir, running.sandbox)
+
+
+@pytest.fixture(scope="session")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> SyncedLake:
+    """The lake, and a sandbox of the same configuration: the same world, so the same ground truth."""
+    return SyncedLake(shared("db-synced-lake", tmp_path_factory, _sync_both_sites), ReportsSandbox(CONFIG))
+
+
+@pytest.fixture(scope="session")
+def _synced_connection(synced: SyncedLake) -> Iterator[duckdb.DuckDBPyConnection]:
+    with connect(synced.data_dir) as con:
+        yield con
+
+
+@pytest.fixture
+def synced_con(_synced_connection: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the synced lake for a test that only reads it: a cursor of one connection
+    opened per worker (opening one installs every view over a few hundred files, about a second),
+    with its views and limits, closed after the test so no result it left unread reaches the next."""
+    with _synced_connection.cursor() as cursor:
+        yield cursor

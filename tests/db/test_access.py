@@ -84,20 +84,19 @@ def test_unknown_device_and_partner_product_read_alike_whichever_the_dialect(tmp
     assert shown == [("Unknown", "Unknown"), ("Link", "Mobile"), ("Unknown", "Unknown")]
 
 
-def test_a_date_filter_prunes_partitions(synced: SyncedLake) -> None:
-    with connect(synced.data_dir) as con:
-        plan = "\n".join(
-            row[1]
-            for row in con.execute(
-                "EXPLAIN ANALYZE SELECT count(*) FROM transaction_versions WHERE partition_day = '2026-02-03'"
-            ).fetchall()
-        )
-        windows = "\n".join(
-            row[1]
-            for row in con.execute(
-                "EXPLAIN ANALYZE SELECT count(*) FROM networks WHERE window_start = '2026-02-01'"
-            ).fetchall()
-        )
+def test_a_date_filter_prunes_partitions(synced_con: duckdb.DuckDBPyConnection) -> None:
+    plan = "\n".join(
+        row[1]
+        for row in synced_con.execute(
+            "EXPLAIN ANALYZE SELECT count(*) FROM transaction_versions WHERE partition_day = '2026-02-03'"
+        ).fetchall()
+    )
+    windows = "\n".join(
+        row[1]
+        for row in synced_con.execute(
+            "EXPLAIN ANALYZE SELECT count(*) FROM networks WHERE window_start = '2026-02-01'"
+        ).fetchall()
+    )
     assert "Scanning Files: 2/" in plan  # one day of each site, out of every stored day
     assert re.search(r"Total Files Read: 2\b", plan)
     assert "Scanning Files: 14/42" in windows  # 7 slices x 2 sites of one month, of three months

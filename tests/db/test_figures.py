@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import duckdb
 import polars as pl
 import pytest
 
-from commerce_reports.db import connect
 from tests.db.conftest import MONTHS, NOW, SITES, SyncedLake
 
 
@@ -20,9 +20,10 @@ def _by(frame: pl.DataFrame, key: str, value: str) -> dict[object, float]:
 
 
 @pytest.mark.parametrize("site", list(SITES))
-def test_network_revenue_matches_ground_truth_from_both_sources(synced: SyncedLake, site: str) -> None:
-    with connect(synced.data_dir) as con:
-        view = con.sql(f"SELECT * FROM network_performance WHERE site = '{site}'").pl()
+def test_network_revenue_matches_ground_truth_from_both_sources(
+    synced: SyncedLake, synced_con: duckdb.DuckDBPyConnection, site: str
+) -> None:
+    view = synced_con.sql(f"SELECT * FROM network_performance WHERE site = '{site}'").pl()
     for month in MONTHS:
         rows = view.filter(pl.col("window_start") == month)
         by_commission = synced.sandbox.ground_truth(site, month, _month_end(month), group_by=["network"])
@@ -39,12 +40,13 @@ def test_network_revenue_matches_ground_truth_from_both_sources(synced: SyncedLa
         assert stored.height > 0 and (stored["revenue_gap"] - gap).abs().max() < 1e-6  # type: ignore[operator]
 
 
-def test_device_and_country_aggregates_match_ground_truth(synced: SyncedLake) -> None:
+def test_device_and_country_aggregates_match_ground_truth(
+    synced: SyncedLake, synced_con: duckdb.DuckDBPyConnection
+) -> None:
     """Clicks exist only in the aggregates; their revenue per device/country is the truth by click date."""
     month = MONTHS[1]
-    with connect(synced.data_dir) as con:
-        devices = con.sql(f"SELECT * FROM device_performance WHERE window_start = '{month}'").pl()
-        countries = con.sql(f"SELECT * FROM country_performance WHERE window_start = '{month}'").pl()
+    devices = synced_con.sql(f"SELECT * FROM device_performance WHERE window_start = '{month}'").pl()
+    countries = synced_con.sql(f"SELECT * FROM country_performance WHERE window_start = '{month}'").pl()
     for site in SITES:
         truth = synced.sandbox.ground_truth(
             site, month, _month_end(month), by="click_date", group_by=["device"]
@@ -64,17 +66,16 @@ def test_device_and_country_aggregates_match_ground_truth(synced: SyncedLake) ->
 
 @pytest.mark.parametrize("view, key", [("device_performance", "device"), ("country_performance", "country")])
 def test_transaction_figures_per_device_and_country_add_up_to_ground_truth(
-    synced: SyncedLake, view: str, key: str
+    synced: SyncedLake, synced_con: duckdb.DuckDBPyConnection, view: str, key: str
 ) -> None:
     """A transaction served without click detail has no device or country (Unknown / NULL): the
     split differs from the sandbox's, which knows the click, but every total and count agrees."""
-    with connect(synced.data_dir) as con:
-        rows = con.sql(f"SELECT * FROM {view}").pl()
-        split = con.sql(
-            f"SELECT site, date_trunc('month', commission_date)::DATE AS m, "
-            f"{'upper(country)' if key == 'country' else 'device'} AS k, sum(publisher_net_revenue) AS r "
-            "FROM transactions GROUP BY ALL"
-        ).pl()
+    rows = synced_con.sql(f"SELECT * FROM {view}").pl()
+    split = synced_con.sql(
+        f"SELECT site, date_trunc('month', commission_date)::DATE AS m, "
+        f"{'upper(country)' if key == 'country' else 'device'} AS k, sum(publisher_net_revenue) AS r "
+        "FROM transactions GROUP BY ALL"
+    ).pl()
     for site in SITES:
         for month in MONTHS:
             truth = synced.sandbox.ground_truth(site, month, _month_end(month))
@@ -87,17 +88,18 @@ def test_transaction_figures_per_device_and_country_add_up_to_ground_truth(
 
 
 @pytest.mark.parametrize("site", list(SITES))
-def test_daily_figures_and_return_counts_match_ground_truth(synced: SyncedLake, site: str) -> None:
+def test_daily_figures_and_return_counts_match_ground_truth(
+    synced: SyncedLake, synced_con: duckdb.DuckDBPyConnection, site: str
+) -> None:
     start, end = date(2026, 1, 15), date(2026, 3, 5)
     truth = synced.sandbox.ground_truth(site, start, end, group_by=["day"])
-    with connect(synced.data_dir) as con:
-        daily = con.sql(
-            f"SELECT * FROM daily_performance WHERE site = '{site}' AND day BETWEEN '{start}' AND '{end}'"
-        ).pl()
-        links = con.sql(
-            f"SELECT day, sum(returns) AS returns, sum(revenue) AS revenue FROM link_performance "
-            f"WHERE site = '{site}' AND day BETWEEN '{start}' AND '{end}' GROUP BY day"
-        ).pl()
+    daily = synced_con.sql(
+        f"SELECT * FROM daily_performance WHERE site = '{site}' AND day BETWEEN '{start}' AND '{end}'"
+    ).pl()
+    links = synced_con.sql(
+        f"SELECT day, sum(returns) AS returns, sum(revenue) AS revenue FROM link_performance "
+        f"WHERE site = '{site}' AND day BETWEEN '{start}' AND '{end}' GROUP BY day"
+    ).pl()
     joined = truth.join(daily, on="day", suffix="_view")
     assert joined.height == truth.height
     assert truth["returns"].sum() > 0
@@ -107,25 +109,25 @@ def test_daily_figures_and_return_counts_match_ground_truth(synced: SyncedLake, 
     assert _by(links, "day", "returns") == _by(truth, "day", "returns")
 
 
-def test_merchandise_items_split_transaction_revenue(synced: SyncedLake) -> None:
-    with connect(synced.data_dir) as con:
-        items = con.sql(
-            "SELECT site, window_start, sum(revenue) AS r FROM merchandise_performance GROUP BY ALL"
-        ).pl()
-        whole = con.sql(
-            "SELECT site, date_trunc('month', commission_date)::DATE AS window_start, "
-            "sum(publisher_net_revenue) AS r FROM transactions WHERE len(products) > 0 GROUP BY ALL"
-        ).pl()
-        stored = con.execute("SELECT count(*) FROM merchandise_performance WHERE actions > 0").fetchone()
+def test_merchandise_items_split_transaction_revenue(synced_con: duckdb.DuckDBPyConnection) -> None:
+    items = synced_con.sql(
+        "SELECT site, window_start, sum(revenue) AS r FROM merchandise_performance GROUP BY ALL"
+    ).pl()
+    whole = synced_con.sql(
+        "SELECT site, date_trunc('month', commission_date)::DATE AS window_start, "
+        "sum(publisher_net_revenue) AS r FROM transactions WHERE len(products) > 0 GROUP BY ALL"
+    ).pl()
+    stored = synced_con.execute("SELECT count(*) FROM merchandise_performance WHERE actions > 0").fetchone()
     assert items.sort("site", "window_start")["r"].round(2).to_list() == (
         whole.sort("site", "window_start")["r"].round(2).to_list()
     )
     assert stored is not None and stored[0] > 0
 
 
-def test_site_performance_totals_match_ground_truth(synced: SyncedLake) -> None:
-    with connect(synced.data_dir) as con:
-        rows = con.sql("SELECT * FROM site_performance").pl()
+def test_site_performance_totals_match_ground_truth(
+    synced: SyncedLake, synced_con: duckdb.DuckDBPyConnection
+) -> None:
+    rows = synced_con.sql("SELECT * FROM site_performance").pl()
     for site in SITES:
         for month in MONTHS:
             row = rows.filter(pl.col("site") == site, pl.col("window_start") == month)

@@ -7,6 +7,7 @@ import logging
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -123,7 +124,7 @@ def test_a_damaged_partition_is_left_out_and_named_never_a_crash(
 
 
 def test_sql_prints_cents_integers_and_whole_lines(
-    synced: SyncedLake, capsys: pytest.CaptureFixture[str]
+    synced: SyncedLake, synced_con: duckdb.DuckDBPyConnection, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = ["--data-dir", str(synced.data_dir)]
     sql = (
@@ -137,11 +138,10 @@ def test_sql_prints_cents_integers_and_whole_lines(
     )
     assert main(["sql", sql, "--format", "json", *data]) == 0
     assert capsys.readouterr().out.endswith("}]\n")
-    with connect(synced.data_dir) as con:
-        assert query(con, sql).schema["n"] == pl.Int64
-        for view in VIEWS:
-            types = {str(t) for t in con.sql(f"SELECT * FROM {view} LIMIT 0").types}
-            assert not {t for t in types if t.startswith(("DECIMAL", "HUGEINT"))}, view
+    assert query(synced_con, sql).schema["n"] == pl.Int64
+    for view in VIEWS:
+        types = {str(t) for t in synced_con.sql(f"SELECT * FROM {view} LIMIT 0").types}
+        assert not {t for t in types if t.startswith(("DECIMAL", "HUGEINT"))}, view
 
 
 def test_bad_arguments_are_toolkit_errors(tmp_path: Path) -> None:
