@@ -1,24 +1,22 @@
-"""One SparkSession (`local[2]`) per test session, and lakes synced from the sandbox once per dialect."""
+"""One SparkSession (`local[2]`) per test session, and a lake synced from the sandbox once per test run."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from commerce_reports.api import SyncOptions, sync
-from commerce_reports.config import DIALECTS
-from commerce_reports.embedded import sandbox_sites
-from commerce_reports.sandbox import SandboxConfig, run_sandbox
+from tests.lakes import sandbox_lake, shared
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 DAYS = 60
+FIRST_DAY = date(2025, 10, 1)  # the sandbox's history begins here
 COUNTRIES = ("US", "GB")
 
 
@@ -66,44 +64,16 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     session.stop()
 
 
-def _synced_lake(dialect: str, tmp_path_factory: pytest.TempPathFactory) -> Lake:
+@pytest.fixture(scope="session")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Lake:
     """Two sites, 60 days of the ledger (returns and adjustments included) and month slices of
     both aggregates (unfiltered, each device, two countries), synced over loopback from a sandbox
-    speaking `dialect`, with the lake on the sandbox's clock."""
-    data_dir = tmp_path_factory.mktemp(f"lake-{dialect}")
-    config = SandboxConfig(
-        now=NOW, first_day=date(2025, 10, 1), pace=0.0, transactions_per_day=30, dialect=dialect
+    speaking the contract dialect, with the lake on the sandbox's clock. One dialect is enough
+    here: tests/charts/test_published.py shows a lake synced in the published dialect holds the
+    same rows, and Spark reads the stored files, not the wire."""
+    data_dir = shared(
+        "spark-lake",
+        tmp_path_factory,
+        lambda folder: sandbox_lake(folder, now=NOW, days=DAYS, countries=COUNTRIES, first_day=FIRST_DAY),
     )
-    with pytest.MonkeyPatch.context() as env:
-        for name in [n for n in os.environ if n.startswith("COMMERCE_REPORTS_")]:
-            env.delenv(name)
-        env.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
-        with run_sandbox(config) as running:
-            sync(
-                NOW.date() - timedelta(days=DAYS - 1),
-                sites=sandbox_sites(running),
-                countries=COUNTRIES,
-                data_dir=data_dir,
-                options=SyncOptions(now=lambda: running.sandbox.now, pace=0, progress=False),
-            )
-    return Lake(dialect, data_dir)
-
-
-@pytest.fixture(scope="session")
-def synced_lakes(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Lake]:
-    """The lake of a dialect, synced the first time it is asked for and kept for the session
-    (whatever order the tests run in: a parametrised session fixture would rebuild on a switch)."""
-    built: dict[str, Lake] = {}
-
-    def lake_of(dialect: str) -> Lake:
-        if dialect not in built:
-            built[dialect] = _synced_lake(dialect, tmp_path_factory)
-        return built[dialect]
-
-    return lake_of
-
-
-@pytest.fixture(params=DIALECTS)
-def lake(request: pytest.FixtureRequest, synced_lakes: Callable[[str], Lake]) -> Lake:
-    """The synced lake of each dialect in turn."""
-    return synced_lakes(request.param)
+    return Lake("contract", data_dir)

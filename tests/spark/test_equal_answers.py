@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -114,12 +113,12 @@ def _as_older_file(path: Path, drop: str, to_integers: tuple[str, ...] = ()) -> 
 
 
 def test_older_damaged_and_missing_files_read_as_in_duckdb(
-    synced_lakes: Callable[[str], Lake], spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    lake: Lake, spark: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """One site's ledger and networks, two files as schema version 1 wrote them (no sub type column,
     integer clicks and actions), one cut short, no merchandise at all: the cut file is left out on
     both engines, the others read by name, merchandise is typed and empty; all equal to DuckDB."""
-    site = next((synced_lakes("contract").data_dir / "lake").glob("site=*"))  # any dialect's would do
+    site = next((lake.data_dir / "lake").glob("site=*"))
     for dataset in ("transactions", "networks"):
         shutil.copytree(site / dataset, tmp_path / "lake" / site.name / dataset)
     days = sorted((tmp_path / "lake").glob("*/transactions/*/*/part.parquet"))
