@@ -42,13 +42,6 @@ def running() -> Iterator[RunningSandbox]:
         yield running
 
 
-@pytest.fixture(params=["contract", "published"])
-def each_dialect(request: pytest.FixtureRequest) -> Iterator[RunningSandbox]:
-    """The sandbox in each wire dialect in turn: the same world, so the same ground truth."""
-    with run_sandbox(small_config(dialect=request.param)) as running:
-        yield running
-
-
 def assert_every_field_is_read(data_dir: Path, site: str, dialect: str) -> None:
     """Nothing the service sent is left in `extra`, and no column the dialect carries is all null."""
     versions = pl.read_parquet(data_dir / "lake" / f"site={site}" / "transactions" / "**" / "*.parquet")

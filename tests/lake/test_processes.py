@@ -112,7 +112,7 @@ def test_two_syncs_at_once_keep_the_pace_and_the_lake_whole(tmp_path: Path) -> N
 def test_ctrl_c_stops_cleanly_after_saving_what_finished(tmp_path: Path) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     config = SandboxConfig(
-        now=now, first_day=now.date() - timedelta(days=60), pace=0.25, transactions_per_day=30
+        now=now, first_day=now.date() - timedelta(days=60), pace=0, transactions_per_day=30
     )
     with run_sandbox(config) as running:
         start = (now.date() - timedelta(days=30)).isoformat()
@@ -128,6 +128,7 @@ def test_ctrl_c_stops_cleanly_after_saving_what_finished(tmp_path: Path) -> None
         stored = len(Manifest.load(tmp_path, "alpha"))
         assert 0 < stored < 30 + 2 * 6
         assert not list(tmp_path.rglob("*.tmp"))
+        command, env = sync_command(running, tmp_path, start, pace=0)  # the rest at once
         resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
         assert resumed.returncode == 0, resumed.stderr
         assert f"({stored} partitions already current)" in resumed.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -18,10 +20,12 @@ from commerce_reports.api import (
     status,
     sync,
 )
+from commerce_reports.config import DIALECTS
 from commerce_reports.errors import ValidationError
 from commerce_reports.lake.manifest import Manifest
 from commerce_reports.sandbox import FaultConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox
+from commerce_reports.syncing import SyncPlan, SyncResult
 from tests.conftest import FakeClock
 from tests.lake.conftest import (
     START,
@@ -31,60 +35,86 @@ from tests.lake.conftest import (
     profiles,
     small_config,
 )
+from tests.lakes import isolated
 
 
 def served(running: RunningSandbox) -> list[tuple[str | None, str, tuple[tuple[str, str], ...]]]:
     return [(r.site, r.endpoint, tuple(sorted(r.params.items()))) for r in running.sandbox.request_log]
 
 
-def test_a_sync_makes_exactly_the_planned_requests_then_none(
-    each_dialect: RunningSandbox, tmp_path: Path
-) -> None:
-    running = each_dialect
-    options = options_for(running)
-    plan = plan_sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
+@dataclass(frozen=True)
+class FirstSync:
+    """A first sync of 90 days of both sites, then a second one right after it, and what each saw."""
+
+    data_dir: Path
+    running: RunningSandbox  # its server is stopped: for ground truth and the config only
+    plan: SyncPlan
+    first: SyncResult
+    log: list[tuple[str | None, str, tuple[tuple[str, str], ...]]]  # what the first sync asked
+    second: SyncResult
+    served_in_all: int  # requests served after both syncs
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(d, marks=pytest.mark.xdist_group(f"first-sync-{d}")) for d in DIALECTS],
+)
+def first_sync(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> FirstSync:
+    """One first sync per dialect for the tests that read it (they share a worker: one group)."""
+    data_dir = tmp_path_factory.mktemp(f"first-sync-{request.param}")
+    with isolated(tmp_path_factory.mktemp("cache")):
+        with run_sandbox(small_config(dialect=request.param)) as running:
+            options = options_for(running)
+            plan = plan_sync(START, sites=profiles(running), data_dir=data_dir, options=options)
+            first = sync(START, sites=profiles(running), data_dir=data_dir, options=options)
+            log = served(running)
+            second = sync(START, sites=profiles(running), data_dir=data_dir, options=options)
+            return FirstSync(data_dir, running, plan, first, log, second, len(served(running)))
+
+
+def test_a_sync_makes_exactly_the_planned_requests_then_none(first_sync: FirstSync) -> None:
+    plan, first, log, second = first_sync.plan, first_sync.first, first_sync.log, first_sync.second
     # 90 updateDate days + 4 months x (5 networks slices + 1 merchandise) per site
     assert len(plan.requests) == 2 * (90 + 4 * 6)
-    first = sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
     assert not first.failed and len(first.stored) == len(plan.requests)
-    log = served(running)
     assert len(log) == len(plan.requests) and len(set(log)) == len(log)  # nothing asked twice
     assert {
         (r.site, r.key.params().get("updateDate")) for r in plan.requests if r.key.dataset == "transactions"
     } == {
         (site, endpoint_params[0][1]) for site, endpoint, endpoint_params in log if endpoint == "transactions"
     }
-    second = sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
-    assert second.plan.requests == [] and len(served(running)) == len(log)
+    assert second.plan.requests == [] and first_sync.served_in_all == len(log)
+    dialect = first_sync.running.sandbox.config.dialect
     for site in ("alpha", "beta"):
-        assert_matches_ground_truth(running, tmp_path, site, START)
-        assert_every_field_is_read(tmp_path, site, running.sandbox.config.dialect)
-        service = Manifest.load(tmp_path, site).service
-        assert service == {"sandbox": "embedded", "dialect": running.sandbox.config.dialect, "verified": True}
+        assert_matches_ground_truth(first_sync.running, first_sync.data_dir, site, START)
+        assert_every_field_is_read(first_sync.data_dir, site, dialect)
+        service = Manifest.load(first_sync.data_dir, site).service
+        assert service == {"sandbox": "embedded", "dialect": dialect, "verified": True}
 
 
 def test_a_day_later_only_new_and_unsettled_partitions_are_fetched(
-    each_dialect: RunningSandbox, tmp_path: Path
+    first_sync: FirstSync, tmp_path: Path
 ) -> None:
-    running = each_dialect
-    options = options_for(running)
-    sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
-    before = len(running.sandbox.request_log)
-    running.sandbox.advance(timedelta(days=1))
-    result = sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
-    fetched = {(r.site, r.key.describe()) for r, _ in result.stored}
-    expected = set()
-    for site in ("alpha", "beta"):
-        # 03-09 and 03-10 were fetched before they settled; 03-11 is new; March is the partial month.
-        expected |= {(site, f"transactions updateDate=2026-03-{d:02d}") for d in (9, 10, 11)}
-        expected |= {
-            (site, f"networks [{s}] 2026-03-01..2026-03-31")
-            for s in ("all", "deviceType=DSK", "deviceType=MBL", "deviceType=TBL", "deviceType=UKN")
-        }
-        expected.add((site, "merchandise [all] 2026-03-01..2026-03-31"))
-    assert fetched == expected
-    assert len(running.sandbox.request_log) - before == len(expected)
-    assert_matches_ground_truth(running, tmp_path, "alpha", START)
+    """On a copy of the first sync's lake, from a sandbox of the same world a day later."""
+    shutil.copytree(first_sync.data_dir, tmp_path, dirs_exist_ok=True)
+    with run_sandbox(first_sync.running.sandbox.config) as running:
+        options = options_for(running)
+        before = len(running.sandbox.request_log)
+        running.sandbox.advance(timedelta(days=1))
+        result = sync(START, sites=profiles(running), data_dir=tmp_path, options=options)
+        fetched = {(r.site, r.key.describe()) for r, _ in result.stored}
+        expected = set()
+        for site in ("alpha", "beta"):
+            # 03-09 and 03-10 were fetched before they settled; 03-11 is new; March is the partial month.
+            expected |= {(site, f"transactions updateDate=2026-03-{d:02d}") for d in (9, 10, 11)}
+            expected |= {
+                (site, f"networks [{s}] 2026-03-01..2026-03-31")
+                for s in ("all", "deviceType=DSK", "deviceType=MBL", "deviceType=TBL", "deviceType=UKN")
+            }
+            expected.add((site, "merchandise [all] 2026-03-01..2026-03-31"))
+        assert fetched == expected
+        assert len(running.sandbox.request_log) - before == len(expected)
+        assert_matches_ground_truth(running, tmp_path, "alpha", START)
 
 
 def test_freshness_and_refresh_decide_when_unsettled_partitions_are_fetched_again(
