@@ -21,11 +21,40 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
     return _real_connect(self, address)
 
 
+# The modules holding the longest tests, the longest first (kernels, browsers, subprocesses, whole
+# syncs: 5 to 35 s each on 2 cores). pytest-xdist hands tests out in collection order (after the
+# xdist_group units, largest first), so these start early and a run ends on quick tests: no worker
+# idles while the other finishes a long one.
+SLOW_FIRST = (
+    "tests/notebooks/test_dashboard_lab.py",
+    "tests/test_demo.py",
+    "tests/db/test_incremental.py",
+    "tests/export/test_export.py",
+    "tests/lake/test_processes.py",
+    "tests/notebooks/test_notebooks.py",
+    "tests/db/test_access.py",
+    "tests/lake/test_sync.py",
+    "tests/db/test_safety.py",
+    "tests/charts/test_performance.py",
+    "tests/charts/test_selection.py",
+    "tests/db/test_catalog.py",
+    "tests/db/test_figures.py",
+    "tests/test_pace.py",
+)
+
+
+def _slow_rank(item: pytest.Item) -> int:
+    module = item.nodeid.split("::", 1)[0]
+    return SLOW_FIRST.index(module) if module in SLOW_FIRST else len(SLOW_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep `xdist_group` working under `--dist loadgroup`: pytest-xdist names a test's group by
+    """Run the slow modules first (`SLOW_FIRST`; a stable sort keeps each module's own order), and
+    keep `xdist_group` working under `--dist loadgroup`: pytest-xdist names a test's group by
     appending `@<group>` to `item._nodeid`, which pytest 9.2's structured node ids no longer read,
     so every grouped test was scheduled on its own (pytest-dev/pytest-xdist#1386). Give the id
     its suffix the way pytest 9.2 reads it; older pytest has no structured ids and xdist's works."""
+    items.sort(key=_slow_rank)
     if not getattr(config.option, "loadgroup", False):  # set by xdist on its workers
         return
     try:
