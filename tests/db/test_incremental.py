@@ -6,8 +6,9 @@ moving to another commission day), loader partitions, refetches that drop ids, i
 two files. After the sequence one more refresh runs, and every rollup must equal the one a full
 rebuild of the same lake writes. Derandomized (the same sequences on every run) and small, so the
 suite stays fast: the 8 sequences drawn by default hold every kind of step (syncs with returns and
-adjustments, loaders, invalidated and damaged days, aggregates, refreshes, kills at 1 to 5 files,
-rebuilds); `DB_EXAMPLES=200 DB_RANDOM=1 pytest -p no:timeout ...` searches further.
+adjustments, loaders, invalidated and damaged days, aggregates, refreshes, killed refreshes,
+rebuilds; check again when the strategy changes, since the draws follow the test's source);
+`DB_EXAMPLES=200 DB_RANDOM=1 pytest -p no:timeout ...` searches further.
 """
 
 from __future__ import annotations
