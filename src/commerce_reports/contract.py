@@ -51,6 +51,7 @@ __all__ = [
     "check_site_name",
     "dataset_schema",
     "lake_root",
+    "next_month",
     "site_root",
     "slice_folder",
     "sql_type",
@@ -103,7 +104,8 @@ def slice_folder(canonical: str) -> str:
     return f"{_HASHED}{digest}{_HASHED}{prefix}"
 
 
-def _next_month(day: date) -> date:
+def next_month(day: date) -> date:
+    """The first day of the month after `day`'s."""
     return (day.replace(day=28) + timedelta(days=4)).replace(day=1)
 
 
@@ -141,7 +143,7 @@ class PartitionKey:
     def end(self) -> date:
         """The day after the partition's last day (windows exclude their end)."""
         if self.grain == "month":
-            return _next_month(self.start)
+            return next_month(self.start)
         return self.start + timedelta(days=1)
 
     @property

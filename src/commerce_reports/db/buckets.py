@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 import duckdb
 
+from ..contract import next_month
 from ..files import move_atomic, save_atomic
 from .sources import quote, sql_list
 from .state import EMPTY
@@ -65,8 +66,7 @@ def within_months(column: str, months: Iterable[str]) -> str:
             terms.append(f"{column} IS NULL")
             continue
         first = date.fromisoformat(f"{month}-01")
-        after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-        terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{after}')")
+        terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{next_month(first)}')")
     return " OR ".join(terms) or "false"
 
 
