@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from commerce_reports.api import status, status_rows
 from commerce_reports.contract import PartitionKey
 from commerce_reports.errors import ValidationError
 from commerce_reports.lake.manifest import Manifest
@@ -17,7 +18,7 @@ from commerce_reports.lake.store import write_partition
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
 from commerce_reports.parse.aggregates import parse_aggregate
-from commerce_reports.state import COLUMNS, describe_status, status, status_rows
+from commerce_reports.syncing.status import COLUMNS, describe_status
 from tests.factories import body, nested, networks_body
 
 # The data stack, and the HTTP client and sandbox server: loaded by the commands that use them only.
@@ -51,7 +52,7 @@ runpy.run_module("commerce_reports", run_name="__main__")
 
 
 @pytest.mark.parametrize(
-    "module", ["commerce_reports.cli", "commerce_reports.cli.reports", "commerce_reports.jobs"]
+    "module", ["commerce_reports.cli", "commerce_reports.cli.reports", "commerce_reports.syncing.jobs"]
 )
 def test_ctrl_c_during_start_up_exits_130_without_a_traceback(module: str) -> None:
     code = _INTERRUPT_WHILE_IMPORTING.format(module=module)

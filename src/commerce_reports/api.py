@@ -8,22 +8,30 @@
         table = client.transactions(update_date="2026-11-20")
 
 This is an entry point: with no key configured, it is here that the built-in sandbox is chosen.
+It imports the data stack (polars, the HTTP client, DuckDB) only when a function needs it, so that
+`commerce-reports status` and `sync --plan` start at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .client import ReportsClient
-from .embedded import available_sites
-from .jobs import SliceSpec, SyncOptions, data_dir_of, fetch_keys, ledger, plan_sync
+from .contract import DATASETS, Dataset
+from .embedded import available_sites, started
 from .loaders import load_merchandise, load_networks, load_transactions
 from .params import Grain
-from .sites import SiteSelection, select_sites
-from .state import invalidate, status
-from .syncing import SyncResult
+from .sites import SiteProfile, SiteSelection, select_sites
+from .syncing import SyncPlan, SyncResult, read_manifests
+from .syncing.jobs import SliceSpec, SyncOptions, data_dir_of, fetch_keys, ledger, plan_keys
+from .syncing.status import DatasetStatus, forget, status_frame
+from .syncing.status import status_rows as lake_status_rows
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .client import ReportsClient
 
 __all__ = [
     "SyncOptions",
@@ -34,13 +42,21 @@ __all__ = [
     "open_client",
     "plan_sync",
     "status",
+    "status_rows",
     "sync",
 ]
+
+
+def _profiles(sites: SiteSelection) -> dict[str, SiteProfile]:
+    """The chosen sites, named without starting anything (the embedded sandbox's when no key is set)."""
+    return select_sites(sites, lambda: available_sites(start=False))
 
 
 def open_client(site: str | None = None, **options: Any) -> ReportsClient:
     """A `ReportsClient` for one configured site (default: the first), or for the built-in
     sandbox when no key is configured. `options` go to `ReportsClient` (pace, clock, timeout...)."""
+    from .client import ReportsClient
+
     profiles = select_sites(site, available_sites) if site is not None else available_sites()
     profile = next(iter(profiles.values()))
     options.setdefault("pace", profile.pace)
@@ -67,6 +83,72 @@ def sync(
     """Bring the lake up to date: each site's `updateDate` days from `start` (default: 90 days ago)
     to today, plus the aggregate slices (unfiltered and per device by default; `countries` adds a
     networks slice per country). Nothing stored and settled is requested again."""
+    from .db import after_sync
+
     folder = data_dir_of(data_dir)
-    profiles, keys = ledger(start, end, sites, networks, merchandise, countries, grain, options)
-    return fetch_keys(folder, profiles, keys, options, refresh, finish=True)
+    profiles = _profiles(sites)
+    keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options)
+    return fetch_keys(folder, profiles, keys, options, refresh, finish=after_sync, launch=started)
+
+
+def plan_sync(
+    start: Any = None,
+    end: Any = None,
+    *,
+    sites: SiteSelection = None,
+    networks: Iterable[SliceSpec] | None = None,
+    merchandise: Iterable[SliceSpec] | None = None,
+    countries: Iterable[str] = (),
+    grain: Grain = "month",
+    data_dir: str | Path | None = None,
+    refresh: bool = False,
+    options: SyncOptions = SyncOptions(),
+) -> SyncPlan:
+    """The exact requests `sync` would make, per site and endpoint, with the ETA `sync` would
+    print (the pace, and what requests and the end work cost on this machine); fetches nothing."""
+    folder = data_dir_of(data_dir)
+    profiles = _profiles(sites)
+    keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options)
+    manifests, _ = read_manifests(folder, list(profiles), options.policy)
+    return plan_keys(manifests, profiles, keys, options, refresh=refresh, finish=True)
+
+
+def status_rows(
+    *,
+    sites: SiteSelection = None,
+    data_dir: str | Path | None = None,
+    rebuild: bool = False,
+    options: SyncOptions = SyncOptions(),
+) -> list[DatasetStatus]:
+    """The rows of `status` in plain Python (what `commerce-reports status` prints, without polars)."""
+    return lake_status_rows(data_dir_of(data_dir), _profiles(sites), options.policy, rebuild=rebuild)
+
+
+def status(
+    *,
+    sites: SiteSelection = None,
+    data_dir: str | Path | None = None,
+    rebuild: bool = False,
+    options: SyncOptions = SyncOptions(),
+) -> pl.DataFrame:
+    """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled,
+    when last fetched.
+
+    A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
+    `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""
+    return status_frame(status_rows(sites=sites, data_dir=data_dir, rebuild=rebuild, options=options))
+
+
+def invalidate(
+    start: Any,
+    end: Any,
+    *,
+    sites: SiteSelection = None,
+    datasets: Iterable[Dataset] = DATASETS,
+    data_dir: str | Path | None = None,
+) -> int:
+    """Forget the stored partitions that overlap `start`..`end`, so the next sync fetches them again.
+
+    The files stay readable until they are replaced. Returns how many partitions were forgotten.
+    """
+    return forget(data_dir_of(data_dir), _profiles(sites), start, end, datasets)

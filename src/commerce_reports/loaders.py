@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from .contract import PART_FILE, Dataset, PartitionKey, site_root
-from .embedded import available_sites
+from .embedded import available_sites, started
 from .errors import ValidationError
-from .jobs import SliceSpec, SyncOptions, data_dir_of, day_span, fetch_keys, now_of, slices_of
 from .params import DATE_FIELDS, DateField, Filters, Grain
 from .sites import SiteSelection, select_sites
 from .syncing import aggregate_keys, transaction_keys
+from .syncing.jobs import SliceSpec, SyncOptions, data_dir_of, day_span, fetch_keys, now_of, slices_of
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["load_merchandise", "load_networks", "load_transactions"]
 
@@ -26,6 +27,8 @@ __all__ = ["load_merchandise", "load_networks", "load_transactions"]
 def _read(
     files: list[tuple[str, PartitionKey, Path]], extra: Callable[[PartitionKey], dict[str, Any]]
 ) -> pl.LazyFrame:
+    import polars as pl
+
     frames = [
         pl.scan_parquet(path).with_columns(
             pl.lit(site).alias("site"), *(pl.lit(v).alias(k) for k, v in extra(key).items())
@@ -49,7 +52,7 @@ def _load(
     """Fetch what `keys` lack for each site, then name the partition files to read."""
     folder = data_dir_of(data_dir)
     profiles = select_sites(site, lambda: available_sites(start=False))
-    result = fetch_keys(folder, profiles, {s: keys for s in profiles}, options, refresh)
+    result = fetch_keys(folder, profiles, {s: keys for s in profiles}, options, refresh, launch=started)
     if result.failed:
         raise result.failed[0][1]
     return [(s, k, site_root(folder, s) / k.relpath / PART_FILE) for s in profiles for k in keys]
@@ -84,6 +87,8 @@ def load_transactions(
     keys = transaction_keys(first, last, by)
     files = _load("transactions", keys, site, data_dir, refresh, options)
     frame = _read(files, lambda key: {"day": key.start})
+    import polars as pl
+
     if local.campaign_ids:
         frame = frame.filter(pl.col("campaign_id").is_in(list(local.campaign_ids)))
     if local.merchant_group_ids:

@@ -1,6 +1,6 @@
 """Reporting subcommands: demo, sync, status, verify, invalidate. Each is a thin shell over the
-public functions (`commerce_reports.api`, `commerce_reports.lake.verify`); `status` calls their light
-homes (`state`, `jobs`) so that it reads manifests without loading the data stack."""
+public functions (`commerce_reports.api`, `commerce_reports.lake.verify`); `status` and `sync --plan`
+read manifests without loading the data stack (the api imports it only when a function needs it)."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def _sync(args: argparse.Namespace) -> int:
         "refresh": args.refresh,
     }
     if args.plan:
-        from ..jobs import plan_sync  # plain Python over manifests and dates
+        from ..api import plan_sync  # plain Python over manifests and dates
 
         print(plan_sync(args.start, args.end, **kwargs).describe())
         return 0
@@ -132,10 +132,10 @@ def _sync(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     # The manifests, read and printed with plain Python: no polars, pyarrow or DuckDB at start-up.
+    from ..api import plan_sync, status_rows
     from ..config import Settings
-    from ..jobs import plan_sync
     from ..locate import where
-    from ..state import describe_status, status_rows
+    from ..syncing.status import describe_status
 
     print(f"lake: {where(args.data_dir) if args.data_dir is not None else Settings.from_env().lake}")
     code = _verify(args) if args.verify else 0

@@ -10,7 +10,7 @@ second writes `commerce.duckdb` when its views changed. `rebuild_rollups` rebuil
 
 from __future__ import annotations
 
-from .catalog import CATALOG_FILE, catalog_problem, ensure_catalog, write_catalog
+from .catalog import CATALOG_FILE, after_sync, catalog_problem, ensure_catalog, write_catalog
 from .connection import connect, ensure_lake, lake_is_empty, query
 from .rollups import SiteRefresh, fresh_rollups, rebuild_rollups, refresh_rollups
 from .views import VIEWS
@@ -19,6 +19,7 @@ __all__ = [
     "CATALOG_FILE",
     "VIEWS",
     "SiteRefresh",
+    "after_sync",
     "catalog_problem",
     "connect",
     "ensure_catalog",

@@ -17,19 +17,29 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import duckdb
 
+from ..contract import PartitionKey
 from ..errors import LakeError
 from ..files import save_atomic
 from .connection import install_views
+from .rollups import refresh_rollups
 from .snapshot import Snapshot, take_snapshot, view_sql
 from .sources import quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST
 
-__all__ = ["CATALOG_FILE", "STORAGE_VERSION", "catalog_problem", "ensure_catalog", "write_catalog"]
+__all__ = [
+    "CATALOG_FILE",
+    "STORAGE_VERSION",
+    "after_sync",
+    "catalog_problem",
+    "ensure_catalog",
+    "write_catalog",
+]
 
 log = logging.getLogger(__name__)
 
@@ -125,3 +135,12 @@ def ensure_catalog(data_dir: Path | str | None = None) -> Path | None:
     except (OSError, LakeError) as error:
         log.warning("could not repair the catalog in %s: %s", folder, error)
         return None
+
+
+def after_sync(data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]]) -> None:
+    """Keep the DuckDB side current at the cost of what a sync changed: the rollups of the
+    partitions it stored (and of nothing else), then the catalog, rewritten only when its views
+    changed."""
+    if changed:
+        refresh_rollups(data_dir, changed)
+    write_catalog(data_dir)

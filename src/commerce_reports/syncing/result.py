@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from ..contract import PartitionKey
 from ..errors import CommerceReportsError
 from ..lake import Repair
 from .costs import shares
@@ -49,6 +50,13 @@ class SyncResult:
     @property
     def ok(self) -> bool:
         return not self.failed and not self.interrupted
+
+    def changed(self) -> dict[str, list[PartitionKey]]:
+        """The partitions this sync stored, per site: what the DuckDB side must bring up to date."""
+        changed: dict[str, list[PartitionKey]] = {}
+        for request, _ in self.stored:
+            changed.setdefault(request.site, []).append(request.key)
+        return changed
 
     def request_costs(self) -> dict[tuple[str, str], list[float]]:
         """Per lane (site, endpoint), what each stored request cost this machine: its busy time,

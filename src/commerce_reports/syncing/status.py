@@ -1,7 +1,8 @@
-"""What the lake holds and how to reset part of it: `status` and `invalidate`.
+"""What the lake holds of the sites an entry point chose, and how to reset part of it.
 
 `status_rows` reads the manifests with plain Python (the command line prints them with
-`describe_status` without loading polars); `status` gives the same rows as a polars frame."""
+`describe_status` without loading polars); `status_frame` gives the same rows as a polars frame.
+The package's `status`, `plan_sync` and `invalidate` choose the sites and call these."""
 
 from __future__ import annotations
 
@@ -11,19 +12,17 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .contract import Dataset
-from .embedded import available_sites
-from .errors import ValidationError
-from .jobs import SyncOptions, data_dir_of
-from .lake import Entry, Manifest, load_or_rebuild, writing_sites
-from .lake import rebuild as rebuild_manifest
-from .params import as_date
-from .sites import SiteSelection, select_sites
+from ..contract import DATASETS, Dataset
+from ..errors import ValidationError
+from ..lake import Entry, Manifest, load_or_rebuild, writing_sites
+from ..lake import rebuild as rebuild_manifest
+from ..params import as_date
+from .plan import SettlePolicy
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["COLUMNS", "DatasetStatus", "describe_status", "invalidate", "status", "status_rows"]
+__all__ = ["COLUMNS", "DatasetStatus", "describe_status", "forget", "status_frame", "status_rows"]
 
 
 @dataclass(frozen=True)
@@ -44,25 +43,20 @@ COLUMNS = tuple(f.name for f in fields(DatasetStatus))
 
 
 def status_rows(
-    *,
-    sites: SiteSelection = None,
-    data_dir: str | Path | None = None,
-    rebuild: bool = False,
-    options: SyncOptions = SyncOptions(),
+    folder: Path, sites: Iterable[str], policy: SettlePolicy, *, rebuild: bool = False
 ) -> list[DatasetStatus]:
-    """The rows of `status`, sorted by site and dataset, read from the manifests alone (plain
-    Python: what `commerce-reports status` prints without loading polars or pyarrow).
+    """What the lake in `folder` holds of `sites`, per site and dataset, sorted, read from the
+    manifests alone (plain Python: what `commerce-reports status` prints without loading polars).
 
     A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
     `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""
-    folder = data_dir_of(data_dir)
     rows: list[DatasetStatus] = []
-    for site in sorted(select_sites(sites, lambda: available_sites(start=False))):
+    for site in sorted(sites):
         if rebuild:
             with writing_sites(folder, [site]):
-                manifest, _ = rebuild_manifest(folder, site, options.policy.is_settled)
+                manifest, _ = rebuild_manifest(folder, site, policy.is_settled)
         else:
-            manifest, _ = load_or_rebuild(folder, site, options.policy.is_settled)
+            manifest, _ = load_or_rebuild(folder, site, policy.is_settled)
         by_dataset: dict[str, list[Entry]] = {}
         for entry in manifest:
             by_dataset.setdefault(entry.key.dataset, []).append(entry)
@@ -75,32 +69,21 @@ def status_rows(
                     rows=sum(e.rows for e in stored),
                     first_day=min(e.key.start for e in stored),
                     last_day=max(e.key.end for e in stored) - timedelta(days=1),
-                    unsettled=sum(not _settled(e, options) for e in stored),
+                    unsettled=sum(not _settled(e, policy) for e in stored),
                     last_fetched_at=max(e.fetched_at for e in stored),
                 )
             )
     return rows
 
 
-def _settled(entry: Entry, options: SyncOptions) -> bool:
-    return not entry.untyped and (entry.settled or options.policy.is_settled(entry.key, entry.fetched_at))
+def _settled(entry: Entry, policy: SettlePolicy) -> bool:
+    return not entry.untyped and (entry.settled or policy.is_settled(entry.key, entry.fetched_at))
 
 
-def status(
-    *,
-    sites: SiteSelection = None,
-    data_dir: str | Path | None = None,
-    rebuild: bool = False,
-    options: SyncOptions = SyncOptions(),
-) -> pl.DataFrame:
-    """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled,
-    when last fetched (the rows of `status_rows`, as a polars frame).
-
-    A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
-    `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""
+def status_frame(rows: Sequence[DatasetStatus]) -> pl.DataFrame:
+    """`status_rows` as a polars frame (the notebooks' form), its columns typed."""
     import polars as pl
 
-    rows = status_rows(sites=sites, data_dir=data_dir, rebuild=rebuild, options=options)
     schema: dict[str, Any] = {
         "site": pl.String,
         "dataset": pl.String,
@@ -144,25 +127,21 @@ def describe_status(rows: Sequence[DatasetStatus]) -> str:
     )
 
 
-def invalidate(
-    start: Any,
-    end: Any,
-    *,
-    sites: SiteSelection = None,
-    datasets: Iterable[Dataset] = ("transactions", "networks", "merchandise"),
-    data_dir: str | Path | None = None,
+def forget(
+    folder: Path, sites: Iterable[str], start: Any, end: Any, datasets: Iterable[Dataset] = DATASETS
 ) -> int:
-    """Forget the stored partitions that overlap `start`..`end`, so the next sync fetches them again.
-
-    The files stay readable until they are replaced. Returns how many partitions were forgotten.
-    """
+    """Forget the stored partitions of `sites` that overlap `start`..`end`, so the next sync fetches
+    them again. The files stay readable until they are replaced. Returns how many were forgotten."""
     first, last = as_date(start, "start"), as_date(end, "end")
     if first > last:
         raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
+    if isinstance(datasets, str) or not set(datasets) <= set(DATASETS):
+        raise ValidationError(
+            "datasets", f"{datasets!r} is not a list of datasets", f"give some of {', '.join(DATASETS)}"
+        )
     chosen = set(datasets)
-    folder = data_dir_of(data_dir)
     forgotten = 0
-    for site in select_sites(sites, lambda: available_sites(start=False)):
+    for site in sites:
         keys = [
             e.key
             for e in Manifest.load(folder, site)

@@ -1,7 +1,9 @@
 """What a sync or a loader asks of the service: the partitions per site, planned under the sites'
 writer lock, fetched by one client per site, then the DuckDB side brought up to date.
 
-The package's flat functions (`api`, `loaders`) are thin shells over these. Planning reads only
+The package's flat functions (`api`, `loaders`, `status`) are thin shells over these: they choose
+the sites (the built-in sandbox when no key is configured is their decision, not this module's) and
+hand them in with `launch`, which makes a named sandbox site ready for a client. Planning reads only
 manifests and dates: the client (HTTP, pyarrow) and DuckDB load when a sync fetches or refreshes.
 """
 
@@ -15,36 +17,54 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import locate
-from .config import Settings, parse_pace
-from .contract import PartitionKey
-from .embedded import available_sites, started
-from .errors import ServiceError, ValidationError
-from .lake.manifest import Manifest
-from .pace import Clock, SystemClock
-from .params import Filters, Grain, as_date
-from .sites import SiteProfile, SiteSelection, select_sites
-from .syncing import (
+from .. import locate
+from ..config import Settings, parse_pace
+from ..contract import PartitionKey
+from ..errors import ServiceError, ValidationError
+from ..lake.manifest import Manifest
+from ..pace import Clock, SystemClock
+from ..params import Filters, Grain, as_date
+from ..sites import SiteProfile
+from .costs import CostBook, service_of
+from .plan import (
     DEFAULT_MERCHANDISE_SLICES,
     DEFAULT_NETWORK_SLICES,
-    CostBook,
     SettlePolicy,
     SyncPlan,
-    SyncResult,
     aggregate_keys,
     plan_partitions,
-    read_manifests,
-    service_of,
     transaction_keys,
 )
+from .result import SyncResult
 
 if TYPE_CHECKING:
-    from .client import ReportsClient
+    from ..client import ReportsClient
 
-__all__ = ["SliceSpec", "SyncOptions", "after_sync", "fetch_keys", "ledger", "plan_keys", "plan_sync"]
+__all__ = [
+    "EndWork",
+    "Launch",
+    "SliceSpec",
+    "SyncOptions",
+    "data_dir_of",
+    "day_span",
+    "fetch_keys",
+    "ledger",
+    "now_of",
+    "plan_keys",
+    "slices_of",
+]
 
 log = logging.getLogger(__name__)
 SliceSpec = Filters | Mapping[str, Any] | str
+# Makes a site ready for a client: the entry points start a named embedded sandbox site here.
+Launch = Callable[[SiteProfile], SiteProfile]
+# The DuckDB side brought up to date after a sync, given the partitions it stored per site (the
+# entry points hand in `commerce_reports.db.after_sync`: the database sits above the sync).
+EndWork = Callable[[Path, Mapping[str, list[PartitionKey]]], None]
+
+
+def _as_it_is(profile: SiteProfile) -> SiteProfile:
+    return profile
 
 
 @dataclass(frozen=True)
@@ -103,15 +123,14 @@ def day_span(start: Any, end: Any, today: date, default_days: int = 90) -> tuple
 def ledger(
     start: Any,
     end: Any,
-    sites: SiteSelection,
+    sites: Iterable[str],
     networks: Iterable[SliceSpec] | None,
     merchandise: Iterable[SliceSpec] | None,
     countries: Iterable[str],
     grain: Grain,
     options: SyncOptions,
-) -> tuple[dict[str, SiteProfile], dict[str, list[PartitionKey]]]:
-    """The sites and, per site, every partition of its ledger: updateDate days and aggregate slices."""
-    profiles = select_sites(sites, lambda: available_sites(start=False))
+) -> dict[str, list[PartitionKey]]:
+    """Per site, every partition of its ledger: updateDate days and aggregate slices."""
     first, last = day_span(start, end, now_of(options).date())
     nets = slices_of(networks, DEFAULT_NETWORK_SLICES) + [Filters(country=c) for c in countries]
     merch = slices_of(merchandise, DEFAULT_MERCHANDISE_SLICES)
@@ -120,7 +139,7 @@ def ledger(
         *aggregate_keys("networks", first, last, nets, grain),
         *aggregate_keys("merchandise", first, last, merch, grain),
     ]
-    return profiles, {site: keys for site in profiles}
+    return {site: keys for site in sites}
 
 
 def pace_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[str, float]:
@@ -128,27 +147,6 @@ def pace_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[s
         return parse_pace(options.pace)
     own = {p.pace for p in profiles.values() if p.pace is not None}
     return parse_pace(max(own)) if own else dict(Settings.from_env().pace)
-
-
-def plan_sync(
-    start: Any = None,
-    end: Any = None,
-    *,
-    sites: SiteSelection = None,
-    networks: Iterable[SliceSpec] | None = None,
-    merchandise: Iterable[SliceSpec] | None = None,
-    countries: Iterable[str] = (),
-    grain: Grain = "month",
-    data_dir: str | Path | None = None,
-    refresh: bool = False,
-    options: SyncOptions = SyncOptions(),
-) -> SyncPlan:
-    """The exact requests `sync` would make, per site and endpoint, with the ETA `sync` would
-    print (the pace, and what requests and the end work cost on this machine); fetches nothing."""
-    folder = data_dir_of(data_dir)
-    profiles, keys = ledger(start, end, sites, networks, merchandise, countries, grain, options)
-    manifests, _ = read_manifests(folder, list(profiles), options.policy)
-    return plan_keys(manifests, profiles, keys, options, refresh=refresh, finish=True)
 
 
 def plan_keys(
@@ -183,25 +181,26 @@ def fetch_keys(
     options: SyncOptions,
     refresh: bool = False,
     *,
-    finish: bool = False,
+    finish: EndWork | None = None,
+    launch: Launch = _as_it_is,
 ) -> SyncResult:
     """Plan under the sites' writer lock, then run the plan. The core of `sync` and the loaders.
 
     What the requests cost is kept for the next plan's ETA. With `finish` (a sync), the DuckDB side
-    is then brought up to date (`after_sync`), and what that took is kept too."""
+    is then brought up to date, and what that took is kept too."""
     book = CostBook()
-    result = _fetch(data_dir, profiles, keys, options, refresh, finish, book)
+    result = _fetch(data_dir, profiles, keys, options, refresh, finish is not None, book, launch)
     learned: dict[str, dict[str, list[float]]] = {}
     for (site, endpoint), costs in result.request_costs().items():
         learned.setdefault(service_of(profiles[site]), {}).setdefault(endpoint, []).extend(costs)
     for service, costs_of_service in learned.items():
         book.record(service, costs_of_service)
-    if finish:
+    if finish is not None:
         timer = options.clock or SystemClock()
         started = timer.time()
         if result.stored:
             (options.say or log.info)("refreshing the rollups and the catalog ...")
-        after_sync(data_dir, result)
+        finish(data_dir, result.changed())
         book.record_finish(len(result.stored), timer.time() - started)
     return result
 
@@ -214,9 +213,10 @@ def _fetch(
     refresh: bool,
     finish: bool,
     book: CostBook,
+    launch: Launch,
 ) -> SyncResult:
-    from .client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
-    from .syncing.run import StoppableClock, open_sites, run_plan
+    from ..client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
+    from .run import StoppableClock, open_sites, run_plan
 
     stop = threading.Event()
     clock = StoppableClock(options.clock or SystemClock(), stop)
@@ -226,7 +226,7 @@ def _fetch(
         if not plan.requests:
             return SyncResult(plan, repairs=opened.repairs)
         explicit = options.pace
-        busy = [started(p) for name, p in profiles.items() if any(r.site == name for r in plan.requests)]
+        busy = [launch(p) for name, p in profiles.items() if any(r.site == name for r in plan.requests)]
         clients = {
             profile.name: ReportsClient(
                 profile.secret_key,
@@ -293,16 +293,3 @@ def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, c
         log.info("%s: %s answers as the reporting API (HTTP %d)", profile.name, client.base_url, status)
     Manifest.record_service(data_dir, profile.name, service)
     return True
-
-
-def after_sync(data_dir: Path, result: SyncResult) -> None:
-    """Keep the DuckDB side current at the cost of what changed: the rollups of the partitions this
-    sync stored (and of nothing else), then the catalog, rewritten only when its views changed."""
-    from .db import refresh_rollups, write_catalog
-
-    changed: dict[str, list[PartitionKey]] = {}
-    for request, _ in result.stored:
-        changed.setdefault(request.site, []).append(request.key)
-    if changed:
-        refresh_rollups(data_dir, changed)
-    write_catalog(data_dir)
