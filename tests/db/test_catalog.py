@@ -3,6 +3,7 @@ and rewritten only when its views change."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from commerce_reports.cli import main
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import CATALOG_FILE, catalog_problem, refresh_rollups, write_catalog
 from commerce_reports.lake.store import write_partition
@@ -47,27 +47,51 @@ def _cli_count(catalog: Path, cwd: Path) -> int:
 @pytest.mark.skipif(
     not DUCKDB_CLI.exists(), reason="the duckdb CLI (pip install duckdb-cli) is not installed"
 )
-def test_the_duckdb_cli_reads_the_catalog_from_anywhere_and_after_a_move(
-    synced: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_copied_data_folder_reads_its_own_files_from_anywhere(synced: SyncedLake, tmp_path: Path) -> None:
     data_dir = synced.copy(tmp_path / "data")
     refresh_rollups(data_dir)
     catalog = write_catalog(data_dir)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
     with duckdb.connect(str(catalog), read_only=True) as reader:
         expected = reader.execute("SELECT count(*) FROM network_performance").fetchone()
     assert expected is not None and expected[0] > 0
-    assert _cli_count(catalog, cwd=elsewhere) == expected[0]
+    assert _cli_count(catalog, cwd=Path("/")) == expected[0]
+    assert _cli_count(Path(CATALOG_FILE), cwd=data_dir) == expected[0]  # a relative path works too
 
-    moved = tmp_path / "moved"
-    data_dir.rename(moved)
-    problem = catalog_problem(moved)
-    assert problem is not None and "moved" in problem and "commerce-reports catalog" in problem
-    assert main(["sql", "SELECT 1 AS one", "--data-dir", str(moved)]) == 0  # the next command repairs it
-    capsys.readouterr()
-    assert catalog_problem(moved) is None
-    assert _cli_count(moved / CATALOG_FILE, cwd=elsewhere) == expected[0]
+    copy = tmp_path / "copy"
+    shutil.copytree(data_dir, copy, symlinks=True)
+    opened = _files_opened(copy / CATALOG_FILE, cwd=Path("/"))  # while the original still exists
+    assert opened and not [f for f in opened if f.startswith(str(data_dir))]
+    assert any(f.startswith(str(copy / "views")) for f in opened)
+    shutil.rmtree(data_dir)
+    assert _cli_count(copy / CATALOG_FILE, cwd=Path("/")) == expected[0]
+    assert catalog_problem(copy) is None  # a moved folder needs no repair
+
+
+def _files_opened(catalog: Path, cwd: Path) -> list[str]:
+    """Every file the DuckDB CLI opens to answer a query over the catalog (strace)."""
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("strace is not installed (Debian: apt-get install strace)")
+    log = catalog.parent.parent / "strace.log"
+    command = [str(DUCKDB_CLI), "-readonly", str(catalog), "-c", "SELECT count(*) FROM network_performance"]
+    done = subprocess.run(
+        [strace, "-f", "-qq", "-e", "trace=open,openat,stat,newfstatat", "-o", str(log), *command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return re.findall(r'"(/[^"]+\.parquet)"', log.read_text())
+
+
+def test_the_catalog_names_how_to_open_it_when_attached_elsewhere(synced: SyncedLake, tmp_path: Path) -> None:
+    data_dir = synced.copy(tmp_path)
+    catalog = write_catalog(data_dir)
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{catalog}' AS c (READ_ONLY)")
+        with pytest.raises(duckdb.Error, match="commerce-reports catalog --data-dir"):
+            con.execute("SELECT count(*) FROM c.network_performance").fetchall()
 
 
 def test_the_catalog_is_rewritten_only_when_its_views_change(synced: SyncedLake, tmp_path: Path) -> None:
@@ -75,13 +99,12 @@ def test_the_catalog_is_rewritten_only_when_its_views_change(synced: SyncedLake,
     refresh_rollups(data_dir)
     first = write_catalog(data_dir).stat()
     assert write_catalog(data_dir).stat().st_ino == first.st_ino  # nothing changed: not rewritten
-    day = date(2026, 3, 9)  # a day stored again, as a sync does, then the rollups refreshed
+    day = date(2026, 3, 9)  # a day stored again, as a sync does
     table = _table(_version("late", day, 5.0, 50.0))
     write_partition(data_dir, "alpha", PartitionKey.transactions(day), table, datetime.now(UTC))
-    refresh_rollups(data_dir)
-    assert write_catalog(data_dir).stat().st_ino == first.st_ino
-    # the same partition changed again but its rollups not refreshed: alpha reads the lake now
-    write_partition(data_dir, "alpha", PartitionKey.transactions(day), table, datetime.now(UTC))
+    assert catalog_problem(data_dir) is None  # the views read the state last published
+    refresh_rollups(data_dir)  # the writer is done: a new state is published
     assert catalog_problem(data_dir) is not None
-    assert write_catalog(data_dir).stat().st_ino != first.st_ino
-    assert catalog_problem(data_dir) is None
+    second = write_catalog(data_dir).stat()
+    assert second.st_ino != first.st_ino and catalog_problem(data_dir) is None
+    assert write_catalog(data_dir).stat().st_ino == second.st_ino

@@ -81,11 +81,11 @@ def test_a_connection_kept_open_through_a_sync_never_contradicts_itself(
             write_partition(
                 data_dir, "alpha", PartitionKey.transactions(day), _table(*rows), datetime.now(UTC)
             )
-            during = _agree(con)  # alpha's rollups lag its files: alpha is read from the files
-            assert during[0] == during[1]
-        assert during[0] == before + 13
-        refresh_rollups(data_dir)
-        assert _agree(con) == during and fresh_rollups(data_dir) == ["alpha", "beta"]
+            # the writer is at work: the views read the state it last published, whole
+            assert _agree(con) == (before, ids)
+        refresh_rollups(data_dir)  # done: it publishes the lake and its rollups
+        during = _agree(con)
+        assert during[0] == during[1] == before + 13 and fresh_rollups(data_dir) == ["alpha", "beta"]
         revenue = query(con, "SELECT round(sum(revenue), 2) AS r FROM daily_performance")["r"][0]
         assert (
             revenue

@@ -1,13 +1,17 @@
 """`commerce.duckdb`: a small DuckDB file holding the views, for the DuckDB CLI or any client.
 
-It holds no data, only the view definitions, with absolute paths to the lake and rollup files, so
-that it opens from any working folder (`duckdb -readonly /path/to/data/commerce.duckdb`). It is
-written in the storage format of DuckDB 1.2, which every DuckDB since then reads (the Python
-package may be newer than the CLI a user has).
+It holds no data, only the view definitions, over the state of the lake last published (see
+`published.py`), with every path relative to the folder the file is in: a copied or moved data
+folder's catalog reads its own folder's files, never those of the folder it was written in, and
+opens from a read-only share (`duckdb -readonly /path/to/data/commerce.duckdb`, from any working
+folder). DuckDB resolves relative paths against the working folder, so the views find their folder
+from the database's own temporary folder (`<file>.tmp`, DuckDB's default beside the file); a
+catalog attached to another session, or opened with another `temp_directory`, fails with a message
+saying how to open it instead. It is written in the storage format of DuckDB 1.2, which every
+DuckDB since then reads (the Python package may be newer than the CLI a user has).
 
-It is rewritten only when its SQL changes: which sites read rollups, which datasets have files,
-which files are left out as unreadable, or where the data folder is. A folder that was moved is
-noticed by the next sync, `commerce-reports sql` or `commerce-reports catalog`, which rewrite it;
+It is rewritten only when its SQL changes (which generation, sites, rollups and files it reads):
+after a sync or a rebuild, by `commerce-reports catalog`, or by the next `commerce-reports sql`.
 `catalog_problem` says what is wrong, for `status`. It is written beside, then renamed over the old
 one: a reader that has it open keeps the old file.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -24,10 +29,11 @@ import duckdb
 
 from ..contract import PartitionKey
 from ..errors import LakeError
-from ..files import save_atomic
-from .connection import install_views
+from ..files import save_atomic, sha256_of
+from .connection import current_reading, install_views
+from .published import publish
 from .rollups import refresh_rollups
-from .snapshot import Snapshot, take_snapshot, view_sql
+from .snapshot import Reading, view_sql
 from .sources import quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST
@@ -46,10 +52,34 @@ log = logging.getLogger(__name__)
 CATALOG_FILE = "commerce.duckdb"
 STORAGE_VERSION = "v1.2.0"  # the oldest DuckDB whose files the current CLI and Python both read
 _RECORD = "catalog.json"  # beside the rollups: what the catalog was written from
+_TEMP_DIRECTORY = f"{CATALOG_FILE}.tmp"  # DuckDB's temporary folder of the catalog, beside it
+# The folder holding the catalog, as SQL that DuckDB folds to a constant when a view binds.
+ROOT = (
+    f"(CASE WHEN parse_filename(current_setting('temp_directory')) = '{_TEMP_DIRECTORY}' "
+    "THEN coalesce(nullif(parse_dirpath(current_setting('temp_directory')), ''), '.') "
+    "ELSE error('commerce.duckdb reads the folder it is in: open it as the main database, "
+    "e.g. duckdb -readonly <data folder>/commerce.duckdb, with DuckDB''s default temp_directory; "
+    "if its views fail, run: commerce-reports catalog --data-dir <data folder>') END)"
+)
 
 
-def _digest(snapshot: Snapshot) -> str:
-    text = "\n".join(view_sql(snapshot, schema, view) for view in VIEW_LIST for schema in ("live", "main"))
+def relative_sql(sql: str, folder: Path) -> str:
+    """`sql` with every path literal below `folder` made relative to the catalog's own folder."""
+    prefix = re.escape(str(folder).replace("'", "''"))
+    return re.sub(rf"'{prefix}((?:/(?:[^']|'')*)?)'", lambda m: f"({ROOT} || '{m.group(1)}')", sql)
+
+
+def _catalog_sql(reading: Reading, folder: Path) -> list[tuple[str, str]]:
+    """(name, SELECT) of every view in `live` and `main`, its paths relative to the catalog."""
+    return [
+        (f"{schema}.{view.name}", relative_sql(view_sql(reading, schema, view), folder))
+        for view in VIEW_LIST
+        for schema in ("live", "main")
+    ]
+
+
+def _digest(reading: Reading, folder: Path) -> str:
+    text = "\n".join(sql for _, sql in _catalog_sql(reading, folder))
     return hashlib.sha256(f"{STORAGE_VERSION}\n{text}".encode()).hexdigest()
 
 
@@ -61,30 +91,35 @@ def _record(folder: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def _stamp(path: Path) -> list[int] | None:
+def _stamp(path: Path) -> str | None:
+    """The catalog file's content hash: a copy of the folder keeps it, a file written by anything
+    else does not."""
     try:
-        stat = path.stat()
+        return sha256_of(path)
     except OSError:
         return None
-    return [stat.st_size, stat.st_mtime_ns, stat.st_ino]
 
 
 def write_catalog(data_dir: Path | str | None = None, *, force: bool = False) -> Path:
-    """Write `<data_dir>/commerce.duckdb` with the views of `connect()`, atomically, when its SQL
-    changed (or `force`); return its path. Call it after `refresh_rollups`."""
+    """Publish the lake's state for the views if it changed, then write `<data_dir>/commerce.duckdb`
+    with the views of `connect()`, atomically, when its SQL changed (or `force`); return its path.
+    Call it after `refresh_rollups`."""
     folder = resolve_data_dir(data_dir)
-    snapshot = take_snapshot(folder)
+    publish(folder)
+    reading = current_reading(folder)
     target = folder / CATALOG_FILE
-    digest = _digest(snapshot)
+    digest = _digest(reading, folder)
     record = _record(folder)
     if not force and record.get("digest") == digest and record.get("stamp") == _stamp(target):
         return target
 
     def write(temp: Path) -> None:
         with duckdb.connect() as con:
+            # The views bind as they are created: in this session, the catalog's folder is this one.
+            con.execute(f"SET temp_directory = {quote(str(folder / _TEMP_DIRECTORY))}")
             con.execute(f"ATTACH {quote(str(temp))} AS catalog (STORAGE_VERSION '{STORAGE_VERSION}')")
             con.execute("USE catalog")
-            install_views(con, snapshot)
+            install_views(con, reading, lambda sql: relative_sql(sql, folder))
             con.execute("USE memory")
             con.execute("DETACH catalog")
 
@@ -92,7 +127,7 @@ def write_catalog(data_dir: Path | str | None = None, *, force: bool = False) ->
         save_atomic(target, write)
     except duckdb.Error as error:
         raise LakeError(f"could not write the catalog {target}: {error}") from None
-    _save_record(folder, {"digest": digest, "root": str(folder), "stamp": _stamp(target)})
+    _save_record(folder, {"digest": digest, "stamp": _stamp(target)})
     return target
 
 
@@ -104,21 +139,17 @@ def catalog_problem(data_dir: Path | str | None = None) -> str | None:
     """What is wrong with `<data_dir>/commerce.duckdb` and how to repair it, or None when it is
     current (or when the lake is empty and there is nothing to catalog yet)."""
     folder = resolve_data_dir(data_dir)
-    snapshot = take_snapshot(folder)
+    reading = current_reading(folder)
     target = folder / CATALOG_FILE
     repair = "`commerce-reports catalog` rewrites it (so does the next sync or `commerce-reports sql`)"
     if not target.exists():
-        if not any(site.listing for site in snapshot.sites):
+        if not reading.fresh_sites and not reading.stale_sites:
             return None
         return f"there is no catalog at {target} yet: {repair}"
     record = _record(folder)
     if record.get("stamp") != _stamp(target):
         return f"the catalog {target} was not written by this version of commerce-reports: {repair}"
-    if record.get("root") != str(folder):
-        return (
-            f"the catalog {target} still points at {record.get('root')} (the data folder was moved): {repair}"
-        )
-    if record.get("digest") != _digest(snapshot):
+    if record.get("digest") != _digest(reading, folder):
         return f"the catalog {target} is behind the lake (its sites, rollups or files changed): {repair}"
     return None
 
@@ -139,8 +170,8 @@ def ensure_catalog(data_dir: Path | str | None = None) -> Path | None:
 
 def after_sync(data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]]) -> None:
     """Keep the DuckDB side current at the cost of what a sync changed: the rollups of the
-    partitions it stored (and of nothing else), then the catalog, rewritten only when its views
-    changed."""
+    partitions it stored (and of nothing else), then the published state and the catalog,
+    rewritten only when its views changed."""
     if changed:
         refresh_rollups(data_dir, changed)
     write_catalog(data_dir)

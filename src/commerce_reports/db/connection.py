@@ -5,10 +5,12 @@ default search path) is what users query: the same views, except that those kept
 the rollups of every site whose rollups match the lake, and `live` for the others.
 
 A connection is in memory and only reads files: opening it takes no lock on anything a sync
-writes. Its views are resolved again at every query, from a snapshot of the lake taken then (a
-`stat` per file, see `snapshot.py`): a connection kept open in a notebook or a dashboard follows
-the syncs of other processes, and `transactions` never contradicts `transaction_versions` (a site
-whose rollups lag its files is read from the files until its rollups catch up).
+writes, and nothing is written (the data folder may be a read-only share). Its views are resolved
+again at every query, from the state of the lake its writers last published (`published.py`: hard
+links swapped atomically, so a statement sees one state of the lake whatever a sync does meanwhile,
+and `transactions` never contradicts `transaction_versions`); a lake never published is read from
+its files, as they are when the query binds. A connection kept open in a notebook or a dashboard
+follows the syncs of other processes.
 
 By default a connection reaches nothing outside the data folder's `lake/` and `rollups/`: no
 `COPY ... TO` elsewhere, no `ATTACH` of other files, no `read_text('/etc/...')`, no extension
@@ -27,13 +29,14 @@ import polars as pl
 
 from ..contract import lake_root
 from ..errors import LakeError, ValidationError
+from .published import published_reading, views_root
 from .rollups import refresh_rollups
-from .snapshot import Snapshot, take_snapshot, view_sql
+from .snapshot import Reading, take_snapshot, view_sql
 from .sources import quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST, VIEWS
 
-__all__ = ["connect", "ensure_lake", "install_views", "lake_is_empty", "query"]
+__all__ = ["connect", "current_reading", "ensure_lake", "install_views", "lake_is_empty", "query"]
 
 _RESOLVER = "commerce_reports_view"
 _BY_NAME = {view.name: view for view in VIEW_LIST}
@@ -62,9 +65,17 @@ def ensure_lake(data_dir: Path | str | None = None) -> Path:
     return folder
 
 
-def install_views(con: duckdb.DuckDBPyConnection, snapshot: Snapshot) -> None:
-    """Create the `live` and `main` views as they are in `snapshot` (fixed SQL: the catalog file)."""
-    _create(con, lambda schema, name: view_sql(snapshot, schema, _BY_NAME[name]))
+def current_reading(data_dir: Path) -> Reading:
+    """What the views read now: the state last published, or else the lake files as they are."""
+    return published_reading(data_dir) or take_snapshot(data_dir).reading()
+
+
+def install_views(
+    con: duckdb.DuckDBPyConnection, reading: Reading, adapt: Callable[[str], str] = str
+) -> None:
+    """Create the `live` and `main` views as they are in `reading` (fixed SQL: the catalog file),
+    each SELECT passed through `adapt` (the catalog makes its paths relative)."""
+    _create(con, lambda schema, name: adapt(view_sql(reading, schema, _BY_NAME[name])))
 
 
 def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str]) -> None:
@@ -74,16 +85,17 @@ def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str]) -> 
         for schema in ("live", "main"):
             sql = body(schema, view.name)
             con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name} AS {sql}")
-        live_comment = f"{view.comment} Computed from the lake files at every query."
+        comment = VIEWS[view.name]
+        live_comment = f"{comment} Computed from the lake files at every query."
         con.execute(f"COMMENT ON VIEW live.{view.name} IS {quote(live_comment)}")
-        con.execute(f"COMMENT ON VIEW main.{view.name} IS {quote(view.comment)}")
+        con.execute(f"COMMENT ON VIEW main.{view.name} IS {quote(comment)}")
 
 
 def _install_following(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
     """Create views whose SQL is worked out again, from a new snapshot, each time a query binds one."""
 
     def resolve(schema: str, name: str) -> str:
-        return view_sql(take_snapshot(data_dir), schema, _BY_NAME[name])
+        return view_sql(current_reading(data_dir), schema, _BY_NAME[name])
 
     con.create_function(_RESOLVER, resolve, ["VARCHAR", "VARCHAR"], "VARCHAR")
     _create(con, lambda schema, name: f"SELECT * FROM query({_RESOLVER}({quote(schema)}, {quote(name)}))")
@@ -91,7 +103,8 @@ def _install_following(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
 
 def _confine(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
     """Let the connection read and write only below the lake and rollup folders, for good."""
-    folders = ", ".join(quote(f"{folder}/") for folder in (lake_root(data_dir), rollups_root(data_dir)))
+    readable = (lake_root(data_dir), rollups_root(data_dir), views_root(data_dir))
+    folders = ", ".join(quote(f"{folder}/") for folder in readable)
     con.execute(f"SET allowed_directories = [{folders}]")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
@@ -102,14 +115,15 @@ def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> du
 
     Results come back as you like: `con.sql(q).pl()`, `.arrow()`, `.df()`. By default nothing is
     written and the connection reaches no file outside the data folder. With `read_only=False`
-    stale rollups are first brought up to date (a write to `<data_dir>/rollups`) and the connection
-    is DuckDB's full engine (any file, `COPY`, `ATTACH`, extensions).
+    stale rollups are first brought up to date and published (writes to `<data_dir>/rollups` and
+    `<data_dir>/views`) and the connection is DuckDB's full engine (any file, `COPY`, `ATTACH`,
+    extensions).
     """
     if not isinstance(read_only, bool):
         raise ValidationError("read_only", f"{read_only!r} is not a bool", "give True or False")
     folder = resolve_data_dir(data_dir)
     if not read_only:
-        refresh_rollups(folder)
+        refresh_rollups(folder)  # publishes what it changed
     con = duckdb.connect()
     try:
         con.execute("SET enable_progress_bar = false")

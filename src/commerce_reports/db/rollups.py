@@ -11,8 +11,9 @@ sums allow), the months of changed aggregate windows (see `build.py`). A site wi
 whose views' code changed, is built whole, as `rebuild_rollups` (and `commerce-reports rollups
 --rebuild`) does on demand.
 
-Writes are safe beside readers: each file is replaced atomically and the state written last; while
-a refresh runs the state says so, and readers use the lake files instead. A refresh killed half way
+Writes are safe beside readers: readers read the state last published (`published.py`), and a
+refresh publishes the lake and its rollups once it is done. Each file is replaced atomically and the
+state written last; while a refresh runs the state says so. A refresh killed half way
 is finished by the next one. A partition file that cannot be read is left out, with a warning
 naming it and saying how to repair it (`commerce-reports verify`), never a crash.
 """
@@ -38,6 +39,7 @@ from ..lake.locks import writing_sites
 from .buckets import remove_staging
 from .build import SiteBuild
 from .listing import Listing, dataset_of, frame_problem, site_listing, warn_unreadable
+from .published import publish
 from .snapshot import take_snapshot
 from .sources import MIXED, file_schemas, lake_sites, resolve_data_dir
 from .state import CODE, SiteState, load_state, save_state, site_folder
@@ -85,6 +87,7 @@ def refresh_rollups(
         result = _refresh_site(folder, site, hints, force)
         if result is not None:
             done.append(result)
+    publish(folder)
     return done
 
 
@@ -94,7 +97,9 @@ def rebuild_rollups(
     """Rebuild the rollups of `sites` (default: every site of the lake) whole, from the lake files."""
     folder = resolve_data_dir(data_dir)
     chosen = lake_sites(folder) if sites is None else _site_names(sites)
-    return [r for site in chosen if (r := _refresh_site(folder, site, set(), True)) is not None]
+    done = [r for site in chosen if (r := _refresh_site(folder, site, set(), True)) is not None]
+    publish(folder)
+    return done
 
 
 def fresh_rollups(data_dir: Path | str | None = None) -> list[str]:

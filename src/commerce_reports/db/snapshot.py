@@ -1,10 +1,12 @@
-"""The views' SQL for the lake as it is now: which sites read rollups, which files are left out.
+"""The views' SQL for a state of the lake: which sites read rollups, which files are left out.
 
 A `Snapshot` lists every site's partition files (a `stat` each), compares each site's rollup state
 with its listing (a site is *fresh* when they match exactly), and leaves out the files found
-unreadable. `view_sql` turns it into the SQL of a view: `live` views compute from the lake files,
-`main` views read the rollups of fresh sites and `live` for the others. The connection asks for a
-new snapshot each time a query binds a view; the catalog file is written from one.
+unreadable. What the views need of it is a `Reading`: a folder holding `lake/` and `rollups/` (the
+data folder itself, or a published generation of it: see `published.py`), the sites whose rollups
+are read, each dataset's source and the coverage of periods. `view_sql` turns a reading into the SQL
+of a view: `live` views compute from the lake files, `main` views read the rollups of fresh sites
+and `live` for the others.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..contract import DATASETS, site_root
+from .coverage import SiteCoverage, coverage_of, status_columns
 from .listing import Listing, dataset_of, frame_problem, listing_digest, site_listing, warn_unreadable
 from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
 from .state import SiteState, load_state, rollup_folder
 from .views import View, render
 
 __all__ = [
+    "Reading",
     "SiteSnapshot",
     "Snapshot",
+    "reading_of",
     "rollup_read_sql",
     "stored_transactions_sql",
     "take_snapshot",
@@ -53,7 +58,7 @@ class Snapshot:
 
     data_dir: Path  # absolute
     sites: tuple[SiteSnapshot, ...]
-    sources: dict[str, str]
+    coverage: tuple[SiteCoverage, ...] = ()
 
     @property
     def fresh_sites(self) -> list[str]:
@@ -62,6 +67,47 @@ class Snapshot:
     @property
     def stale_sites(self) -> list[str]:
         return [s.site for s in self.sites if not s.fresh]
+
+    def by_name(self, dataset: str) -> bool:
+        """Whether the readable files of `dataset` differ in their columns (read them by name)."""
+        signatures = {_signature(self.data_dir, s, dataset) for s in self.sites} - {None}
+        return len(signatures) > 1 or MIXED in signatures
+
+    def reading(self) -> Reading:
+        """The views over the lake files themselves, as they are in this snapshot."""
+        sources: dict[str, str] = {d: _source(self.data_dir, self.sites, d) for d in DATASETS}
+        fresh, stale = tuple(self.fresh_sites), tuple(self.stale_sites)
+        return Reading(self.data_dir, fresh, stale, sources, self.coverage)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the views read: `root` holds `lake/` and `rollups/` (the data folder, or a published
+    generation); the sites whose rollups are read; each dataset's SQL source; the coverage."""
+
+    root: Path
+    fresh_sites: tuple[str, ...]
+    stale_sites: tuple[str, ...]
+    sources: dict[str, str]
+    coverage: tuple[SiteCoverage, ...]
+
+
+def reading_of(
+    root: Path,
+    fresh: Sequence[str],
+    stale: Sequence[str],
+    shapes: dict[str, str],
+    coverage: Sequence[SiteCoverage],
+) -> Reading:
+    """The reading of a folder holding only readable files (a published generation): each dataset
+    that has files read by one glob (`shapes`: MIXED when their columns differ)."""
+    sources: dict[str, str] = {
+        dataset: read_sql(dataset, [part_glob(root, dataset)], by_name=shapes[dataset] == MIXED)
+        if dataset in shapes
+        else read_sql(dataset, [], by_name=False)
+        for dataset in DATASETS
+    }
+    return Reading(root, tuple(fresh), tuple(stale), sources, tuple(coverage))
 
 
 def _unreadable(data_dir: Path, site: str, listing: Listing, state: SiteState | None) -> dict[str, str]:
@@ -119,8 +165,8 @@ def take_snapshot(data_dir: Path) -> Snapshot:
         listing = site_listing(root, site)
         state = load_state(root, site)
         sites.append(SiteSnapshot(site, listing, state, _unreadable(root, site, listing, state)))
-    sources: dict[str, str] = {dataset: _source(root, sites, dataset) for dataset in DATASETS}
-    return Snapshot(root, tuple(sites), sources)
+    coverage = tuple(coverage_of(root, s.site) for s in sites)
+    return Snapshot(root, tuple(sites), coverage)
 
 
 def stored_transactions_sql(
@@ -142,25 +188,32 @@ def stored_transactions_sql(
     )
 
 
-def rollup_read_sql(data_dir: Path, sites: Sequence[str], view: View) -> str:
+def rollup_read_sql(root: Path, sites: Sequence[str], view: View) -> str:
     """A SELECT of the stored rollup of `view` for `sites`: every bucket file of each (a folder
     always holds `_empty.parquet`, so its glob matches)."""
     if view.name == "transactions":  # _empty.parquet always exists: the globs match
-        base = [rollup_folder(data_dir, s, view.name, "base") / "*.parquet" for s in sites]
-        patch = [rollup_folder(data_dir, s, view.name, "patch") / "*.parquet" for s in sites]
+        base = [rollup_folder(root, s, view.name, "base") / "*.parquet" for s in sites]
+        patch = [rollup_folder(root, s, view.name, "patch") / "*.parquet" for s in sites]
         return stored_transactions_sql(base, patch)
-    files = [rollup_folder(data_dir, s, view.name) / "*.parquet" for s in sites]
+    files = [rollup_folder(root, s, view.name) / "*.parquet" for s in sites]
     return f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
 
 
-def view_sql(snapshot: Snapshot, schema: str, view: View) -> str:
+def _with_status(reading: Reading, view: View, sql: str) -> str:
+    """`sql` with the view's `complete` and `final` columns when its rows are periods."""
+    if view.period is None:
+        return sql
+    return f"SELECT v.*, {status_columns(view.period, reading.coverage)} FROM ({sql}) AS v"
+
+
+def view_sql(reading: Reading, schema: str, view: View) -> str:
     """The SELECT of `view` in `schema` (`live`: from the lake files; `main`: rollups where fresh)."""
     if schema == "live" or not view.rollup:
-        return render(view, schema, snapshot.sources)
-    fresh, stale = snapshot.fresh_sites, snapshot.stale_sites
+        return _with_status(reading, view, render(view, schema, reading.sources))
+    fresh, stale = reading.fresh_sites, reading.stale_sites
     if not fresh:
         return f"SELECT * FROM live.{view.name}"
-    sql = f"SELECT * FROM ({rollup_read_sql(snapshot.data_dir, fresh, view)})"
+    sql = _with_status(reading, view, f"SELECT * FROM ({rollup_read_sql(reading.root, fresh, view)})")
     if stale:
         sites = ", ".join(quote(site) for site in stale)
         sql += f" UNION ALL BY NAME SELECT * FROM live.{view.name} WHERE site IN ({sites})"

@@ -10,6 +10,11 @@ truth's default). The service aggregates only by click date, so aggregate figure
 conversion rate, the aggregate's revenue) are those of the stored month window of clicks; views
 joining both are one row per calendar month and say so.
 
+Periods. A view whose rows cover a period (`period`: a day, a month, a report window) also has two
+columns said by `coverage.py` from the manifests: `complete` (the lake holds the whole period) and
+`final` (the service will no longer revise it). They are added when a view is read, never stored in
+a rollup: they change with time and syncs, the figures do not.
+
 Spark runs these views too (`commerce_reports.spark` translates them with sqlglot), so the SQL keeps
 to forms both engines run alike.
 """
@@ -21,7 +26,13 @@ from dataclasses import dataclass
 from ..contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
 from ..params import FILTER_NAMES, DeviceType
 
-__all__ = ["VIEWS", "VIEW_LIST", "Merge", "View", "render"]
+__all__ = ["PERIOD_NOTE", "VIEWS", "VIEW_LIST", "Merge", "View", "render"]
+
+PERIOD_NOTE = (
+    " complete: the lake holds the whole period (every updateDate day stored and settled, report "
+    "windows fetched after they settled); final: the service will no longer revise it (the same, "
+    "up to the end of the revision horizon after the period)."
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,10 @@ class View:
     rollup: bool = False
     order_by: str = ""  # the rollup's sort order: its date column first, so date filters skip row groups
     merge: Merge | None = None
+    # The kind of period a row covers, for its `complete` and `final` columns (see `coverage.py`):
+    # `day`, `month` (transactions by commission month beside report windows) or `window` (a stored
+    # report window); None: a row is no period.
+    period: str | None = None
 
 
 def render(view: View, src: str, sources: dict[str, str]) -> str:
@@ -114,7 +129,8 @@ WITH t AS (
     GROUP BY ALL
 ), a AS (
     SELECT site, window_start{agg_keys}, sum(clicks)::BIGINT AS clicks,
-           sum(revenue) AS aggregate_revenue, sum(sales) AS sales, sum(actions)::BIGINT AS actions
+           sum(revenue) AS aggregate_revenue, sum(sales) AS sales, sum(actions)::BIGINT AS actions,
+           min(fetched_at) AS report_fetched_at
     FROM {{src}}.networks
     WHERE grain = 'month' AND {_slice(only)}
     GROUP BY ALL
@@ -123,7 +139,8 @@ SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end
        coalesce(revenue, 0) AS revenue, coalesce(order_value, 0) AS order_value,
        coalesce(transactions, 0) AS transactions, coalesce(returns, 0) AS returns, return_rate,
        clicks, aggregate_revenue, sales, actions,
-       aggregate_revenue / nullif(clicks, 0) AS epc, actions / nullif(clicks, 0) AS conversion_rate{extra}
+       aggregate_revenue / nullif(clicks, 0) AS epc, actions / nullif(clicks, 0) AS conversion_rate,
+       report_fetched_at{extra}
 FROM t FULL JOIN a USING (site, window_start{using})"""
 
 
@@ -150,7 +167,7 @@ def _merge_monthly(key: str, *derived: tuple[str, str]) -> Merge:
 _MONTH_NOTE = (
     "transaction figures (revenue, order_value, transactions, returns) by commission date; clicks, "
     "aggregate_revenue, sales, actions, epc, conversion_rate from the stored month window ({slice}) "
-    "of clicks, NULL when not stored"
+    "of clicks, NULL when not stored, and report_fetched_at, when that window was fetched"
 )
 
 VIEW_LIST: tuple[View, ...] = (
@@ -221,6 +238,7 @@ FROM (
         "files), window_end (excluded), grain, slice and one column per filter (NULL: not filtered).",
         f"""SELECT site, start AS window_start, {_aggregate_columns("networks")}, grain, slice, fetched_at
 FROM {{networks}}""",
+        period="window",
     ),
     View(
         "merchandise",
@@ -228,6 +246,7 @@ FROM {{networks}}""",
         "(filter it: prunes files), window_end (excluded), grain, slice and the filter columns.",
         f"""SELECT site, start AS window_start, {_aggregate_columns("merchandise")}, grain, slice, fetched_at
 FROM {{merchandise}}""",
+        period="window",
     ),
     View(
         "link_performance",
@@ -239,6 +258,7 @@ FROM {{src}}.transactions
 GROUP BY ALL""",
         rollup=True,
         order_by="site, day",
+        period="day",
         merge=Merge(("site", "day", "link_url", "page_url", "cuid", *_UTM), _SUMS, (_RETURN_RATE,)),
     ),
     View(
@@ -253,6 +273,7 @@ FROM {{src}}.transactions
 GROUP BY ALL""",
         rollup=True,
         order_by="site, day",
+        period="day",
     ),
     View(
         "device_performance",
@@ -260,6 +281,7 @@ GROUP BY ALL""",
         + _MONTH_NOTE.format(slice="deviceType=<code>"),
         _monthly("device", "device", _DEVICE_OF_CODE, "device_type"),
         rollup=True,
+        period="month",
         order_by="site, window_start, device",
         merge=_merge_monthly("device"),
     ),
@@ -269,6 +291,7 @@ GROUP BY ALL""",
         "case; NULL: no click detail); " + _MONTH_NOTE.format(slice="country=<code>"),
         _monthly("country", "upper(country)", "country", "country"),
         rollup=True,
+        period="month",
         order_by="site, window_start, country",
         merge=_merge_monthly("country"),
     ),
@@ -285,6 +308,7 @@ GROUP BY ALL""",
             ",\n       aggregate_revenue - coalesce(revenue, 0) AS revenue_gap",
         ),
         rollup=True,
+        period="month",
         order_by="site, window_start, network",
         merge=_merge_monthly("network", ("revenue_gap", "aggregate_revenue - revenue")),
     ),
@@ -313,7 +337,7 @@ GROUP BY ALL""",
 ), a AS (
     SELECT site, window_start, product_name, merchant_group_id,
            min(merchant_group_name) AS merchant_group_name, sum(revenue) AS aggregate_revenue,
-           sum(sales) AS sales, sum(actions)::BIGINT AS actions
+           sum(sales) AS sales, sum(actions)::BIGINT AS actions, min(fetched_at) AS report_fetched_at
     FROM {{src}}.merchandise
     WHERE grain = 'month' AND {_slice(None)}
     GROUP BY ALL
@@ -322,9 +346,10 @@ SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end
        merchant_group_id, coalesce(t.merchant_group_name, a.merchant_group_name) AS merchant_group_name,
        coalesce(revenue, 0) AS revenue, coalesce(order_value, 0) AS order_value,
        coalesce(quantity, 0) AS quantity, coalesce(transactions, 0) AS transactions,
-       coalesce(returns, 0) AS returns, aggregate_revenue, sales, actions
+       coalesce(returns, 0) AS returns, aggregate_revenue, sales, actions, report_fetched_at
 FROM t FULL JOIN a USING (site, window_start, product_name, merchant_group_id)""",
         rollup=True,
+        period="month",
         order_by="site, window_start, product_name",
         merge=Merge(
             ("site", "window_start", "window_end", "product_name", "merchant_group_id"),
@@ -338,9 +363,10 @@ FROM t FULL JOIN a USING (site, window_start, product_name, merchant_group_id)""
         + _MONTH_NOTE.format(slice="all"),
         _monthly("", "", "", None),
         rollup=True,
+        period="month",
         order_by="site, window_start",
         merge=_merge_monthly(""),
     ),
 )
 
-VIEWS: dict[str, str] = {view.name: view.comment for view in VIEW_LIST}
+VIEWS: dict[str, str] = {view.name: view.comment + (PERIOD_NOTE if view.period else "") for view in VIEW_LIST}

@@ -1,0 +1,148 @@
+"""How whole and how final each period of the views is: the `complete` and `final` columns.
+
+A period's transaction figures are *complete* when every `updateDate` day of the period is stored
+and settled (a commission first appears on the day it was earned), and *final* when the ledger
+also holds every day of the revision horizon after it (the service may still adjust the period's
+transactions until then: returns, late commissions). A report window (networks, merchandise) is
+complete once it was fetched after the window settled, and final once it was fetched after its
+horizon had passed. Both come from the manifests, which record what was stored and whether it
+settled: nothing here reads a Parquet file or the settings.
+
+The rules become SQL over a view's own columns (`day`, or `window_start`/`window_end`, and
+`fetched_at` or `report_fetched_at`), with each site's settled ledger runs written in as date
+literals: a CASE per site, no join, so a filter on the view still prunes and Spark runs it alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+from ..errors import LakeError
+from ..lake import Manifest
+from .sources import quote
+
+__all__ = ["SiteCoverage", "coverage_of", "status_columns"]
+
+REPORT_SETTLE_DAYS = 2  # a report window settles two days after it ends (the sync's settle policy)
+DEFAULT_REVISION_DAYS = 45
+
+
+def revision_days_of(manifest: Manifest | None) -> int:
+    """The revision horizon the site's last sync used, in days."""
+    return DEFAULT_REVISION_DAYS
+
+
+@dataclass(frozen=True)
+class SiteCoverage:
+    """One site's settled ledger days, as runs of consecutive days, and its revision horizon."""
+
+    site: str
+    runs: tuple[tuple[date, date], ...]  # (first, last) day, both included
+    revision_days: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "site": self.site,
+            "runs": [[first.isoformat(), last.isoformat()] for first, last in self.runs],
+            "revision_days": self.revision_days,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> SiteCoverage:
+        runs = data["runs"]
+        if not isinstance(runs, list):
+            raise LakeError(f"coverage runs of {data.get('site')!r} are not a list")
+        return cls(
+            str(data["site"]),
+            tuple((date.fromisoformat(first), date.fromisoformat(last)) for first, last in runs),
+            int(str(data["revision_days"])),
+        )
+
+
+def coverage_of(data_dir: Path, site: str) -> SiteCoverage:
+    """The site's coverage from its manifest (none when it has no readable manifest: then no
+    period is complete, which is what the views say until a sync has written one)."""
+    try:
+        manifest = Manifest.load(data_dir, site)
+    except LakeError:
+        return SiteCoverage(site, (), revision_days_of(None))
+    days = sorted(
+        entry.key.start
+        for entry in manifest
+        if entry.key.dataset == "transactions"
+        and entry.key.by == "updateDate"
+        and entry.settled
+        and not entry.untyped
+    )
+    return SiteCoverage(site, tuple(_runs(days)), revision_days_of(manifest))
+
+
+def _runs(days: list[date]) -> list[tuple[date, date]]:
+    runs: list[tuple[date, date]] = []
+    for day in days:
+        if runs and runs[-1][1] + timedelta(days=1) == day:
+            runs[-1] = (runs[-1][0], day)
+        else:
+            runs.append((day, day))
+    return runs
+
+
+def _date(day: date) -> str:
+    return f"DATE '{day.isoformat()}'"
+
+
+def _ledger_covers(coverage: Iterable[SiteCoverage], first: str, within: str, horizon: bool) -> str:
+    """SQL: the site's settled ledger holds every day of the period starting at `first`, and with
+    `horizon` the revision horizon's days after it too. `within` is a format string saying, for the
+    day after the last one the ledger holds (`{bound}`, a date literal), that the period ends by it."""
+    cases = []
+    for site in coverage:
+        terms = []
+        for run_first, run_last in site.runs:
+            bound = run_last + timedelta(days=1 - (site.revision_days if horizon else 0))
+            if bound > run_first:
+                terms.append(f"({first} >= {_date(run_first)} AND {within.format(bound=_date(bound))})")
+        cases.append(f"WHEN {quote(site.site)} THEN {' OR '.join(terms) or 'false'}")
+    if not cases:
+        return "false"
+    return f"(CASE v.site {' '.join(cases)} ELSE false END)"
+
+
+def _fetched_after(coverage: Iterable[SiteCoverage], fetched: str, end: str, horizon: bool) -> str:
+    """SQL: the report window ending (excluded) at `end` was fetched (`fetched`, a UTC timestamp)
+    once it had settled, or with `horizon` once its revision horizon had passed. Epoch seconds
+    keep the comparison free of the session's time zone."""
+    lag = str(REPORT_SETTLE_DAYS)
+    if horizon:
+        days = " ".join(f"WHEN {quote(s.site)} THEN {s.revision_days}" for s in coverage)
+        lag = (
+            f"(CASE v.site {days} ELSE {revision_days_of(None)} END)" if days else str(revision_days_of(None))
+        )
+    return f"(epoch({fetched}) >= epoch({end}) + {lag} * 86400)"
+
+
+def status_columns(period: str, coverage: Iterable[SiteCoverage]) -> str:
+    """SQL: the `complete` and `final` columns of a view row (alias `v`) with a period of kind
+    `period`: `day` (transaction figures of one commission day), `month` (transaction figures
+    by commission month joined with report windows: `report_fetched_at` NULL when none is
+    stored) or `window` (a stored report window and its `fetched_at`)."""
+    coverage = list(coverage)
+    if period == "day":
+        complete, final = (_ledger_covers(coverage, "v.day", "v.day < {bound}", h) for h in (False, True))
+    elif period == "month":
+        within = "v.window_end <= {bound}"
+        ledger = [_ledger_covers(coverage, "v.window_start", within, h) for h in (False, True)]
+        reports = [
+            f"(v.report_fetched_at IS NULL OR "
+            f"{_fetched_after(coverage, 'v.report_fetched_at', 'v.window_end', h)})"
+            for h in (False, True)
+        ]
+        complete, final = (f"({tx} AND {rp})" for tx, rp in zip(ledger, reports, strict=True))
+    elif period == "window":
+        complete, final = (_fetched_after(coverage, "v.fetched_at", "v.window_end", h) for h in (False, True))
+    else:
+        raise LakeError(f"{period!r} is not a kind of period: use day, month or window")
+    return f"coalesce({complete}, false) AS complete, coalesce({final}, false) AS final"

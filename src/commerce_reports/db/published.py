@@ -1,0 +1,218 @@
+"""The state of the lake the views read: published once a writer is done, swapped atomically.
+
+A sync replaces partition files one after another, and a refresh replaces rollup files: a
+statement reading the files themselves while that happens could count one state in one view and
+another in the next. So readers read a *generation* instead: a folder of hard links to the lake
+and rollup files as they were when a writer finished (a sync, a loader's fetch, a rebuild, a
+repair), and a record of what the views need to know of them.
+
+    <data_dir>/views/current.json                    the generation readers use (written last)
+    <data_dir>/views/<id>/lake/site=<site>/...       links to the readable partition files
+    <data_dir>/views/<id>/rollups/site=<site>/...    links to the rollup files of fresh sites
+    <data_dir>/views/<id>/reading.json               fresh sites, sources' shapes, coverage
+
+A link is the file's own data (no copy): a file a sync replaces later keeps its old content in the
+generation until the generation is pruned. Every statement binds its views to one generation, so
+it sees one state whatever a writer does meanwhile. A file system without hard links (some
+network shares) gets no generation: then the views read the lake files directly, as before.
+
+Generations are pruned by the next publisher: all but the newest two, once a day old (a DuckDB
+CLI session left open keeps reading its generation through the day).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import secrets
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from filelock import FileLock
+
+from ..contract import DATASETS, site_root
+from ..files import save_atomic
+from .coverage import SiteCoverage
+from .listing import dataset_of, listing_digest
+from .snapshot import Reading, Snapshot, reading_of, take_snapshot
+from .sources import MIXED
+from .state import STATE_FILE, site_folder
+
+__all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
+
+log = logging.getLogger(__name__)
+
+VIEWS_FOLDER = "views"
+_CURRENT = "current.json"
+_READING = "reading.json"
+_KEEP = 2  # the newest generations, whatever their age
+_KEEP_FOR = timedelta(days=1)
+
+
+def views_root(data_dir: Path) -> Path:
+    return Path(data_dir) / VIEWS_FOLDER
+
+
+@dataclass(frozen=True)
+class _Record:
+    """What a generation's `reading.json` holds (its paths are the generation's own)."""
+
+    fresh: tuple[str, ...]
+    stale: tuple[str, ...]
+    shapes: dict[str, str]  # dataset -> "same" or MIXED, for the datasets that have files
+    coverage: tuple[SiteCoverage, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "fresh": list(self.fresh),
+            "stale": list(self.stale),
+            "shapes": self.shapes,
+            "coverage": [c.to_json() for c in self.coverage],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> _Record:
+        fresh, stale, shapes, coverage = data["fresh"], data["stale"], data["shapes"], data["coverage"]
+        if not (
+            isinstance(fresh, list)
+            and isinstance(stale, list)
+            and isinstance(shapes, dict)
+            and isinstance(coverage, list)
+        ):
+            raise ValueError("a generation record of another shape")
+        return cls(
+            tuple(map(str, fresh)),
+            tuple(map(str, stale)),
+            {str(k): str(v) for k, v in shapes.items()},
+            tuple(SiteCoverage.from_json(c) for c in coverage),
+        )
+
+
+def _link_tree(source: Path, target: Path, files: list[str]) -> None:
+    for relpath in files:
+        destination = target / relpath
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source / relpath, destination)
+
+
+def _rollup_files(data_dir: Path, site: str) -> list[str]:
+    """The rollup files the views read (relative to the site's rollup folder): not the index."""
+    folder = site_folder(data_dir, site)
+    return sorted(
+        str(path.relative_to(folder))
+        for path in folder.rglob("*.parquet")
+        if path.relative_to(folder).parts[0] != "index" and not path.name.startswith(".")
+    )
+
+
+def _digest(snapshot: Snapshot) -> str:
+    """What a generation of `snapshot` would hold: equal digests, the same generation."""
+    parts = []
+    for site in snapshot.sites:
+        state = site_folder(snapshot.data_dir, site.site) / STATE_FILE
+        stamp = state.stat() if state.exists() else None
+        parts.append(
+            f"{site.site}|{listing_digest(site.listing)}|{site.fresh}|{sorted(site.unreadable)}"
+            f"|{stamp and (stamp.st_size, stamp.st_mtime_ns, stamp.st_ino)}"
+        )
+    parts += [json.dumps(c.to_json(), sort_keys=True) for c in snapshot.coverage]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _current(root: Path) -> dict[str, str]:
+    try:
+        data = json.loads((root / _CURRENT).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def publish(data_dir: Path) -> Path | None:
+    """Publish the lake as it is now for the views, unless the current generation already holds
+    it; return the generation's folder (None when the folder cannot hold links or cannot be
+    written: then readers read the lake itself, and a warning says so)."""
+    root = views_root(data_dir)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(root / ".publish.lock")):
+            return _publish(Path(data_dir), root)
+    except OSError as error:
+        log.warning(
+            "could not publish the lake for the views in %s (%s): they read the lake files "
+            "directly, and a statement running during a sync may see two states of it",
+            root,
+            error.strerror or error,
+        )
+        with contextlib.suppress(OSError):
+            (root / _CURRENT).unlink()
+        return None
+
+
+def _publish(data_dir: Path, root: Path) -> Path:
+    snapshot = take_snapshot(data_dir)
+    digest = _digest(snapshot)
+    current = _current(root)
+    if current.get("digest") == digest and (root / current.get("generation", "-") / _READING).exists():
+        return root / current["generation"]
+    folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
+    try:
+        _fill(snapshot, folder)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    save_atomic(root / _CURRENT, json.dumps({"generation": folder.name, "digest": digest}))
+    _prune(root, keep=folder.name)
+    return folder
+
+
+def _fill(snapshot: Snapshot, folder: Path) -> None:
+    shapes: dict[str, str] = {}
+    for site in snapshot.sites:
+        readable = [r for d in DATASETS for r in site.readable(d)]
+        _link_tree(site_root(snapshot.data_dir, site.site), site_root(folder, site.site), readable)
+        if site.fresh:
+            files = _rollup_files(snapshot.data_dir, site.site)
+            _link_tree(site_folder(snapshot.data_dir, site.site), site_folder(folder, site.site), files)
+        for dataset in {dataset_of(r) for r in readable}:
+            shapes[dataset] = MIXED if snapshot.by_name(dataset) else "same"
+    record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
+    save_atomic(folder / _READING, json.dumps(record.to_json()))
+
+
+def _prune(root: Path, keep: str) -> None:
+    generations = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True)
+    cutoff = f"{datetime.now(UTC) - _KEEP_FOR:%Y%m%dT%H%M%S}"
+    for old in generations[_KEEP:]:
+        if old.name != keep and old.name < cutoff:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+_cache: dict[str, tuple[tuple[int, int, int], Reading | None]] = {}
+
+
+def published_reading(data_dir: Path) -> Reading | None:
+    """What the views read in the current generation (None: none was published, or it is gone:
+    then the caller reads the lake itself). Parsed once per version of `current.json`."""
+    pointer = views_root(data_dir) / _CURRENT
+    try:
+        stat = pointer.stat()
+    except OSError:
+        return None
+    stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    cached = _cache.get(str(pointer))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    reading: Reading | None
+    try:
+        folder = views_root(data_dir) / str(json.loads(pointer.read_text())["generation"])
+        record = _Record.from_json(json.loads((folder / _READING).read_text()))
+        reading = reading_of(folder, record.fresh, record.stale, record.shapes, record.coverage)
+    except (OSError, ValueError, KeyError, TypeError):
+        reading = None
+    _cache[str(pointer)] = (stamp, reading)
+    return reading
