@@ -33,6 +33,7 @@ SLOW_FIRST = (
     "tests/lake/test_processes.py",
     "tests/notebooks/test_notebooks.py",
     "tests/db/test_access.py",
+    "tests/db/test_consistency.py",
     "tests/lake/test_sync.py",
     "tests/db/test_safety.py",
     "tests/charts/test_performance.py",

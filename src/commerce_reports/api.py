@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .contract import DATASETS, Dataset
 from .embedded import available_sites, started
+from .lake import VerifyReport
 from .loaders import load_merchandise, load_networks, load_transactions
 from .params import Grain
 from .sites import SiteProfile, SiteSelection, select_sites
@@ -44,6 +45,7 @@ __all__ = [
     "status",
     "status_rows",
     "sync",
+    "verify",
 ]
 
 
@@ -152,3 +154,19 @@ def invalidate(
     The files stay readable until they are replaced. Returns how many partitions were forgotten.
     """
     return forget(data_dir_of(data_dir), _profiles(sites), start, end, datasets)
+
+
+def verify(*, sites: SiteSelection = None, data_dir: str | Path | None = None) -> VerifyReport:
+    """Check every partition (its sha256 against the manifest, and that it reads) and every rollup
+    (that it is the file its last refresh wrote); quarantine what fails (the next sync fetches it
+    again), rebuild forged rollups, and publish the repaired lake for the views."""
+    from .db import refresh_rollups, verify_rollups
+    from .lake import verify as verify_partitions
+
+    folder = data_dir_of(data_dir)
+    names = list(_profiles(sites)) if sites is not None else None
+    report = verify_partitions(folder, names)
+    report.rollups = verify_rollups(folder, names)
+    if report.repairs:
+        refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
+    return report

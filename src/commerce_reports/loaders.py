@@ -52,7 +52,10 @@ def _load(
     """Fetch what `keys` lack for each site, then name the partition files to read."""
     folder = data_dir_of(data_dir)
     profiles = select_sites(site, lambda: available_sites(start=False))
-    result = fetch_keys(folder, profiles, {s: keys for s in profiles}, options, refresh, launch=started)
+    from .db import after_sync  # the views see what a loader stored, as after a sync
+
+    keyed = {s: keys for s in profiles}
+    result = fetch_keys(folder, profiles, keyed, options, refresh, finish=after_sync, launch=started)
     if result.failed:
         raise result.failed[0][1]
     return [(s, k, site_root(folder, s) / k.relpath / PART_FILE) for s in profiles for k in keys]

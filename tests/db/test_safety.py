@@ -157,3 +157,27 @@ def test_bad_arguments_are_toolkit_errors(tmp_path: Path) -> None:
         connect(42)  # type: ignore[arg-type]
     with connect(tmp_path) as con, pytest.raises(ValidationError, match="sql"):
         query(con, "  ")
+
+
+def test_a_forged_rollup_is_never_read_and_verify_rebuilds_it(
+    synced: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = synced.copy(tmp_path)
+    refresh_rollups(data_dir)
+    sql = "SELECT sum(revenue) AS r FROM site_performance"
+    with connect(data_dir) as con:
+        honest = query(con, sql)["r"][0]
+        month = sorted((data_dir / "rollups/site=alpha/site_performance").glob("2026-*.parquet"))[0]
+        with duckdb.connect() as forger:  # a COPY ... TO inside the lake, as the sql command once allowed
+            forger.execute(
+                f"COPY (SELECT * REPLACE (revenue * 1000 AS revenue) FROM read_parquet('{month}')) "
+                f"TO '{month}' (FORMAT parquet)"
+            )
+        assert fresh_rollups(data_dir) == ["beta"]  # alpha's rollups are no longer the ones built
+        assert main(["verify", "--data-dir", str(data_dir)]) == 1
+        said = capsys.readouterr().out
+        assert "rollups of alpha: rollup files changed after they were built" in said
+        assert "site_performance/" in said
+        assert fresh_rollups(data_dir) == ["alpha", "beta"]
+        assert query(con, sql)["r"][0] == honest
+    assert main(["verify", "--data-dir", str(data_dir)]) == 0

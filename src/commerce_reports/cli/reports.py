@@ -1,5 +1,5 @@
 """Reporting subcommands: demo, sync, status, verify, invalidate. Each is a thin shell over the
-public functions (`commerce_reports.api`, `commerce_reports.lake.verify`); `status` and `sync --plan`
+public functions of `commerce_reports.api`; `status` and `sync --plan`
 read manifests without loading the data stack (the api imports it only when a function needs it)."""
 
 from __future__ import annotations
@@ -145,11 +145,9 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ..config import Settings
-    from ..lake import verify
+    from ..api import verify
 
-    data_dir = args.data_dir if args.data_dir is not None else Settings.from_env().data_dir
-    report = verify(data_dir, args.sites)
+    report = verify(sites=args.sites, data_dir=args.data_dir)
     print(report.summary())
     return 0 if report.ok else 1
 

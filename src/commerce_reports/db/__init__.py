@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .catalog import CATALOG_FILE, after_sync, catalog_problem, ensure_catalog, write_catalog
 from .connection import connect, ensure_lake, lake_is_empty, query
-from .rollups import SiteRefresh, fresh_rollups, rebuild_rollups, refresh_rollups
+from .rollups import SiteRefresh, fresh_rollups, rebuild_rollups, refresh_rollups, verify_rollups
 from .views import VIEWS
 
 __all__ = [
@@ -29,5 +29,6 @@ __all__ = [
     "query",
     "rebuild_rollups",
     "refresh_rollups",
+    "verify_rollups",
     "write_catalog",
 ]

@@ -20,6 +20,7 @@ installs, and its settings are locked. `connect(read_only=False)` gives the full
 from __future__ import annotations
 
 import atexit
+import threading
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,7 @@ from .views import VIEW_LIST, VIEWS
 __all__ = ["connect", "current_reading", "ensure_lake", "install_views", "lake_is_empty", "query"]
 
 _RESOLVER = "commerce_reports_view"
+_READINGS_KEPT = 64  # transactions binding views at once on one connection and its cursors
 _BY_NAME = {view.name: view for view in VIEW_LIST}
 _open: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
@@ -92,13 +94,29 @@ def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str]) -> 
 
 
 def _install_following(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
-    """Create views whose SQL is worked out again, from a new snapshot, each time a query binds one."""
+    """Create views whose SQL is worked out again each time a query binds one, from the state of
+    the lake then: the same state for every view a transaction binds (a statement outside an
+    explicit transaction is one), named by DuckDB's transaction id, so that a state published
+    between the binding of two views of one statement is not seen by one of them only."""
+    readings: dict[int, Reading] = {}
+    lock = threading.Lock()
 
-    def resolve(schema: str, name: str) -> str:
-        return view_sql(current_reading(data_dir), schema, _BY_NAME[name])
+    def resolve(schema: str, name: str, transaction: int) -> str:
+        with lock:
+            reading = readings.get(transaction)
+            if reading is None:
+                if len(readings) >= _READINGS_KEPT:
+                    readings.pop(next(iter(readings)))
+                reading = readings[transaction] = current_reading(data_dir)
+        return view_sql(reading, schema, _BY_NAME[name])
 
-    con.create_function(_RESOLVER, resolve, ["VARCHAR", "VARCHAR"], "VARCHAR")
-    _create(con, lambda schema, name: f"SELECT * FROM query({_RESOLVER}({quote(schema)}, {quote(name)}))")
+    con.create_function(_RESOLVER, resolve, ["VARCHAR", "VARCHAR", "UBIGINT"], "VARCHAR")
+    _create(
+        con,
+        lambda schema, name: (
+            f"SELECT * FROM query({_RESOLVER}({quote(schema)}, {quote(name)}, txid_current()))"
+        ),
+    )
 
 
 def _confine(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:

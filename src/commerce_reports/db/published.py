@@ -41,7 +41,7 @@ from .coverage import SiteCoverage
 from .listing import dataset_of, listing_digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
 from .sources import MIXED
-from .state import STATE_FILE, site_folder
+from .state import STATE_FILE, rollup_files, site_folder
 
 __all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
 
@@ -98,16 +98,6 @@ def _link_tree(source: Path, target: Path, files: list[str]) -> None:
         destination = target / relpath
         destination.parent.mkdir(parents=True, exist_ok=True)
         os.link(source / relpath, destination)
-
-
-def _rollup_files(data_dir: Path, site: str) -> list[str]:
-    """The rollup files the views read (relative to the site's rollup folder): not the index."""
-    folder = site_folder(data_dir, site)
-    return sorted(
-        str(path.relative_to(folder))
-        for path in folder.rglob("*.parquet")
-        if path.relative_to(folder).parts[0] != "index" and not path.name.startswith(".")
-    )
 
 
 def _digest(snapshot: Snapshot) -> str:
@@ -176,7 +166,7 @@ def _fill(snapshot: Snapshot, folder: Path) -> None:
         readable = [r for d in DATASETS for r in site.readable(d)]
         _link_tree(site_root(snapshot.data_dir, site.site), site_root(folder, site.site), readable)
         if site.fresh:
-            files = _rollup_files(snapshot.data_dir, site.site)
+            files = sorted(rollup_files(snapshot.data_dir, site.site))
             _link_tree(site_folder(snapshot.data_dir, site.site), site_folder(folder, site.site), files)
         for dataset in {dataset_of(r) for r in readable}:
             shapes[dataset] = MIXED if snapshot.by_name(dataset) else "same"

@@ -42,9 +42,9 @@ from .listing import Listing, dataset_of, frame_problem, site_listing, warn_unre
 from .published import publish
 from .snapshot import take_snapshot
 from .sources import MIXED, file_schemas, lake_sites, resolve_data_dir
-from .state import CODE, SiteState, load_state, save_state, site_folder
+from .state import CODE, SiteState, load_state, rollup_files, save_state, site_folder
 
-__all__ = ["SiteRefresh", "fresh_rollups", "rebuild_rollups", "refresh_rollups"]
+__all__ = ["SiteRefresh", "fresh_rollups", "rebuild_rollups", "refresh_rollups", "verify_rollups"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,32 @@ def rebuild_rollups(
     done = [r for site in chosen if (r := _refresh_site(folder, site, set(), True)) is not None]
     publish(folder)
     return done
+
+
+def verify_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None = None) -> list[str]:
+    """Check that each site's rollup files are the ones its last refresh wrote (a rollup changed
+    by anything else, a forged one, would answer for the lake); rebuild the rollups of a site whose
+    files differ. Returns what was found, a line per site rebuilt (empty: all intact)."""
+    folder = resolve_data_dir(data_dir)
+    chosen = lake_sites(folder) if sites is None else _site_names(sites)
+    found = []
+    for site in chosen:
+        state = load_state(folder, site)
+        changed = [] if state is None else _changed_files(state.files, rollup_files(folder, site))
+        if changed:
+            _refresh_site(folder, site, set(), True)
+            found.append(
+                f"{site}: rollup files changed after they were built ({', '.join(changed[:5])}"
+                f"{', ...' if len(changed) > 5 else ''}): rebuilt from the lake"
+            )
+    if found:
+        publish(folder)
+    return found
+
+
+def _changed_files(recorded: Listing, now: Listing) -> list[str]:
+    """The rollup files added, removed or rewritten since `recorded`, sorted."""
+    return sorted(r for r in recorded.keys() | now.keys() if recorded.get(r) != now.get(r))
 
 
 def fresh_rollups(data_dir: Path | str | None = None) -> list[str]:
@@ -159,7 +185,15 @@ def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> Si
         listing = site_listing(data_dir, site)
         before = load_state(data_dir, site)
         if not force and before is not None and before.matches(listing) and not hints & listing.keys():
-            return None
+            changed = _changed_files(before.files, rollup_files(data_dir, site))
+            if not changed:
+                return None
+            log.warning(
+                "the rollups of site %s were changed after they were built (%s): rebuilding them",
+                site,
+                ", ".join(changed[:3]),
+            )
+            force = True
         full = (
             force
             or before is None
@@ -236,12 +270,18 @@ def _build(
             save_state(data_dir, site, dataclasses.replace(before, pending_months=months))
             whole = before.pending_months
             build.apply(plan, whole, [r for r in changed if dataset_of(r) == "transactions"])
+    build.remove_old_index()
     save_state(
         data_dir,
         site,
-        SiteState(listing=listing, skipped=dict(skipped), schemas=schemas, whole_days=whole_days),
+        SiteState(
+            listing=listing,
+            skipped=dict(skipped),
+            schemas=schemas,
+            whole_days=whole_days,
+            files=rollup_files(data_dir, site),
+        ),
     )
-    build.remove_old_index()
     return months, whole
 
 

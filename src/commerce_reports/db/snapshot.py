@@ -19,7 +19,7 @@ from ..contract import DATASETS, site_root
 from .coverage import SiteCoverage, coverage_of, status_columns
 from .listing import Listing, dataset_of, frame_problem, listing_digest, site_listing, warn_unreadable
 from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
-from .state import SiteState, load_state, rollup_folder
+from .state import SiteState, load_state, rollup_files, rollup_folder
 from .views import View, render
 
 __all__ = [
@@ -43,9 +43,13 @@ class SiteSnapshot:
     state: SiteState | None
     unreadable: dict[str, str]  # relpath -> why
 
+    rollups: Listing | None = None  # the rollup files now (read when the state matches the lake)
+
     @property
     def fresh(self) -> bool:
-        return self.state is not None and self.state.matches(self.listing)
+        return (
+            self.state is not None and self.state.matches(self.listing) and self.state.files == self.rollups
+        )
 
     def readable(self, dataset: str) -> list[str]:
         """Relpaths of the readable files of `dataset`, sorted."""
@@ -164,7 +168,9 @@ def take_snapshot(data_dir: Path) -> Snapshot:
     for site in lake_sites(root):
         listing = site_listing(root, site)
         state = load_state(root, site)
-        sites.append(SiteSnapshot(site, listing, state, _unreadable(root, site, listing, state)))
+        unreadable = _unreadable(root, site, listing, state)
+        rollups = rollup_files(root, site) if state is not None and state.matches(listing) else None
+        sites.append(SiteSnapshot(site, listing, state, unreadable, rollups))
     coverage = tuple(coverage_of(root, s.site) for s in sites)
     return Snapshot(root, tuple(sites), coverage)
 

@@ -43,6 +43,7 @@ __all__ = [
     "SiteState",
     "index_folder",
     "load_state",
+    "rollup_files",
     "rollup_folder",
     "rollups_root",
     "save_state",
@@ -93,6 +94,9 @@ class SiteState:
     pending_months: frozenset[str] = frozenset()
     rebuilding: bool = False
     whole_days: frozenset[str] = frozenset()  # the commission days held by the `whole-*` files
+    # The rollup files as the refresh left them (relpath below the site's rollup folder -> stat):
+    # a file changed since by anything else (a forged rollup) makes the rollups unusable.
+    files: Listing = field(default_factory=dict)
 
     def matches(self, listing: Listing) -> bool:
         """Whether the rollups are complete and reflect exactly `listing`."""
@@ -109,6 +113,7 @@ class SiteState:
             "pending_months": sorted(self.pending_months),
             "rebuilding": self.rebuilding,
             "whole_days": sorted(self.whole_days),
+            "files": {relpath: list(stat) for relpath, stat in sorted(self.files.items())},
         }
 
     @classmethod
@@ -124,6 +129,7 @@ class SiteState:
                 pending_months=frozenset(map(str, data["pending_months"])),
                 rebuilding=bool(data["rebuilding"]),
                 whole_days=frozenset(map(str, data["whole_days"])),
+                files={str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in data["files"].items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None
@@ -154,6 +160,20 @@ def load_state(data_dir: Path, site: str) -> SiteState | None:
         state = None
     _cache[key] = (stamp, state)
     return state
+
+
+def rollup_files(data_dir: Path, site: str) -> Listing:
+    """The rollup files of a site the views read (below its rollup folder, not the index), with
+    their stat: what a refresh records in the state, and what `verify` compares with it."""
+    folder = site_folder(data_dir, site)
+    found: Listing = {}
+    for path in folder.rglob("*.parquet"):
+        relpath = path.relative_to(folder)
+        if relpath.parts[0] == "index" or any(part.startswith(".") for part in relpath.parts):
+            continue
+        stat = path.stat()
+        found[relpath.as_posix()] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    return found
 
 
 def save_state(data_dir: Path, site: str, state: SiteState | None) -> None:

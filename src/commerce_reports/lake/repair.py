@@ -64,10 +64,12 @@ class Repair:
 
 @dataclass
 class VerifyReport:
-    """What `verify` checked and repaired."""
+    """What `verify` checked and repaired: partitions, and (`rollups`) the sites whose rollup files
+    were changed after they were built, rebuilt."""
 
     checked: int = 0
     repairs: list[Repair] = field(default_factory=list)
+    rollups: list[str] = field(default_factory=list)
 
     @property
     def quarantined(self) -> list[Repair]:
@@ -75,15 +77,17 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        """True when every partition was intact (nothing had to be repaired)."""
-        return not self.repairs
+        """True when everything was intact (nothing had to be repaired)."""
+        return not self.repairs and not self.rollups
 
     def summary(self) -> str:
         text = f"verified {self.checked} partitions"
         if self.ok:
             return text + ": all intact"
         lines = [f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"]
-        return "\n".join([*lines, *(f"  {r}" for r in self.repairs)])
+        lines += [f"  {r}" for r in self.repairs]
+        lines += [f"  rollups of {line}" for line in self.rollups]
+        return "\n".join(lines)
 
 
 def _files(data_dir: Path, site: str) -> dict[str, Path]:
