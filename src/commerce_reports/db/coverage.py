@@ -24,7 +24,7 @@ from ..errors import LakeError
 from ..lake import Manifest
 from .sources import quote
 
-__all__ = ["SiteCoverage", "coverage_of", "status_columns"]
+__all__ = ["SiteCoverage", "coverage_of", "status_columns", "with_status"]
 
 REPORT_SETTLE_DAYS = 2  # a report window settles two days after it ends (the sync's settle policy)
 DEFAULT_REVISION_DAYS = 45
@@ -121,7 +121,8 @@ def _fetched_after(coverage: Iterable[SiteCoverage], fetched: str, end: str, hor
         lag = (
             f"(CASE v.site {days} ELSE {revision_days_of(None)} END)" if days else str(revision_days_of(None))
         )
-    return f"(epoch({fetched}) >= epoch({end}) + {lag} * 86400)"
+    # A DATE's epoch counted in days: Spark's UNIX_TIMESTAMP of a date would use the session's zone.
+    return f"(epoch({fetched}) >= (date_diff('day', DATE '1970-01-01', {end}) + {lag}) * 86400)"
 
 
 def status_columns(period: str, coverage: Iterable[SiteCoverage]) -> str:
@@ -146,3 +147,10 @@ def status_columns(period: str, coverage: Iterable[SiteCoverage]) -> str:
     else:
         raise LakeError(f"{period!r} is not a kind of period: use day, month or window")
     return f"coalesce({complete}, false) AS complete, coalesce({final}, false) AS final"
+
+
+def with_status(period: str | None, sql: str, coverage: Iterable[SiteCoverage]) -> str:
+    """The SELECT `sql` with its `complete` and `final` columns, when its rows are periods."""
+    if period is None:
+        return sql
+    return f"SELECT v.*, {status_columns(period, coverage)} FROM ({sql}) AS v"

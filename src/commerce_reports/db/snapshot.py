@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..contract import DATASETS, site_root
-from .coverage import SiteCoverage, coverage_of, status_columns
+from .coverage import SiteCoverage, coverage_of, with_status
 from .listing import Listing, dataset_of, frame_problem, listing_digest, site_listing, warn_unreadable
 from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
 from .state import SiteState, load_state, rollup_files, rollup_folder
@@ -206,10 +206,7 @@ def rollup_read_sql(root: Path, sites: Sequence[str], view: View) -> str:
 
 
 def _with_status(reading: Reading, view: View, sql: str) -> str:
-    """`sql` with the view's `complete` and `final` columns when its rows are periods."""
-    if view.period is None:
-        return sql
-    return f"SELECT v.*, {status_columns(view.period, reading.coverage)} FROM ({sql}) AS v"
+    return with_status(view.period, sql, reading.coverage)
 
 
 def view_sql(reading: Reading, schema: str, view: View) -> str:

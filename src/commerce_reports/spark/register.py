@@ -69,6 +69,8 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
 
     from pyspark.errors import PySparkException
 
+    from ..db.coverage import coverage_of
+    from ..db.sources import lake_sites
     from ..db.views import VIEW_LIST
     from .sources import register_sources
     from .transpile import spark_sql
@@ -77,9 +79,10 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
         register_sources(spark, folder)
     except PySparkException as error:
         raise LakeError(f"Spark could not read the lake at {lake_root(folder)}: {error}") from None
+    coverage = [coverage_of(folder, site) for site in lake_sites(folder)]
     for view in VIEW_LIST:
         try:
-            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view.name} AS {spark_sql(view)}")
+            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view.name} AS {spark_sql(view, coverage)}")
         except PySparkException as error:
             raise LakeError(f"Spark could not create the view {view.name}: {error}") from None
     return [view.name for view in VIEW_LIST]

@@ -13,8 +13,10 @@ Two DuckDB meanings sqlglot does not carry over, added here:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from ..db.coverage import SiteCoverage, with_status
 from ..db.views import View, render
 from .sources import SOURCE_VIEWS
 
@@ -43,8 +45,9 @@ def _duckdb_meaning(node: Any) -> Any:
     return form.transform(lambda n: argument.copy() if isinstance(n, exp.Column) and n.name == "items" else n)
 
 
-def spark_sql(view: View) -> str:
-    """The Spark SQL SELECT of `view`, reading other views and the lake's sources by bare name.
+def spark_sql(view: View, coverage: Iterable[SiteCoverage] = ()) -> str:
+    """The Spark SQL SELECT of `view`, reading other views and the lake's sources by bare name,
+    with its `complete` and `final` columns from `coverage` (see `db/coverage.py`).
 
     Anything sqlglot cannot express in Spark raises instead of being dropped silently.
     """
@@ -53,7 +56,8 @@ def spark_sql(view: View) -> str:
     from sqlglot.errors import ErrorLevel
 
     sources = {dataset: f"SELECT * FROM {name}" for dataset, name in SOURCE_VIEWS.items()}
-    tree = sqlglot.parse_one(render(view, _PLACEHOLDER, sources), read="duckdb")
+    sql = with_status(view.period, render(view, _PLACEHOLDER, sources), coverage)
+    tree = sqlglot.parse_one(sql, read="duckdb")
     for table in tree.find_all(exp.Table):
         if table.db == _PLACEHOLDER:
             table.set("db", None)
