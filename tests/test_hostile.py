@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import logging
+import os
 import socket
 import socketserver
 import threading
@@ -17,7 +18,9 @@ import pytest
 
 from commerce_reports.client import ReportsClient
 from commerce_reports.config import Limits
+from commerce_reports.deals import DealsClient
 from commerce_reports.errors import (
+    CommerceReportsError,
     MalformedResponseError,
     RateLimitedError,
     ResponseTooLargeError,
@@ -118,7 +121,7 @@ def test_an_oversize_body_is_refused_whether_declared_or_not(
 
 
 @pytest.mark.parametrize("stop_after", [40, None], ids=["slow drip", "endless drip"])
-def test_a_dripping_server_is_cut_at_the_overall_deadline(
+def test_a_dripping_body_is_cut_at_the_overall_deadline(
     hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock, stop_after: int | None
 ) -> None:
     url = hostile(_drip(stop_after))  # each byte arrives well within the read timeout
@@ -130,6 +133,79 @@ def test_a_dripping_server_is_cut_at_the_overall_deadline(
         client.transactions(update_date="2026-11-05")
     assert "0.5 s deadline" in str(caught.value)
     assert time.monotonic() - began < 5  # the read timeout is 5 s: the deadline, not it, ended this
+
+
+def _drip_headers(lines: int | None, gap: float) -> Behaviour:
+    """A status line, then header lines one every `gap` seconds: `lines` of them and the blank line
+    that ends them, or (None) never an end. Every line arrives well within the read timeout."""
+
+    def behaviour(sock: socket.socket) -> None:
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        sent = 0
+        while lines is None or sent < lines:
+            time.sleep(gap)  # the server's pace of dripping, not a wait of the test
+            sock.sendall(f"X-Drip-{sent}: {'x' * 20}\r\n".encode())
+            sent += 1
+        sock.sendall(b"Content-Length: 20\r\n\r\n" + b'{"transactions": []}')
+
+    return behaviour
+
+
+@pytest.mark.parametrize(
+    ("lines", "gap"), [(None, 0.2), (40, 0.1)], ids=["headers never end", "headers dripped slowly"]
+)
+def test_dripped_headers_are_cut_at_the_overall_deadline(
+    hostile: Callable[[Behaviour], str],
+    tmp_path: Path,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+    lines: int | None,
+    gap: float,
+) -> None:
+    """The deadline covers the headers too: a server dripping them (forever, or over 4 s) ends
+    the attempt at the deadline (2 s, from COMMERCE_REPORTS_REQUEST_DEADLINE) plus a small margin,
+    while each line comes far inside the read timeout (5 s)."""
+    monkeypatch.setenv("COMMERCE_REPORTS_REQUEST_DEADLINE", "2")
+    url = hostile(_drip_headers(lines, gap))
+    limits = Limits.from_env(dict(os.environ))
+    began = time.monotonic()
+    with (
+        ReportsClient(
+            KEY,
+            url,
+            pace=0,
+            clock=clock,
+            pace_dir=tmp_path,
+            timeout=5,
+            limits=limits,
+            retry=RetryPolicy(max_attempts=1),
+        ) as client,
+        pytest.raises(TransportError) as caught,
+    ):
+        client.transactions(update_date="2026-11-05")
+    took = time.monotonic() - began
+    assert "2 s deadline" in str(caught.value) and "COMMERCE_REPORTS_REQUEST_DEADLINE" in str(caught.value)
+    assert 2 <= took < 3.5, took
+
+
+def test_the_deals_client_has_the_same_deadline(
+    hostile: Callable[[Behaviour], str], clock: FakeClock
+) -> None:
+    url = hostile(_drip_headers(None, 0.2))
+    began = time.monotonic()
+    with (
+        DealsClient(
+            "deals-key-0123456789",
+            url,
+            limits=Limits(request_deadline=1),
+            sleep=clock.sleep,
+            retry=RetryPolicy(max_attempts=1),
+        ) as client,
+        pytest.raises(CommerceReportsError) as caught,
+    ):
+        client.targeting_values("device.language")
+    assert "1 s deadline" in str(caught.value)
+    assert time.monotonic() - began < 2.5
 
 
 def test_an_html_page_with_200_is_not_taken_for_data(

@@ -1,18 +1,23 @@
 """The one HTTP layer both clients stand on: bounded reads, one retry policy, keys sent by `httpx.Auth`.
 
 Every request is bounded by construction: the body is streamed and inflated here, with a ceiling
-on its decompressed size, and the whole exchange has an overall deadline whatever the server
-drips. The retry policy (backoff with jitter, and a cap on how long the service may ask us to
-wait) and the reading of `Retry-After` / "retry in N seconds" live here once, for both clients.
+on its decompressed size, and each attempt has one overall deadline covering the connection, the
+response headers and the body, whatever the server drips (`Deadline`). The retry policy (backoff
+with jitter, and a cap on how long the service may ask us to wait) and the reading of
+`Retry-After` / "retry in N seconds" live here once, for both clients.
 """
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import errno
 import logging
 import random
 import re
-import time
+import socket
+import ssl
+import threading
 import zlib
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
@@ -25,7 +30,7 @@ from .config import Limits
 from .errors import ConfigurationError, MalformedResponseError, ResponseTooLargeError, TransportError
 from .secret import Secret, is_html
 
-__all__ = ["Answer", "KeyAuth", "RetryPolicy", "Session", "retry_after"]
+__all__ = ["Answer", "Deadline", "KeyAuth", "RetryPolicy", "Session", "describe_failure", "retry_after"]
 
 log = logging.getLogger(__name__)
 # Failures that prove a request never left: no connection was made.
@@ -135,10 +140,73 @@ class Answer:
         return is_html(self.body, self.content_type)
 
 
+class Deadline:
+    """The wall-clock end of one attempt, enforced on its socket.
+
+    httpx's timeouts bound each read and write, not the exchange: a server sending one header line
+    a second, or the body a byte at a time, resets them forever. So the attempt's socket is taken
+    as it connects (httpcore's `trace` extension) and shut down by a timer when the deadline passes:
+    whatever read or write waits on it returns at once, the headers included. Connecting is bounded
+    by the connect timeout, never longer than the deadline (a name lookup is the resolver's to bound).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._passed = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        """httpcore's trace hook: hold a handle on each socket the attempt connects."""
+        if not event.endswith("connect_tcp.complete"):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if not isinstance(sock, socket.socket):
+            return
+        held = sock.dup()  # the connection itself, whatever TLS later wraps around it
+        with self._lock:
+            self._sockets.append(held)
+            if self._passed:
+                _shut(held)
+
+    @property
+    def connected(self) -> bool:
+        """Whether a connection was made (then the request may have been sent)."""
+        with self._lock:
+            return bool(self._sockets)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self._passed = True
+            for held in self._sockets:
+                _shut(held)
+
+    def close(self) -> bool:
+        """Stop the timer and let go of the sockets; whether the deadline passed first."""
+        self._timer.cancel()
+        with self._lock:
+            for held in self._sockets:
+                held.close()
+            self._sockets.clear()
+            return self._passed
+
+
+def _shut(held: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed by the other end or by httpcore
+        held.shutdown(socket.SHUT_RDWR)
+
+
 class Session:
     """An httpx client whose every request is bounded in size and time. Raises TransportError
     (no complete answer, deadline passed), ResponseTooLargeError, or MalformedResponseError
-    (a body that does not inflate); any status comes back as an `Answer` for the caller to judge."""
+    (a body that does not inflate); any status comes back as an `Answer` for the caller to judge.
+
+    Each attempt has its own connection (no keep-alive): `Deadline` holds the socket it made, and
+    at one request a minute per endpoint a kept-alive connection would have expired anyway."""
 
     def __init__(
         self,
@@ -153,12 +221,14 @@ class Session:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ConfigurationError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.limits = limits or Limits()
+        deadline = self.limits.request_deadline
         self._http = httpx.Client(
             base_url=base_url,
             auth=auth,
             headers={"Accept-Encoding": "gzip", **(headers or {})},
             # No single wait outlasts the deadline either: a silent server ends at a read timeout.
-            timeout=httpx.Timeout(min(timeout, self.limits.request_deadline), connect=min(timeout, 10.0)),
+            timeout=httpx.Timeout(min(timeout, deadline), connect=min(timeout, 10.0, deadline)),
+            limits=httpx.Limits(max_keepalive_connections=0),
             transport=transport,
         )
 
@@ -177,29 +247,47 @@ class Session:
         where: str = "",
     ) -> Answer:
         """One request and its whole answer, within the size ceiling and the deadline."""
-        deadline = time.monotonic() + self.limits.request_deadline
         label = where or f"{method} {path}"
+        deadline = Deadline(self.limits.request_deadline)
+        failure: Exception | None = None
         try:
             request = self._http.build_request(
-                method, path, params=params, json=json, content=content, headers=headers
+                method,
+                path,
+                params=params,
+                json=json,
+                content=content,
+                headers=headers,
+                extensions={"trace": deadline.trace},
             )
             response = self._http.send(request, stream=True)
             try:
-                body = self._read(response, deadline, label)
+                body = self._read(response, label)
             finally:
                 response.close()
-        except httpx.TimeoutException as error:
-            sent = not isinstance(error, _NEVER_SENT)
-            raise TransportError(f"timed out ({type(error).__name__})", endpoint=label, sent=sent) from None
-        except (httpx.TransportError, httpx.StreamError) as error:
+        except Exception as error:  # judged below, once the deadline is known to have passed or not
+            failure = error
+        finally:
+            connected = deadline.connected
+            passed = deadline.close()
+        if passed:  # whatever the cut socket looked like (an error, or a body that ended early)
             raise TransportError(
-                f"connection failed ({type(error).__name__}: {error})",
+                f"no complete answer within the {self.limits.request_deadline:g} s deadline "
+                "(COMMERCE_REPORTS_REQUEST_DEADLINE)",
                 endpoint=label,
-                sent=not isinstance(error, _NEVER_SENT),
+                sent=connected,
             ) from None
+        if isinstance(failure, httpx.TimeoutException):
+            sent = not isinstance(failure, _NEVER_SENT)
+            raise TransportError(f"timed out ({type(failure).__name__})", endpoint=label, sent=sent) from None
+        if isinstance(failure, httpx.TransportError | httpx.StreamError):
+            sent = not isinstance(failure, _NEVER_SENT)
+            raise TransportError(describe_failure(failure), endpoint=label, sent=sent) from None
+        if failure is not None:
+            raise failure
         return Answer(response.status_code, response.headers, body, str(request.url.copy_with(query=None)))
 
-    def _read(self, response: httpx.Response, deadline: float, label: str) -> bytes:
+    def _read(self, response: httpx.Response, label: str) -> bytes:
         ceiling = self.limits.max_body_bytes
         declared = response.headers.get("content-length", "")
         encoding = response.headers.get("content-encoding", "").strip().lower()
@@ -212,17 +300,11 @@ class Session:
             chunks: Iterable[bytes] = [response.content]
             inflate = None  # already inflated by httpx
         else:
-            chunks = response.iter_raw()  # as the network delivers: each piece meets the deadline check
+            chunks = response.iter_raw()  # as the network delivers, until the deadline cuts it
         body = bytearray()
         received = False
         for chunk in chunks:
             received = received or bool(chunk)
-            if time.monotonic() > deadline:
-                raise TransportError(
-                    f"no complete answer within the {self.limits.request_deadline:g} s deadline "
-                    "(COMMERCE_REPORTS_REQUEST_DEADLINE)",
-                    endpoint=label,
-                )
             data = chunk
             while inflate is not None and data:
                 try:
@@ -250,3 +332,20 @@ def _too_large(label: str, ceiling: int, why: str) -> ResponseTooLargeError:
         "COMMERCE_REPORTS_MAX_BODY_MB if the service really sends that much",
         endpoint=label,
     )
+
+
+def describe_failure(error: BaseException) -> str:
+    """What went wrong with a connection, in words: refused, a name that does not resolve, TLS,
+    or the transport's own message. Walks the causes down to the operating system's error."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused: nothing listens at that address and port"
+        if isinstance(seen, socket.gaierror):
+            return f"the host name does not resolve (DNS: {seen.strerror or seen})"
+        if isinstance(seen, ssl.SSLError):
+            return f"the TLS handshake failed ({seen.reason or seen})"
+        if isinstance(seen, OSError) and seen.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return f"no route to the host ({seen.strerror})"
+        seen = seen.__cause__ or seen.__context__
+    return f"connection failed ({type(error).__name__}: {error})"
