@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from commerce_reports.client import ReportsClient, RetryPolicy
+from commerce_reports.client import GIVE_UP_AFTER, ReportsClient, RetryPolicy
 from commerce_reports.errors import (
     AuthenticationError,
     BadRequestError,
@@ -20,7 +20,7 @@ from commerce_reports.errors import (
     NotFoundError,
     RateLimitedError,
     ServerError,
-    TransportError,
+    UnreachableError,
     ValidationError,
 )
 from tests.conftest import FakeClock
@@ -162,13 +162,12 @@ def test_404_is_no_rows_for_aggregates_and_an_error_for_transactions(
         lambda: httpx.Response(503, html="<html><title>Service Unavailable</title></html>"),
         lambda: httpx.ReadTimeout("slow"),
         lambda: httpx.RemoteProtocolError("peer closed connection without sending complete message body"),
-        lambda: httpx.ConnectError("connection refused"),
         lambda: httpx.Response(200, content=b'{"transactions": [{"acc'),
         lambda: httpx.Response(
             200, content=gzip.compress(body([nested(1)]))[:40], headers={"content-encoding": "gzip"}
         ),
     ],
-    ids=["500", "502", "503-html", "timeout", "dropped", "refused", "truncated", "truncated-gzip"],
+    ids=["500", "502", "503-html", "timeout", "dropped", "truncated", "truncated-gzip"],
 )
 def test_transient_failures_are_retried_then_succeed(failure, clock: FakeClock, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     recorder = Recorder(failure(), failure(), ok_transactions(3))
@@ -187,11 +186,51 @@ def test_retries_are_bounded_and_the_error_says_how_many(clock: FakeClock, tmp_p
     assert "after 4 attempts" in str(caught.value) and "down for maintenance" in str(caught.value)
 
 
-def test_timeouts_that_never_end_raise_a_retriable_transport_error(clock: FakeClock, tmp_path: Path) -> None:
-    recorder = Recorder(httpx.ReadTimeout("slow"))
-    with make(recorder, clock, tmp_path, pace=0) as client, pytest.raises(TransportError) as caught:
-        client.transactions(update_date="2026-11-03")
-    assert caught.value.retriable and caught.value.attempts == 4
+def test_a_refused_connection_is_retried_once_the_address_has_answered(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    refused = httpx.ConnectError("[Errno 111] Connection refused")
+    recorder = Recorder(ok_transactions(1), refused, refused, ok_transactions(3))
+    with make(recorder, clock, tmp_path, pace=0) as client:
+        client.transactions(update_date="2026-11-02")
+        assert client.transactions(update_date="2026-11-03").num_rows == 3  # a blip: retried
+    assert [s for s in clock.sleeps if s] == [2.0, 4.0]
+
+
+def test_a_refused_first_connection_ends_at_once_and_nothing_more_is_asked(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    recorder = Recorder(httpx.ConnectError("[Errno 111] Connection refused"))
+    with make(recorder, clock, tmp_path, pace=0) as client:
+        with pytest.raises(UnreachableError) as caught:
+            client.transactions(update_date="2026-11-03")
+        assert "https://reports.example cannot be reached" in str(caught.value) and caught.value.asked
+        assert not caught.value.retriable
+        with pytest.raises(UnreachableError) as again:
+            client.networks("2026-11-01", "2026-11-02")
+    assert not again.value.asked and again.value.reason == caught.value.reason
+    assert len(recorder.requests) == 1 and [s for s in clock.sleeps if s] == []
+
+
+def test_attempts_without_an_answer_give_the_endpoint_up_after_a_few(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/networks"):
+            return httpx.Response(404, text="no data")
+        raise httpx.ReadTimeout("slow")
+
+    recorder = Recorder(ok_transactions(1), answer)
+    with make(recorder, clock, tmp_path, pace=0) as client:
+        client.transactions(update_date="2026-11-02")
+        with pytest.raises(UnreachableError) as caught:
+            client.transactions(update_date="2026-11-03")
+        with pytest.raises(UnreachableError) as again:  # this endpoint is no longer asked
+            client.transactions(update_date="2026-11-04")
+        assert client.networks("2026-11-01", "2026-11-02").num_rows == 0  # the others still are
+    assert f"gave no answer to {GIVE_UP_AFTER} transactions requests in a row" in str(caught.value)
+    assert caught.value.asked and not again.value.asked
+    assert len(recorder.requests) == 1 + GIVE_UP_AFTER + 1
 
 
 def test_truncated_body_that_keeps_failing_is_a_malformed_response(clock: FakeClock, tmp_path: Path) -> None:

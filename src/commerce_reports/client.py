@@ -35,6 +35,8 @@ from .errors import (
     ServerError,
     ServiceError,
     StatusError,
+    TransportError,
+    UnreachableError,
 )
 from .http import Answer, KeyAuth, RetryPolicy, Session, retry_after
 from .pace import Clock, Pacer, SystemClock
@@ -42,12 +44,15 @@ from .params import Filters, check_window, transaction_params
 from .parse import parse_aggregate, parse_transactions
 from .secret import Secret
 
-__all__ = ["ReportsClient", "RetryPolicy", "normalise_base_url"]
+__all__ = ["GIVE_UP_AFTER", "ReportsClient", "RetryPolicy", "normalise_base_url"]
 
 log = logging.getLogger(__name__)
 
 _PATHS = {name: f"/v1/reports/{name}" for name in ENDPOINTS}
 _LONG_WAIT = 5.0  # seconds: a wait longer than this gets a log line
+# Attempts in a row that got no answer from the address (transport failures, deadlines) before the
+# client stops asking it: a hung service is given up in minutes, not after every partition's retries.
+GIVE_UP_AFTER = 3
 _MEANINGS = {
     400: "bad request",
     401: "authorization missing or invalid",
@@ -65,6 +70,54 @@ def normalise_base_url(url: str) -> str:
     """The service's address without a trailing slash or `/v1` (the paths carry the version)."""
     text = check_base_url(url)
     return text[: -len("/v1")] if text.endswith("/v1") else text
+
+
+class _Reach:
+    """Whether the address has answered yet, and per endpoint (a sync's lane) how many attempts in a
+    row got no answer. A connection that fails before the address ever answered gives the address
+    up; `GIVE_UP_AFTER` silent attempts give the endpoint up. What is given up is refused without
+    being sent from then on (the lanes of a site share its client)."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self._lock = threading.Lock()
+        self._answered = False
+        self._silent: dict[str, int] = {}
+        self._given_up: dict[str, UnreachableError] = {}  # by endpoint; "" for the whole address
+
+    def answered(self, endpoint: str) -> None:
+        with self._lock:
+            self._answered = True
+            self._silent[endpoint] = 0
+
+    def failed(self, endpoint: str, error: TransportError) -> UnreachableError | None:
+        """Count an attempt without an answer; the error that ends the asking, if it does."""
+        with self._lock:
+            silent = self._silent[endpoint] = self._silent.get(endpoint, 0) + 1
+            if not self._answered and not error.sent:  # refused, a name that does not resolve, TLS
+                scope, why = "", f"{self.base_url} cannot be reached: {error.reason}"
+            elif silent >= GIVE_UP_AFTER:
+                scope = endpoint
+                why = (
+                    f"{self.base_url} gave no answer to {silent} {endpoint} requests in a row: {error.reason}"
+                )
+            else:
+                return None
+            return self._given_up.setdefault(
+                scope,
+                UnreachableError(
+                    f"{why}; check COMMERCE_REPORTS_BASE_URL and the network. Nothing more is asked of "
+                    "it in this run",
+                    base_url=self.base_url,
+                ),
+            )
+
+    def refuse(self, endpoint: str) -> None:
+        """Raise, without sending, when the address or `endpoint` is given up."""
+        with self._lock:
+            given_up = self._given_up.get("") or self._given_up.get(endpoint)
+        if given_up is not None:
+            raise UnreachableError(given_up.reason, base_url=self.base_url, asked=False)
 
 
 class ReportsClient:
@@ -125,6 +178,7 @@ class ReportsClient:
             transport=transport,
         )
         self._waits = threading.local()
+        self._reach = _Reach(self.base_url)
 
     @property
     def pace(self) -> dict[str, float]:
@@ -193,12 +247,31 @@ class ReportsClient:
         A transactions request for one day answers 200, 400 or 401 there; a 404 or an HTML page
         means the URL points elsewhere, which is a ConfigurationError naming it.
         """
-        params = {"updateDate": (day or date.today() - timedelta(days=1)).isoformat()}
-        with self._pacer.slot("transactions"):
-            answer = self._session.send("GET", _PATHS["transactions"], params=params, where="transactions")
+        answer = self.probe(day)
         if answer.status == 404 or answer.is_html:
             raise self._not_the_api(answer)
         return answer.status
+
+    def probe(self, day: date | None = None) -> Answer:
+        """One transactions request for `day` (default yesterday), in its pace turn, and the answer
+        as it came (any status): what `check_service` and `commerce-reports check` judge. An address
+        that cannot be reached raises UnreachableError at once (nothing is retried)."""
+        params = {"updateDate": (day or date.today() - timedelta(days=1)).isoformat()}
+        self._reach.refuse("transactions")
+        try:
+            with self._pacer.slot("transactions"):
+                answer = self._session.send(
+                    "GET", _PATHS["transactions"], params=params, where="transactions"
+                )
+        except TransportError as error:
+            raise self._reach.failed("transactions", error) or error from None
+        self._reach.answered("transactions")
+        return answer
+
+    def seconds_to_turn(self, endpoint: str) -> float:
+        """Seconds until `endpoint` may next be asked under this key (the pace state shared by every
+        process); 0 when it may be asked now."""
+        return max(0.0, self._pacer.next_allowed(endpoint) - self.clock.time())
 
     # ------------------------------------------------------------------ machinery
 
@@ -230,6 +303,7 @@ class ReportsClient:
         self._waits.seconds = 0.0
         while True:
             attempt += 1
+            self._reach.refuse(endpoint)
             asked = self.clock.time()
             try:
                 # The turn is held while the request is sent and read: the next one starts a full
@@ -242,6 +316,9 @@ class ReportsClient:
                     body = self._get(endpoint, params, attempt)
                 return parse(body)
             except ServiceError as error:
+                given_up = self._reach.failed(endpoint, error) if isinstance(error, TransportError) else None
+                if given_up is not None:
+                    raise given_up from None
                 if not error.retriable or attempt >= self.retry.max_attempts:
                     raise _with_attempts(error, attempt) from None
                 wait = getattr(error, "retry_after", None)
@@ -283,6 +360,7 @@ class ReportsClient:
         except ServiceError as error:
             error.params = dict(params)
             raise
+        self._reach.answered(endpoint)
         if answer.is_success:
             if answer.is_html:
                 raise MalformedResponseError(

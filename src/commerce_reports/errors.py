@@ -5,6 +5,8 @@
     ├── ValidationError           [fatal]     bad input, caught before any request (also a ValueError)
     ├── ServiceError                          the service failed or refused a request
     │   ├── TransportError        [retriable] timeout, refused or dropped connection
+    │   │   └── UnreachableError  [fatal]     the address cannot be reached (refused, DNS, TLS before any
+    │   │                                     answer, or several requests in a row without one): stop asking
     │   ├── MalformedResponseError[retriable] truncated or unparseable body on a 2xx
     │   ├── ResponseTooLargeError [fatal]     a body over the size ceiling (COMMERCE_REPORTS_MAX_BODY_MB)
     │   └── StatusError                       a non-2xx answer (status, endpoint, params, body excerpt)
@@ -47,6 +49,7 @@ __all__ = [
     "ServiceError",
     "StatusError",
     "TransportError",
+    "UnreachableError",
     "ValidationError",
 ]
 
@@ -115,6 +118,7 @@ class ServiceError(CommerceReportsError):
         self.endpoint = endpoint
         self.params = dict(params or {})
         self.attempts = attempts
+        self.reason = redact(message)  # what happened, without the request it happened to
         where = f" [{endpoint} {_format_params(self.params)}]" if endpoint else ""
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         super().__init__(f"{message}{where}{tries}")
@@ -129,6 +133,18 @@ class TransportError(Retriable, ServiceError):
     def __init__(self, message: str, *, sent: bool = True, **kwargs: Any) -> None:
         self.sent = sent
         super().__init__(message, **kwargs)
+
+
+class UnreachableError(Fatal, TransportError):
+    """The service's address cannot be reached: a connection refused, a name that does not resolve
+    or a failed TLS handshake before it ever answered, or several requests in a row without an
+    answer. Nothing more is asked of it by this client; `asked` is False for the requests that
+    were refused for that reason without being sent."""
+
+    def __init__(self, message: str, *, base_url: str, asked: bool = True, **kwargs: Any) -> None:
+        self.base_url = base_url
+        self.asked = asked
+        super().__init__(message, sent=False, **kwargs)
 
 
 class MalformedResponseError(Retriable, ServiceError):

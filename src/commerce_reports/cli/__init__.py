@@ -14,9 +14,11 @@ import sys
 from collections.abc import Sequence
 
 from .._version import __version__
-from ..errors import CommerceReportsError
+from ..errors import CommerceReportsError, UnreachableError
 
-__all__ = ["main"]
+__all__ = ["EXIT_UNREACHABLE", "main"]
+
+EXIT_UNREACHABLE = 3  # a service's address could not be reached: nothing more was asked of it
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.handler(args))
     except CommerceReportsError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return EXIT_UNREACHABLE if isinstance(error, UnreachableError) else 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -10,6 +10,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from . import EXIT_UNREACHABLE
+
 
 def _date(text: str) -> date:
     from ..params import as_date
@@ -45,7 +47,10 @@ def register(subparsers: Any) -> None:
         "sync",
         help="bring the lake up to date (ledger of updateDate days plus aggregate slices)",
         description="Fetch what the lake lacks or what has not settled, at the service's pace. "
-        "Prints the plan first; a second sync right after the first makes no request.",
+        "Prints the plan first; a second sync right after the first makes no request. Exits 1 when "
+        f"a partition was not stored, {EXIT_UNREACHABLE} when a site's address could not be reached "
+        "(refused, DNS, TLS, or no answer several times in a row: nothing more was asked of it), "
+        "130 when interrupted.",
     )
     run.add_argument("--start", type=_date, help="first day (default: 90 days before --end)")
     run.add_argument("--end", type=_date, help="last day, included (default: today)")
@@ -123,10 +128,12 @@ def _sync(args: argparse.Namespace) -> int:
     options = SyncOptions(progress=False if args.no_progress else None, say=print)
     result = sync(args.start, args.end, options=options, **kwargs)
     print(result.summary())
-    for failure in result.failed:
-        print(f"failed: {failure}", file=sys.stderr)
+    for line in result.failure_lines():
+        print(f"failed: {line}", file=sys.stderr)
     if result.interrupted:
         return 130
+    if result.unreachable:
+        return EXIT_UNREACHABLE
     return 1 if result.failed else 0
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..contract import PartitionKey
-from ..errors import CommerceReportsError
+from ..errors import CommerceReportsError, UnreachableError
 from ..lake import Repair
 from .costs import shares
 from .plan import PlannedRequest, SyncPlan
@@ -57,6 +57,37 @@ class SyncResult:
         for request, _ in self.stored:
             changed.setdefault(request.site, []).append(request.key)
         return changed
+
+    @property
+    def unreachable(self) -> list[str]:
+        """The addresses given up during the sync (refused, DNS, TLS, or no answer several times in
+        a row): their sites' remaining partitions were not asked for."""
+        found = {f.error.base_url for f in self.failed if isinstance(f.error, UnreachableError)}
+        return sorted(found)
+
+    def failure_lines(self) -> list[str]:
+        """The failures, for people: a line per partition, except that a cause that cannot change
+        from one request to the next (a refused key, an address given up) is said once per site,
+        with how many partitions it left unstored (each lane of the site met it)."""
+        groups: dict[tuple[str, str, str], list[Failure]] = {}
+        for number, failure in enumerate(self.failed):
+            error, site = failure.error, failure.request.site
+            if error.retriable:  # a failure of its own partition (a 5xx, a garbled body)
+                groups[(site, str(number), "")] = [failure]
+            else:
+                reason = str(getattr(error, "reason", error))
+                groups.setdefault((site, type(error).__name__, reason), []).append(failure)
+        lines = []
+        for (site, _, reason), failures in groups.items():
+            if len(failures) == 1:
+                lines.append(str(failures[0]))
+                continue
+            asked = sum(f.attempted for f in failures)
+            lines.append(
+                f"{site}: {len(failures)} partitions not stored ({asked} asked, "
+                f"{len(failures) - asked} not asked): {reason}"
+            )
+        return lines
 
     def request_costs(self) -> dict[tuple[str, str], list[float]]:
         """Per lane (site, endpoint), what each stored request cost this machine: its busy time,

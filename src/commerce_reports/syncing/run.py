@@ -6,7 +6,10 @@ crash or a kill loses at most the partition in flight. Only one sync writes a si
 
 A lane never dies quietly: whatever goes wrong in it (a refused key, a full disk, a file where a
 folder belongs, an unexpected error) becomes a failure of that partition, and of the rest of the
-lane when it stops, and every planned partition ends up stored, failed or interrupted.
+lane when it stops, and every planned partition ends up stored, failed or interrupted. A lane also
+stops when its client gives its address up (`client.GIVE_UP_AFTER` attempts in a row without an
+answer, or a connection that failed before the address ever answered): its remaining partitions
+are reported as not asked, with the reason.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import pyarrow as pa
 
 from ..client import ReportsClient
 from ..contract import PartitionKey
-from ..errors import CommerceReportsError, LakeError
+from ..errors import CommerceReportsError, LakeError, UnreachableError
 from ..lake import Manifest, Repair, load_or_rebuild, reconcile, write_partition, writing_sites
 from ..pace import Clock, SystemClock
 from .plan import PlannedRequest, SettlePolicy, SyncPlan
@@ -158,8 +161,9 @@ def run_plan(
                 for r in lane.requests
                 if id(r) not in done
             ]
-    for failure in result.failed:
-        log.error("%s", failure)
+    if say is None:  # the caller shows nothing itself: the log says what failed
+        for line in result.failure_lines():
+            log.error("%s", line)
     return result
 
 
@@ -203,7 +207,8 @@ class _Lane:
             except Interrupted:
                 return
             except CommerceReportsError as error:
-                self.failed.append(Failure(request, error))
+                asked = not isinstance(error, UnreachableError) or error.asked
+                self.failed.append(Failure(request, error, attempted=asked))
                 self.bars.fail(request)
                 if error.retriable or isinstance(error, LakeError):
                     continue
