@@ -39,7 +39,7 @@ from .errors import (
     UnreachableError,
 )
 from .http import Answer, KeyAuth, RetryPolicy, Session, retry_after
-from .pace import Clock, Pacer, SystemClock
+from .pace import LONG_WAIT, Clock, Pacer, SystemClock
 from .params import Filters, check_window, transaction_params
 from .parse import parse_aggregate, parse_transactions
 from .secret import Secret
@@ -49,7 +49,6 @@ __all__ = ["GIVE_UP_AFTER", "ReportsClient", "RetryPolicy", "normalise_base_url"
 log = logging.getLogger(__name__)
 
 _PATHS = {name: f"/v1/reports/{name}" for name in ENDPOINTS}
-_LONG_WAIT = 5.0  # seconds: a wait longer than this gets a log line
 # Attempts in a row that got no answer from the address (transport failures, deadlines) before the
 # client stops asking it: a hung service is given up in minutes, not after every partition's retries.
 GIVE_UP_AFTER = 3
@@ -308,11 +307,8 @@ class ReportsClient:
             try:
                 # The turn is held while the request is sent and read: the next one starts a full
                 # interval after this one ended, however late it was sent (cross-process pace).
-                with self._pacer.slot(endpoint) as turn:
+                with self._pacer.slot(endpoint) as turn:  # a long wait for it is said by the pacer
                     self._waits.seconds += max(0.0, turn - asked)
-                    if turn - asked > _LONG_WAIT:
-                        pace = self.pace[endpoint]
-                        log.info("waited %.0f s for %s: the pace is %g s", turn - asked, endpoint, pace)
                     body = self._get(endpoint, params, attempt)
                 return parse(body)
             except ServiceError as error:
@@ -337,7 +333,7 @@ class ReportsClient:
                 if wait:
                     self._pacer.defer(endpoint, wait)
                 delay = self.retry.delay(attempt, wait)
-                level = logging.WARNING if wait and wait > _LONG_WAIT else logging.INFO
+                level = logging.WARNING if delay > LONG_WAIT else logging.INFO
                 log.log(
                     level,
                     "%s %s failed (attempt %d of %d): %s; waiting %.0f s%s",

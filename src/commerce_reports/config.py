@@ -15,7 +15,7 @@ from typing import Literal
 from dotenv import dotenv_values
 
 from .errors import ConfigurationError
-from .locate import ENV_DATA_DIR, LakeLocation, project_root, where
+from .locate import ENV_DATA_DIR, LakeLocation, project_root, project_setting, where
 from .secret import Secret
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "check_dialect",
     "environment",
     "parse_pace",
+    "share_group",
 ]
 
 ENDPOINTS = ("transactions", "networks", "merchandise")
@@ -45,6 +46,8 @@ ENV_DIALECT = "COMMERCE_REPORTS_DIALECT"
 ENV_MAX_BODY_MB = "COMMERCE_REPORTS_MAX_BODY_MB"
 ENV_REQUEST_DEADLINE = "COMMERCE_REPORTS_REQUEST_DEADLINE"
 ENV_MAX_RETRY_WAIT = "COMMERCE_REPORTS_MAX_RETRY_WAIT"
+ENV_SHARE_GROUP = "COMMERCE_REPORTS_SHARE_GROUP"
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
 
 def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, float]:
@@ -106,6 +109,27 @@ def _env_file() -> Path | None:
         return here
     root = project_root()
     return root / ".env" if root is not None else None
+
+
+def share_group(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the folders and files the toolkit creates are readable by the owner's group too:
+    COMMERCE_REPORTS_SHARE_GROUP (the environment or `.env`: 1/0, true/false, yes/no, on/off), else
+    `share_group = true|false` in the project marker (`commerce-reports.toml`); default no."""
+    variables = env if env is not None else environment()
+    if ENV_SHARE_GROUP in variables:
+        text = variables[ENV_SHARE_GROUP].strip().lower()
+        if text not in _TRUE + _FALSE:
+            raise ConfigurationError(
+                f"{ENV_SHARE_GROUP}: {variables[ENV_SHARE_GROUP]!r} is not a yes or no; write 1 to let the "
+                "group read the data, 0 (the default) to keep it to its owner"
+            )
+        return text in _TRUE
+    value, marker = project_setting("share_group")
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{marker}: share_group must be true or false, got {value!r}")
+    return value
 
 
 def check_dialect(value: object, where: str = ENV_DIALECT) -> Dialect:

@@ -5,20 +5,135 @@ over the target with `os.replace`, and the folder itself is flushed so the renam
 cut. Temporary files are named `.<name>.<host>-<pid>.<hex>.tmp`, so a later run on the same machine
 can tell the debris of a killed writer (`remove_stray_files`) from the work of a live one, and a
 lake on shared storage never loses a file another machine is writing.
+
+What the toolkit writes holds a business's revenue: files are created readable by their owner
+only (0600, folders 0700: `make_folder`), or by the owner's group too (0640/0750) when the user
+shares the data with their group (`modes`). The file locks every writer and the pace hold are
+taken by `held`, which says so when another process keeps one for more than a few seconds.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import logging
 import os
 import re
 import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["move_atomic", "remove_stray_files", "save_atomic", "sha256_of", "temp_path"]
+__all__ = [
+    "GROUP",
+    "LOCK_PATIENCE",
+    "PRIVATE",
+    "Modes",
+    "describe_os_error",
+    "held",
+    "make_folder",
+    "modes",
+    "move_atomic",
+    "remove_stray_files",
+    "save_atomic",
+    "sha256_of",
+    "temp_path",
+]
+
+log = logging.getLogger(__name__)
+LOCK_PATIENCE = 5.0  # seconds: a lock another process holds longer than this is said before waiting on
+
+
+@dataclass(frozen=True)
+class Modes:
+    """The permission bits of the folders and files the toolkit creates."""
+
+    folder: int
+    file: int
+
+
+PRIVATE = Modes(folder=0o700, file=0o600)
+GROUP = Modes(folder=0o750, file=0o640)
+
+
+def modes() -> Modes:
+    """PRIVATE, or GROUP when the user shares with their group: `COMMERCE_REPORTS_SHARE_GROUP=1`
+    (the environment or `.env`) or `share_group = true` in the project's `commerce-reports.toml`."""
+    from .config import ENV_SHARE_GROUP
+
+    return _modes(str(Path.cwd()), os.environ.get(ENV_SHARE_GROUP))
+
+
+@lru_cache(maxsize=8)
+def _modes(cwd: str, variable: str | None) -> Modes:
+    """`.env` and the project marker are read once per working folder and value of the variable."""
+    from .config import share_group  # the settings layer reads `.env` and the marker
+
+    return GROUP if share_group() else PRIVATE
+
+
+def make_folder(folder: Path) -> Path:
+    """`folder` and its missing parents, created with the folder mode of `modes` (an existing
+    folder is left as it is). Raises OSError, e.g. when a part of the path is a file."""
+    folder = Path(folder)
+    missing: list[Path] = []
+    for part in (folder, *folder.parents):
+        if part.is_dir():
+            break
+        missing.insert(0, part)
+    mode = modes().folder if missing else 0
+    for part in missing:
+        try:
+            part.mkdir(mode=mode)
+        except FileExistsError:
+            if not part.is_dir():
+                raise  # a file where a folder belongs
+            continue  # made meanwhile by another writer
+        os.chmod(part, mode)  # exactly: the umask may not narrow a mode the user asked to share
+    return folder
+
+
+@contextmanager
+def held(lock: Path, waiting: str) -> Iterator[None]:
+    """Hold the file lock `lock` across processes (re-entrant in one thread). When another process
+    holds it for more than LOCK_PATIENCE seconds, `waiting` (what is waited for, and why) is logged
+    as a warning before waiting on."""
+    from filelock import FileLock, Timeout  # with the first lock: reading takes none
+
+    make_folder(lock.parent)
+    handle = FileLock(str(lock), mode=modes().file, is_singleton=True)
+    try:
+        handle.acquire(timeout=LOCK_PATIENCE)
+    except Timeout:
+        log.warning("%s (%s is held)", waiting, lock)
+        handle.acquire()
+    try:
+        yield
+    finally:
+        handle.release()
+
+
+def describe_os_error(error: OSError) -> str:
+    """An operating system's refusal in words, naming the path: what a user can act on."""
+    path = error.filename if error.filename is not None else ""
+    reasons = {
+        errno.EROFS: "the file system is read-only",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "the operation is not permitted",
+        errno.ENOTDIR: "a part of the path is a file, not a folder",
+        errno.EEXIST: "it exists and is not a folder",
+        errno.EISDIR: "it is a folder, not a file",
+        errno.ENOSPC: "the disk is full",
+        errno.EDQUOT: "the disk quota is used up",
+        errno.ENOENT: "it does not exist",
+    }
+    why = reasons.get(error.errno or 0, error.strerror or str(error))
+    return f"{path}: {why}" if path else why
+
 
 _TEMP = re.compile(r"^\..+\.(?:([A-Za-z0-9-]+)-)?(\d+)\.[0-9a-f]+\.tmp$")  # no host: round 1's names
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname().split(".")[0])[:40] or "host"
@@ -30,25 +145,30 @@ def temp_path(target: Path) -> Path:
 
 
 def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, durable: bool = True) -> Path:
-    """Replace `target` with `content` (bytes, text, or a function that writes the file it is given).
+    """Replace `target` with `content` (bytes, text, or a function that writes the file it is given),
+    with the file mode of `modes`.
 
     `durable=False` skips the flushes, for small state whose loss costs nothing but a short wait
     (the pace files); the replace stays atomic either way.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent)
     temp = temp_path(target)
+    mode = modes().file
     try:
         if callable(content):
             content(temp)
         else:
-            temp.write_bytes(content.encode() if isinstance(content, str) else content)
+            data = content.encode() if isinstance(content, str) else content
+            with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "wb") as file:
+                file.write(data)
+        os.chmod(temp, mode)
         if durable:
             _fsync(temp, os.O_RDONLY)
         os.replace(temp, target)
     finally:
         for leftover in (temp, temp.with_name(temp.name + ".wal")):
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):  # gone, or never made (a read-only folder refuses even that)
                 leftover.unlink()
     if durable:
         _fsync(target.parent, os.O_RDONLY)
@@ -58,7 +178,8 @@ def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, 
 def move_atomic(source: Path, target: Path) -> Path:
     """Move a finished file (written and flushed elsewhere on the same file system) over `target`."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent)
+    os.chmod(source, modes().file)
     _fsync(Path(source), os.O_RDONLY)
     os.replace(source, target)
     _fsync(target.parent, os.O_RDONLY)

@@ -226,8 +226,8 @@ class Session:
             base_url=base_url,
             auth=auth,
             headers={"Accept-Encoding": "gzip", **(headers or {})},
-            # No single wait outlasts the deadline either: a silent server ends at a read timeout.
-            timeout=httpx.Timeout(min(timeout, deadline), connect=min(timeout, 10.0, deadline)),
+            # After connecting, `Deadline` cuts the attempt at its end; connecting it cannot cut.
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0, deadline)),
             limits=httpx.Limits(max_keepalive_connections=0),
             transport=transport,
         )

@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import ConfigurationError
 
-__all__ = ["ENV_DATA_DIR", "MARKER", "LakeLocation", "data_dir", "project_root", "where"]
+__all__ = ["ENV_DATA_DIR", "MARKER", "LakeLocation", "data_dir", "project_root", "project_setting", "where"]
 
 ENV_DATA_DIR = "COMMERCE_REPORTS_DATA_DIR"
 MARKER = "commerce-reports.toml"
@@ -73,13 +73,26 @@ def data_dir(explicit: str | os.PathLike[str] | None = None, env: dict[str, str]
     return where(explicit, env).path
 
 
-def _marker_setting(root: Path) -> tuple[Path, Path]:
+def project_setting(name: str) -> tuple[Any, Path | None]:
+    """The project marker's value of `name` (None when unset, or when there is no marker) and the
+    marker's path, for messages."""
+    root = project_root()
+    if root is None:
+        return None, None
+    table, marker = _marker_table(root)
+    return table.get(name), marker
+
+
+def _marker_table(root: Path) -> tuple[dict[str, Any], Path]:
     marker = root / MARKER
     if marker.is_file():
-        table = _read_toml(marker)
-    else:
-        marker = root / "pyproject.toml"
-        table = _pyproject_table(marker) or {}
+        return _read_toml(marker), marker
+    marker = root / "pyproject.toml"
+    return _pyproject_table(marker) or {}, marker
+
+
+def _marker_setting(root: Path) -> tuple[Path, Path]:
+    table, marker = _marker_table(root)
     value = table.get("data_dir", "data")
     if not isinstance(value, str) or not value.strip():
         raise ConfigurationError(f'{marker}: data_dir must be a folder path, e.g. data_dir = "data"')

@@ -12,24 +12,35 @@ requests closer than the interval, as the service sees them:
 
     with pacer.slot("transactions"):
         response = http.get(...)        # send and read inside; parse and back off outside
+
+A wait longer than a few seconds is said before it starts, with its reason: the state file records
+who set the next turn and why. A wait the service asked for (`defer`, a Retry-After) or one set by
+another process sharing the key is a warning, whichever process waits; a wait for this process's
+own pace is an info line (a sync's plan and progress show its pace).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from .errors import ConfigurationError
-from .files import save_atomic
+from .files import describe_os_error, held, save_atomic
 
-__all__ = ["Clock", "Pacer", "SystemClock", "default_pace_dir", "prune_state", "spacing"]
+__all__ = ["LONG_WAIT", "Clock", "Pacer", "SystemClock", "Turn", "default_pace_dir", "prune_state", "spacing"]
+
+log = logging.getLogger(__name__)
+LONG_WAIT = 5.0  # seconds: a longer wait is said before it starts, with its reason
 
 
 class Clock(Protocol):
@@ -59,6 +70,24 @@ def spacing(interval: float) -> float:
     """The interval plus a safety margin (1%, between 50 ms and half a second): clocks, rounding and
     the network's jitter must never make the service see two requests closer than its limit."""
     return interval + min(0.5, max(0.05, interval * 0.01)) if interval > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Turn:
+    """When an endpoint may next be asked, and who set that why: `asked` when the service asked for
+    the wait (a Retry-After), else the pace; `by` names the process (`host-pid`)."""
+
+    not_before: float = 0.0
+    asked: bool = False
+    by: str = ""
+
+    @property
+    def ours(self) -> bool:
+        return self.by == _this_process()
+
+
+def _this_process() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 class Pacer:
@@ -99,47 +128,79 @@ class Pacer:
     @contextmanager
     def _locked(self, endpoint: str) -> Iterator[Path]:
         """The endpoint's state file, held across threads and processes (re-entrant in a thread,
-        so `defer` and `set_interval` work inside a `slot`)."""
-        from filelock import FileLock  # with the first request: planning reads `spacing` alone
-
+        so `defer` and `set_interval` work inside a `slot`). Another process holds it while its
+        request runs: a long wait for that is said."""
         state, lock = self._paths(endpoint)
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        with self._thread_lock(endpoint), FileLock(str(lock), is_singleton=True):
+        waiting = f"waiting for another process's {endpoint} request under this key to end: it holds the turn"
+        stack = ExitStack()
+        try:
+            stack.enter_context(self._thread_lock(endpoint))
+            stack.enter_context(held(lock, waiting))
+        except OSError as error:
+            stack.close()
+            raise ConfigurationError(
+                f"cannot keep the pace state in {self.state_dir}: {describe_os_error(error)}; set "
+                "XDG_CACHE_HOME to a folder this user can write"
+            ) from None
+        with stack:
             yield state
 
     @contextmanager
     def slot(self, endpoint: str) -> Iterator[float]:
         """Wait for `endpoint`'s turn and hold it while the block sends one request; yields the
         turn's start time. The next turn begins the interval (plus margin) after the block ends,
-        whether the request succeeded or not."""
+        whether the request succeeded or not. A wait over LONG_WAIT is said first, with its reason."""
         with self._locked(endpoint) as state:
-            self.clock.sleep(max(0.0, _read(state) - self.clock.time()))
+            turn = _read(state)
+            wait = turn.not_before - self.clock.time()
+            if wait > LONG_WAIT:
+                self._say_wait(endpoint, wait, turn)
+            self.clock.sleep(max(0.0, wait))
             try:
                 yield self.clock.time()
             finally:
                 after = self.clock.time() + spacing(self.intervals.get(endpoint, 0.0))
-                _write(state, max(_read(state), after))
+                if after > _read(state).not_before:
+                    _write(state, Turn(after, asked=False, by=_this_process()))
 
     def defer(self, endpoint: str, seconds: float) -> None:
         """Push the next allowed request at least `seconds` from now (the service asked us to wait)."""
         with self._locked(endpoint) as state:
-            _write(state, max(_read(state), self.clock.time() + seconds))
+            until = self.clock.time() + seconds
+            if until > _read(state).not_before:
+                _write(state, Turn(until, asked=True, by=_this_process()))
 
     def next_allowed(self, endpoint: str) -> float:
         """Wall-clock time at which `endpoint` may next be called."""
+        return self.turn(endpoint).not_before
+
+    def turn(self, endpoint: str) -> Turn:
+        """When `endpoint` may next be called, and who set it why."""
         state, _ = self._paths(endpoint)
         return _read(state)
 
+    def _say_wait(self, endpoint: str, wait: float, turn: Turn) -> None:
+        head = f"waiting {wait:.0f} s before the next {endpoint} request"
+        source = "" if turn.ours else f", told to another process ({turn.by}) sharing this key"
+        if turn.asked:
+            log.warning("%s: the service asked to slow down (Retry-After%s)", head, source)
+        elif not turn.ours:
+            log.warning("%s: another process (%s) sharing this key asked last", head, turn.by or "unknown")
+        else:
+            log.info("%s: the pace is %g s", head, self.intervals.get(endpoint, 0.0))
 
-def _read(state: Path) -> float:
+
+def _read(state: Path) -> Turn:
     try:
-        return float(json.loads(state.read_text())["not_before"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0.0  # no state yet, or a half-written file from a killed process: no wait known
+        data = json.loads(state.read_text())
+        return Turn(float(data["not_before"]), bool(data.get("asked", False)), str(data.get("by", "")))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return Turn()  # no state yet, or a half-written file from a killed process: no wait known
 
 
-def _write(state: Path, not_before: float) -> None:
-    save_atomic(state, json.dumps({"not_before": not_before}), durable=False)
+def _write(state: Path, turn: Turn) -> None:
+    payload = {"not_before": turn.not_before, "asked": turn.asked, "by": turn.by}
+    save_atomic(state, json.dumps(payload), durable=False)
 
 
 STALE_AFTER = 7 * 24 * 3600.0  # seconds: a pace state untouched this long constrains nothing any more

@@ -1,7 +1,9 @@
 """Locks of a site, across threads and processes: the manifest lock and the writer lock.
 
 The manifest lock is held for the moment of a manifest read-modify-write. The writer lock is held
-by a sync (or a repair) for its whole run: one writer per site; readers never take it.
+by a sync (or a repair) for its whole run: one writer per site; readers never take it. Waiting
+longer than a few seconds for another process's lock is said (`files.held`); a folder where no
+lock can be taken (read-only, not a folder) is a LakeError naming it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..contract import site_root
-from ..files import remove_stray_files
+from ..errors import LakeError
+from ..files import describe_os_error, held, remove_stray_files
 
 __all__ = ["site_lock", "writing_sites"]
 
@@ -22,17 +25,35 @@ _thread_locks: dict[str, threading.RLock] = {}
 _guard = threading.Lock()
 
 
+_WAITING = {
+    ".sync.lock": "waiting for another sync or repair of site {site} to finish: one writer at a time",
+    ".manifest.lock": "waiting for another process to finish writing the manifest of site {site}",
+}
+
+
 @contextmanager
 def site_lock(data_dir: Path, site: str, name: str = ".manifest.lock") -> Iterator[None]:
     """Hold the lock `name` of a site, across threads and processes (re-entrant in one thread)."""
-    from filelock import FileLock  # with the first write: reading a manifest takes no lock
-
-    root = site_root(data_dir, site)
-    root.mkdir(parents=True, exist_ok=True)
-    path = str(root / name)
+    path = site_root(data_dir, site) / name
     with _guard:
-        thread_lock = _thread_locks.setdefault(path, threading.RLock())
-    with thread_lock, FileLock(path, is_singleton=True):
+        thread_lock = _thread_locks.setdefault(str(path), threading.RLock())
+    with thread_lock, _locked(path, _WAITING[name].format(site=site)):
+        yield
+
+
+@contextmanager
+def _locked(path: Path, waiting: str) -> Iterator[None]:
+    """`held`, its failure to take the lock a LakeError naming the data folder and why."""
+    stack = ExitStack()
+    try:
+        stack.enter_context(held(path, waiting))
+    except OSError as error:
+        raise LakeError(
+            f"cannot write in the data folder {path.parents[2]}: {describe_os_error(error)}; "
+            "a sync, verify, invalidate or rebuild writes there (choose another with --data-dir "
+            "or COMMERCE_REPORTS_DATA_DIR)"
+        ) from None
+    with stack:
         yield
 
 
