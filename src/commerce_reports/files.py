@@ -33,6 +33,7 @@ __all__ = [
     "LOCK_PATIENCE",
     "PRIVATE",
     "Modes",
+    "apply_mode",
     "describe_os_error",
     "held",
     "make_folder",
@@ -115,6 +116,13 @@ def held(lock: Path, waiting: str) -> Iterator[None]:
         yield
     finally:
         handle.release()
+
+
+def apply_mode(path: Path) -> Path:
+    """Give a file another library wrote (papermill's notebook, an exported image) the file mode of
+    `modes`, as if `save_atomic` had written it."""
+    os.chmod(path, modes().file)
+    return path
 
 
 def describe_os_error(error: OSError) -> str:

@@ -119,6 +119,8 @@ def test_a_small_notebook_exports_html_and_svg(tmp_path: Path) -> None:
     assert [p.name for p in result.images] == ["small_points-4_chart-1.svg"]
     assert result.images[0].read_text().lstrip().startswith("<svg")
     assert result.html.read_text().count('id="commerce-chart-') == 1
+    outputs = [result.html, result.notebook, *result.images]  # a report is its owner's alone
+    assert [oct(p.stat().st_mode & 0o777) for p in [tmp_path / "out", *outputs]] == ["0o700"] + ["0o600"] * 3
 
 
 def test_a_failed_cell_raises_names_the_cell_and_keeps_the_executed_notebook(tmp_path: Path) -> None:

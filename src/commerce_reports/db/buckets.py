@@ -20,7 +20,7 @@ from urllib.parse import unquote
 import duckdb
 
 from ..contract import next_month
-from ..files import move_atomic, save_atomic
+from ..files import make_folder, move_atomic, save_atomic
 from .sources import quote, sql_list
 from .state import EMPTY
 
@@ -80,7 +80,7 @@ def staged_buckets(
 ) -> Iterator[dict[str, Path]]:
     """Write the rows of `select` into a staging folder in `near`, one file per value of the SQL
     expression `bucket`; yield the file of each value (move them away); the folder goes at exit."""
-    near.mkdir(parents=True, exist_ok=True)
+    make_folder(near)
     staging = _temp(near, "buckets", _STAGING)
     try:
         con.execute(
@@ -120,7 +120,7 @@ def write_buckets(
         if not only:
             return set()
         select = f"SELECT * FROM ({select}) WHERE {bucket} IN ({', '.join(quote(b) for b in sorted(only))})"
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     with staged_buckets(con, select, bucket, folder.parent) as files:
         place(files, lambda value: folder / f"{value}.parquet")
         if only is None:

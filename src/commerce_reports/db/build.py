@@ -32,6 +32,7 @@ from pathlib import Path
 import duckdb
 
 from ..contract import DATASETS, PartitionKey, site_root
+from ..files import make_folder
 from .buckets import (
     NONE,
     day_bucket,
@@ -235,7 +236,7 @@ class SiteBuild:
         sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
         self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
-        self.base.mkdir(parents=True, exist_ok=True)
+        make_folder(self.base)
         select = render(_VIEWS[_T], "inc", sources)
         with staged_buckets(self.con, select, month_bucket("commission_date"), self.base.parent) as files:
             whole = {month: self.base / f"{WHOLE_PREFIX}{month}.parquet" for month in files}

@@ -23,6 +23,7 @@ import nbformat
 import papermill
 
 from ..errors import ExportError, ValidationError
+from ..files import apply_mode, make_folder, save_atomic
 from ..secret import known_secrets
 from .html import chart_specs, notebook_html, save_images
 from .kernel import checked_environment, run_notebook
@@ -109,8 +110,7 @@ def export_notebook(
     params = dict(params or {})
     params = checked_parameters(source, params)
     extra = checked_environment(environment)
-    folder = Path(out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_folder(Path(out_dir))
     stem = output_stem(source, params)
     executed = folder / f"{stem}.ipynb"
     log.info("executing %s with %s", source, params)
@@ -130,10 +130,9 @@ def export_notebook(
             f"the executed notebook, with the error, is at {executed}"
         ) from None
     node = nbformat.read(executed, as_version=4)
-    page = folder / f"{stem}.html"
-    page.write_text(notebook_html(node, title=stem, show_code=show_code), encoding="utf-8")
+    page = save_atomic(folder / f"{stem}.html", notebook_html(node, title=stem, show_code=show_code))
     images = save_images(chart_specs(node), folder, stem, png=png, svg=svg) if png or svg else []
-    result = ExportResult(executed, page, images)
+    result = ExportResult(apply_mode(executed), page, [apply_mode(image) for image in images])
     _refuse_leaks(result, extra)
     log.info("wrote %s (%d charts as images)", page, len(images))
     return result

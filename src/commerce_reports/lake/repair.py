@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ..contract import PART_FILE, SCHEMA_VERSION, PartitionKey, check_site_name, lake_root, site_root
 from ..errors import LakeError, ValidationError
+from ..files import make_folder
 from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest
 
@@ -116,7 +117,7 @@ def quarantine(data_dir: Path, site: str, relpath: str, reason: str) -> Repair:
     source = site_root(data_dir, site) / relpath / PART_FILE
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = Path(data_dir) / QUARANTINE / f"site={site}" / relpath / f"part.{stamp}.parquet"
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent)
     shutil.move(source, target)
     with contextlib.suppress(OSError):
         source.parent.rmdir()  # only when empty
