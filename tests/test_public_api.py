@@ -14,6 +14,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "RetryPolicy",
             "SyncOptions",
             "__version__",
+            "check",
             "connect",
             "invalidate",
             "load_merchandise",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         status,
         sync,
     )
+    from .check import check
     from .client import ReportsClient
     from .db import connect, write_catalog
     from .http import RetryPolicy
@@ -42,6 +43,7 @@ __all__ = [
     "RetryPolicy",
     "SyncOptions",
     "__version__",
+    "check",
     "connect",
     "invalidate",
     "load_merchandise",
@@ -65,6 +67,7 @@ _HOMES = {
     "status": "api",
     "sync": "api",
     "ReportsClient": "client",
+    "check": "check",
     "RetryPolicy": "http",
     "connect": "db",
     "write_catalog": "db",

@@ -137,7 +137,6 @@ def describe_os_error(error: OSError) -> str:
         errno.EISDIR: "it is a folder, not a file",
         errno.ENOSPC: "the disk is full",
         errno.EDQUOT: "the disk quota is used up",
-        errno.ENOENT: "it does not exist",
     }
     why = reasons.get(error.errno or 0, error.strerror or str(error))
     return f"{path}: {why}" if path else why

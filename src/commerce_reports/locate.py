@@ -47,7 +47,12 @@ def project_root(start: Path | None = None) -> Path | None:
 
 
 def where(explicit: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> LakeLocation:
-    """The data folder by the rule above; `explicit` (a caller's `data_dir=`) wins over all of it."""
+    """The data folder by the rule above; `explicit` (a caller's `data_dir=`) wins over all of it.
+    A path that exists and is not a folder (a file, a device) is a ConfigurationError naming it."""
+    return _folder(_where(explicit, env))
+
+
+def _where(explicit: str | os.PathLike[str] | None, env: dict[str, str] | None) -> LakeLocation:
     if explicit is not None:
         if not isinstance(explicit, str | os.PathLike) or not str(explicit).strip():
             raise ConfigurationError(f"data_dir: {explicit!r} is not a folder path; give a str or Path")
@@ -66,6 +71,15 @@ def where(explicit: str | os.PathLike[str] | None = None, env: dict[str, str] | 
         user_data_path("commerce-reports", appauthor=False),
         f"the user data folder: no {ENV_DATA_DIR} and no {MARKER} above {Path.cwd()}",
     )
+
+
+def _folder(location: LakeLocation) -> LakeLocation:
+    if location.path.exists() and not location.path.is_dir():
+        raise ConfigurationError(
+            f"the data folder {location.path} ({location.reason}) is a file, not a folder; give a "
+            f"folder (--data-dir, {ENV_DATA_DIR} or data_dir in {MARKER})"
+        )
+    return location
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None) -> Path:

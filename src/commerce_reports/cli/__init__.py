@@ -15,8 +15,11 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..errors import CommerceReportsError, UnreachableError
+from ..secret import redact
 
 __all__ = ["EXIT_UNREACHABLE", "main"]
+
+log = logging.getLogger(__name__)
 
 EXIT_UNREACHABLE = 3  # a service's address could not be reached: nothing more was asked of it
 
@@ -38,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status. No traceback reaches the user: the toolkit's errors and
+    the operating system's refusals print as one `error:` line, anything else as one line too
+    (its traceback goes to the log, shown with -vv)."""
     try:
         args = build_parser().parse_args(argv)
         level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
@@ -49,3 +55,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as error:  # a folder or file the command could not use, wherever it was met
+        from ..files import describe_os_error
+
+        print(f"error: {describe_os_error(error)}", file=sys.stderr)
+        return 1
+    except Exception as error:  # a fault nobody foresaw: one line, the details with -vv
+        log.debug("unexpected error", exc_info=True)
+        print(
+            f"error: unexpected {type(error).__name__}: {redact(str(error))} (run with -vv for details)",
+            file=sys.stderr,
+        )
+        return 1

@@ -1,4 +1,4 @@
-"""Reporting subcommands: demo, sync, status, verify, invalidate. Each is a thin shell over the
+"""Reporting subcommands: demo, sync, status, check, verify, invalidate. Each is a thin shell over the
 public functions of `commerce_reports.api`; `status` and `sync --plan`
 read manifests without loading the data stack (the api imports it only when a function needs it)."""
 
@@ -88,6 +88,21 @@ def register(subparsers: Any) -> None:
     _common(check)
     check.set_defaults(handler=_verify)
 
+    doctor = subparsers.add_parser(
+        "check",
+        help="is everything set up right? each site's address, key, dialect and pace; where the lake is",
+        description="For each configured site (the embedded sandbox's when no key is configured): whether "
+        "its address answers as the reporting API, whether its key is accepted, which dialect it speaks "
+        "and what the pace is; and where the lake is and why. Asks each site one transactions request at "
+        "most, in its turn of the pace shared with every process using the key. Exits 1 when something is "
+        "wrong.",
+    )
+    _common(doctor)
+    doctor.add_argument(
+        "--wait", action="store_true", help="wait for the pace's turn however long (default: at most 10 s)"
+    )
+    doctor.set_defaults(handler=_check)
+
     forget = subparsers.add_parser("invalidate", help="make the next sync refetch a range of days")
     forget.add_argument("start", type=_date)
     forget.add_argument("end", type=_date)
@@ -156,6 +171,14 @@ def _verify(args: argparse.Namespace) -> int:
 
     report = verify(sites=args.sites, data_dir=args.data_dir)
     print(report.summary())
+    return 0 if report.ok else 1
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..check import DEFAULT_MAX_WAIT, check
+
+    report = check(args.sites, data_dir=args.data_dir, max_wait=None if args.wait else DEFAULT_MAX_WAIT)
+    print(report.describe())
     return 0 if report.ok else 1
 
 

@@ -88,9 +88,11 @@ def notebook_parameters(notebook: Path | str) -> dict[str, Parameter]:
     path = Path(notebook)
     try:
         node = nbformat.read(path, as_version=4)
+        cell = next((c for c in node.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
     except (OSError, ValueError) as error:
         raise ValidationError("notebook", f"{path} cannot be read ({error})", "give an .ipynb file") from None
-    cell = next((c for c in node.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    except (AttributeError, TypeError, KeyError):  # JSON, but not a notebook (a list, odd cells)
+        raise ValidationError("notebook", f"{path} is not a notebook", "give an .ipynb file") from None
     if cell is None:
         return {}
     try:

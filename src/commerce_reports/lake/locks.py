@@ -50,7 +50,7 @@ def _locked(path: Path, waiting: str) -> Iterator[None]:
     except OSError as error:
         raise LakeError(
             f"cannot write in the data folder {path.parents[2]}: {describe_os_error(error)}; "
-            "a sync, verify, invalidate or rebuild writes there (choose another with --data-dir "
+            "this command writes there (choose another with --data-dir "
             "or COMMERCE_REPORTS_DATA_DIR)"
         ) from None
     with stack:
