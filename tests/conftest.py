@@ -35,6 +35,7 @@ SLOW_FIRST = (
     "tests/db/test_access.py",
     "tests/db/test_consistency.py",
     "tests/lake/test_sync.py",
+    "tests/test_cli_folders.py",
     "tests/db/test_safety.py",
     "tests/charts/test_performance.py",
     "tests/charts/test_selection.py",
