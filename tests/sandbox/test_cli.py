@@ -181,3 +181,22 @@ def test_a_port_out_of_range_or_in_use_is_a_one_line_error() -> None:
         )
     assert taken.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
     assert "Traceback" not in taken.stderr
+
+
+@pytest.mark.parametrize(
+    ("host", "warned"),
+    [
+        ("127.0.0.1", False),
+        ("localhost", False),
+        ("::1", False),
+        ("0.0.0.0", True),
+        ("192.0.2.7", True),
+        ("reports.example", True),
+    ],
+)
+def test_a_host_other_than_loopback_is_served_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], host: str, warned: bool
+) -> None:
+    assert served(monkeypatch, "--host", host)["host"] == host
+    err = capsys.readouterr().err
+    assert ("warning: --host" in err and "beyond this machine" in err) is warned, err

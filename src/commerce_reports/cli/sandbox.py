@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import sys
 from datetime import UTC, date, datetime, time
 from typing import Any
@@ -150,8 +151,25 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def _loopback(host: str) -> bool:
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to any interface
+
+
 def run(args: argparse.Namespace) -> int:
-    """Serve until interrupted; 2 when the options do not make a valid sandbox."""
+    """Serve until interrupted; 2 when the options do not make a valid sandbox. An address other
+    than loopback is served with a warning: every machine that reaches it may use the sandbox."""
+    if not _loopback(args.host):
+        print(
+            f"warning: --host {args.host} serves the sandbox beyond this machine: anyone who can reach "
+            "it can use it with its keys, and the demo sites' keys are public. Use 127.0.0.1 (the "
+            "default) unless other machines must reach it.",
+            file=sys.stderr,
+        )
     if args.deals:
         from ..deals.sandbox import serve_deals_forever
 
