@@ -30,7 +30,7 @@ BOTTOM = (
     "dialect",
     "pace",
 )
-ENTRY = ("api", "check", "loaders", "status", "embedded", "demo", "cli", "__init__", "__main__")
+ENTRY = ("api", "checkup", "loaders", "status", "embedded", "demo", "cli", "__init__", "__main__")
 PRESENTATION = ("charts", "widgets", "export")
 HIGH = ("db", "charts", "widgets", "export", "spark", *ENTRY)
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         status,
         sync,
     )
-    from .check import check
+    from .checkup import check
     from .client import ReportsClient
     from .db import connect, write_catalog
     from .http import RetryPolicy
@@ -67,7 +67,7 @@ _HOMES = {
     "status": "api",
     "sync": "api",
     "ReportsClient": "client",
-    "check": "check",
+    "check": "checkup",
     "RetryPolicy": "http",
     "connect": "db",
     "write_catalog": "db",

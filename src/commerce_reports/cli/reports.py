@@ -175,7 +175,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ..check import DEFAULT_MAX_WAIT, check
+    from ..checkup import DEFAULT_MAX_WAIT, check
 
     report = check(args.sites, data_dir=args.data_dir, max_wait=None if args.wait else DEFAULT_MAX_WAIT)
     print(report.describe())

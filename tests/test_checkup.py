@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from commerce_reports.check import check, dialect_of
+from commerce_reports.checkup import check, dialect_of
 from commerce_reports.cli import main
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox

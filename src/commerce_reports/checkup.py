@@ -1,6 +1,6 @@
-"""`check`: is everything set up right? For each configured site, in seconds: whether its address
-answers as the reporting API, whether its key is accepted, which dialect it speaks, where the lake
-is and why, and what the pace is.
+"""`check` (`cr.check()`, `commerce-reports check`): is everything set up right? For each configured
+site, in seconds: whether its address answers as the reporting API, whether its key is accepted,
+which dialect it speaks, where the lake is and why, and what the pace is.
 
     report = cr.check()              # the embedded sandbox's sites when no key is configured
     print(report.describe())
