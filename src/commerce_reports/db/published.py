@@ -33,10 +33,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from filelock import FileLock
-
 from ..contract import DATASETS, site_root
-from ..files import save_atomic
+from ..files import held, make_folder, save_atomic
 from .coverage import SiteCoverage
 from .listing import dataset_of, listing_digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
@@ -96,7 +94,7 @@ class _Record:
 def _link_tree(source: Path, target: Path, files: list[str]) -> None:
     for relpath in files:
         destination = target / relpath
-        destination.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(destination.parent)
         os.link(source / relpath, destination)
 
 
@@ -128,8 +126,7 @@ def publish(data_dir: Path) -> Path | None:
     written: then readers read the lake itself, and a warning says so)."""
     root = views_root(data_dir)
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(root / ".publish.lock")):
+        with held(root / ".publish.lock", "waiting for another process to finish publishing the lake"):
             return _publish(Path(data_dir), root)
     except OSError as error:
         log.warning(
