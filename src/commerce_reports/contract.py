@@ -39,7 +39,10 @@ __all__ = [
     "DATASETS",
     "DEVICE_WORDS",
     "FETCHED_AT",
+    "FORMER_TYPES",
     "HIVE_KEYS",
+    "MONEY",
+    "MONEY_SUM",
     "PARTITION_GLOBS",
     "PART_FILE",
     "PRODUCT_TYPE",
@@ -52,6 +55,7 @@ __all__ = [
     "dataset_schema",
     "lake_root",
     "next_month",
+    "readable_type",
     "site_root",
     "slice_folder",
     "sql_type",
@@ -61,12 +65,15 @@ Dataset = Literal["transactions", "networks", "merchandise"]
 DATASETS: tuple[Dataset, ...] = ("transactions", "networks", "merchandise")
 AGGREGATES: tuple[Dataset, ...] = ("networks", "merchandise")
 PART_FILE = "part.parquet"
-SCHEMA_VERSION = (
-    2  # 2: clicks and actions keep fractions; partner_product_sub_type. Older files read by name.
-)
+# 2: clicks and actions keep fractions; partner_product_sub_type. 3: money is DECIMAL(18,4) (was a
+# binary float), aggregates keep the service's `totals`. Older files read by name, cast (FORMER_TYPES).
+SCHEMA_VERSION = 3
 _SITE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 # The key of `extra` under which the parser keeps the raw values it could not type.
 UNPARSED = "_unparsed"
+# Money: the service sends cents; four places keep fractions of a cent, 14 digits before the point.
+MONEY_PRECISION, MONEY_SCALE = 18, 4
+MONEY_SUM = f"DECIMAL(38, {MONEY_SCALE})"  # a sum of money in SQL (the widest decimal, same scale)
 _MAX_SLICE_FOLDER = 240  # bytes of `slice=<name>`: file systems allow 255 per folder name
 _HASHED = "~"  # a canonical name never starts with it: marks a cut, hashed folder name
 _PREFIX_CHARS = 80
@@ -227,6 +234,7 @@ def _slice_of(folder: str, params: Mapping[str, str] | None) -> str:
 # most of what imports this module (status, a sync's plan, the CLI's start-up) needs only the layout.
 
 _ARROW_NAMES = {
+    "MONEY": "money",
     "PRODUCT_TYPE": "product_type",
     "TRANSACTION_SCHEMA": "transactions",
     "AGGREGATE_SCHEMAS": "aggregates",
@@ -234,6 +242,7 @@ _ARROW_NAMES = {
 }
 
 if TYPE_CHECKING:
+    MONEY: pa.Decimal128Type
     PRODUCT_TYPE: pa.ListType
     TRANSACTION_SCHEMA: pa.Schema
     AGGREGATE_SCHEMAS: dict[str, pa.Schema]
@@ -242,6 +251,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class _Columns:
+    money: pa.Decimal128Type
     product_type: pa.ListType
     transactions: pa.Schema
     aggregates: dict[str, pa.Schema]
@@ -252,12 +262,13 @@ class _Columns:
 def _columns() -> _Columns:
     import pyarrow as pa
 
+    money = pa.decimal128(MONEY_PRECISION, MONEY_SCALE)
     product_type = pa.list_(
         pa.struct(
             [
                 ("product_id", pa.string()),
                 ("product_name", pa.string()),
-                ("price", pa.float64()),
+                ("price", money),
                 ("quantity", pa.float64()),
             ]
         )
@@ -276,8 +287,8 @@ def _columns() -> _Columns:
             pa.field("commission_id", pa.string()),
             pa.field("commission_date", pa.date32()),
             pa.field("update_date", pa.date32()),
-            pa.field("order_value", pa.float64()),
-            pa.field("publisher_net_revenue", pa.float64()),
+            pa.field("order_value", money),
+            pa.field("publisher_net_revenue", money),
             pa.field("program_type", pa.string()),
             pa.field("click_id", pa.string()),
             pa.field("click_date", pa.date32()),
@@ -301,28 +312,27 @@ def _columns() -> _Columns:
     metrics: dict[str, list[pa.Field]] = {
         "networks": [
             pa.field("network_name", pa.string()),
-            pa.field("revenue", pa.float64()),
+            pa.field("revenue", money),
             pa.field("clicks", pa.float64()),
-            pa.field("sales", pa.float64()),
+            pa.field("sales", money),
             pa.field("actions", pa.float64()),
             pa.field("conversion_rate", pa.float64()),
-            pa.field("epc", pa.float64()),
+            pa.field("epc", money),
         ],
         "merchandise": [
             pa.field("product_name", pa.string()),
             pa.field("merchant_group_name", pa.string()),
             pa.field("merchant_group_id", pa.int64()),
-            pa.field("revenue", pa.float64()),
-            pa.field("sales", pa.float64()),
+            pa.field("revenue", money),
+            pa.field("sales", money),
             pa.field("actions", pa.float64()),
         ],
     }
-    aggregates = {
-        dataset: pa.schema([*fields, pa.field("extra", pa.string()), *window, *filter_columns])
-        for dataset, fields in metrics.items()
-    }
+    # `totals`: the answer's totals object as the service sent it (JSON text, the same on each row).
+    stamps = [pa.field("totals", pa.string()), pa.field("extra", pa.string()), *window, *filter_columns]
+    aggregates = {dataset: pa.schema([*fields, *stamps]) for dataset, fields in metrics.items()}
     fetched_at = pa.field("fetched_at", pa.timestamp("us", tz="UTC"))
-    return _Columns(product_type, transactions, aggregates, fetched_at)
+    return _Columns(money, product_type, transactions, aggregates, fetched_at)
 
 
 def __getattr__(name: str) -> Any:
@@ -370,6 +380,25 @@ _SIMPLE_TYPES = {
     "date32[day]": "DATE",
     "bool": "BOOLEAN",
 }
+# Columns an older version stored with another type (Arrow's name of it), read as today's by a cast:
+# money was a binary float before schema version 3 (a float read as DECIMAL(18,4) is the amount it
+# stood for: the service's cents), clicks and actions integers before version 2.
+FORMER_TYPES: dict[str, frozenset[str]] = {
+    **{name: frozenset({"double"}) for name in ("order_value", "publisher_net_revenue", "revenue", "sales", "epc")},
+    **{name: frozenset({"int64"}) for name in ("clicks", "actions")},
+    "products": frozenset(
+        {
+            "list<element: struct<product_id: string, product_name: string, price: double, quantity: double>>",
+            "list<item: struct<product_id: string, product_name: string, price: double, quantity: double>>",
+        }
+    ),
+}
+
+
+def readable_type(column: str, arrow: pa.DataType, expected: pa.DataType) -> bool:
+    """Whether a stored column of type `arrow` reads as the `expected` type of today's schema: the
+    same type, or a former one (FORMER_TYPES) that a cast turns into it."""
+    return bool(arrow == expected or str(arrow) in FORMER_TYPES.get(column, ()))
 
 
 def sql_type(arrow: pa.DataType) -> str:
@@ -380,6 +409,8 @@ def sql_type(arrow: pa.DataType) -> str:
         return _SIMPLE_TYPES[str(arrow)]
     if pa.types.is_timestamp(arrow):
         return "TIMESTAMPTZ" if arrow.tz else "TIMESTAMP"
+    if pa.types.is_decimal(arrow):
+        return f"DECIMAL({arrow.precision},{arrow.scale})"
     if pa.types.is_list(arrow):
         return sql_type(arrow.value_type) + "[]"
     if pa.types.is_struct(arrow):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -46,10 +47,10 @@ def test_networks_body_becomes_a_table_stamped_with_window_and_filters() -> None
     table = parse_aggregate("networks", networks_body(), NOV, DEC, filters)
     assert table.schema.remove_metadata() == AGGREGATE_SCHEMAS["networks"]
     row = table.to_pylist()[0]
-    assert row["network_name"] == "Net A" and row["clicks"] == 100 and row["epc"] == 0.105
+    assert row["network_name"] == "Net A" and row["clicks"] == 100 and row["epc"] == Decimal("0.105")
     assert row["window_start"] == NOV and row["window_end"] == DEC
     assert row["device_type"] == "MBL" and row["country"] == "US" and row["program_type"] is None
-    assert orjson.loads(table.schema.metadata[b"totals"]) == {"revenueTotal": 10.5}
+    assert table["totals"].to_pylist() == ['{"revenueTotal":10.5}']  # as sent, on every row
 
 
 def test_a_published_networks_body_keeps_fractional_clicks_and_actions() -> None:
@@ -82,7 +83,7 @@ def test_aggregate_unknown_fields_and_envelope_keys_are_kept() -> None:
     body["page"] = 1
     table = parse_aggregate("merchandise", orjson.dumps(body), NOV, DEC)
     assert orjson.loads(table["extra"][0].as_py()) == {"_envelope": {"page": 1}, "currency": "USD"}
-    assert table["sales"].type == pa.float64() and untyped_rows(table) == 0
+    assert table["sales"].type == pa.decimal128(18, 4) and untyped_rows(table) == 0
 
 
 def test_aggregate_values_that_cannot_be_typed_keep_their_row_and_are_counted() -> None:
@@ -92,6 +93,29 @@ def test_aggregate_values_that_cannot_be_typed_keep_their_row_and_are_counted() 
         UNPARSED: {"merchant_group_id": 4.5, "revenue": "lots"}
     }
     assert untyped_rows(table) == 1
+
+
+def test_aggregate_money_is_exact_and_what_does_not_fit_stays_untyped() -> None:
+    """Money is read from its text (0.1 is 0.1000, 12 digits and 4 places are kept); more places,
+    an infinite or unspellable amount is NULL with its raw text in extra, never a rounded value;
+    the totals keep the service's own spelling."""
+    rows = [
+        b'{"productName": "a", "revenue": 0.1, "sales": 123456789012.3456, "actions": 1}',
+        b'{"productName": "b", "revenue": 0.12345, "sales": 1e400, "actions": -Infinity}',
+        b'{"productName": "c", "revenue": "12,50", "sales": NaN, "actions": 2}',
+    ]
+    body = b'{"data": [' + b", ".join(rows) + b'], "totals": {"revenueTotal": 0.10, "salesTotal": 1e400}}'
+    table = parse_aggregate("merchandise", body, NOV, DEC)
+    assert table["revenue"].to_pylist() == [Decimal("0.1"), None, None]
+    assert table["sales"].to_pylist() == [Decimal("123456789012.3456"), None, None]
+    assert table["actions"].to_pylist() == [1, None, 2]
+    assert [orjson.loads(e)[UNPARSED] for e in table["extra"].to_pylist()[1:]] == [
+        {"revenue": 0.12345, "sales": "1e400", "actions": "-Infinity"},
+        {"revenue": "12,50", "sales": "NaN"},
+    ]
+    assert '"revenue":0.12345' in table["extra"][1].as_py()  # the raw text, not a float's
+    assert untyped_rows(table) == 2
+    assert table["totals"][0].as_py() == '{"revenueTotal":0.10,"salesTotal":"1e400"}'
 
 
 @pytest.mark.parametrize("broken", [b'{"rows": []}', b'{"data": [1]}', b"<html>", b'{"data": [', b"[]"])

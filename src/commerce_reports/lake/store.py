@@ -18,7 +18,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..contract import FETCHED_AT, PART_FILE, PartitionKey, dataset_schema, site_root, untyped_rows
+from ..contract import (
+    FETCHED_AT,
+    PART_FILE,
+    PartitionKey,
+    dataset_schema,
+    readable_type,
+    site_root,
+    untyped_rows,
+)
 from ..errors import LakeError
 from ..files import save_atomic, sha256_of
 from ..secret import known_secrets, scrub
@@ -136,7 +144,7 @@ def inspect_partition(path: Path, dataset: str) -> StoredFile:
         strange = [
             f.name
             for f in table.schema
-            if f.name not in expected.names or expected.field(f.name).type != f.type
+            if f.name not in expected.names or not readable_type(f.name, f.type, expected.field(f.name).type)
         ]
         if strange or FETCHED_AT.name not in table.column_names:
             raise ValueError(f"columns not of a {dataset} partition: {', '.join(strange) or 'no fetched_at'}")

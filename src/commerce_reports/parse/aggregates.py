@@ -2,8 +2,10 @@
 
 Both dialects send the same envelope, `{"data": [...], "totals": {...}}` (service notes; the
 published `NetworkResponseModel` and `MerchandiseResponseModel`). Clicks and actions are numbers
-that may carry fractions. Values are typed by the rules of values.py; what no column holds goes to
-`extra` as for transactions (extra.py). The `totals` object is kept in the schema metadata.
+that may carry fractions; revenue, sales and EPC are money (exact decimals). Values are typed by the
+rules of values.py; what no column holds goes to `extra` as for transactions (extra.py). The
+`totals` object is kept as the service sent it, as JSON text in the `totals` column of every row
+(the `report_totals` view sets it beside the rows' sums).
 """
 
 from __future__ import annotations
@@ -12,14 +14,13 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-import orjson
 import pyarrow as pa
 
 from ..contract import AGGREGATE_SCHEMAS
 from ..errors import MalformedResponseError, ValidationError
 from ..params import Filters, as_date
 from .extra import encode_extra, leftovers
-from .values import UNTYPED, load_json, read_integer, read_number, read_text
+from .values import UNTYPED, dump_json, load_json, read_integer, read_money, read_number, read_text
 
 __all__ = ["parse_aggregate"]
 
@@ -28,23 +29,23 @@ _Reader = Callable[[Any], Any]
 _METRICS: dict[str, dict[str, tuple[str, _Reader]]] = {
     "networks": {
         "networkName": ("network_name", read_text),
-        "revenue": ("revenue", read_number),
+        "revenue": ("revenue", read_money),
         "clicks": ("clicks", read_number),
-        "sales": ("sales", read_number),
+        "sales": ("sales", read_money),
         "actions": ("actions", read_number),
         "conversionRate": ("conversion_rate", read_number),
-        "epc": ("epc", read_number),
+        "epc": ("epc", read_money),
     },
     "merchandise": {
         "productName": ("product_name", read_text),
         "merchantGroupName": ("merchant_group_name", read_text),
         "merchantGroupId": ("merchant_group_id", read_integer),
-        "revenue": ("revenue", read_number),
-        "sales": ("sales", read_number),
+        "revenue": ("revenue", read_money),
+        "sales": ("sales", read_money),
         "actions": ("actions", read_number),
     },
 }
-_STAMPS = ("extra", "window_start", "window_end", *Filters().as_columns())
+_STAMPS = ("totals", "extra", "window_start", "window_end", *Filters().as_columns())
 for _endpoint, _metrics in _METRICS.items():
     if [column for column, _ in _metrics.values()] + list(_STAMPS) != AGGREGATE_SCHEMAS[_endpoint].names:
         raise ImportError(f"parse.aggregates no longer matches contract.AGGREGATE_SCHEMAS[{_endpoint!r}]")
@@ -107,13 +108,14 @@ def parse_aggregate(
     schema = AGGREGATE_SCHEMAS[endpoint]
     n = len(rows)
     stamp = chosen.as_columns()
+    totals_text = None if totals is None else dump_json(totals).decode()
     values: dict[str, Any] = {
         **columns,
+        "totals": [totals_text] * n,
         "extra": extras,
         "window_start": [first] * n,
         "window_end": [stop] * n,
     }
     values |= {name: [stamp[name]] * n for name in stamp}
     arrays = [pa.array(values[field.name], field.type) for field in schema]
-    metadata = {b"totals": orjson.dumps(totals)} if totals else None
-    return pa.Table.from_arrays(arrays, schema=schema.with_metadata(metadata))
+    return pa.Table.from_arrays(arrays, schema=schema)

@@ -7,6 +7,12 @@ hold. Every key is a closing quote followed by a colon, so no key escapes the co
 a string can only add to it. Equal counts therefore mean no unknown key, and every value landed in
 a column of its own kind (no text read as a number, no number as text). A null carries nothing and
 is the same as a missing key, on both paths.
+
+The census also vouches for money. DuckDB reads it from the text, exactly, at 20 decimal places
+(fast.py), rounding only what has more; so the money values of the body are walked too (those
+under a key ending as a money key ends, found from the same colons) and any that is not a plain
+decimal of at most 22 characters (an exponent, or a longer text) is counted as `inexact`: the fast
+path then declines the body, and the tolerant path reads each value from its text.
 """
 
 from __future__ import annotations
@@ -16,12 +22,24 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from .fields import PRODUCT_ITEM, IdClass, Kind, Node
+from .fields import MONEY_KEYS, PRODUCT_ITEM, IdClass, Kind, Node
 
 __all__ = ["Census", "count_body", "count_table"]
 
-_DIGITS = [ord(c) for c in "-0123456789"]
 _BLOCK = 1 << 20  # bytes compared at a time: the masks stay in the CPU cache
+_LONGEST = 22  # characters of a plain money text read exactly at 20 places ("-0." and 19 digits)
+
+
+def _bytes(characters: str) -> np.ndarray:
+    table = np.zeros(256, bool)
+    table[[ord(c) for c in characters]] = True
+    return table
+
+
+_NUMBER_START = _bytes("-0123456789")
+_NUMBER_CHAR = _bytes("-+.0123456789eE")
+_EXPONENT = _bytes("eE")
+_MONEY_KEY_END = _bytes("".join(key[-1] for key in MONEY_KEYS))
 
 
 @dataclass(frozen=True)
@@ -33,6 +51,7 @@ class Census:
     objects: int = 0
     arrays: int = 0
     others: int = 0  # booleans, and whatever no key of the shapes holds
+    inexact: int = 0  # money texts DuckDB's decimal read may round (a body's; not a kind of value)
 
     def __add__(self, other: Census) -> Census:
         return Census(
@@ -41,6 +60,7 @@ class Census:
             self.objects + other.objects,
             self.arrays + other.arrays,
             self.others + other.others,
+            self.inexact + other.inexact,
         )
 
     def differences(self, other: Census) -> str:
@@ -52,13 +72,28 @@ class Census:
         )
 
 
-def _census(after: np.ndarray) -> Census:
+def _census(after: np.ndarray, inexact: int) -> Census:
     """A census from the first byte after each key's colon (histogram of 256 counts)."""
     strings, objects, arrays, nulls = (int(after[ord(c)]) for c in '"{[n')
-    numbers = int(after[_DIGITS].sum())
-    return Census(
-        strings, numbers, objects, arrays, int(after.sum()) - strings - numbers - objects - arrays - nulls
-    )
+    numbers = int(after[_NUMBER_START].sum())
+    others = int(after.sum()) - strings - numbers - objects - arrays - nulls
+    return Census(strings, numbers, objects, arrays, others, inexact)
+
+
+def _inexact(data: np.ndarray, starts: np.ndarray) -> int:
+    """How many of the number texts beginning at `starts` hold an exponent or run past _LONGEST
+    characters: walked a character at a time, all at once, dropping each text where it ends."""
+    last = len(data) - 1
+    alive, found = starts, 0
+    for step in range(1, _LONGEST + 1):
+        following = data[np.minimum(alive + step, last)]
+        inside = _NUMBER_CHAR[following]
+        exponent = _EXPONENT[following] & inside
+        found += int(exponent.sum())
+        alive = alive[inside & ~exponent]
+        if not len(alive):
+            return found
+    return found + len(alive)
 
 
 def _skip_whitespace(data: np.ndarray, positions: np.ndarray, step: int) -> np.ndarray:
@@ -76,23 +111,32 @@ def _count_spaced(data: np.ndarray) -> Census:
     """The census of a body with whitespace around its colons (pretty-printed): position by position."""
     colons = np.flatnonzero(data == ord(":"))
     colons = colons[(colons > 0) & (colons < len(data) - 1)]
-    keys = colons[data[_skip_whitespace(data, colons - 1, -1)] == ord('"')]
-    return _census(np.bincount(data[_skip_whitespace(data, keys + 1, 1)], minlength=256))
+    quotes = _skip_whitespace(data, colons - 1, -1)
+    is_key = data[quotes] == ord('"')
+    values = _skip_whitespace(data, colons[is_key] + 1, 1)
+    first = data[values]
+    money = values[_NUMBER_START[first] & _MONEY_KEY_END[data[quotes[is_key] - 1]]]
+    return _census(np.bincount(first, minlength=256), _inexact(data, money))
 
 
 def count_body(body: bytes) -> Census:
     """Count the body's keys by the kind of value that follows each, block by block (in cache)."""
     data = np.frombuffer(body, np.uint8)
     after = np.zeros(256, np.int64)
+    money: list[np.ndarray] = []
     for first in range(1, len(data) - 1, _BLOCK):
         colons = np.flatnonzero(data[first : min(first + _BLOCK, len(data) - 1)] == ord(":")) + first
         before = data[colons - 1]
         if (before <= ord(" ")).any():
             return _count_spaced(data)
-        after += np.bincount(data[colons[before == ord('"')] + 1], minlength=256)
+        keys = colons[before == ord('"')]
+        following = data[keys + 1]
+        after += np.bincount(following, minlength=256)
+        numbers = keys[_NUMBER_START[following]]
+        money.append(numbers[_MONEY_KEY_END[data[numbers - 2]]] + 1)
     if after[: ord(" ") + 1].any():
         return _count_spaced(data)
-    return _census(after)
+    return _census(after, _inexact(data, np.concatenate(money)) if money else 0)
 
 
 def _valid(array: pa.Array) -> int:
@@ -111,7 +155,7 @@ def _count_leaf(array: pa.Array, kind: Kind, id_class: IdClass) -> Census:
     valid = _valid(array)
     if kind is Kind.PRODUCTS:
         return Census(arrays=valid) + _count_items(array.flatten(), id_class)
-    numeric = kind in (Kind.NUMBER, Kind.INTEGER) or (kind is Kind.ID and id_class == "number")
+    numeric = kind in (Kind.NUMBER, Kind.MONEY, Kind.INTEGER) or (kind is Kind.ID and id_class == "number")
     return Census(numbers=valid) if numeric else Census(strings=valid)
 
 

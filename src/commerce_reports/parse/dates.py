@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .values import UNTYPED, Untyped
+from .values import UNTYPED, RawNumber, Untyped
 
 __all__ = ["date_array", "read_date"]
 
@@ -61,6 +61,10 @@ def read_date(value: Any) -> date | Untyped | None:
     """One wire value -> its date, None for "no date", or UNTYPED."""
     if value is None or value == "":
         return None
+    if isinstance(value, RawNumber):  # a number with a fraction or an exponent: 1793886300000.0
+        value = value.as_float()
+        if value is None:
+            return UNTYPED
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool):

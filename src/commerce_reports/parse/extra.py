@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from ..contract import UNPARSED
+from .values import dump_json
 
 __all__ = ["ENVELOPE", "encode_extra", "leftovers"]
 
@@ -46,4 +45,4 @@ def encode_extra(left: dict[str, Any], unparsed: dict[str, Any], envelope: dict[
                 free = "_" + free
             left[free] = left.pop(name)
     extra = {name: value for name, value in reserved.items() if value} | left
-    return orjson.dumps(extra).decode() if extra else None
+    return dump_json(extra).decode() if extra else None

@@ -5,7 +5,10 @@
 2. The parts go to DuckDB as in-memory files (a memfd on Linux), never to disk.
 3. DuckDB reads the shape's keys with explicit types, and the census (census.py), counted beside
    the read, proves that the columns hold every value of the body.
-4. The values are typed by the same rules as the tolerant path (values.py, dates.py).
+4. The values are typed by the same rules as the tolerant path (values.py, dates.py). Money is read
+   by DuckDB from its text at 20 decimal places (the census proves no money text holds more) and
+   cast to DECIMAL(18,4) by Arrow, which refuses to drop a digit: a value of more places, or too
+   large, declines the body, as does a number that is not finite.
 
 Any doubt declines the body (`Declined`, with the reason) and the tolerant path reads it: unknown
 keys, a value of an unexpected kind, a date in no known format, another envelope.
@@ -24,7 +27,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..contract import PRODUCT_TYPE, TRANSACTION_SCHEMA
+from ..contract import MONEY, PRODUCT_TYPE, TRANSACTION_SCHEMA
 from .census import Census, count_body, count_table
 from .dates import date_array
 from .fields import (
@@ -51,6 +54,7 @@ _SPACE = b" \t\r\n"
 _WHOLE = 2**53  # beyond this a double no longer holds every whole number
 _MEMFD = hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
 _PART_BYTES = 4 << 20  # below this one DuckDB thread reads the whole array
+_MONEY_READ = "DECIMAL(38, 20)"  # exact for every text the census lets through (see census.py)
 _local = threading.local()
 
 
@@ -64,6 +68,8 @@ def _sql_type(node: Node) -> str:
     if node is Kind.PRODUCTS:
         items = ", ".join(f'"{key}" {_sql_type(kind)}' for key, (_, kind) in PRODUCT_ITEM.items())
         return f"STRUCT({items})[]"
+    if node is Kind.MONEY:
+        return _MONEY_READ
     return "DOUBLE" if node in (Kind.NUMBER, Kind.INTEGER) else "VARCHAR"
 
 
@@ -206,11 +212,33 @@ def _words(kind: Kind, raw: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(pc.is_null(index), text, coded)
 
 
+def _money(column: str, raw: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Money read at 20 places as DECIMAL(18,4); a value that would lose a digit declines."""
+    try:
+        return raw.cast(MONEY)
+    except pa.ArrowInvalid:
+        raise Declined(f"{column}: a value has more than 4 decimal places or 14 digits before the point")
+
+
+def _finite(column: str, raw: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    if pc.any(pc.is_inf(raw)).as_py():
+        raise Declined(f"{column}: a value is not a finite number")
+    return raw
+
+
+def _item(kind: Kind, name: str, child: pa.Array) -> pa.Array:
+    if kind is Kind.TEXT:
+        return _blank_to_null(child)
+    if kind is Kind.MONEY:
+        return _money(f"products.{name}", child)
+    return _finite(f"products.{name}", child)
+
+
 def _items(lists: pa.ListArray) -> pa.ListArray:
     """Bought items under the stored names, their empty strings null as everywhere else."""
     children = [
-        _blank_to_null(child) if kind is Kind.TEXT else child
-        for (_, kind), child in zip(PRODUCT_ITEM.values(), lists.values.flatten(), strict=True)
+        _item(kind, name, child)
+        for (name, kind), child in zip(PRODUCT_ITEM.values(), lists.values.flatten(), strict=True)
     ]
     items = pa.StructArray.from_arrays(children, fields=list(PRODUCT_TYPE.value_type))
     return pa.ListArray.from_arrays(lists.offsets, items, type=PRODUCT_TYPE, mask=lists.is_null())
@@ -218,8 +246,10 @@ def _items(lists: pa.ListArray) -> pa.ListArray:
 
 def _typed(field: Field, raw: pa.ChunkedArray, id_class: IdClass) -> pa.ChunkedArray:
     kind = field.kind
+    if kind is Kind.MONEY:
+        return _money(field.column, raw)
     if kind is Kind.NUMBER:
-        return raw
+        return _finite(field.column, raw)
     if kind is Kind.INTEGER:
         fraction = pc.not_equal(pc.trunc(raw), raw)
         if pc.any(pc.or_(fraction, pc.greater(pc.abs(raw), _WHOLE))).as_py():
@@ -281,6 +311,8 @@ def read_fast(body: bytes) -> pa.Table:
     finally:
         census.join()
     id_class = _id_class(body, start)
+    if counted[0].inexact:
+        raise Declined(f"{counted[0].inexact} money values are not plain decimals of at most 20 places")
     in_body = counted[0] + Census(arrays=-1)  # the wrapper's own key
     difference = in_body.differences(count_table(raw, READ_TREES[shape], id_class))
     if difference:

@@ -25,6 +25,7 @@ __all__ = [
     "CODE_WORDS",
     "FIELDS",
     "GROUPS",
+    "MONEY_KEYS",
     "PRODUCT_ITEM",
     "READ_TREES",
     "Field",
@@ -46,6 +47,7 @@ class Kind(Enum):
     TEXT = "text"  # a string; a number is kept as its text
     ID = "id"  # text as well, sent as a string (contract) or as a number (published)
     NUMBER = "number"
+    MONEY = "money"  # a number read exactly, as DECIMAL(18,4)
     INTEGER = "integer"
     DATE = "date"  # see dates.py for the formats read
     PRODUCT = "partner product"  # a word (Link) or a code (WRA) that becomes the word
@@ -87,7 +89,7 @@ GROUPS = ("account", "commission", "click", "merchant", "product")
 PRODUCT_ITEM: dict[str, tuple[str, Kind]] = {
     "productId": ("product_id", Kind.TEXT),
     "productName": ("product_name", Kind.TEXT),
-    "price": ("price", Kind.NUMBER),
+    "price": ("price", Kind.MONEY),
     "quantity": ("quantity", Kind.NUMBER),
 }
 
@@ -99,8 +101,8 @@ FIELDS: tuple[Field, ...] = (
     _field("commission_id", Kind.TEXT, "commission", "commissionId"),
     _field("commission_date", Kind.DATE, "commission", "commissionDate"),
     _field("update_date", Kind.DATE, "commission", "updateDate"),
-    _field("order_value", Kind.NUMBER, "commission", "orderValue"),
-    _field("publisher_net_revenue", Kind.NUMBER, "commission", "publisherNetRevenue", "publisherRevenue"),
+    _field("order_value", Kind.MONEY, "commission", "orderValue"),
+    _field("publisher_net_revenue", Kind.MONEY, "commission", "publisherNetRevenue", "publisherRevenue"),
     _field("program_type", Kind.TEXT, "commission", "programType"),
     _field("click_id", Kind.TEXT, "click", "clickId", "clickId", "clickSid"),
     _field("click_date", Kind.DATE, "click", "clickDate"),
@@ -122,6 +124,12 @@ FIELDS: tuple[Field, ...] = (
 
 if [f.column for f in FIELDS] + ["extra"] != TRANSACTION_SCHEMA.names:
     raise ImportError("parse.fields.FIELDS no longer covers contract.TRANSACTION_SCHEMA in order")
+
+# Every wire key that carries money, in any shape (the fast path checks their text: see census.py).
+MONEY_KEYS = frozenset(
+    {path[-1] for f in FIELDS if f.kind is Kind.MONEY for path in (*f.nested, *f.flat)}
+    | {key for key, (_, kind) in PRODUCT_ITEM.items() if kind is Kind.MONEY}
+)
 
 # Code -> stored word of the coded kinds (WRA -> Link, MBL -> Mobile, UKN -> None); a word stays.
 CODE_WORDS: dict[Kind, dict[str, str | None]] = {

@@ -20,7 +20,7 @@ from ..errors import MalformedResponseError
 from .dates import read_date
 from .extra import encode_extra, leftovers
 from .fields import CODE_WORDS, FIELDS, GROUPS, PRODUCT_ITEM, Kind, Path, Shape
-from .values import UNTYPED, load_json, read_integer, read_number, read_text
+from .values import UNTYPED, load_json, read_integer, read_money, read_number, read_text
 
 __all__ = ["read_tolerant"]
 
@@ -51,6 +51,7 @@ _READERS: dict[Kind, Callable[[Any], Any]] = {
     Kind.TEXT: read_text,
     Kind.ID: read_text,
     Kind.NUMBER: read_number,
+    Kind.MONEY: read_money,
     Kind.INTEGER: read_integer,
     Kind.DATE: read_date,
     Kind.PRODUCT: _read_words(Kind.PRODUCT),
