@@ -383,15 +383,12 @@ _SIMPLE_TYPES = {
 # Columns an older version stored with another type (Arrow's name of it), read as today's by a cast:
 # money was a binary float before schema version 3 (a float read as DECIMAL(18,4) is the amount it
 # stood for: the service's cents), clicks and actions integers before version 2.
+_MONEY_COLUMNS = ("order_value", "publisher_net_revenue", "revenue", "sales", "epc")
+_FLOAT_ITEM = "struct<product_id: string, product_name: string, price: double, quantity: double>"
 FORMER_TYPES: dict[str, frozenset[str]] = {
-    **{name: frozenset({"double"}) for name in ("order_value", "publisher_net_revenue", "revenue", "sales", "epc")},
+    **{name: frozenset({"double"}) for name in _MONEY_COLUMNS},
     **{name: frozenset({"int64"}) for name in ("clicks", "actions")},
-    "products": frozenset(
-        {
-            "list<element: struct<product_id: string, product_name: string, price: double, quantity: double>>",
-            "list<item: struct<product_id: string, product_name: string, price: double, quantity: double>>",
-        }
-    ),
+    "products": frozenset({f"list<element: {_FLOAT_ITEM}>", f"list<item: {_FLOAT_ITEM}>"}),
 }
 
 
