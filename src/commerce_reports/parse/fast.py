@@ -217,7 +217,8 @@ def _money(column: str, raw: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Chunke
     try:
         return raw.cast(MONEY)
     except pa.ArrowInvalid:
-        raise Declined(f"{column}: a value has more than 4 decimal places or 14 digits before the point") from None
+        why = "a value has more than 4 decimal places or 14 digits before the point"
+        raise Declined(f"{column}: {why}") from None
 
 
 def _finite(column: str, raw: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
