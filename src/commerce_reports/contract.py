@@ -328,9 +328,26 @@ def _columns() -> _Columns:
             pa.field("actions", pa.float64()),
         ],
     }
-    # `totals`: the answer's totals object as the service sent it (JSON text, the same on each row).
-    stamps = [pa.field("totals", pa.string()), pa.field("extra", pa.string()), *window, *filter_columns]
-    aggregates = {dataset: pa.schema([*fields, *stamps]) for dataset, fields in metrics.items()}
+    # The answer's totals, the same on each row: the object as the service sent it (JSON text), and
+    # those the rows' sums can be set beside, typed (NULL when not sent or not typable).
+    totals: dict[str, list[pa.Field]] = {
+        "networks": [
+            pa.field("total_revenue", money),
+            pa.field("total_clicks", pa.float64()),
+            pa.field("total_sales", money),
+            pa.field("total_actions", pa.float64()),
+        ],
+        "merchandise": [
+            pa.field("total_revenue", money),
+            pa.field("total_sales", money),
+            pa.field("total_actions", pa.float64()),
+        ],
+    }
+    stamps = [pa.field("extra", pa.string()), *window, *filter_columns]
+    aggregates = {
+        dataset: pa.schema([*fields, pa.field("totals", pa.string()), *totals[dataset], *stamps])
+        for dataset, fields in metrics.items()
+    }
     fetched_at = pa.field("fetched_at", pa.timestamp("us", tz="UTC"))
     return _Columns(money, product_type, transactions, aggregates, fetched_at)
 

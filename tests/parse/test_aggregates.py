@@ -116,6 +116,8 @@ def test_aggregate_money_is_exact_and_what_does_not_fit_stays_untyped() -> None:
     assert '"revenue":0.12345' in table["extra"][1].as_py()  # the raw text, not a float's
     assert untyped_rows(table) == 2
     assert table["totals"][0].as_py() == '{"revenueTotal":0.10,"salesTotal":"1e400"}'
+    assert table["total_revenue"].to_pylist() == [Decimal("0.1")] * 3  # typed, beside the rows' sums
+    assert table["total_sales"].to_pylist() == [None] * 3 and table["total_actions"][0].as_py() is None
 
 
 @pytest.mark.parametrize("broken", [b'{"rows": []}', b'{"data": [1]}', b"<html>", b'{"data": [', b"[]"])

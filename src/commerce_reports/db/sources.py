@@ -6,6 +6,11 @@ out), and `UNION ALL BY NAME` with a typed zero-row relation, so that every colu
 type even when no file has it yet. A dataset without any file is that typed relation alone: DuckDB
 refuses a glob matching nothing, and an empty lake must still give typed, empty views.
 
+Files written by an older version hold some columns with an older type (money as a binary float
+before schema version 3): those columns are cast to today's type (contract.FORMER_TYPES), so that
+every view reads DECIMAL money whatever the files. Beside newer files, DuckDB first reads both as
+DOUBLE (its common type), which keeps every amount of less than 15 digits exactly.
+
 `union_by_name` only when the files' columns differ: it reads every footer when the query is bound
 and the data when it runs, so a file replaced in between by a sync can fail the query; without it
 each file is read once, from one open handle. `file_schemas` tells which case applies.
@@ -20,7 +25,16 @@ from pathlib import Path
 import duckdb
 
 from ..config import Settings
-from ..contract import DATASETS, HIVE_KEYS, PART_FILE, PARTITION_GLOBS, dataset_schema, lake_root, sql_type
+from ..contract import (
+    DATASETS,
+    FORMER_TYPES,
+    HIVE_KEYS,
+    PART_FILE,
+    PARTITION_GLOBS,
+    dataset_schema,
+    lake_root,
+    sql_type,
+)
 from ..errors import LakeError, ValidationError
 
 __all__ = [
@@ -71,9 +85,18 @@ def read_sql(dataset: str, paths: Sequence[str | Path], *, by_name: bool) -> str
     if not paths:
         return empty
     types = "{" + ", ".join(f"{quote(k)}: {quote(v)}" for k, v in HIVE_KEYS[dataset].items()) + "}"
-    return (
+    files = (
         f"SELECT * FROM read_parquet({sql_list(paths)}, hive_partitioning = true, "
         f"union_by_name = {'true' if by_name else 'false'}, hive_types = {types}) UNION ALL BY NAME {empty}"
+    )
+    return f"SELECT {_current_types(dataset)} FROM ({files})"
+
+
+def _current_types(dataset: str) -> str:
+    """The columns of `dataset`, those an older version stored with another type cast to today's."""
+    columns = {**HIVE_KEYS[dataset], **{f.name: sql_type(f.type) for f in dataset_schema(dataset)}}
+    return ", ".join(
+        f'CAST("{c}" AS {t}) AS "{c}"' if c in FORMER_TYPES else f'"{c}"' for c, t in columns.items()
     )
 
 

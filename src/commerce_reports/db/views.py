@@ -15,6 +15,12 @@ columns said by `coverage.py` from the manifests: `complete` (the lake holds the
 `final` (the service will no longer revise it). They are added when a view is read, never stored in
 a rollup: they change with time and syncs, the figures do not.
 
+Money. Stored money is DECIMAL(18,4); every sum of it is DECIMAL(38,4) (`_sum`: spelled out, as
+Spark's sum of a decimal is narrower), so sums are exact and identical on both engines. A money
+figure that is a quotient (EPC) or a share (an item's part of its transaction) is rounded half away
+from zero to 4 places by arithmetic both engines do alike (`_per`, `_money_of`). Ratios
+(return_rate, conversion_rate) stay DOUBLE.
+
 Spark runs these views too (`commerce_reports.spark` translates them with sqlglot), so the SQL keeps
 to forms both engines run alike.
 """
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA
+from ..contract import AGGREGATE_SCHEMAS, MONEY_SCALE, MONEY_SUM, TRANSACTION_SCHEMA, sql_type
 from ..params import FILTER_NAMES, DeviceType
 
 __all__ = ["PERIOD_NOTE", "VIEWS", "VIEW_LIST", "Merge", "View", "render"]
@@ -90,10 +96,40 @@ def _columns(names: list[str], prefix: str = "") -> str:
 
 
 def _aggregate_columns(dataset: str) -> str:
-    """window_end, the report's own columns, the filter columns, extra."""
-    skip = ("window_start", "window_end", "extra", *_FILTERS)
+    """window_end, the report's own columns, the filter columns, extra (the typed totals are in
+    `report_totals`)."""
+    skip = ("window_start", "window_end", "extra", *_FILTERS, *_TOTALS)
     metrics = [f.name for f in AGGREGATE_SCHEMAS[dataset] if f.name not in skip]
     return _columns(["window_end", *metrics, *_FILTERS, "extra"])
+
+
+_TOTALS = [f.name for f in AGGREGATE_SCHEMAS["networks"] if f.name.startswith("total_")]
+_MONEY = sql_type(AGGREGATE_SCHEMAS["networks"].field("revenue").type)  # DECIMAL(18,4)
+_UNIT = f"0.{'0' * (MONEY_SCALE - 1)}1"  # the smallest amount: 0.0001
+_UNITS = 10**MONEY_SCALE
+
+
+def _sum(column: str) -> str:
+    """SQL: the exact sum of a money column, typed alike on DuckDB and Spark."""
+    return f"CAST(sum({column}) AS {MONEY_SUM})"
+
+
+def _per(amount: str, count: str) -> str:
+    """SQL: money divided by a whole count (NULL when 0), rounded half away from zero to 4 places in
+    integers: DuckDB divides decimals in binary floating point, Spark in decimals; this is exact on both."""
+    units = f"CAST({amount} * {_UNITS} AS BIGINT)"
+    n = f"nullif({count}, 0)"
+    rounded = (
+        f"CASE WHEN {units} < 0 THEN -((2 * -{units} + {n}) // (2 * {n})) "
+        f"ELSE (2 * {units} + {n}) // (2 * {n}) END"
+    )
+    return f"CAST(CAST({rounded} AS DECIMAL(18, 0)) * {_UNIT} AS {_MONEY})"
+
+
+def _money_of(number: str) -> str:
+    """SQL: a DOUBLE as money, rounded half away from zero to 4 places. Both engines turn the decimal
+    into the same double, multiply alike, and round a double to a whole number alike."""
+    return f"CAST(CAST(round(({number}) * {_UNITS}) AS DECIMAL(18, 0)) * {_UNIT} AS {_MONEY})"
 
 
 _DEVICE_CODES = {d.label: d.value for d in DeviceType}
@@ -102,9 +138,9 @@ _DEVICE_OF_CODE = (
 )
 
 # Transaction measures shared by every view that sums transactions (one definition, no twins).
-_MEASURES = """
-    sum(publisher_net_revenue) AS revenue,
-    sum(order_value) AS order_value,
+_MEASURES = f"""
+    {_sum("publisher_net_revenue")} AS revenue,
+    {_sum("order_value")} AS order_value,
     count(*) AS transactions,
     count(*) FILTER (WHERE returned) AS returns,
     count(*) FILTER (WHERE returned) / count(*) AS return_rate"""
@@ -129,7 +165,7 @@ WITH t AS (
     GROUP BY ALL
 ), a AS (
     SELECT site, window_start{agg_keys}, sum(clicks)::BIGINT AS clicks,
-           sum(revenue) AS aggregate_revenue, sum(sales) AS sales, sum(actions)::BIGINT AS actions,
+           {_sum("revenue")} AS aggregate_revenue, {_sum("sales")} AS sales, sum(actions)::BIGINT AS actions,
            min(fetched_at) AS report_fetched_at
     FROM {{src}}.networks
     WHERE grain = 'month' AND {_slice(only)}
@@ -139,7 +175,7 @@ SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end
        coalesce(revenue, 0) AS revenue, coalesce(order_value, 0) AS order_value,
        coalesce(transactions, 0) AS transactions, coalesce(returns, 0) AS returns, return_rate,
        clicks, aggregate_revenue, sales, actions,
-       aggregate_revenue / nullif(clicks, 0) AS epc, actions / nullif(clicks, 0) AS conversion_rate,
+       {_per("aggregate_revenue", "clicks")} AS epc, actions / nullif(clicks, 0) AS conversion_rate,
        report_fetched_at{extra}
 FROM t FULL JOIN a USING (site, window_start{using})"""
 
@@ -162,6 +198,25 @@ def _merge_monthly(key: str, *derived: tuple[str, str]) -> Merge:
     """The merge of a `_monthly` view keyed by `key` ('' for none)."""
     keys = ("site", "window_start", "window_end", *((key,) if key else ()))
     return Merge(keys, _SUMS, (_RETURN_RATE, *derived))
+
+
+def _window_sums(dataset: str, clicks: str, reported_clicks: str) -> str:
+    """The sums of one aggregate dataset's stored rows per window, beside the totals it reported."""
+    return f"""SELECT site, '{dataset}' AS dataset, slice, grain, start AS window_start, window_end,
+           count(*) AS row_count, {_sum("revenue")} AS revenue, {_sum("sales")} AS sales,
+           {clicks} AS clicks, sum(actions) AS actions, min(total_revenue) AS reported_revenue,
+           min(total_sales) AS reported_sales, {reported_clicks} AS reported_clicks,
+           min(total_actions) AS reported_actions, max(fetched_at) AS fetched_at
+    FROM {{{dataset}}}
+    GROUP BY site, slice, grain, start, window_end"""
+
+
+def _beside(measure: str, money: bool) -> str:
+    """A measure summed, reported, and their difference (money: exact, as DECIMAL(38,4))."""
+    reported = f"CAST(reported_{measure} AS {MONEY_SUM})" if money else f"reported_{measure}"
+    return (
+        f"{measure}, reported_{measure}, {reported} - {measure} AS {measure}_difference"
+    )
 
 
 _MONTH_NOTE = (
@@ -219,16 +274,17 @@ JOIN (  -- the latest version's partition, found on narrow rows: sorting whole r
         "transaction_items",
         "One row per product of a current transaction (its product array unnested); revenue and "
         "order_value are the transaction's, split by each item's share of price x quantity (as the "
-        "merchandise report splits them). Filter on commission_date.",
-        """SELECT site, commission_id, commission_date, click_date, network, merchant_group_id,
+        "merchandise report splits them), rounded to 4 places. Filter on commission_date.",
+        f"""SELECT site, commission_id, commission_date, click_date, network, merchant_group_id,
        merchant_group_name, device, country, returned, item.product_id, item.product_name,
        item.price, item.quantity,
-       coalesce(item.price * item.quantity / nullif(items_value, 0), 1 / n_items) AS share,
-       publisher_net_revenue * share AS revenue, order_value * share AS order_value
+       coalesce(CAST(item.price AS DOUBLE) * item.quantity / nullif(items_value, 0), 1 / n_items) AS share,
+       {_money_of("publisher_net_revenue * share")} AS revenue,
+       {_money_of("order_value * share")} AS order_value
 FROM (
     SELECT *, unnest(products) AS item, array_length(products) AS n_items,  -- len() is a string's on Spark
-           list_sum(list_transform(products, lambda p: p.price * p.quantity)) AS items_value
-    FROM {src}.transactions
+           list_sum(list_transform(products, lambda p: CAST(p.price AS DOUBLE) * p.quantity)) AS items_value
+    FROM {{src}}.transactions
     WHERE array_length(products) > 0
 )""",
     ),
@@ -322,22 +378,22 @@ GROUP BY ALL""",
         f"""WITH by_transaction AS (  -- a transaction's items of a product: counting these needs no DISTINCT
     SELECT site, date_trunc('month', commission_date)::DATE AS window_start, product_name,
            merchant_group_id, commission_id, min(merchant_group_name) AS merchant_group_name,
-           sum(revenue) AS revenue, sum(order_value) AS order_value, sum(quantity) AS quantity,
+           {_sum("revenue")} AS revenue, {_sum("order_value")} AS order_value, sum(quantity) AS quantity,
            bool_or(returned) AS returned
     FROM {{src}}.transaction_items
     WHERE commission_date IS NOT NULL
     GROUP BY ALL
 ), t AS (
     SELECT site, window_start, product_name, merchant_group_id,
-           min(merchant_group_name) AS merchant_group_name, sum(revenue) AS revenue,
-           sum(order_value) AS order_value, sum(quantity) AS quantity, count(*) AS transactions,
+           min(merchant_group_name) AS merchant_group_name, {_sum("revenue")} AS revenue,
+           {_sum("order_value")} AS order_value, sum(quantity) AS quantity, count(*) AS transactions,
            count(*) FILTER (WHERE returned) AS returns
     FROM by_transaction
     GROUP BY ALL
 ), a AS (
     SELECT site, window_start, product_name, merchant_group_id,
-           min(merchant_group_name) AS merchant_group_name, sum(revenue) AS aggregate_revenue,
-           sum(sales) AS sales, sum(actions)::BIGINT AS actions, min(fetched_at) AS report_fetched_at
+           min(merchant_group_name) AS merchant_group_name, {_sum("revenue")} AS aggregate_revenue,
+           {_sum("sales")} AS sales, sum(actions)::BIGINT AS actions, min(fetched_at) AS report_fetched_at
     FROM {{src}}.merchandise
     WHERE grain = 'month' AND {_slice(None)}
     GROUP BY ALL
@@ -366,6 +422,25 @@ FROM t FULL JOIN a USING (site, window_start, product_name, merchant_group_id)""
         period="month",
         order_by="site, window_start",
         merge=_merge_monthly(""),
+    ),
+    View(
+        "report_totals",
+        "One row per site, aggregate dataset (networks|merchandise), slice, grain and stored window: "
+        "row_count, and for revenue, sales, clicks (networks only) and actions the sum of the stored "
+        "rows, the service's own total of the answer (reported_*, from its `totals`; NULL when it sent "
+        "none) and reported minus summed (*_difference).",
+        f"""WITH windows AS (
+    {_window_sums("networks", "sum(clicks)", "min(total_clicks)")}
+    UNION ALL
+    {_window_sums("merchandise", "CAST(NULL AS DOUBLE)", "CAST(NULL AS DOUBLE)")}
+)
+SELECT site, dataset, slice, grain, window_start, window_end, row_count,
+       {_beside("revenue", True)},
+       {_beside("sales", True)},
+       {_beside("clicks", False)},
+       {_beside("actions", False)},
+       fetched_at
+FROM windows""",
     ),
 )
 

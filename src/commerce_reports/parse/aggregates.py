@@ -45,9 +45,24 @@ _METRICS: dict[str, dict[str, tuple[str, _Reader]]] = {
         "actions": ("actions", read_number),
     },
 }
-_STAMPS = ("totals", "extra", "window_start", "window_end", *Filters().as_columns())
+# Key of the totals object -> (stored column, reader), per endpoint: the totals set beside the rows' sums.
+_TOTALS: dict[str, dict[str, tuple[str, _Reader]]] = {
+    "networks": {
+        "revenueTotal": ("total_revenue", read_money),
+        "clicksTotal": ("total_clicks", read_number),
+        "salesTotal": ("total_sales", read_money),
+        "actionsTotal": ("total_actions", read_number),
+    },
+    "merchandise": {
+        "revenueTotal": ("total_revenue", read_money),
+        "salesTotal": ("total_sales", read_money),
+        "actionsTotal": ("total_actions", read_number),
+    },
+}
+_STAMPS = ("extra", "window_start", "window_end", *Filters().as_columns())
 for _endpoint, _metrics in _METRICS.items():
-    if [column for column, _ in _metrics.values()] + list(_STAMPS) != AGGREGATE_SCHEMAS[_endpoint].names:
+    _names = [c for c, _ in _metrics.values()] + ["totals"] + [c for c, _ in _TOTALS[_endpoint].values()]
+    if _names + list(_STAMPS) != AGGREGATE_SCHEMAS[_endpoint].names:
         raise ImportError(f"parse.aggregates no longer matches contract.AGGREGATE_SCHEMAS[{_endpoint!r}]")
 
 
@@ -80,6 +95,17 @@ def _rows(endpoint: str, body: bytes) -> tuple[list[dict[str, Any]], Any, dict[s
     return payload["data"], payload.get("totals"), envelope
 
 
+def _totals(endpoint: str, totals: Any, n: int) -> dict[str, list[Any]]:
+    """The totals columns of `n` rows: the object as sent, and its typed totals (NULL when absent or
+    untypable: the object keeps the raw value)."""
+    found = totals if isinstance(totals, dict) else {}
+    typed = {}
+    for key, (column, read) in _TOTALS[endpoint].items():
+        value = read(found.get(key))
+        typed[column] = [None if value is UNTYPED else value] * n
+    return {"totals": [None if totals is None else dump_json(totals).decode()] * n, **typed}
+
+
 def parse_aggregate(
     endpoint: str, body: bytes | None, start: date, end: date, filters: Filters | None = None
 ) -> pa.Table:
@@ -108,10 +134,9 @@ def parse_aggregate(
     schema = AGGREGATE_SCHEMAS[endpoint]
     n = len(rows)
     stamp = chosen.as_columns()
-    totals_text = None if totals is None else dump_json(totals).decode()
     values: dict[str, Any] = {
         **columns,
-        "totals": [totals_text] * n,
+        **_totals(endpoint, totals, n),
         "extra": extras,
         "window_start": [first] * n,
         "window_end": [stop] * n,
