@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -28,8 +29,8 @@ def _version(cid: str, update: date, revenue: float, order: float) -> dict[str, 
         "commission_id": cid,
         "commission_date": date(2026, 1, 5),
         "update_date": update,
-        "publisher_net_revenue": revenue,
-        "order_value": order,
+        "publisher_net_revenue": Decimal(str(revenue)),
+        "order_value": Decimal(str(order)),
         "network": "N",
         "products": [],
     }
@@ -241,6 +242,8 @@ def test_a_sync_in_another_process_does_not_break_an_open_connection(
 
 
 def test_files_written_before_a_column_existed_still_read(tmp_path: Path) -> None:
+    """A file of schema version 2 (money as binary floats, no cuid or extra column) beside a new
+    one: both read, the old money as the DECIMAL it stood for; verify finds nothing wrong."""
     at = datetime(2026, 2, 1, tzinfo=UTC)
     write_partition(
         tmp_path,
@@ -251,13 +254,31 @@ def test_files_written_before_a_column_existed_still_read(tmp_path: Path) -> Non
     )
     old = tmp_path / "lake/site=s" / PartitionKey.transactions(date(2026, 1, 6)).relpath
     old.mkdir(parents=True)
-    table = _table(_version("old", date(2026, 1, 6), 2.0, 20.0)).drop_columns(["cuid", "extra"])
+    item = {"product_id": "p", "product_name": "P", "price": 0.1, "quantity": 3.0}
+    table = _table({**_version("old", date(2026, 1, 6), 0.1, 0.3), "products": []})
+    table = table.drop_columns(["cuid", "extra", "products"])
+    for name in ("publisher_net_revenue", "order_value"):
+        table = table.set_column(table.schema.get_field_index(name), name, table[name].cast(pa.float64()))
+    assert table["publisher_net_revenue"].to_pylist() == [0.1]  # the binary float nearest 0.1
+    table = table.append_column("products", pa.array([[item]]))
     pq.write_table(
         table.append_column("fetched_at", pa.array([at], pa.timestamp("us", tz="UTC"))), old / "part.parquet"
     )
     with connect(tmp_path) as con:
-        rows = con.sql("SELECT commission_id, cuid, publisher_net_revenue FROM transactions ORDER BY 1").pl()
-    assert rows.rows() == [("new", None, 1.0), ("old", None, 2.0)]
+        rows = con.sql(
+            "SELECT commission_id, cuid, publisher_net_revenue, order_value, typeof(publisher_net_revenue) "
+            "FROM transactions ORDER BY 1"
+        ).fetchall()
+        items = con.sql("SELECT price, typeof(price), revenue FROM transaction_items").fetchall()
+        sums = con.sql("SELECT revenue, typeof(revenue) FROM site_performance").fetchall()
+    assert rows == [
+        ("new", None, Decimal("1.0"), Decimal("10.0"), "DECIMAL(18,4)"),
+        ("old", None, Decimal("0.1"), Decimal("0.3"), "DECIMAL(18,4)"),
+    ]
+    assert items == [(Decimal("0.1"), "DECIMAL(18,4)", Decimal("0.1"))]
+    assert sums == [(Decimal("1.1"), "DECIMAL(38,4)")]  # no 1.1000000000000000888
+    main(["verify", "--data-dir", str(tmp_path)])
+    assert (old / "part.parquet").exists()  # an older type is not damage: nothing quarantined
 
 
 def test_a_new_update_day_rewrites_only_the_months_it_touches(synced: SyncedLake, tmp_path: Path) -> None:
@@ -273,7 +294,7 @@ def test_a_new_update_day_rewrites_only_the_months_it_touches(synced: SyncedLake
         ).to_arrow_table()
     old = row.select([f.name for f in TRANSACTION_SCHEMA]).to_pylist()[0]
     day = date(2026, 3, 11)
-    returned = {**old, "update_date": day, "publisher_net_revenue": 0.0, "order_value": 0.0}
+    returned = {**old, "update_date": day, "publisher_net_revenue": Decimal(0), "order_value": Decimal(0)}
     sale = {**old, "commission_id": "new-sale", "commission_date": day, "update_date": day}
     key = PartitionKey.transactions(day)
     write_partition(data_dir, "alpha", key, _table(returned, sale), datetime(2026, 3, 11, 12, tzinfo=UTC))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 
 import duckdb
 import polars as pl
@@ -15,8 +16,14 @@ def _month_end(month: date) -> date:
     return min((month + timedelta(days=32)).replace(day=1) - timedelta(days=1), NOW.date())
 
 
-def _by(frame: pl.DataFrame, key: str, value: str) -> dict[object, float]:
-    return {k: round(v, 2) for k, v in frame.select(key, value).iter_rows()}
+def _money(value: object) -> object:
+    """A figure as an exact amount: a view's DECIMAL as it is, the ground truth's float (whole
+    cents) as the amount its text says; counts as they are."""
+    return Decimal(repr(round(value, 2))) if isinstance(value, float) else value
+
+
+def _by(frame: pl.DataFrame, key: str, value: str) -> dict[object, object]:
+    return {k: _money(v) for k, v in frame.select(key, value).iter_rows()}
 
 
 @pytest.mark.parametrize("site", list(SITES))
@@ -37,7 +44,7 @@ def test_network_revenue_matches_ground_truth_from_both_sources(
         )
         stored = rows.drop_nulls("aggregate_revenue")
         gap = stored["aggregate_revenue"] - stored["revenue"]
-        assert stored.height > 0 and (stored["revenue_gap"] - gap).abs().max() < 1e-6  # type: ignore[operator]
+        assert stored.height > 0 and stored["revenue_gap"].to_list() == gap.to_list()  # exact
 
 
 def test_device_and_country_aggregates_match_ground_truth(
@@ -54,8 +61,11 @@ def test_device_and_country_aggregates_match_ground_truth(
         mine = devices.filter(pl.col("site") == site, pl.col("actions") > 0)
         assert _by(mine, "device", "aggregate_revenue") == _by(truth, "device", "revenue")
         assert mine["clicks"].min() > 0  # type: ignore[operator]
-        epc = mine["aggregate_revenue"] / mine["clicks"]
-        assert (mine["epc"] - epc).abs().max() < 1e-9  # type: ignore[operator]
+        epc = [  # revenue per click, half away from zero to 4 places
+            (revenue / clicks).quantize(Decimal("0.0001"), ROUND_HALF_UP)
+            for revenue, clicks in mine.select("aggregate_revenue", "clicks").iter_rows()
+        ]
+        assert mine["epc"].to_list() == epc
         truth = synced.sandbox.ground_truth(
             site, month, _month_end(month), by="click_date", group_by=["country"]
         )
@@ -80,7 +90,7 @@ def test_transaction_figures_per_device_and_country_add_up_to_ground_truth(
         for month in MONTHS:
             truth = synced.sandbox.ground_truth(site, month, _month_end(month))
             mine = rows.filter(pl.col("site") == site, pl.col("window_start") == month)
-            assert round(mine["revenue"].sum(), 2) == truth["revenue"][0]
+            assert mine["revenue"].sum() == _money(truth["revenue"][0])
             assert mine["transactions"].sum() == truth["transactions"][0]
             assert mine["returns"].sum() == truth["returns"][0]
             expected = split.filter(pl.col("site") == site, pl.col("m") == month)
@@ -105,7 +115,7 @@ def test_daily_figures_and_return_counts_match_ground_truth(
     assert truth["returns"].sum() > 0
     for column in ("returns", "transactions"):
         assert joined[column].to_list() == joined[f"{column}_view"].to_list()
-    assert joined["revenue"].to_list() == joined["revenue_view"].round(2).to_list()
+    assert [_money(v) for v in joined["revenue"]] == joined["revenue_view"].to_list()
     assert _by(links, "day", "returns") == _by(truth, "day", "returns")
 
 
@@ -132,7 +142,7 @@ def test_site_performance_totals_match_ground_truth(
         for month in MONTHS:
             row = rows.filter(pl.col("site") == site, pl.col("window_start") == month)
             truth = synced.sandbox.ground_truth(site, month, _month_end(month))
-            assert round(row["revenue"][0], 2) == truth["revenue"][0]
+            assert row["revenue"][0] == _money(truth["revenue"][0])
             clicks_truth = synced.sandbox.ground_truth(site, month, _month_end(month), by="click_date")
-            assert round(row["aggregate_revenue"][0], 2) == clicks_truth["revenue"][0]
+            assert row["aggregate_revenue"][0] == _money(clicks_truth["revenue"][0])
             assert row["clicks"][0] > row["actions"][0] > 0

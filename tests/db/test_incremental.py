@@ -18,6 +18,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def _fetched() -> datetime:
     return datetime(2026, 3, 1, tzinfo=UTC) + timedelta(seconds=next(_clock))
 
 
-def _row(cid: str, commission: date | None, update: date, revenue: float, n: int) -> dict[str, Any]:
+def _row(cid: str, commission: date | None, update: date, revenue: Decimal, n: int) -> dict[str, Any]:
     return {
         "commission_id": cid,
         "commission_date": commission,
@@ -62,7 +63,9 @@ def _row(cid: str, commission: date | None, update: date, revenue: float, n: int
         "link_url": f"https://shop.example/{n % 3}",
         "merchant_group_id": 7,
         "merchant_group_name": "M",
-        "products": [{"product_id": f"p{n % 2}", "product_name": f"P{n % 2}", "price": 5.0, "quantity": 1.0}],
+        "products": [
+            {"product_id": f"p{n % 2}", "product_name": f"P{n % 2}", "price": Decimal(5), "quantity": 1.0}
+        ],
     }
 
 
@@ -112,7 +115,7 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
                     IDS[cid_n],
                     commission or (day if commission_n is not None else None),
                     day,
-                    revenue / 4,
+                    Decimal(revenue) / 4,  # exact: quarters of a unit
                     cid_n,
                 )
             )
@@ -128,15 +131,21 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
     elif kind == "agg":  # a month's networks and merchandise windows (P9: a product never sold)
         windows = {
             "networks": [
-                {"network_name": n, "revenue": step[2] / (i + 1), "clicks": 10, "sales": 1.0, "actions": 1}
+                {
+                    "network_name": n,
+                    "revenue": Decimal(step[2]) / (i + 1),
+                    "clicks": 10,
+                    "sales": Decimal(1),
+                    "actions": 1,
+                }
                 for i, n in enumerate(NETWORKS)
             ],
             "merchandise": [
                 {
                     "product_name": p,
                     "merchant_group_id": 7,
-                    "revenue": step[2] / 2,
-                    "sales": 1.0,
+                    "revenue": Decimal(step[2]) / 2,
+                    "sales": Decimal(1),
                     "actions": 1,
                 }
                 for p in ("P0", "P9")
@@ -172,7 +181,8 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
 
 
 def _differences(left: Path, right: Path) -> dict[str, int]:
-    """Rows of each rollup found on one side only (doubles compared to 6 decimals)."""
+    """Rows of each rollup found on one side only: money exactly (DECIMAL: stored + new - old adds up
+    to the digit), the ratios (DOUBLE) to 6 decimals."""
     found = {}
     with duckdb.connect() as con:
         for view in VIEW_LIST:

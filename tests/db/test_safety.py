@@ -4,6 +4,7 @@ survive a damaged partition, and print numbers a spreadsheet can take as they ar
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -139,9 +140,12 @@ def test_sql_prints_cents_integers_and_whole_lines(
     assert main(["sql", sql, "--format", "json", *data]) == 0
     assert capsys.readouterr().out.endswith("}]\n")
     assert query(synced_con, sql).schema["n"] == pl.Int64
-    for view in VIEWS:
+    for view in VIEWS:  # counts are integers; decimals are money, of 4 places
         types = {str(t) for t in synced_con.sql(f"SELECT * FROM {view} LIMIT 0").types}
-        assert not {t for t in types if t.startswith(("DECIMAL", "HUGEINT"))}, view
+        assert not {t for t in types if t.startswith("HUGEINT") or t.endswith(",0)")}, view
+        assert {t for t in types if t.startswith("DECIMAL")} <= {"DECIMAL(18,4)", "DECIMAL(38,4)"}, view
+    assert main(["sql", "SELECT revenue FROM site_performance LIMIT 1", "--format", "csv", *data]) == 0
+    assert re.fullmatch(r"revenue\n-?[0-9]+\.[0-9]{4}\n", capsys.readouterr().out)  # exact, to the digit
 
 
 def test_bad_arguments_are_toolkit_errors(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the handlers import DuckDB and polars when they run: `--hel
 __all__ = ["register"]
 
 _FORMATS = ("table", "csv", "json", "parquet")
-_MONEY = re.compile(r"revenue|order_value|sales|price")  # the views' money columns: cents on output
+_MONEY = re.compile(r"revenue|order_value|sales|price")  # money columns: a float one goes out in cents
 _DIGITS = 12  # other decimals: enough digits to keep every figure, none of the float noise
 _DATA_DIR = "data folder (default: COMMERCE_REPORTS_DATA_DIR or data)"
 
@@ -117,11 +117,12 @@ def run_sql(args: argparse.Namespace) -> int:
 
 
 def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
-    """Money columns to the cent, other decimals to 12 significant digits: what a sum of floats
-    leaves (299902.75000000006) does not reach a file."""
+    """Floats a query computed: money columns to the cent, others to 12 significant digits, so what
+    a sum of floats leaves (299902.75000000006) does not reach a file. The views' money is DECIMAL
+    and goes out exact, as it is (JSON writes it as a string of its digits)."""
     import polars as pl
 
-    money = [n for n, t in frame.schema.items() if _MONEY.search(n) and (t.is_float() or t.is_decimal())]
+    money = [n for n, t in frame.schema.items() if _MONEY.search(n) and t.is_float()]
     other = [n for n, t in frame.schema.items() if t.is_float() and n not in money]
     return frame.with_columns(
         *(pl.col(n).round(2) for n in money), *(pl.col(n).round_sig_figs(_DIGITS) for n in other)

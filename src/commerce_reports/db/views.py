@@ -214,9 +214,7 @@ def _window_sums(dataset: str, clicks: str, reported_clicks: str) -> str:
 def _beside(measure: str, money: bool) -> str:
     """A measure summed, reported, and their difference (money: exact, as DECIMAL(38,4))."""
     reported = f"CAST(reported_{measure} AS {MONEY_SUM})" if money else f"reported_{measure}"
-    return (
-        f"{measure}, reported_{measure}, {reported} - {measure} AS {measure}_difference"
-    )
+    return f"{measure}, reported_{measure}, {reported} - {measure} AS {measure}_difference"
 
 
 _MONTH_NOTE = (
