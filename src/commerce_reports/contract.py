@@ -37,6 +37,7 @@ __all__ = [
     "AGGREGATES",
     "AGGREGATE_SCHEMAS",
     "DATASETS",
+    "DATE_COLUMNS",
     "DEVICE_WORDS",
     "FETCHED_AT",
     "FORMER_TYPES",
@@ -358,6 +359,13 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(_columns(), field_name)
 
+
+# The stored column of each date field a transactions partition is asked by.
+DATE_COLUMNS: dict[str, str] = {
+    "updateDate": "update_date",
+    "commissionDate": "commission_date",
+    "clickDate": "click_date",
+}
 
 # Device codes of the filters and the words transactions carry (UKN: not known, stored as NULL).
 DEVICE_WORDS: dict[str, str | None] = {

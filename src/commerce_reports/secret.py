@@ -3,20 +3,36 @@
 Redaction masks *values*, never words: every key the process has seen (each `Secret` registers
 itself), plus tokens in the shapes keys travel in (`Authorization: secret <key>`, `x-api-key: <key>`,
 `key=`/`token=` query values). The toolkit's own hints ("the site's secret key") stay readable.
+A known key is also found echoed in disguise, as a hostile server may send it back: in hex (either
+case), reversed, spaced out (up to 3 separators between its characters, as in `k e y` or JSON's
+`"k","e","y"`) and in base64 (`echo_pattern`).
 
 This module is the bottom of the house: it imports nothing of the toolkit at load time.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["MASK", "Secret", "excerpt", "known_secrets", "redact", "register_secret", "scrub"]
+__all__ = [
+    "MASK",
+    "Secret",
+    "echo_pattern",
+    "excerpt",
+    "known_secrets",
+    "redact",
+    "register_secret",
+    "scrub",
+]
 
 MASK = "***"
 _MIN_SECRET = 4  # shorter values would mask ordinary text
+_MIN_DISGUISED = 8  # a disguise of a shorter key (its letters spaced out) could be ordinary text
+_SEPARATORS = "[^0-9A-Za-z]{0,3}"
 _BODY_EXCERPT_CHARS = 300
 _secrets: set[str] = set()
 
@@ -41,10 +57,37 @@ def known_secrets() -> frozenset[str]:
     return frozenset(_secrets)
 
 
+@functools.cache
+def _echoes(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    forms = []
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) < _MIN_DISGUISED:
+            continue
+        encoded = secret.encode()
+        for text in (secret, secret[::-1]):  # as it is or reversed, spaced out or not
+            forms.append(_SEPARATORS.join(re.escape(c) for c in text))
+        forms.append(f"(?i:{encoded.hex()})")
+        for b64 in {base64.b64encode(encoded), base64.urlsafe_b64encode(encoded)}:
+            forms.append(re.escape(b64.decode().rstrip("=")) + "={0,2}")
+    return re.compile("|".join(forms)) if forms else None
+
+
+def echo_pattern(extra_secrets: Iterable[str] = ()) -> str | None:
+    """A regular expression (Python's and RE2's syntax alike) matching every known secret of at
+    least 8 characters in any of its disguises; None when there is none."""
+    pattern = _echoes(frozenset({*_secrets, *(s for s in extra_secrets if s)}))
+    return pattern.pattern if pattern is not None else None
+
+
 def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
-    """`text` with every known secret value, and every key-shaped token after a key's label, masked."""
-    for secret in sorted({*_secrets, *(s for s in extra_secrets if s)}, key=len, reverse=True):
+    """`text` with every known secret value (also in disguise: hex, reversed, spaced out, base64),
+    and every key-shaped token after a key's label, masked."""
+    secrets = frozenset({*_secrets, *(s for s in extra_secrets if s)})
+    for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, MASK)
+    echoes = _echoes(secrets)
+    if echoes is not None:
+        text = echoes.sub(MASK, text)
     return _KEY_SHAPES.sub(lambda m: (m.group("header") or m.group("lead")) + MASK, text)
 
 

@@ -8,6 +8,7 @@ def test_public_api_is_pinned() -> None:
         [
             "DEMO_SITES",
             "FAST_PACE",
+            "DATA_KINDS",
             "FAULT_KINDS",
             "FaultConfig",
             "ReportsSandbox",

@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, date, datetime, time
 from typing import Any
 
-from ..sandbox import DEMO_SITES, FAST_PACE, FAULT_KINDS, FaultConfig, SandboxConfig, Site
+from ..sandbox import DATA_KINDS, DEMO_SITES, FAST_PACE, FAULT_KINDS, FaultConfig, SandboxConfig, Site
 from ..sandbox.config import DATE_STYLES, DIALECTS
 
 __all__ = ["register"]
@@ -54,18 +54,19 @@ def _positive(text: str) -> int:
 
 
 def _faults(text: str) -> tuple[frozenset[str], float]:
-    """`0.2` (every kind at that rate) or `500,drop,truncate:0.3` (those kinds at that rate)."""
+    """`0.2` (every transport kind at that rate) or `500,drop,huge_number:0.3` (those kinds at that
+    rate; hostile data only so)."""
     kinds_text, sep, rate_text = text.rpartition(":")
     kinds = frozenset(kinds_text.split(",")) if sep else FAULT_KINDS
     try:
         rate = float(rate_text)
     except ValueError:
         rate = -1.0
-    unknown = sorted(kinds - FAULT_KINDS)
+    unknown = sorted(kinds - FAULT_KINDS - DATA_KINDS)
     if unknown or not 0 <= rate <= 1:
         raise argparse.ArgumentTypeError(
             f"expected RATE or KIND,KIND:RATE with a rate from 0 to 1 and kinds among"
-            f" {','.join(sorted(FAULT_KINDS))} (got {text!r})"
+            f" {','.join(sorted(FAULT_KINDS | DATA_KINDS))} (got {text!r})"
         )
     return kinds, rate
 
@@ -114,7 +115,8 @@ def register(subparsers: Any) -> None:
         "--faults",
         type=_faults,
         metavar="SPEC",
-        help="fault injection: RATE (all kinds) or KIND,KIND:RATE, e.g. 500,drop:0.2",
+        help="fault injection: RATE (every transport fault) or KIND,KIND:RATE, e.g. 500,drop:0.2 or "
+        "duplicate,foreign_day,huge_number,negative_infinity,echo_key:0.1 (hostile data)",
     )
     parser.add_argument(
         "--dialect",

@@ -42,6 +42,14 @@ class Entry:
     untyped: int = 0  # rows holding values the parser could not type: the partition stays due
     size: int | None = None  # the file's size and modification time when recorded
     mtime_ns: int | None = None
+    foreign: int = 0  # rows whose date is not the partition's day: the partition stays due
+    collapsed: int = 0  # duplicate rows of a commission the answer held, collapsed into one each
+
+    @property
+    def doubtful(self) -> int:
+        """Rows the partition cannot vouch for (untyped values, rows of another day): while there
+        are any it is not settled, and the next sync asks for it again."""
+        return self.untyped + self.foreign
 
     @property
     def key(self) -> PartitionKey:
@@ -68,6 +76,8 @@ class Entry:
                 untyped=_count(data.get("untyped", 0)),
                 size=None if data.get("size") is None else _count(data["size"]),
                 mtime_ns=None if data.get("mtime_ns") is None else _count(data["mtime_ns"]),
+                foreign=_count(data.get("foreign", 0)),
+                collapsed=_count(data.get("collapsed", 0)),
             )
             entry.key  # noqa: B018  (the path must name a partition)
         except (KeyError, TypeError, ValueError, AttributeError, LakeError) as error:
@@ -177,6 +187,8 @@ class Manifest:
             untyped=written.untyped,
             size=written.size,
             mtime_ns=written.mtime_ns,
+            foreign=written.foreign,
+            collapsed=written.collapsed,
         )
         with site_lock(data_dir, site):
             manifest = Manifest.load(data_dir, site)

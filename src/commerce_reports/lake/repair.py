@@ -105,8 +105,9 @@ def _entry(relpath: str, stored: StoredFile, settled: Settled | None) -> Entry:
         rows=stored.rows,
         sha256=stored.sha256,
         schema_version=SCHEMA_VERSION,
-        settled=bool(settled and not stored.untyped and settled(key, stored.fetched_at)),
+        settled=bool(settled and not stored.untyped + stored.foreign and settled(key, stored.fetched_at)),
         untyped=stored.untyped,
+        foreign=stored.foreign,
         size=stored.size,
         mtime_ns=stored.mtime_ns,
     )

@@ -1,5 +1,12 @@
 """Parquet partitions on disk: written atomically (`files.save_atomic`), read back and checked.
 
+What a day's answer cannot hold is settled here, once, for every writer. One version per commission
+per transactions partition: an answer holding a commission id twice keeps its last row (the
+service lists a day's changes in the order they happened, so the last is the latest; identical
+rows are one version), and the number collapsed is counted. Rows whose date is not the day asked
+(an `updateDate` of another day in an `updateDate` answer) are kept, for inspection, and counted:
+such a partition is not settled, so the next sync asks again.
+
 What is written never holds a secret: every string the service sent (the `extra` JSON above all,
 where a key echoed in a body would land) is scrubbed of every key the process knows. Each file
 carries its request's params in its metadata, so a lost manifest can be rebuilt from the files,
@@ -11,14 +18,16 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..contract import (
+    DATE_COLUMNS,
     FETCHED_AT,
     PART_FILE,
     PartitionKey,
@@ -29,13 +38,15 @@ from ..contract import (
 )
 from ..errors import LakeError
 from ..files import save_atomic, sha256_of
-from ..secret import known_secrets, scrub
+from ..secret import echo_pattern, known_secrets, scrub
 
 __all__ = [
     "PARAMS_METADATA",
     "StoredFile",
     "WrittenPartition",
+    "foreign_rows",
     "inspect_partition",
+    "one_version_per_commission",
     "write_partition",
 ]
 
@@ -46,8 +57,9 @@ _KEY_LABELS = r"(?i)(authorization|x-api-key|secret\s|bearer\s|[?&](key|api_key|
 
 @dataclass(frozen=True)
 class WrittenPartition:
-    """A partition just stored: where, how many rows (and how many the parser could not type),
-    and the file's identity (hash, size, modification time) for the manifest."""
+    """A partition just stored: where, how many rows (how many the parser could not type, how many
+    belong to another day, how many duplicates of a commission were collapsed), and the file's
+    identity (hash, size, modification time) for the manifest."""
 
     path: Path
     rows: int
@@ -55,6 +67,8 @@ class WrittenPartition:
     untyped: int = 0
     size: int = 0
     mtime_ns: int = 0
+    foreign: int = 0
+    collapsed: int = 0
 
 
 @dataclass(frozen=True)
@@ -68,6 +82,7 @@ class StoredFile:
     size: int
     mtime_ns: int
     params: dict[str, str] | None  # the request's params from the file's metadata (None: older file)
+    foreign: int = 0  # rows whose date is not the partition's day (0 when the params are unknown)
 
 
 def write_partition(
@@ -76,6 +91,9 @@ def write_partition(
     """Store one fetched table as the partition `key` of `site`, atomically; a zero-row table too."""
     folder = site_root(data_dir, site) / key.relpath
     schema = dataset_schema(key.dataset)
+    collapsed = 0
+    if key.dataset == "transactions":
+        table, collapsed = one_version_per_commission(table)
     stamp = pa.array([fetched_at.astimezone(UTC)] * table.num_rows, FETCHED_AT.type)
     table = scrub_table(table.select([f.name for f in schema if f.name != FETCHED_AT.name]))
     table = table.append_column(FETCHED_AT, stamp).cast(schema)
@@ -89,17 +107,53 @@ def write_partition(
     target = save_atomic(folder / PART_FILE, write)
     stat = os.stat(target)
     return WrittenPartition(
-        target, table.num_rows, digest[0], untyped_rows(table), stat.st_size, stat.st_mtime_ns
+        target,
+        table.num_rows,
+        digest[0],
+        untyped_rows(table),
+        stat.st_size,
+        stat.st_mtime_ns,
+        foreign_rows(table, key.params()),
+        collapsed,
     )
+
+
+def one_version_per_commission(table: pa.Table) -> tuple[pa.Table, int]:
+    """`table` (a transactions answer) with one row per commission id, the last of each (rows
+    without an id all kept), in the answer's order; and how many rows were collapsed."""
+    ids = table.column("commission_id")
+    if table.num_rows - ids.null_count == pc.count_distinct(ids).as_py():
+        return table, 0
+    rows = pa.table({"id": ids, "row": pa.array(range(table.num_rows), pa.int64())})
+    last = rows.filter(pc.is_valid(rows["id"])).group_by("id", use_threads=False).aggregate([("row", "max")])
+    without_id = rows.filter(pc.is_null(rows["id"]))["row"]
+    kept = pa.chunked_array([*last["row_max"].chunks, *without_id.chunks], pa.int64())
+    positions = kept.take(pc.array_sort_indices(kept))  # the answer's order
+    return table.take(positions), table.num_rows - len(positions)
+
+
+def foreign_rows(table: pa.Table, params: dict[str, Any] | None) -> int:
+    """How many rows of a transactions partition asked with `params` (`{"updateDate": day}`) carry
+    another day in that date (a row without the date is not counted); 0 for an aggregate window."""
+    fields = [name for name in params or {} if name in DATE_COLUMNS]
+    if len(fields) != 1 or DATE_COLUMNS[fields[0]] not in table.column_names:
+        return 0
+    try:
+        day = date.fromisoformat(str((params or {})[fields[0]]))
+    except ValueError:
+        return 0
+    other = pc.not_equal(table.column(DATE_COLUMNS[fields[0]]), pa.scalar(day, pa.date32()))
+    return int(pc.sum(pc.fill_null(other, False)).as_py() or 0)
 
 
 def scrub_table(table: pa.Table) -> pa.Table:
     """`table` with every known secret value (and key-shaped token after a key's label) masked in
     every string, nested ones included. Columns without a suspect string are left untouched."""
     secrets = sorted(known_secrets())
+    echoes = echo_pattern()
     for index, field in enumerate(table.schema):
         column = table.column(index)
-        if any(_suspect(leaf, secrets) for leaf in _string_leaves(column)):
+        if any(_suspect(leaf, secrets, echoes) for leaf in _string_leaves(column)):
             cleaned = pa.array(scrub(column.to_pylist()), type=field.type)
             table = table.set_column(index, field, cleaned)
     return table
@@ -121,12 +175,14 @@ def _string_leaves(column: pa.ChunkedArray | pa.Array) -> list[pa.Array]:
     return leaves
 
 
-def _suspect(strings: pa.Array, secrets: list[str]) -> bool:
+def _suspect(strings: pa.Array, secrets: list[str], echoes: str | None) -> bool:
     if not len(strings) or strings.null_count == len(strings):
         return False
     hits = pc.match_substring_regex(strings, _KEY_LABELS)
     for secret in secrets:
         hits = pc.or_kleene(hits, pc.match_substring(strings, secret))
+    if echoes is not None:  # the keys in disguise (hex, reversed, spaced out, base64)
+        hits = pc.or_kleene(hits, pc.match_substring_regex(strings, echoes))
     return bool(pc.any(hits).as_py())
 
 
@@ -155,7 +211,10 @@ def inspect_partition(path: Path, dataset: str) -> StoredFile:
     except Exception as error:  # corrupt input reaches pyarrow in many ways: any of them means damage
         raise LakeError(f"{path} is not readable Parquet ({type(error).__name__}: {error})") from None
     fetched_at = latest or datetime.fromtimestamp(stat.st_mtime, UTC)  # a zero-row day: its file's time
-    return StoredFile(table.num_rows, fetched_at, sha256, untyped, stat.st_size, stat.st_mtime_ns, params)
+    foreign = foreign_rows(table, params)
+    return StoredFile(
+        table.num_rows, fetched_at, sha256, untyped, stat.st_size, stat.st_mtime_ns, params, foreign
+    )
 
 
 def _params(metadata: dict[bytes, bytes] | None) -> dict[str, str] | None:

@@ -11,13 +11,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .config import DEMO_SITES, FAST_PACE, SandboxConfig, Site
-from .faults import FAULT_KINDS, FaultConfig
+from .faults import DATA_KINDS, FAULT_KINDS, FaultConfig
 
 if TYPE_CHECKING:
     from .reports import ReportsSandbox, RequestRecord
     from .runner import RunningSandbox, run_sandbox, serve_sandbox_forever
 
 __all__ = [
+    "DATA_KINDS",
     "DEMO_SITES",
     "FAST_PACE",
     "FAULT_KINDS",

@@ -11,24 +11,40 @@ sequence of requests meets the same faults. Kinds:
   (contract dialect; the published dialect is flat already and answers as usual);
   "truncate": a 200 whose body is cut in half; "malformed": a 200 whose body is not JSON. These
   alter the normal answer (which is validated and paced as usual).
+
+Hostile data (`DATA_KINDS`): a well-formed 200 that holds what a day cannot. A retry does not help,
+so they are drawn only when named (`inject`, or `FaultConfig.kinds`), never by a bare rate:
+- "duplicate": the first transaction sent twice (the copy last);
+- "foreign_day": the first transaction's updateDate moved to 2000-01-01, a day nobody asked for;
+- "huge_number": the first row's revenue written `1e400` (transactions, networks, merchandise);
+- "negative_infinity": likewise `-Infinity` (not JSON, but what some servers write);
+- "echo_key": every transaction carries the caller's key in unknown fields, as it is, in hex,
+  reversed, spaced out and in base64.
 """
 
 from __future__ import annotations
 
+import base64
 import random
 import threading
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 if TYPE_CHECKING:  # the server loads with a sandbox that answers: naming faults stays light
     from .http import Response
 
-__all__ = ["ANSWER_KINDS", "FAULT_KINDS", "FaultConfig", "FaultPlan", "alter", "fault_response"]
+__all__ = ["ANSWER_KINDS", "DATA_KINDS", "FAULT_KINDS", "FaultConfig", "FaultPlan", "alter", "fault_response"]
 
 FAULT_KINDS = frozenset(
     {"500", "502", "503", "slow", "drop", "truncate", "malformed", "html", "text", "flat"}
 )
+DATA_KINDS = frozenset({"duplicate", "foreign_day", "huge_number", "negative_infinity", "echo_key"})
+_KNOWN = FAULT_KINDS | DATA_KINDS
+FOREIGN_DAY = "2000-01-01"
+_RAW = "@sandbox-raw-number@"  # a placeholder for a number orjson cannot write
 ANSWER_KINDS = frozenset({"500", "502", "503", "html", "text", "drop"})  # replace the answer
 
 _HTML = (
@@ -55,10 +71,10 @@ class FaultConfig:
     def __post_init__(self) -> None:
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"fault rate must be between 0 and 1 (got {self.rate})")
-        unknown = set(self.kinds) - FAULT_KINDS
+        unknown = set(self.kinds) - _KNOWN
         if unknown or not self.kinds:
             raise ValueError(
-                f"fault kinds must be a non-empty subset of {', '.join(sorted(FAULT_KINDS))}"
+                f"fault kinds must be a non-empty subset of {', '.join(sorted(_KNOWN))}"
                 f" (got {', '.join(sorted(self.kinds)) or 'none'})"
             )
         if self.slow_seconds < 0:
@@ -85,8 +101,8 @@ class FaultPlan:
         self._kinds = sorted(self.config.kinds)
 
     def inject(self, kind: str, count: int, endpoint: str | None) -> None:
-        if kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {kind!r}; kinds: {', '.join(sorted(FAULT_KINDS))}")
+        if kind not in _KNOWN:
+            raise ValueError(f"unknown fault kind {kind!r}; kinds: {', '.join(sorted(_KNOWN))}")
         if count < 1:
             raise ValueError(f"count must be >= 1 (got {count})")
         with self._lock:
@@ -119,8 +135,11 @@ def fault_response(kind: str) -> Response:
     return Response(int(kind), _JSON_ERRORS[kind])
 
 
-def alter(response: Response, kind: str, slow_seconds: float) -> Response:
-    """The normal `response` altered by "slow", "truncate" or "malformed" ("flat" acts earlier)."""
+def alter(response: Response, kind: str, slow_seconds: float, key: str = "") -> Response:
+    """The normal `response` altered by "slow", "truncate", "malformed" or a kind of hostile data
+    (`key`: the caller's, for "echo_key"); "flat" acts earlier."""
+    if kind in DATA_KINDS:
+        return replace(response, body=_hostile(response.body, kind, key))
     if kind == "slow":
         return replace(response, delay=slow_seconds)
     if kind == "truncate":
@@ -129,3 +148,45 @@ def alter(response: Response, kind: str, slow_seconds: float) -> Response:
     if kind == "malformed":
         return replace(response, body=response.body[: len(response.body) // 3] + b"<!-- upstream garbled -->")
     return response
+
+
+def _revenue_key(row: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Where a row's revenue sits: a nested transaction's commission, a flat one, an aggregate row."""
+    commission = row.get("commission")
+    if isinstance(commission, dict):
+        return commission, "publisherNetRevenue"
+    return row, "publisherRevenue" if "publisherRevenue" in row else "revenue"
+
+
+def _echoes(key: str) -> dict[str, str]:
+    return {
+        "echo": key,
+        "hex": key.encode().hex(),
+        "reversed": key[::-1],
+        "spaced": " ".join(key),
+        "b64": base64.b64encode(key.encode()).decode(),
+    }
+
+
+def _hostile(body: bytes, kind: str, key: str) -> bytes:
+    """`body` (a JSON answer of any endpoint) holding the hostile data `kind` (see the module)."""
+    payload = orjson.loads(body)
+    rows = payload.get("transactions", payload.get("data")) if isinstance(payload, dict) else None
+    if not isinstance(rows, list) or not rows:
+        return body
+    first = rows[0]
+    raw = ""
+    if kind == "duplicate" and "transactions" in payload:
+        rows.append(orjson.loads(orjson.dumps(first)))
+    elif kind == "foreign_day" and "transactions" in payload:
+        holder = first["commission"] if isinstance(first.get("commission"), dict) else first
+        holder["updateDate"] = FOREIGN_DAY
+    elif kind in ("huge_number", "negative_infinity"):
+        holder, name = _revenue_key(first)
+        holder[name] = _RAW
+        raw = "1e400" if kind == "huge_number" else "-Infinity"
+    elif kind == "echo_key" and "transactions" in payload:
+        for row in rows:
+            row["debug"] = _echoes(key)
+    text = orjson.dumps(payload)
+    return text.replace(f'"{_RAW}"'.encode(), raw.encode()) if raw else text

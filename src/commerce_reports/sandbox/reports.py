@@ -204,7 +204,8 @@ class ReportsSandbox:
             )
         if fault is None or (fault != "slow" and response.status != 200):
             return site, None, response
-        return site, fault, alter(response, fault, self.config.faults.slow_seconds)
+        key = request.headers.get("authorization", "").partition(" ")[2]
+        return site, fault, alter(response, fault, self.config.faults.slow_seconds, key)
 
     def _authenticate(self, request: Request) -> str | None:
         scheme, _, key = request.headers.get("authorization", "").partition(" ")

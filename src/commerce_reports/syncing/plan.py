@@ -34,8 +34,8 @@ __all__ = [
     "transaction_keys",
 ]
 
-Reason = Literal["missing", "unsettled", "untyped", "refresh"]
-REASONS: tuple[Reason, ...] = ("missing", "unsettled", "untyped", "refresh")
+Reason = Literal["missing", "unsettled", "untyped", "foreign", "refresh"]
+REASONS: tuple[Reason, ...] = ("missing", "unsettled", "untyped", "foreign", "refresh")
 
 # Clicks and EPC per device exist only as filtered aggregate requests: keep them by default.
 DEFAULT_NETWORK_SLICES: tuple[Filters, ...] = (Filters(), *(Filters(device_type=d) for d in DeviceType))
@@ -71,11 +71,11 @@ class SettlePolicy:
             return "missing"
         if refresh:
             return "refresh"
-        if not entry.untyped and (entry.settled or self.is_settled(key, entry.fetched_at)):
+        if not entry.doubtful and (entry.settled or self.is_settled(key, entry.fetched_at)):
             return None
         if now - entry.fetched_at < self.freshness:
             return None
-        return "untyped" if entry.untyped else "unsettled"
+        return "untyped" if entry.untyped else "foreign" if entry.foreign else "unsettled"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,26 @@ from ..lake import Repair
 from .costs import shares
 from .plan import PlannedRequest, SyncPlan
 
-__all__ = ["Failure", "SyncResult"]
+__all__ = ["Failure", "SyncResult", "doubts"]
+
+_AGAIN = "stored unsettled: the next sync asks for it again"
+
+
+def doubts(request: PlannedRequest, untyped: int, foreign: int, collapsed: int) -> list[str]:
+    """The `warning:` lines of a stored partition whose answer held what its day cannot: values
+    that could not be typed (kept in extra), rows of another day, a commission more than once."""
+    where = f"warning: {request.site} {request.key.describe()}"
+    lines = []
+    if untyped:
+        lines.append(f"{where}: {untyped} rows hold values that could not be typed (kept in extra); {_AGAIN}")
+    if foreign:
+        field = request.key.by or "date"
+        lines.append(f"{where}: {foreign} rows carry another {field} than the day asked; {_AGAIN}")
+    if collapsed:
+        lines.append(
+            f"{where}: {collapsed} duplicate rows of a commission collapsed (the last in the answer kept)"
+        )
+    return lines
 
 
 class Failure(NamedTuple):
@@ -40,6 +59,8 @@ class SyncResult:
     interrupted: bool = False
     repairs: list[Repair] = field(default_factory=list)  # damage found and repaired before planning
     untyped: list[tuple[PlannedRequest, int]] = field(default_factory=list)  # stored, but unsettled
+    foreign: list[tuple[PlannedRequest, int]] = field(default_factory=list)  # rows of another day: likewise
+    collapsed: list[tuple[PlannedRequest, int]] = field(default_factory=list)  # duplicate rows dropped
     # When each stored request kept the machine busy (clock times, without the pace's waits).
     spans: list[tuple[PlannedRequest, float, float]] = field(default_factory=list)
 
@@ -106,12 +127,12 @@ class SyncResult:
         if self.interrupted:
             text += "; interrupted: the next sync resumes from here"
         lines = [text]
-        if self.untyped:
-            lines.append(
-                f"{len(self.untyped)} partitions hold rows whose values could not be typed; "
-                "they stay unsettled and are fetched again:"
-            )
-            lines += [f"  {r.site} {r.key.describe()}: {n} rows" for r, n in self.untyped]
+        counts: dict[int, list[int]] = {}  # per stored request: untyped, foreign, collapsed rows
+        for index, found in enumerate((self.untyped, self.foreign, self.collapsed)):
+            for request, n in found:
+                counts.setdefault(id(request), [0, 0, 0])[index] += n
+        for request, _ in self.stored:
+            lines += doubts(request, *counts.pop(id(request), [0, 0, 0]))
         if self.repairs:
             lines.append(f"repaired before syncing ({len(self.repairs)}):")
             lines += [f"  {repair}" for repair in self.repairs]

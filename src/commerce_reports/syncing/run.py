@@ -26,13 +26,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..client import ReportsClient
-from ..contract import PartitionKey
+from ..contract import DATE_COLUMNS, PartitionKey
 from ..errors import CommerceReportsError, LakeError, UnreachableError
 from ..lake import Manifest, Repair, load_or_rebuild, reconcile, write_partition, writing_sites
 from ..pace import Clock, SystemClock
 from .plan import PlannedRequest, SettlePolicy, SyncPlan
 from .progress import Progress
-from .result import Failure, SyncResult
+from .result import Failure, SyncResult, doubts
 
 __all__ = [
     "Interrupted",
@@ -44,7 +44,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-_SNAKE_BY = {"updateDate": "update_date", "commissionDate": "commission_date", "clickDate": "click_date"}
 # Storage errors that every later partition would meet too: the lane stops instead of fetching.
 _LANE_STOPPING_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
@@ -78,7 +77,7 @@ class StoppableClock:
 def fetch_partition(client: ReportsClient, key: PartitionKey) -> pa.Table:
     """Ask the service for exactly one partition."""
     if key.dataset == "transactions":
-        return client.transactions(**{_SNAKE_BY[str(key.by)]: key.start})
+        return client.transactions(**{DATE_COLUMNS[str(key.by)]: key.start})
     fetch = client.networks if key.dataset == "networks" else client.merchandise
     return fetch(key.start, key.end, key.filters)
 
@@ -152,6 +151,8 @@ def run_plan(
     for lane in lanes:
         result.stored += lane.stored
         result.untyped += lane.untyped
+        result.foreign += lane.foreign
+        result.collapsed += lane.collapsed
         result.failed += lane.failed
         result.spans += lane.spans
         if not result.interrupted:  # a lane that ended without accounting for a request: say so
@@ -193,6 +194,8 @@ class _Lane:
         self.bars = bars
         self.stored: list[tuple[PlannedRequest, int]] = []
         self.untyped: list[tuple[PlannedRequest, int]] = []
+        self.foreign: list[tuple[PlannedRequest, int]] = []
+        self.collapsed: list[tuple[PlannedRequest, int]] = []
         self.failed: list[Failure] = []
         self.spans: list[tuple[PlannedRequest, float, float]] = []
 
@@ -239,20 +242,22 @@ class _Lane:
         not_found = (table.schema.metadata or {}).get(b"not_found") == b"1"
         settled = (
             not written.untyped
+            and not written.foreign
             and not (not_found and self.unverified)
             and self.policy.is_settled(request.key, fetched_at)
         )
         Manifest.record(self.data_dir, request.site, request.key, written, fetched_at, settled)
         self.spans.append((request, busy_from, self.clock.time()))
         self.stored.append((request, written.rows))
-        if written.untyped:
-            self.untyped.append((request, written.untyped))
-            log.warning(
-                "%s %s: %d rows hold values that could not be typed; stored unsettled",
-                request.site,
-                request.key.describe(),
-                written.untyped,
-            )
+        for found, count in (
+            (self.untyped, written.untyped),
+            (self.foreign, written.foreign),
+            (self.collapsed, written.collapsed),
+        ):
+            if count:
+                found.append((request, count))
+        for line in doubts(request, written.untyped, written.foreign, written.collapsed):
+            log.warning("%s", line)
         self.bars.advance(request, written.rows)
 
     def _give_up(self, index: int, error: CommerceReportsError) -> None:

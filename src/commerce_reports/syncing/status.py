@@ -77,7 +77,7 @@ def status_rows(
 
 
 def _settled(entry: Entry, policy: SettlePolicy) -> bool:
-    return not entry.untyped and (entry.settled or policy.is_settled(entry.key, entry.fetched_at))
+    return not entry.doubtful and (entry.settled or policy.is_settled(entry.key, entry.fetched_at))
 
 
 def status_frame(rows: Sequence[DatasetStatus]) -> pl.DataFrame:
