@@ -18,6 +18,7 @@ from commerce_reports.api import plan_sync, sync
 from commerce_reports.contract import UNPARSED, PartitionKey, site_root
 from commerce_reports.db import connect
 from commerce_reports.lake import Manifest
+from commerce_reports.lake.manifest import Entry
 from commerce_reports.params import Filters
 from commerce_reports.sandbox import run_sandbox
 from commerce_reports.sandbox.faults import FOREIGN_DAY
@@ -56,7 +57,7 @@ def _stored(data_dir: Path, key: PartitionKey) -> list[dict[str, object]]:
     return rows
 
 
-def _entry(data_dir: Path, key: PartitionKey) -> object:
+def _entry(data_dir: Path, key: PartitionKey) -> Entry:
     entry = Manifest.load(data_dir, "alpha").get(key)
     assert entry is not None
     return entry
@@ -65,7 +66,8 @@ def _entry(data_dir: Path, key: PartitionKey) -> object:
 def _totals(data_dir: Path) -> tuple[object, ...]:
     with connect(data_dir) as con:
         row = con.execute(
-            "SELECT count(*), sum(publisher_net_revenue), typeof(sum(publisher_net_revenue)) FROM transactions"
+            "SELECT count(*), sum(publisher_net_revenue), any_value(typeof(publisher_net_revenue)) "
+            "FROM transactions"
         ).fetchone()
     assert row is not None
     return tuple(row)
@@ -85,9 +87,10 @@ def test_a_commission_twice_in_a_day_is_stored_once_and_counted(
 
     assert rows(stored) == rows(expected)  # exactly the clean answer's rows (the copy was the last)
     entry = _entry(tmp_path / "lake", key)
-    assert entry.collapsed == 1 and entry.settled and entry.rows == len(expected)  # type: ignore[attr-defined]
+    assert entry.collapsed == 1 and entry.settled and entry.rows == len(expected)
     assert result.ok and clean.ok and [(r.key, n) for r, n in result.collapsed] == [(key, 1)]
-    line = f"warning: alpha {key.describe()}: 1 duplicate rows of a commission collapsed (the last in the answer kept)"
+    line = f"warning: alpha {key.describe()}: 1 duplicate rows of a commission collapsed"
+    line += " (the last in the answer kept)"
     assert line in result.summary().splitlines()
     assert _totals(tmp_path / "lake") == _totals(tmp_path / "clean")  # counted once in every view
 
@@ -101,7 +104,7 @@ def test_a_row_of_another_day_keeps_the_day_unsettled_until_asked_again(
     days = [row["update_date"] for row in _stored(tmp_path, key)]
     assert days.count(date.fromisoformat(FOREIGN_DAY)) == 1  # kept for inspection
     entry = _entry(tmp_path, key)
-    assert entry.foreign == 1 and not entry.settled  # type: ignore[attr-defined]
+    assert entry.foreign == 1 and not entry.settled
     line = f"warning: alpha {key.describe()}: 1 rows carry another updateDate than the day asked; "
     assert any(text.startswith(line) for text in result.summary().splitlines())
     running.sandbox.advance(timedelta(minutes=61))  # past the freshness interval
@@ -115,7 +118,7 @@ def test_a_row_of_another_day_keeps_the_day_unsettled_until_asked_again(
     healed = _sync(running, tmp_path)  # the service answers rightly now
     assert healed.ok and healed.summary().count("warning:") == 0
     entry = _entry(tmp_path, key)
-    assert entry.foreign == 0 and entry.settled  # type: ignore[attr-defined]
+    assert entry.foreign == 0 and entry.settled
 
 
 @pytest.mark.parametrize("kind, text", [("huge_number", "1e400"), ("negative_infinity", "-Infinity")])
@@ -135,7 +138,7 @@ def test_an_infinite_amount_is_kept_raw_and_never_reaches_a_view(
         assert len(held) == 1, key
         assert json.loads(str(held[0]["extra"]))[UNPARSED][column] == text  # its raw text, as a string
         entry = _entry(tmp_path, key)
-        assert entry.untyped == 1 and not entry.settled  # type: ignore[attr-defined]
+        assert entry.untyped == 1 and not entry.settled
         line = f"warning: alpha {key.describe()}: 1 rows hold values that could not be typed (kept in extra)"
         assert any(line in summary for summary in result.summary().splitlines())
     with connect(tmp_path) as con:
