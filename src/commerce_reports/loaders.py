@@ -2,6 +2,8 @@
 
 Only the partitions the lake lacks, or that have not settled, are fetched; then the frames are read
 from the Parquet files. Filters that can be applied locally are, so one stored day serves every filter.
+Money comes back as polars Decimal (18, 4), from files of every schema version (an older file's
+binary floats are cast, as the DuckDB views cast them).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .contract import PART_FILE, Dataset, PartitionKey, site_root
+from .contract import FORMER_TYPES, PART_FILE, Dataset, PartitionKey, dataset_schema, site_root
 from .embedded import available_sites, started
 from .errors import ValidationError
 from .params import DATE_FIELDS, DateField, Filters, Grain
@@ -24,13 +26,25 @@ if TYPE_CHECKING:
 __all__ = ["load_merchandise", "load_networks", "load_transactions"]
 
 
+def _current(frame: pl.LazyFrame, dataset: str) -> pl.LazyFrame:
+    """`frame` (one partition file) with the columns an older version typed otherwise cast to
+    today's types (money as Decimal)."""
+    import polars as pl
+
+    today = pl.from_arrow(dataset_schema(dataset).empty_table()).schema  # type: ignore[union-attr]
+    held = frame.collect_schema()
+    return frame.with_columns(
+        pl.col(name).cast(today[name]) for name in FORMER_TYPES if name in held and held[name] != today[name]
+    )
+
+
 def _read(
     files: list[tuple[str, PartitionKey, Path]], extra: Callable[[PartitionKey], dict[str, Any]]
 ) -> pl.LazyFrame:
     import polars as pl
 
     frames = [
-        pl.scan_parquet(path).with_columns(
+        _current(pl.scan_parquet(path), key.dataset).with_columns(
             pl.lit(site).alias("site"), *(pl.lit(v).alias(k) for k, v in extra(key).items())
         )
         for site, key, path in files

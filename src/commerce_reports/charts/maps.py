@@ -12,7 +12,17 @@ from .geo import country_numeric_id, world_countries
 from .performance import ranking_chart
 from .queries import AGGREGATE_METRICS, Metric, aggregate_span, check_top_n, ranking_frame
 from .selection import Selection, scoped
-from .style import FORMATS, GREY, METRIC_LABELS, SEQUENTIAL, aggregate_note, chart_title, empty_chart, tip
+from .style import (
+    FORMATS,
+    GREY,
+    METRIC_LABELS,
+    SEQUENTIAL,
+    aggregate_note,
+    chart_data,
+    chart_title,
+    empty_chart,
+    tip,
+)
 
 __all__ = ["country_bars_chart", "country_chart", "country_map_chart"]
 
@@ -33,7 +43,7 @@ def country_map_chart(
     if rows.is_empty():
         return empty_chart(sel, "country figures", cover)
     fields = ["key", "revenue", "orders", "returns", "return_rate", "clicks", "epc", "conversion_rate"]
-    values = rows.select("id", *fields).to_dicts()
+    values = chart_data(rows.select("id", *fields)).to_dicts()
     notes = ["Grey: no revenue in this selection"]
     if metric in AGGREGATE_METRICS or rows["clicks"].is_not_null().any():
         notes.append(aggregate_note(aggregate_span(con, sel)))

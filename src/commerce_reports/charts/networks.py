@@ -10,7 +10,18 @@ import duckdb
 
 from .queries import aggregate_span, check_top_n, network_gap_frame, ranking_frame
 from .selection import Selection, scoped
-from .style import ACCENT, BAR, GREY, aggregate_note, axis, chart_title, empty_chart, ranking_tooltips, tip
+from .style import (
+    ACCENT,
+    BAR,
+    GREY,
+    aggregate_note,
+    axis,
+    chart_data,
+    chart_title,
+    empty_chart,
+    ranking_tooltips,
+    tip,
+)
 
 __all__ = ["network_epc_chart", "network_gap_chart"]
 
@@ -34,7 +45,7 @@ def network_epc_chart(
     chosen = "network_pick == null || datum.key == network_pick"
     note = aggregate_note(aggregate_span(con, sel))
     chart: alt.Chart = (
-        alt.Chart(frame, title=chart_title("EPC against clicks by network", sel, cover, note))
+        alt.Chart(chart_data(frame), title=chart_title("EPC against clicks by network", sel, cover, note))
         .mark_circle(stroke="white", strokeWidth=0.5)
         .encode(
             x=alt.X("clicks:Q", axis=axis("count", "Clicks"), scale=alt.Scale(type="log")),
@@ -72,7 +83,7 @@ def network_gap_chart(
         anchor="start",
     )
     chart: alt.Chart = (
-        alt.Chart(frame, title=title)
+        alt.Chart(chart_data(frame), title=title)
         .mark_bar()
         .encode(
             x=alt.X("revenue_gap:Q", axis=axis("currency", "Revenue gap")),

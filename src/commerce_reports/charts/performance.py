@@ -33,6 +33,7 @@ from .style import (
     PALETTE,
     aggregate_note,
     axis,
+    chart_data,
     chart_title,
     empty_chart,
     quantity,
@@ -73,7 +74,7 @@ def ranking_chart(
     aggregates = rows["clicks"].is_not_null().any()
     text = title or f"{label} by {dimension}, top {rows.height}"
     chart: alt.Chart = (
-        alt.Chart(rows, title=chart_title(text, sel, cover, *notes))
+        alt.Chart(chart_data(rows), title=chart_title(text, sel, cover, *notes))
         .mark_bar(color=BAR)
         .encode(
             x=quantity(metric),
@@ -109,7 +110,7 @@ def top_links_chart(
         f"Top {frame.height} links by revenue", sel, cover, "Colour: share of orders returned"
     )
     chart: alt.Chart = (
-        alt.Chart(frame, title=title)
+        alt.Chart(chart_data(frame), title=title)
         .mark_bar()
         .encode(
             x=quantity("revenue"),
@@ -149,7 +150,7 @@ def link_trend_chart(
         f"Revenue per {grain} of the top links", sel, cover, "Click a legend entry to isolate it"
     )
     chart: alt.Chart = (
-        alt.Chart(frame, title=title)
+        alt.Chart(chart_data(frame), title=title)
         .mark_line(point=True)
         .encode(
             x=alt.X("period:T", title=None, axis=alt.Axis(format="%b %d")),
@@ -239,7 +240,7 @@ def daily_chart(
         tip("return_rate", "Return rate", "percent"),
         alt.Tooltip("partial:N", title="Partial (still being filled)"),
     ]
-    base = alt.Chart(frame).encode(
+    base = alt.Chart(chart_data(frame)).encode(
         x=alt.X("period:T", title=None), y=alt.Y("revenue:Q", axis=axis("currency", "Revenue")), tooltip=tips
     )
     # Vega expressions, not Python comparisons:

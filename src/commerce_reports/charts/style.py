@@ -24,6 +24,7 @@ __all__ = [
     "SEQUENTIAL",
     "aggregate_note",
     "axis",
+    "chart_data",
     "chart_title",
     "empty_chart",
     "quantity",
@@ -95,6 +96,13 @@ def ranking_tooltips(dimension: str, aggregates: bool) -> list[alt.Tooltip]:
             alt.Tooltip("conversion_rate:Q", title="Conversion rate", format=".2%"),
         ]
     return tips
+
+
+def chart_data(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` as a chart takes it: money (DECIMAL in the views) as Float64, the one type Vega
+    draws. Frames and tables keep the exact amounts; only what is drawn is a float."""
+    decimals = [name for name, kind in frame.schema.items() if kind.is_decimal()]
+    return frame.with_columns(pl.col(decimals).cast(pl.Float64)) if decimals else frame
 
 
 def chart_title(text: str, sel: Selection, cover: Coverage | None, *notes: str) -> alt.TitleParams:
