@@ -80,7 +80,7 @@ SELECT
     1234567::BIGINT AS account_id, (100 + link % 12)::BIGINT AS campaign_id,
     'Campaign ' || (link % 12) AS campaign_name, 'rv' || tid AS revenue_id, tid AS commission_id,
     CASE WHEN v = 1 AND separate THEN update_date ELSE commission_date END AS commission_date,
-    update_date, ov AS order_value, rev AS publisher_net_revenue,
+    update_date, ov::DECIMAL(18, 4) AS order_value, rev::DECIMAL(18, 4) AS publisher_net_revenue,
     CASE WHEN m % 7 = 0 THEN 'cpc' ELSE 'cpa' END AS program_type,
     CASE WHEN no_detail THEN NULL ELSE 'c' || i END AS click_id,
     CASE WHEN no_detail THEN NULL ELSE commission_date - lag::INT END AS click_date,
@@ -98,12 +98,17 @@ SELECT
     list_transform(range(n_items), lambda k: {{
         'product_id': (10000 + m) || '-' || ((link + k) % 24),
         'product_name': 'Product ' || m || '-' || ((link + k) % 24),
-        'price': round(order_value / n_items, 2), 'quantity': 1.0::DOUBLE}}) AS products,
+        'price': round(order_value / n_items, 2)::DECIMAL(18, 4), 'quantity': 1.0::DOUBLE}}) AS products,
     NULL::VARCHAR AS extra,
     (update_date + 1)::TIMESTAMPTZ AS fetched_at
 FROM versions
 ORDER BY update_date, commission_id
 """
+
+
+# The answer's totals (the bench has none to keep): the columns, typed, empty.
+_NO_TOTALS = "NULL::VARCHAR AS totals, NULL::DECIMAL(18, 4) AS total_revenue"
+_NO_TOTALS_AFTER = "NULL::DECIMAL(18, 4) AS total_sales, NULL::DOUBLE AS total_actions"
 
 
 def _utm(prefix: str) -> str:
@@ -186,17 +191,18 @@ def _write_aggregates(con: duckdb.DuckDBPyConnection, site: Path) -> None:
             for dataset, select in (
                 (
                     "networks",
-                    "network AS network_name, sum(publisher_net_revenue) AS revenue, "
-                    "(count(*) * 25)::DOUBLE AS clicks, sum(order_value) AS sales, count(*)::DOUBLE AS "
-                    "actions, "
-                    "count(*) / (count(*) * 25.0) AS conversion_rate, sum(publisher_net_revenue) / "
-                    "(count(*) * 25) AS epc",
+                    "network AS network_name, sum(publisher_net_revenue)::DECIMAL(18, 4) AS revenue, "
+                    "(count(*) * 25)::DOUBLE AS clicks, sum(order_value)::DECIMAL(18, 4) AS sales, "
+                    "count(*)::DOUBLE AS actions, count(*) / (count(*) * 25.0) AS conversion_rate, "
+                    "round(sum(publisher_net_revenue) / (count(*) * 25), 4)::DECIMAL(18, 4) AS epc, "
+                    f"{_NO_TOTALS}, NULL::DOUBLE AS total_clicks, {_NO_TOTALS_AFTER}",
                 ),
                 (
                     "merchandise",
                     "p.product_name, merchant_group_name, merchant_group_id, "
-                    "sum(publisher_net_revenue / len(products)) AS revenue, sum(p.price) AS sales, "
-                    "count(*)::DOUBLE AS actions",
+                    "round(sum(publisher_net_revenue / len(products)), 4)::DECIMAL(18, 4) AS revenue, "
+                    "sum(p.price)::DECIMAL(18, 4) AS sales, count(*)::DOUBLE AS actions, "
+                    f"{_NO_TOTALS}, {_NO_TOTALS_AFTER}",
                 ),
             ):
                 key = PartitionKey.aggregate(dataset, month, filters, "month")  # type: ignore[arg-type]

@@ -130,9 +130,9 @@ def test_the_gap_compares_only_days_both_sides_cover(con: duckdb.DuckDBPyConnect
         "AND grain = 'month' AND window_start = DATE '2026-03-01' GROUP BY 1"
     ).fetchall()
     for row in frame.iter_rows(named=True):
-        assert row["revenue"] == pytest.approx(dict(ledger).get(row["key"], 0.0))
-        assert row["aggregate_revenue"] == pytest.approx(dict(aggregate).get(row["key"], 0.0))
-        assert row["revenue_gap"] == pytest.approx(row["aggregate_revenue"] - row["revenue"])
+        assert row["revenue"] == dict(ledger).get(row["key"], 0)  # exact: DECIMAL on both sides
+        assert row["aggregate_revenue"] == dict(aggregate).get(row["key"], 0)
+        assert row["revenue_gap"] == row["aggregate_revenue"] - row["revenue"]
     february = frame["aggregate_revenue"].sum()
     whole = con.sql("SELECT sum(revenue) FROM networks WHERE site = 'alpha' AND slice = 'all'").fetchall()[0][
         0

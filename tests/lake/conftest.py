@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,13 @@ def ground_truth_differences(running: RunningSandbox, data_dir: Path, site: str,
         current_state(data_dir, site)
         .filter(pl.col("commission_date").is_between(start, end))
         .group_by("commission_date")
-        .agg(pl.col("publisher_net_revenue").sum().round(2).alias("revenue"), pl.len().alias("transactions"))
+        .agg(pl.col("publisher_net_revenue").sum().alias("revenue"), pl.len().alias("transactions"))
     )
     truth = running.sandbox.ground_truth(site, start, end, by="commission_date", group_by=("day",))
     ours = {row[0]: (row[1], row[2]) for row in lake.iter_rows()}
-    theirs = {
-        row["day"]: (round(row["revenue"], 2), row["transactions"]) for row in truth.iter_rows(named=True)
+    theirs = {  # the truth's float cents as the exact amount they stand for
+        row["day"]: (Decimal(repr(round(row["revenue"], 2))), row["transactions"])
+        for row in truth.iter_rows(named=True)
     }
     return [
         f"{day}: lake {ours.get(day)}, truth {theirs.get(day)}"

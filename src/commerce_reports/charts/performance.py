@@ -202,7 +202,9 @@ def device_chart(
         if aggregates
         else "EPC and conversion: no stored slice for this selection"
     )
-    return alt.hconcat(*panels, data=frame, title=chart_title("Performance by device", sel, cover, note))
+    return alt.hconcat(
+        *panels, data=chart_data(frame), title=chart_title("Performance by device", sel, cover, note)
+    )
 
 
 def _period_of(day: Any, grain: str) -> Any:

@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args
 import duckdb
 import polars as pl
 
+from ..contract import MONEY_SUM
 from ..errors import ValidationError
 from ..params import DeviceType
 from .selection import Selection, check_connection, resolve
@@ -198,8 +199,8 @@ def _aggregate_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str
     if sel.network:
         clauses.append("network_name = $network")
         params["network"] = sel.network
-    sql = f"""SELECT {key} AS key, sum(clicks)::DOUBLE AS clicks, sum(revenue)::DOUBLE AS aggregate_revenue,
-        sum(actions)::DOUBLE AS actions
+    sql = f"""SELECT {key} AS key, sum(clicks)::DOUBLE AS clicks,
+        CAST(sum(revenue) AS {MONEY_SUM}) AS aggregate_revenue, sum(actions)::DOUBLE AS actions
     FROM networks WHERE {" AND ".join(clauses)} GROUP BY 1"""
     return sql, params
 
@@ -233,13 +234,13 @@ def ranking_frame(
        actions / nullif(clicks, 0) AS conversion_rate"""
     else:
         source = "t"
-        extra = """NULL::DOUBLE AS clicks, NULL::DOUBLE AS aggregate_revenue, NULL::DOUBLE AS epc,
+        extra = f"""NULL::DOUBLE AS clicks, NULL::{MONEY_SUM} AS aggregate_revenue, NULL::DOUBLE AS epc,
        NULL::DOUBLE AS conversion_rate"""
     sort = _SORT.get(metric, metric)
     where = f"WHERE {sort} IS NOT NULL" if metric in AGGREGATE_METRICS else ""
     sql = f"""WITH t AS ({t_sql}), r AS (
-    SELECT key, detail, coalesce(revenue, 0)::DOUBLE AS revenue,
-           coalesce(order_value, 0)::DOUBLE AS order_value,
+    SELECT key, detail, coalesce(revenue, 0)::{MONEY_SUM} AS revenue,
+           coalesce(order_value, 0)::{MONEY_SUM} AS order_value,
            coalesce(orders, 0)::BIGINT AS orders, coalesce(returns, 0)::BIGINT AS returns,
            (returns / nullif(orders, 0))::DOUBLE AS return_rate, {extra}
     FROM {source}
@@ -300,8 +301,9 @@ def network_gap_frame(con: duckdb.DuckDBPyConnection, sel: Selection, *, top_n: 
 )
 SELECT network AS key, (SELECT min(window_start) FROM compared) AS first_day,
        (SELECT max(covered_to) FROM compared) AS last_day,
-       coalesce(aggregate_revenue, 0)::DOUBLE AS aggregate_revenue, coalesce(revenue, 0)::DOUBLE AS revenue,
-       (coalesce(aggregate_revenue, 0) - coalesce(revenue, 0))::DOUBLE AS revenue_gap,
+       coalesce(aggregate_revenue, 0)::{MONEY_SUM} AS aggregate_revenue,
+       coalesce(revenue, 0)::{MONEY_SUM} AS revenue,
+       (coalesce(aggregate_revenue, 0) - coalesce(revenue, 0))::{MONEY_SUM} AS revenue_gap,
        ((coalesce(aggregate_revenue, 0) - coalesce(revenue, 0)) / nullif(aggregate_revenue, 0))::DOUBLE
            AS gap_share
 FROM a FULL JOIN t USING (network)

@@ -11,6 +11,7 @@ from typing import Literal
 import duckdb
 import polars as pl
 
+from ..contract import MONEY_SUM
 from ..errors import ValidationError
 from .queries import TXN_MEASURES, check_top_n, closed, fetch_frame, ranking_frame
 from .selection import Selection
@@ -48,7 +49,7 @@ def daily_frame(con: duckdb.DuckDBPyConnection, sel: Selection, *, max_periods: 
             f"FROM daily_performance WHERE {where} GROUP BY 1"
         )
     sql = f"""SELECT date_trunc('{grain}', day)::DATE AS period, '{grain}' AS grain,
-       sum(revenue)::DOUBLE AS revenue, sum(order_value)::DOUBLE AS order_value,
+       sum(revenue)::{MONEY_SUM} AS revenue, sum(order_value)::{MONEY_SUM} AS order_value,
        sum(orders)::BIGINT AS orders, sum(returns)::BIGINT AS returns,
        (sum(returns) / nullif(sum(orders), 0))::DOUBLE AS return_rate
 FROM ({source}) GROUP BY 1 ORDER BY 1"""
@@ -87,7 +88,7 @@ def link_trend_frame(
             f"FROM link_performance WHERE {where} GROUP BY ALL"
         )
     sql = f"""SELECT date_trunc('{grain}', day)::DATE AS period, '{grain}' AS grain,
-       coalesce(link_url, '(no click detail)') AS link, sum(revenue)::DOUBLE AS revenue,
+       coalesce(link_url, '(no click detail)') AS link, sum(revenue)::{MONEY_SUM} AS revenue,
        sum(orders)::BIGINT AS orders
 FROM ({source}) WHERE list_contains($links, coalesce(link_url, '(no click detail)'))
 GROUP BY 1, 3 ORDER BY 3, 1"""
