@@ -7,8 +7,11 @@ import os
 import random
 import re
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
+import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -18,7 +21,12 @@ from commerce_reports.errors import LakeError, ValidationError
 from commerce_reports.files import remove_stray_files, temp_path
 from commerce_reports.lake import rebuild
 from commerce_reports.lake.manifest import Manifest
-from commerce_reports.lake.store import inspect_partition, write_partition
+from commerce_reports.lake.store import (
+    foreign_rows,
+    inspect_partition,
+    one_version_per_commission,
+    write_partition,
+)
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
 from commerce_reports.secret import Secret
@@ -79,7 +87,8 @@ def test_only_debris_of_dead_writers_of_this_machine_is_removed(tmp_path: Path) 
 def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
     keys = [PartitionKey.transactions(date(2026, 3, d)) for d in (1, 2)]
     for key in keys:
-        written = write_partition(tmp_path, "alpha", key, parse_transactions(body([nested(1)])), FETCHED)
+        row = nested(1, commission={"updateDate": key.start.isoformat()})  # a row of its day
+        written = write_partition(tmp_path, "alpha", key, parse_transactions(body([row])), FETCHED)
         Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
     before = {e.relpath: (e.rows, e.sha256) for e in Manifest.load(tmp_path, "alpha")}
     (tmp_path / "lake" / "site=alpha" / "manifest.json").unlink()
@@ -90,19 +99,23 @@ def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
 
 
 def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) -> None:
-    """A file written before a column existed reads with that column null."""
+    """A file written before a column existed reads with that column null; its money, a binary
+    float then, reads as the Decimal it stood for."""
     old_key, new_key = (
         PartitionKey.transactions(date(2026, 3, 1)),
         PartitionKey.transactions(date(2026, 3, 2)),
     )
     for key in (old_key, new_key):
-        written = write_partition(tmp_path, "alpha", key, parse_transactions(body([nested(1)])), FETCHED)
+        row = nested(1, commission={"updateDate": key.start.isoformat(), "publisherNetRevenue": 0.1})
+        written = write_partition(tmp_path, "alpha", key, parse_transactions(body([row])), FETCHED)
         Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
     old_file = tmp_path / "lake" / "site=alpha" / old_key.relpath / "part.parquet"
-    table = pq.read_table(old_file)
-    pq.write_table(
-        table.drop_columns(["page_utm_content", "extra"]), old_file
-    )  # as an older version wrote it
+    table = pq.read_table(old_file).drop_columns(["page_utm_content", "extra"])
+    index = table.schema.get_field_index("publisher_net_revenue")
+    table = table.set_column(
+        index, "publisher_net_revenue", table["publisher_net_revenue"].cast(pa.float64())
+    )
+    pq.write_table(table, old_file)  # as an older version wrote it
     profile = SiteProfile("alpha", Secret("unused-key-123"), "http://127.0.0.1:9")
     frame = load_transactions(
         "2026-03-01",
@@ -113,6 +126,33 @@ def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) ->
     )
     assert frame.height == 2
     assert frame.sort("day")["page_utm_content"].to_list() == [None, "page-utmContent"]
+    assert frame["publisher_net_revenue"].dtype == pl.Decimal(18, 4)
+    assert frame["publisher_net_revenue"].to_list() == [Decimal("0.1")] * 2  # not 0.1000000000000000055
+
+
+def test_a_commission_once_per_partition_and_rows_of_another_day_counted(tmp_path: Path) -> None:
+    """The last row of a commission the answer holds twice is kept (rows without an id all); a
+    row of another update day is kept and counted, in the manifest and in a rebuilt one too."""
+    key = PartitionKey.transactions(date(2026, 11, 3))  # the factory's update day
+    rows = [
+        nested(1),
+        nested(2),
+        nested(1, commission={"publisherNetRevenue": 1.5}),  # a later version of c1 in the same day
+        nested(3, commission={"commissionId": None}),
+        nested(4, commission={"commissionId": None, "updateDate": "2026-11-02"}),
+    ]
+    table = parse_transactions(body(rows))
+    kept, collapsed = one_version_per_commission(table)
+    assert collapsed == 1 and kept["commission_id"].to_pylist() == ["c2", "c1", None, None]
+    assert kept["publisher_net_revenue"][1].as_py() == Decimal("1.5")
+    written = write_partition(tmp_path, "alpha", key, table, FETCHED)
+    assert (written.rows, written.collapsed, written.foreign) == (4, 1, 1)
+    entry = Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=False)
+    assert (entry.collapsed, entry.foreign, entry.doubtful) == (1, 1, 1)
+    assert foreign_rows(kept, key.params()) == 1 and foreign_rows(kept, None) == 0
+    (tmp_path / "lake" / "site=alpha" / "manifest.json").unlink()
+    rebuilt, _ = rebuild(tmp_path, "alpha", SettlePolicy().is_settled)
+    assert [(e.foreign, e.settled) for e in rebuilt] == [(1, False)]
 
 
 def test_status_rebuilds_a_damaged_manifest_on_its_own(tmp_path: Path) -> None:
