@@ -439,6 +439,7 @@ SELECT site, dataset, slice, grain, window_start, window_end, row_count,
        {_beside("actions", False)},
        fetched_at
 FROM windows""",
+        period="window",
     ),
 )
 
