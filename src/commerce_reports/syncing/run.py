@@ -257,7 +257,7 @@ class _Lane:
             if count:
                 found.append((request, count))
         for line in doubts(request, written.untyped, written.foreign, written.collapsed):
-            log.warning("%s", line)
+            log.warning("%s", line.removeprefix("warning: "))  # the log says its level itself
         self.bars.advance(request, written.rows)
 
     def _give_up(self, index: int, error: CommerceReportsError) -> None:
