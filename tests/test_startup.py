@@ -90,7 +90,8 @@ def _small_lake(data_dir: Path) -> None:
         for n in range(days):
             key = PartitionKey.transactions(day.replace(day=1 + n))
             fetched = datetime(2026, 3, 3, 8, 30, n, 250_000, UTC)  # days after Mar 1 had not settled
-            rows = parse_transactions(body([nested(i) for i in range(n + 1)]))
+            same_day = {"updateDate": key.start.isoformat()}  # rows of the day asked
+            rows = parse_transactions(body([nested(i, commission=same_day) for i in range(n + 1)]))
             written = write_partition(data_dir, site, key, rows, fetched)
             Manifest.record(data_dir, site, key, written, fetched, settled=False)
     key = PartitionKey.aggregate("networks", date(2026, 2, 1), Filters(), "month")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -48,8 +49,8 @@ def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCon
                     "commission_id": f"c-{day}",
                     "commission_date": EARNED[day],
                     "update_date": day,
-                    "publisher_net_revenue": 10.0,
-                    "order_value": 100.0,
+                    "publisher_net_revenue": Decimal(10),
+                    "order_value": Decimal(100),
                     "network": "Net A",
                     "products": [],
                 }
