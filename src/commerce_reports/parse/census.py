@@ -85,8 +85,9 @@ def _inexact(data: np.ndarray, starts: np.ndarray) -> int:
     characters: walked a character at a time, all at once, dropping each text where it ends."""
     last = len(data) - 1
     alive, found = starts, 0
+    clip = bool(len(starts)) and int(starts.max()) + _LONGEST > last  # a text at the body's very end
     for step in range(1, _LONGEST + 1):
-        following = data[np.minimum(alive + step, last)]
+        following = data[np.minimum(alive + step, last) if clip else alive + step]
         inside = _NUMBER_CHAR[following]
         exponent = _EXPONENT[following] & inside
         found += int(exponent.sum())
