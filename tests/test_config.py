@@ -8,7 +8,8 @@ import pytest
 
 from commerce_reports.config import Settings, parse_pace
 from commerce_reports.errors import ConfigurationError, ServerError
-from commerce_reports.secret import Secret, excerpt, redact
+from commerce_reports.redaction import excerpt, redact
+from commerce_reports.secret import Secret
 
 
 def test_no_key_means_the_sandbox() -> None:

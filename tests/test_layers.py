@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).parents[1] / "src" / "commerce_reports"
 
 # The parts of the house, as module prefixes (first match wins).
 BOTTOM = (
+    "redaction",
     "errors",
     "secret",
     "_version",
@@ -64,6 +65,11 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "sandbox": ("http", "client", "parse", "lake", "syncing", "sites", "deals", *HIGH),
     "deals": ("client", "parse", "lake", "syncing", "sites", "sandbox", *HIGH),
 }
+
+
+# The ground floor in order: each of these may import only those before it (so no loop can form
+# among them, as errors <-> secret once did through a lazy import).
+GROUND = ("redaction", "errors", "secret")
 
 
 # The one bridge between parts: the deals sandbox runs on the loopback server both sandboxes share.
@@ -129,7 +135,79 @@ def test_the_check_sees_a_wrong_arrow(tmp_path: Path, monkeypatch: pytest.Monkey
     ]
 
 
+def test_the_check_sees_a_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "commerce_reports"
+    fake.mkdir()
+    (fake / "errors.py").write_text("from .secret import Secret\n")
+    (fake / "secret.py").write_text("def f():\n    from .errors import ConfigurationError\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    with pytest.raises(AssertionError, match="errors"):
+        test_no_module_imports_itself_through_others()
+    with pytest.raises(AssertionError, match="secret"):
+        test_the_ground_floor_imports_only_what_lies_below()
+
+
 def test_only_one_place_replaces_files() -> None:
     """Every write goes through files.save_atomic, the one caller of os.replace."""
     callers = [p.name for p in PACKAGE.rglob("*.py") if "os.replace(" in p.read_text()]
     assert callers == ["files.py"]
+
+
+def test_the_ground_floor_imports_only_what_lies_below() -> None:
+    for position, name in enumerate(GROUND):
+        allowed = set(GROUND[:position])
+        path = PACKAGE / f"{name}.py"
+        imported = {_part(target) for _, target in _imports(path)} if path.exists() else set()
+        assert imported <= allowed, f"{name} imports {sorted(imported - allowed)}"
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No circle of imports between the package's modules (a package's own `__init__` aside: it
+    only hands its modules' names on)."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        module = path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".")
+        graph[module] = {target for _, target in _imports(path)}
+    modules = set(graph)
+    for module, targets in graph.items():
+        graph[module] = {_module_of(t, modules) for t in targets} - {None, module}  # type: ignore[arg-type]
+    circles = [sorted(c) for c in _strongly_connected(graph) if len(c) > 1]
+    assert circles == []
+
+
+def _module_of(target: str, modules: set[str]) -> str | None:
+    """The module an import names (`db.views.View` -> `db.views`); a package's face is left out."""
+    while target and target not in modules:
+        target = target.rpartition(".")[0]
+    return None if not target or target.endswith("__init__") or f"{target}.__init__" in modules else target
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components of `graph`."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                component.add(member)
+                if member == node:
+                    break
+            components.append(component)
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return components

@@ -28,7 +28,7 @@ from .embedded import available_sites
 from .errors import ServiceError, UnreachableError, ValidationError
 from .http import Answer, RetryPolicy
 from .locate import LakeLocation, where
-from .secret import excerpt
+from .redaction import excerpt
 from .sites import SiteProfile, SiteSelection, select_sites
 
 __all__ = ["DEFAULT_MAX_WAIT", "CheckReport", "SiteCheck", "check", "dialect_of"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .secret import excerpt, redact
+from .redaction import excerpt, redact
 
 __all__ = [
     "AuthenticationError",

@@ -28,7 +28,8 @@ import httpx
 
 from .config import Limits
 from .errors import ConfigurationError, MalformedResponseError, ResponseTooLargeError, TransportError
-from .secret import Secret, is_html
+from .redaction import is_html
+from .secret import Secret
 
 __all__ = ["Answer", "Deadline", "KeyAuth", "RetryPolicy", "Session", "describe_failure", "retry_after"]
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from .._version import __version__
 from ..errors import CommerceReportsError, UnreachableError
-from ..secret import redact
+from ..redaction import redact
 
 __all__ = ["EXIT_UNREACHABLE", "main"]
 

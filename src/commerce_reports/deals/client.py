@@ -23,7 +23,8 @@ from .._version import __version__
 from ..config import Limits
 from ..errors import CommerceReportsError
 from ..http import Answer, KeyAuth, RetryPolicy, Session
-from ..secret import Secret, excerpt
+from ..redaction import excerpt
+from ..secret import Secret
 from .checks import AdUnitSizeWarning, check_create, check_targeting_values, check_update
 from .config import ENV_DEALS_API_KEY, ENV_DEALS_BASE_URL, DealSettings
 from .errors import (

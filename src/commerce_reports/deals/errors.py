@@ -38,7 +38,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..errors import CommerceReportsError, Fatal, Retriable, ValidationError
-from ..secret import excerpt
+from ..redaction import excerpt
 
 __all__ = [
     "AccountNotEnabledError",

@@ -15,7 +15,7 @@ import httpx
 import orjson
 
 from ..http import retry_after
-from ..secret import excerpt
+from ..redaction import excerpt
 from .errors import (
     AccountNotEnabledError,
     ApiKeyInvalidError,

@@ -24,7 +24,7 @@ import papermill
 
 from ..errors import ExportError, ValidationError
 from ..files import apply_mode, make_folder, save_atomic
-from ..secret import known_secrets
+from ..redaction import known_secrets
 from .html import chart_specs, notebook_html, save_images
 from .kernel import checked_environment, run_notebook
 from .parameters import check_parameters

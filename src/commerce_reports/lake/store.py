@@ -38,7 +38,7 @@ from ..contract import (
 )
 from ..errors import LakeError
 from ..files import save_atomic, sha256_of
-from ..secret import echo_pattern, known_secrets, scrub
+from ..redaction import echo_pattern, known_secrets, scrub
 
 __all__ = [
     "PARAMS_METADATA",
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 PARAMS_METADATA = b"commerce_reports.params"
-# Labels after which redaction masks key-shaped tokens (see secret.py): rows holding one are scrubbed.
+# Labels after which redaction masks key-shaped tokens (see redaction.py): rows holding one are scrubbed.
 _KEY_LABELS = r"(?i)(authorization|x-api-key|secret\s|bearer\s|[?&](key|api_key|apikey|token|secret)=)"
 
 

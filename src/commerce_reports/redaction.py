@@ -1,0 +1,125 @@
+"""Redaction in one place: masking every known key in text, and safe excerpts of answer bodies.
+
+Redaction masks *values*, never words: every key the process has seen (each `secret.Secret`
+registers itself), plus tokens in the shapes keys travel in (`Authorization: secret <key>`,
+`x-api-key: <key>`, `key=`/`token=` query values). The toolkit's own hints ("the site's secret
+key") stay readable.
+A known key is also found echoed in disguise, as a hostile server may send it back: in hex (either
+case), reversed, spaced out (up to 3 separators between its characters, as in `k e y` or JSON's
+`"k","e","y"`) and in base64 (`echo_pattern`).
+
+This module is the bottom of the house: it imports nothing of the toolkit.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "MASK",
+    "echo_pattern",
+    "excerpt",
+    "is_html",
+    "known_secrets",
+    "redact",
+    "register_secret",
+    "scrub",
+]
+
+MASK = "***"
+_MIN_SECRET = 4  # shorter values would mask ordinary text
+_MIN_DISGUISED = 8  # a disguise of a shorter key (its letters spaced out) could be ordinary text
+_SEPARATORS = "[^0-9A-Za-z]{0,3}"
+_BODY_EXCERPT_CHARS = 300
+_secrets: set[str] = set()
+
+# A token as keys look: long, no spaces, letters and digits (an English word has no digits).
+_KEYISH = r"(?=[A-Za-z0-9._~+/=-]*\d)(?=[A-Za-z0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]{12,}"
+_KEY_SHAPES = re.compile(
+    r"(?i)(?:(?P<header>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:secret|bearer)\s+|\bx-api-key[\"']?\s*[:=]\s*[\"']?)"
+    r"(?P<any>[^\s\"',;]+)"
+    r"|(?P<lead>\bsecret\s+|\bbearer\s+|[?&](?:key|api_key|apikey|token|secret)=)"
+    rf"(?P<token>{_KEYISH}))"
+)
+
+
+def register_secret(secret: str) -> None:
+    """Remember a secret value so that `redact` masks it wherever it might surface."""
+    if isinstance(secret, str) and len(secret) >= _MIN_SECRET:
+        _secrets.add(secret)
+
+
+def known_secrets() -> frozenset[str]:
+    """Every secret registered so far (so exports and stored files can prove they hold none)."""
+    return frozenset(_secrets)
+
+
+@functools.cache
+def _echoes(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    forms = []
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) < _MIN_DISGUISED:
+            continue
+        encoded = secret.encode()
+        for text in (secret, secret[::-1]):  # as it is or reversed, spaced out or not
+            forms.append(_SEPARATORS.join(re.escape(c) for c in text))
+        forms.append(f"(?i:{encoded.hex()})")
+        for b64 in {base64.b64encode(encoded), base64.urlsafe_b64encode(encoded)}:
+            forms.append(re.escape(b64.decode().rstrip("=")) + "={0,2}")
+    return re.compile("|".join(forms)) if forms else None
+
+
+def echo_pattern(extra_secrets: Iterable[str] = ()) -> str | None:
+    """A regular expression (Python's and RE2's syntax alike) matching every known secret of at
+    least 8 characters in any of its disguises; None when there is none."""
+    pattern = _echoes(frozenset({*_secrets, *(s for s in extra_secrets if s)}))
+    return pattern.pattern if pattern is not None else None
+
+
+def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
+    """`text` with every known secret value (also in disguise: hex, reversed, spaced out, base64),
+    and every key-shaped token after a key's label, masked."""
+    secrets = frozenset({*_secrets, *(s for s in extra_secrets if s)})
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    echoes = _echoes(secrets)
+    if echoes is not None:
+        text = echoes.sub(MASK, text)
+    return _KEY_SHAPES.sub(lambda m: (m.group("header") or m.group("lead")) + MASK, text)
+
+
+def scrub(value: Any) -> Any:
+    """A JSON-like value with every known secret removed from its strings (keys and values)."""
+    if isinstance(value, str):
+        return redact(value) if _secrets or _KEY_SHAPES.search(value) else value
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value
+
+
+def excerpt(body: bytes | str, content_type: str = "") -> str:
+    """A short, single-line, secret-free rendering of a response body (JSON, HTML or text)."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    if is_html(text, content_type):
+        title = re.search(r"(?is)<title>(.*?)</title>", text)
+        text = re.sub(r"(?s)<(script|style).*?</\1>", " ", text)
+        text = re.sub(r"<[^>]+>", " ", text)
+        if title:
+            text = f"{title.group(1).strip()}: {text}"
+        text = "HTML page: " + text
+    text = " ".join(text.split())
+    if len(text) > _BODY_EXCERPT_CHARS:
+        text = text[:_BODY_EXCERPT_CHARS] + "…"
+    return redact(text)
+
+
+def is_html(body: bytes | str, content_type: str = "") -> bool:
+    """True when a body is an HTML page (by its content type or its first characters)."""
+    head = body[:64] if isinstance(body, str) else body[:64].decode("utf-8", "replace")
+    return "html" in content_type.lower() or head.lstrip().lower().startswith(("<!doctype", "<html"))
