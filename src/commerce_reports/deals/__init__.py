@@ -7,8 +7,9 @@
 
 Every failure of a request is a `DealError` (tree in `deals/errors.py`); missing settings are a
 `ConfigurationError`. The wing stands on its own: it shares with the reports side only the HTTP
-layer (`commerce_reports.http`) and secret handling (`commerce_reports.secret`, `commerce_reports.redaction`). Its offline twin
-of the service is `commerce_reports.deals.sandbox`, imported on its own.
+layer (`commerce_reports.http`) and secret handling (`commerce_reports.secret`,
+`commerce_reports.redaction`). Its offline twin of the service is `commerce_reports.deals.sandbox`,
+imported on its own.
 """
 
 from __future__ import annotations
