@@ -18,7 +18,7 @@ from commerce_reports.lake.store import write_partition
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
 from commerce_reports.parse.aggregates import parse_aggregate
-from commerce_reports.syncing.status import COLUMNS, describe_status
+from commerce_reports.syncing.status import COLUMNS, WINDOW_COLUMNS, describe_status
 from tests.factories import body, nested, networks_body
 
 # The data stack, and the HTTP client and sandbox server: loaded by the commands that use them only.
@@ -77,7 +77,7 @@ _STATUS_AND_WHAT_IT_LOADED = """
 import sys
 from commerce_reports.cli import main
 
-code = main(["status", "--data-dir", sys.argv[1]])
+code = main(["status", "--windows", "--data-dir", sys.argv[1]])
 print("loaded:", sorted(set(sys.argv[2].split(",")) & set(sys.modules)), file=sys.stderr)
 sys.exit(code)
 """
@@ -112,13 +112,18 @@ def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"lake: {lake} ")
     assert lines[1].split() == list(COLUMNS)
-    expected = [
-        ["alpha", "networks", "1", "1", "2026-02-01", "2026-02-28", "0", "2026-03-04", "00:00:00", "UTC"],
+    expected = [  # February's window is revisable (unsettled) until its horizon: 45 days after it ends
+        ["alpha", "networks", "1", "1", "2026-02-01", "2026-02-28", "1", "2026-03-04", "00:00:00", "UTC"],
         ["alpha", "transactions", "3", "6", "2026-03-01", "2026-03-03", "2", "2026-03-03", "08:30:02", "UTC"],
         ["beta", "transactions", "1", "1", "2026-03-01", "2026-03-01", "0", "2026-03-03", "08:30:00", "UTC"],
     ]
     assert [line.split() for line in lines[2:5]] == expected
-    assert re.fullmatch(r"\d+ requests \(\d+ partitions already current\), ETA .*", lines[5])
+    assert lines[5].split() == list(WINDOW_COLUMNS)
+    assert lines[6].split() == [
+        *("alpha", "networks", "all", "month", "2026-02-01", "2026-03-01"),
+        *("2026-03-04", "00:00:00", "UTC", "2026-04-15", "00:00:00", "UTC", "no"),
+    ]
+    assert re.fullmatch(r"\d+ requests \(\d+ partitions already current\), ETA .*", lines[7])
     # the notebooks' function: the same rows as a polars frame, its columns and types unchanged
     frame = status(data_dir=lake)
     assert [str(t) for t in frame.dtypes] == [

@@ -25,9 +25,19 @@ from .loaders import load_merchandise, load_networks, load_transactions
 from .params import Grain
 from .sites import SiteProfile, SiteSelection, select_sites
 from .syncing import SyncPlan, SyncResult, read_manifests
-from .syncing.jobs import SliceSpec, SyncOptions, data_dir_of, fetch_keys, ledger, plan_keys
-from .syncing.status import DatasetStatus, forget, status_frame
+from .syncing.jobs import (
+    SliceSpec,
+    SyncOptions,
+    data_dir_of,
+    fetch_keys,
+    ledger,
+    plan_keys,
+    policies_of,
+    with_stored_windows,
+)
+from .syncing.status import DatasetStatus, WindowStatus, forget, status_frame
 from .syncing.status import status_rows as lake_status_rows
+from .syncing.status import window_rows as lake_window_rows
 
 if TYPE_CHECKING:
     import polars as pl
@@ -46,6 +56,7 @@ __all__ = [
     "status_rows",
     "sync",
     "verify",
+    "window_rows",
 ]
 
 
@@ -84,13 +95,17 @@ def sync(
 ) -> SyncResult:
     """Bring the lake up to date: each site's `updateDate` days from `start` (default: 90 days ago)
     to today, plus the aggregate slices (unfiltered and per device by default; `countries` adds a
-    networks slice per country). Nothing stored and settled is requested again."""
+    networks slice per country). Nothing stored and settled is requested again; an aggregate
+    window is asked for again while the service may revise it (see `SettlePolicy`), and a stored
+    window not final yet is asked for when due even outside `start`..`end`."""
     from .db import after_sync
 
     folder = data_dir_of(data_dir)
     profiles = _profiles(sites)
     keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options)
-    return fetch_keys(folder, profiles, keys, options, refresh, finish=after_sync, launch=started)
+    return fetch_keys(
+        folder, profiles, keys, options, refresh, finish=after_sync, launch=started, revisions=True
+    )
 
 
 def plan_sync(
@@ -110,8 +125,10 @@ def plan_sync(
     print (the pace, and what requests and the end work cost on this machine); fetches nothing."""
     folder = data_dir_of(data_dir)
     profiles = _profiles(sites)
+    policies = policies_of(profiles, options)
     keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options)
-    manifests, _ = read_manifests(folder, list(profiles), options.policy)
+    manifests, _ = read_manifests(folder, policies)
+    keys = with_stored_windows(keys, manifests, policies)
     return plan_keys(manifests, profiles, keys, options, refresh=refresh, finish=True)
 
 
@@ -123,7 +140,21 @@ def status_rows(
     options: SyncOptions = SyncOptions(),
 ) -> list[DatasetStatus]:
     """The rows of `status` in plain Python (what `commerce-reports status` prints, without polars)."""
-    return lake_status_rows(data_dir_of(data_dir), _profiles(sites), options.policy, rebuild=rebuild)
+    policies = policies_of(_profiles(sites), options)
+    return lake_status_rows(data_dir_of(data_dir), policies, rebuild=rebuild)
+
+
+def window_rows(
+    *,
+    sites: SiteSelection = None,
+    data_dir: str | Path | None = None,
+    rebuild: bool = False,
+    options: SyncOptions = SyncOptions(),
+) -> list[WindowStatus]:
+    """Per stored aggregate window: when it was fetched, until when the service may still revise
+    it, and whether it is final (what `commerce-reports status --windows` prints; plain Python)."""
+    policies = policies_of(_profiles(sites), options)
+    return lake_window_rows(data_dir_of(data_dir), policies, rebuild=rebuild)
 
 
 def status(

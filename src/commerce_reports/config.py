@@ -20,6 +20,7 @@ from .secret import Secret
 
 __all__ = [
     "DEFAULT_PACE",
+    "DEFAULT_REVISION_DAYS",
     "DIALECTS",
     "ENDPOINTS",
     "ENV_DATA_DIR",
@@ -28,6 +29,7 @@ __all__ = [
     "Settings",
     "check_base_url",
     "check_dialect",
+    "check_revision_days",
     "environment",
     "parse_pace",
     "share_group",
@@ -35,6 +37,14 @@ __all__ = [
 
 ENDPOINTS = ("transactions", "networks", "merchandise")
 DEFAULT_PACE = 60.0  # seconds between requests per endpoint: the contract's documented limit
+
+# Days after an aggregate window ends during which the service may still revise it. The contract
+# gives no bound (a return arrives on a later updateDate day, rule 2.1.4); the sandbox models a
+# commission up to 10 days after its click and a return up to 30 days after the commission, so
+# a click on a window's last day is revised at most 40 days after the window ends. 45 keeps five
+# days of margin for a network that posts an adjustment a few days late.
+DEFAULT_REVISION_DAYS = 45
+_MAX_REVISION_DAYS = 3660
 
 Dialect = Literal["contract", "published"]
 DIALECTS: tuple[Dialect, ...] = ("contract", "published")
@@ -47,6 +57,7 @@ ENV_MAX_BODY_MB = "COMMERCE_REPORTS_MAX_BODY_MB"
 ENV_REQUEST_DEADLINE = "COMMERCE_REPORTS_REQUEST_DEADLINE"
 ENV_MAX_RETRY_WAIT = "COMMERCE_REPORTS_MAX_RETRY_WAIT"
 ENV_SHARE_GROUP = "COMMERCE_REPORTS_SHARE_GROUP"
+ENV_REVISION_DAYS = "COMMERCE_REPORTS_REVISION_DAYS"
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
 
@@ -179,6 +190,18 @@ def _number(env: dict[str, str], name: str, default: float) -> float:
     return value
 
 
+def check_revision_days(value: object, where: str = ENV_REVISION_DAYS) -> int:
+    """A revision horizon: whole days, 0 to 3660, or a ConfigurationError saying what is wanted."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_REVISION_DAYS:
+        raise ConfigurationError(
+            f"{where}: {value!r} is not a number of days; give whole days from 0 to {_MAX_REVISION_DAYS}, "
+            f"e.g. {DEFAULT_REVISION_DAYS} (the default: how long the service may revise a window)"
+        )
+    return value
+
+
 def check_base_url(url: str, where: str = ENV_BASE_URL) -> str:
     """An http(s) URL without its trailing slash, or a ConfigurationError with an example."""
     text = url.strip() if isinstance(url, str) else ""
@@ -200,6 +223,7 @@ class Settings:
     pace: dict[str, float] = field(default_factory=lambda: parse_pace(None))
     dialect: Dialect = "contract"
     limits: Limits = field(default_factory=Limits)
+    revision_days: int = DEFAULT_REVISION_DAYS
     env: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -212,6 +236,7 @@ class Settings:
         key = env.get(ENV_SECRET_KEY, "").strip()
         base_url = env.get(ENV_BASE_URL, "").strip()
         dialect = env.get(ENV_DIALECT, "").strip()
+        revision_days = env.get(ENV_REVISION_DAYS, "").strip()
         return cls(
             secret_key=Secret(key) if key else None,
             base_url=check_base_url(base_url) if base_url else None,
@@ -219,5 +244,6 @@ class Settings:
             pace=parse_pace(env.get(ENV_PACE)),
             dialect=check_dialect(dialect) if dialect else "contract",
             limits=Limits.from_env(env),
+            revision_days=check_revision_days(revision_days) if revision_days else DEFAULT_REVISION_DAYS,
             env=env,
         )

@@ -44,13 +44,23 @@ def embedded_sandbox(settings: Settings | None = None) -> RunningSandbox:
         return _running
 
 
-def sandbox_sites(running: RunningSandbox) -> list[SiteProfile]:
-    """Profiles of a running sandbox's sites, at the sandbox's own pace and in its dialect."""
+def sandbox_sites(running: RunningSandbox, settings: Settings | None = None) -> list[SiteProfile]:
+    """Profiles of a running sandbox's sites, at the sandbox's own pace and in its dialect, with the
+    configured revision horizon."""
     config = running.sandbox.config
     dialect = check_dialect(getattr(config, "dialect", "contract"), "sandbox dialect")
     url = running.base_url
+    days = (settings or Settings.from_env()).revision_days
     return [
-        SiteProfile(site.name, Secret(site.secret_key), url, dialect, sandbox=True, pace=config.pace)
+        SiteProfile(
+            site.name,
+            Secret(site.secret_key),
+            url,
+            dialect,
+            sandbox=True,
+            pace=config.pace,
+            revision_days=days,
+        )
         for site in config.sites
     ]
 
@@ -70,11 +80,17 @@ def available_sites(settings: Settings | None = None, *, start: bool = True) -> 
 
         return {
             site.name: SiteProfile(
-                site.name, Secret(site.secret_key), "", settings.dialect, sandbox=True, pace=FAST_PACE
+                site.name,
+                Secret(site.secret_key),
+                "",
+                settings.dialect,
+                sandbox=True,
+                pace=FAST_PACE,
+                revision_days=settings.revision_days,
             )
             for site in DEMO_SITES
         }
-    return {p.name: p for p in sandbox_sites(embedded_sandbox(settings))}
+    return {p.name: p for p in sandbox_sites(embedded_sandbox(settings), settings)}
 
 
 def started(profile: SiteProfile) -> SiteProfile:

@@ -3,7 +3,8 @@
 Where sites come from, first match wins:
 1. `<data_dir>/sites.toml`: `[sites.<name>]` tables with `secret_key_env = "ENV_VAR_NAME"` (the key
    itself stays in the environment or `.env`, never in the data folder), and optionally `base_url`,
-   `dialect`, `max_body_mb`, `request_deadline`, `max_retry_wait`.
+   `dialect`, `max_body_mb`, `request_deadline`, `max_retry_wait` and `revision_days` (how long the
+   service may revise an aggregate window of this site; default COMMERCE_REPORTS_REVISION_DAYS).
 2. Environment variables `COMMERCE_REPORTS_SECRET_KEY_<NAME>`: one site per variable.
 3. `COMMERCE_REPORTS_SECRET_KEY`: one site, named by `COMMERCE_REPORTS_SITE` (default `default`).
 Nothing configured: no sites. Reading the configuration never starts anything; the entry points
@@ -18,7 +19,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .config import ENV_SECRET_KEY, Dialect, Limits, Settings, check_base_url, check_dialect
+from .config import (
+    DEFAULT_REVISION_DAYS,
+    ENV_SECRET_KEY,
+    Dialect,
+    Limits,
+    Settings,
+    check_base_url,
+    check_dialect,
+    check_revision_days,
+)
 from .contract import check_site_name
 from .errors import CommerceReportsError, ConfigurationError
 from .secret import Secret
@@ -26,12 +36,21 @@ from .secret import Secret
 __all__ = ["SITES_FILE", "SiteProfile", "SiteSelection", "configured_sites", "select_sites"]
 
 SITES_FILE = "sites.toml"
-_TABLE_KEYS = {"secret_key_env", "base_url", "dialect", "max_body_mb", "request_deadline", "max_retry_wait"}
+_TABLE_KEYS = {
+    "secret_key_env",
+    "base_url",
+    "dialect",
+    "max_body_mb",
+    "request_deadline",
+    "max_retry_wait",
+    "revision_days",
+}
 
 
 @dataclass(frozen=True)
 class SiteProfile:
-    """One site: its key, the service's address, the wire dialect, and its request limits."""
+    """One site: its key, the service's address, the wire dialect, its request limits, and how many
+    days after a window ends the service may still revise the window's aggregates."""
 
     name: str
     secret_key: Secret
@@ -40,6 +59,10 @@ class SiteProfile:
     limits: Limits = field(default_factory=Limits)
     sandbox: bool = False  # a built-in sandbox: its address needs no check before the first sync
     pace: float | None = None  # a sandbox's own pace; None: the configured pace
+    revision_days: int = DEFAULT_REVISION_DAYS
+
+    def __post_init__(self) -> None:
+        check_revision_days(self.revision_days, f"site {self.name!r} revision_days")
 
     def __repr__(self) -> str:
         return (
@@ -57,19 +80,19 @@ def configured_sites(settings: Settings | None = None) -> dict[str, SiteProfile]
         return from_file
     prefix = f"{ENV_SECRET_KEY}_"
     named = {k[len(prefix) :].lower(): v for k, v in env.items() if k.startswith(prefix) and v.strip()}
-    dialect, limits = settings.dialect, settings.limits
+    dialect, limits, days = settings.dialect, settings.limits, settings.revision_days
     if named:
         base_url = _require_url(settings.base_url, "COMMERCE_REPORTS_SECRET_KEY_<NAME>")
         return {
             _site_name(name, f"{prefix}{name.upper()}"): SiteProfile(
-                name, Secret(key), base_url, dialect, limits
+                name, Secret(key), base_url, dialect, limits, revision_days=days
             )
             for name, key in sorted(named.items())
         }
     if settings.secret_key is not None:
         name = _site_name(env.get("COMMERCE_REPORTS_SITE", "").strip() or "default", "COMMERCE_REPORTS_SITE")
         url = _require_url(settings.base_url, ENV_SECRET_KEY)
-        return {name: SiteProfile(name, settings.secret_key, url, dialect, limits)}
+        return {name: SiteProfile(name, settings.secret_key, url, dialect, limits, revision_days=days)}
     return {}
 
 
@@ -161,10 +184,16 @@ def _profile(path: Path, name: str, table: Any, settings: Settings) -> SiteProfi
         raise ConfigurationError(f"{where}: limits must be numbers (MB or seconds)") from None
     except ConfigurationError as error:
         raise ConfigurationError(f"{where}: {error}") from None
+    days = (
+        check_revision_days(table["revision_days"], f"{where} revision_days")
+        if "revision_days" in table
+        else settings.revision_days
+    )
     return SiteProfile(
         name,
         Secret(key),
         check_base_url(_require_url(url, f"site {name!r}"), f"{where} base_url"),
         dialect,
         limits,
+        revision_days=days,
     )

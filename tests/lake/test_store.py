@@ -92,7 +92,7 @@ def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
         Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
     before = {e.relpath: (e.rows, e.sha256) for e in Manifest.load(tmp_path, "alpha")}
     (tmp_path / "lake" / "site=alpha" / "manifest.json").unlink()
-    rebuilt, repairs = rebuild(tmp_path, "alpha", SettlePolicy().is_settled)
+    rebuilt, repairs = rebuild(tmp_path, "alpha", SettlePolicy())
     assert {e.relpath: (e.rows, e.sha256) for e in rebuilt} == before
     assert [r.action for r in repairs] == ["rebuilt"]
     assert all(e.settled for e in Manifest.load(tmp_path, "alpha"))

@@ -76,6 +76,11 @@ def register(subparsers: Any) -> None:
         "--rebuild", action="store_true", help="recreate the manifests from the Parquet files first"
     )
     state.add_argument("--verify", action="store_true", help="check every partition first (as `verify` does)")
+    state.add_argument(
+        "--windows",
+        action="store_true",
+        help="also a line per aggregate window: when fetched, until when the service may revise it, final",
+    )
     state.set_defaults(handler=_status)
 
     check = subparsers.add_parser(
@@ -154,14 +159,16 @@ def _sync(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     # The manifests, read and printed with plain Python: no polars, pyarrow or DuckDB at start-up.
-    from ..api import plan_sync, status_rows
+    from ..api import plan_sync, status_rows, window_rows
     from ..config import Settings
     from ..locate import where
-    from ..syncing.status import describe_status
+    from ..syncing.status import describe_status, describe_windows
 
     print(f"lake: {where(args.data_dir) if args.data_dir is not None else Settings.from_env().lake}")
     code = _verify(args) if args.verify else 0
     print(describe_status(status_rows(sites=args.sites, data_dir=args.data_dir, rebuild=args.rebuild)))
+    if args.windows:
+        print(describe_windows(window_rows(sites=args.sites, data_dir=args.data_dir)))
     print(plan_sync(sites=args.sites, data_dir=args.data_dir).describe())
     return code
 

@@ -11,23 +11,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest
-from .repair import Repair, VerifyReport, load_or_rebuild, quarantine, rebuild, reconcile, verify
+from .repair import Finality, Repair, VerifyReport, load_or_rebuild, quarantine, rebuild, reconcile, verify
 
 if TYPE_CHECKING:
     from .store import WrittenPartition, write_partition
 
 __all__ = [
     "Entry",
+    "Finality",
     "Manifest",
     "Repair",
+    "Touched",
     "VerifyReport",
+    "WindowState",
     "WrittenPartition",
     "load_or_rebuild",
     "quarantine",
     "rebuild",
     "reconcile",
+    "revisable_until",
     "site_lock",
     "verify",
     "write_partition",

@@ -4,26 +4,37 @@ One JSON file per site, rewritten atomically under a lock after each partition's
 in place (manifest last). Each entry also records its file's size and modification time, so a
 file replaced without its entry being rewritten (a kill between the two) is noticed cheaply; see
 `repair.py`, which also rebuilds a lost or damaged manifest from the files.
+
+Revisions. The manifest holds the site's revision horizon (`revision_days`: how long after a
+window ends the service may still revise its aggregates), each aggregate window's
+`revisable_until` (its end plus the horizon, UTC) and whether it is `final` (fetched after that
+moment: the service no longer changes it). Each `updateDate` day records what its rows `touched`:
+the click days they belong to, so a sync knows which windows changed since they were fetched.
+`Manifest.windows()` gives the windows' state to readers (the views) without any setting.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contract import SCHEMA_VERSION, PartitionKey, site_root
-from ..errors import LakeError
+from ..config import DEFAULT_REVISION_DAYS, check_revision_days
+from ..contract import AGGREGATES, SCHEMA_VERSION, PartitionKey, site_root
+from ..errors import CommerceReportsError, LakeError
 from ..files import save_atomic
+from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock
 
 if TYPE_CHECKING:
     from .store import WrittenPartition
 
-__all__ = ["MANIFEST", "Entry", "Manifest"]
+__all__ = ["MANIFEST", "Entry", "Manifest", "Touched", "WindowState", "revisable_until"]
 
 MANIFEST = "manifest.json"
 
@@ -44,6 +55,8 @@ class Entry:
     mtime_ns: int | None = None
     foreign: int = 0  # rows whose date is not the partition's day: the partition stays due
     collapsed: int = 0  # duplicate rows of a commission the answer held, collapsed into one each
+    touched: Touched | None = None  # an updateDate day: the click days its rows belong to
+    revisable_until: datetime | None = None  # an aggregate window: the end of its horizon
 
     @property
     def doubtful(self) -> int:
@@ -51,13 +64,35 @@ class Entry:
         are any it is not settled, and the next sync asks for it again."""
         return self.untyped + self.foreign
 
-    @property
+    @cached_property
     def key(self) -> PartitionKey:
         return PartitionKey.from_relpath(self.relpath, self.params)
 
+    @property
+    def final(self) -> bool:
+        """An aggregate window fetched after its horizon had passed, nothing in it in doubt."""
+        return (
+            self.revisable_until is not None
+            and self.settled
+            and not self.doubtful
+            and self.fetched_at >= self.revisable_until
+        )
+
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        return dict(self._json)
+
+    @cached_property
+    def _json(self) -> dict[str, Any]:
+        # Made once per entry, shallow (dataclasses.asdict deep-copies): a sync writes the whole
+        # manifest after each partition.
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _WHERE_THEY_APPLY}
+        data["params"] = dict(self.params)
         data["fetched_at"] = self.fetched_at.isoformat()
+        if self.touched is not None:
+            data["touched"] = self.touched.to_json()
+        if self.revisable_until is not None:
+            data["revisable_until"] = self.revisable_until.isoformat()
+            data["final"] = self.final
         return data
 
     @classmethod
@@ -78,6 +113,8 @@ class Entry:
                 mtime_ns=None if data.get("mtime_ns") is None else _count(data["mtime_ns"]),
                 foreign=_count(data.get("foreign", 0)),
                 collapsed=_count(data.get("collapsed", 0)),
+                touched=None if data.get("touched") is None else Touched.from_json(data["touched"]),
+                revisable_until=_moment(data.get("revisable_until")),
             )
             entry.key  # noqa: B018  (the path must name a partition)
         except (KeyError, TypeError, ValueError, AttributeError, LakeError) as error:
@@ -87,10 +124,38 @@ class Entry:
         return entry
 
 
+@dataclass(frozen=True)
+class _State:
+    entries: dict[str, Entry]
+    service: dict[str, Any]
+    revision_days: int | None
+
+
+# The manifests this process last read or wrote, by path: their file's identity and what they held.
+_known: dict[Path, tuple[tuple[int, int, int], _State]] = {}
+
+
+def _seen(path: Path) -> tuple[int, int, int]:
+    """A file's identity as far as a reader can tell: inode, size, modification time."""
+    stat = os.stat(path)
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+_WHERE_THEY_APPLY = ("touched", "revisable_until")  # written only where set: other entries keep their shape
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{value!r} is not text")
     return value
+
+
+def _moment(value: Any) -> datetime | None:
+    """A stored UTC moment (None stays None)."""
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(_text(value))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _count(value: Any) -> int:
@@ -109,6 +174,8 @@ class Manifest:
         # Which service the site's partitions came from: base_url, dialect, and whether that
         # address was checked to answer as the reporting API (`verified`).
         self.service: dict[str, Any] = {}
+        # The site's revision horizon in days (None: no sync has set it yet).
+        self.revision_days: int | None = None
 
     @property
     def path(self) -> Path:
@@ -119,9 +186,17 @@ class Manifest:
 
     @classmethod
     def load(cls, data_dir: Path, site: str) -> Manifest:
-        """The site's manifest (empty when there is none); a damaged one is a LakeError."""
+        """The site's manifest (empty when there is none); a damaged one is a LakeError.
+
+        A file this process last read or wrote, unchanged since (the same inode, size and
+        modification time), is not parsed again: a sync loads it after every partition."""
         manifest = cls(data_dir, site)
         try:
+            seen = _seen(manifest.path)
+            known = _known.get(manifest.path)
+            if known is not None and known[0] == seen:
+                manifest._restore(known[1])
+                return manifest
             data = json.loads(manifest.path.read_text())
         except FileNotFoundError:
             return manifest
@@ -133,12 +208,23 @@ class Manifest:
         service = data.get("service", {})
         manifest.service = dict(service) if isinstance(service, dict) else {}
         try:
+            days = data.get("revision_days")
+            manifest.revision_days = None if days is None else check_revision_days(days, "revision_days")
             for item in partitions.values():
                 entry = Entry.from_json(item)
                 manifest.entries[entry.relpath] = entry
-        except LakeError as error:
+        except CommerceReportsError as error:  # an entry of the wrong shape, a horizon not in days
             raise manifest.damaged(str(error)) from None
+        _known[manifest.path] = (seen, manifest._state())
         return manifest
+
+    def _state(self) -> _State:
+        """What the manifest holds, to be restored into another (entries are immutable: shared)."""
+        return _State(dict(self.entries), dict(self.service), self.revision_days)
+
+    def _restore(self, state: _State) -> None:
+        self.entries, self.service = dict(state.entries), dict(state.service)
+        self.revision_days = state.revision_days
 
     def damaged(self, why: str) -> LakeError:
         return LakeError(
@@ -155,15 +241,55 @@ class Manifest:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def windows(self) -> list[WindowState]:
+        """Every stored aggregate window: when fetched, until when revisable, whether final.
+
+        An entry written before revisions were recorded gets its horizon from the manifest's
+        `revision_days` (or the default, when no sync has set one yet)."""
+        days = DEFAULT_REVISION_DAYS if self.revision_days is None else self.revision_days
+        states: list[WindowState] = []
+        for entry in self:
+            key = entry.key
+            if key.dataset not in AGGREGATES:
+                continue
+            if entry.revisable_until is None:  # written before revisions were recorded: by time
+                until = revisable_until(key, days)
+                final = not entry.doubtful and entry.fetched_at >= until
+            else:
+                until, final = entry.revisable_until, entry.final
+            states.append(
+                WindowState(
+                    dataset=key.dataset,
+                    slice=str(key.slice),
+                    grain=str(key.grain),
+                    start=key.start,
+                    end=key.end,
+                    fetched_at=entry.fetched_at,
+                    revisable_until=until,
+                    final=final,
+                )
+            )
+        return states
+
+    def horizon_of(self, key: PartitionKey) -> datetime | None:
+        """`revisable_until` of an aggregate window under this manifest's horizon (None otherwise)."""
+        if key.dataset not in AGGREGATES or self.revision_days is None:
+            return None
+        return revisable_until(key, self.revision_days)
+
     def save(self) -> None:
         """Write the whole manifest atomically (temporary file, then rename)."""
-        payload = {
+        payload: dict[str, Any] = {
             "site": self.site,
             "schema_version": SCHEMA_VERSION,
             "service": self.service,
             "partitions": {e.relpath: e.to_json() for e in self},
         }
-        save_atomic(self.path, json.dumps(payload, indent=1, sort_keys=True))
+        if self.revision_days is not None:
+            payload["revision_days"] = self.revision_days
+        # Compact: json's C encoder writes it (an indented dump takes the pure-Python one, ~10x slower).
+        save_atomic(self.path, json.dumps(payload, sort_keys=True))
+        _known[self.path] = (_seen(self.path), self._state())  # writers hold the site lock: still ours
 
     @staticmethod
     def record(
@@ -175,26 +301,50 @@ class Manifest:
         settled: bool,
     ) -> Entry:
         """Add or replace the entry of a partition just written (re-reading under the site lock,
-        so concurrent writers never lose each other's entries)."""
-        entry = Entry(
-            relpath=key.relpath,
-            params=key.params(),
-            fetched_at=fetched_at.astimezone(UTC),
-            rows=written.rows,
-            sha256=written.sha256,
-            schema_version=SCHEMA_VERSION,
-            settled=settled,
-            untyped=written.untyped,
-            size=written.size,
-            mtime_ns=written.mtime_ns,
-            foreign=written.foreign,
-            collapsed=written.collapsed,
-        )
+        so concurrent writers never lose each other's entries). An aggregate window gets the end
+        of its horizon under the site's `revision_days`; an updateDate day what its rows touched."""
         with site_lock(data_dir, site):
             manifest = Manifest.load(data_dir, site)
+            entry = Entry(
+                relpath=key.relpath,
+                params=key.params(),
+                fetched_at=fetched_at.astimezone(UTC),
+                rows=written.rows,
+                sha256=written.sha256,
+                schema_version=SCHEMA_VERSION,
+                settled=settled,
+                untyped=written.untyped,
+                size=written.size,
+                mtime_ns=written.mtime_ns,
+                foreign=written.foreign,
+                collapsed=written.collapsed,
+                touched=written.touched if key.by == "updateDate" else None,
+                revisable_until=manifest.horizon_of(key),
+            )
             manifest.entries[entry.relpath] = entry
             manifest.save()
         return entry
+
+    @staticmethod
+    def record_horizon(data_dir: Path, site: str, revision_days: int) -> int:
+        """Set the site's revision horizon, and each aggregate window's `revisable_until` (and
+        whether it is final) under it. Returns how many entries changed (none when it was set)."""
+        days = check_revision_days(revision_days, "revision_days")
+        with site_lock(data_dir, site):
+            manifest = Manifest.load(data_dir, site)
+            changed = 0
+            for relpath, entry in manifest.entries.items():
+                until = revisable_until(entry.key, days) if entry.key.dataset in AGGREGATES else None
+                if until is None or until == entry.revisable_until:
+                    continue
+                manifest.entries[relpath] = replace(
+                    entry, revisable_until=until, settled=not entry.doubtful and entry.fetched_at >= until
+                )
+                changed += 1
+            if changed or manifest.revision_days != days:
+                manifest.revision_days = days
+                manifest.save()
+        return changed
 
     @staticmethod
     def record_service(data_dir: Path, site: str, service: dict[str, Any]) -> None:

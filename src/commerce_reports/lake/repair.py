@@ -18,15 +18,24 @@ from __future__ import annotations
 import contextlib
 import logging
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from ..contract import PART_FILE, SCHEMA_VERSION, PartitionKey, check_site_name, lake_root, site_root
+from ..contract import (
+    AGGREGATES,
+    PART_FILE,
+    SCHEMA_VERSION,
+    PartitionKey,
+    check_site_name,
+    lake_root,
+    site_root,
+)
 from ..errors import LakeError, ValidationError
 from ..files import make_folder
+from .horizon import revisable_until
 from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest
 
@@ -35,8 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUARANTINE",
+    "Finality",
     "Repair",
-    "Settled",
     "VerifyReport",
     "load_or_rebuild",
     "quarantine",
@@ -47,8 +56,18 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 QUARANTINE = "quarantine"
-Settled = Callable[[PartitionKey, datetime], bool]  # has a partition fetched then settled?
 Action = Literal["rebuilt", "reconciled", "dropped", "quarantined", "ignored"]
+
+
+class Finality(Protocol):
+    """What the lake needs of a sync's settle policy (`syncing.SettlePolicy` is one) to write an
+    entry from a file: whether a partition fetched at a moment has settled, and the site's
+    revision horizon in days (an aggregate window's entry records when its horizon ends)."""
+
+    @property
+    def revision_days(self) -> int: ...
+
+    def is_settled(self, key: PartitionKey, fetched_at: datetime) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -96,8 +115,14 @@ def _files(data_dir: Path, site: str) -> dict[str, Path]:
     return {p.parent.relative_to(root).as_posix(): p for p in sorted(root.rglob(PART_FILE))}
 
 
-def _entry(relpath: str, stored: StoredFile, settled: Settled | None) -> Entry:
+def _entry(relpath: str, stored: StoredFile, policy: Finality | None, revision_days: int | None) -> Entry:
+    """The entry of a file read back: what a sync would have recorded when it wrote it (without a
+    policy nothing counts as settled; without a horizon no window records one)."""
     key = PartitionKey.from_relpath(relpath, stored.params)
+    horizon = None
+    if key.dataset in AGGREGATES and revision_days is not None:
+        horizon = revisable_until(key, revision_days)
+    doubtful = stored.untyped + stored.foreign
     return Entry(
         relpath=key.relpath,
         params=key.params(),
@@ -105,11 +130,13 @@ def _entry(relpath: str, stored: StoredFile, settled: Settled | None) -> Entry:
         rows=stored.rows,
         sha256=stored.sha256,
         schema_version=SCHEMA_VERSION,
-        settled=bool(settled and not stored.untyped + stored.foreign and settled(key, stored.fetched_at)),
+        settled=bool(policy and not doubtful and policy.is_settled(key, stored.fetched_at)),
         untyped=stored.untyped,
         foreign=stored.foreign,
         size=stored.size,
         mtime_ns=stored.mtime_ns,
+        touched=stored.touched if key.by == "updateDate" else None,
+        revisable_until=horizon,
     )
 
 
@@ -128,15 +155,18 @@ def quarantine(data_dir: Path, site: str, relpath: str, reason: str) -> Repair:
 
 
 def rebuild(
-    data_dir: Path, site: str, settled: Settled | None = None, why: str = ""
+    data_dir: Path, site: str, policy: Finality | None = None, why: str = ""
 ) -> tuple[Manifest, list[Repair]]:
     """Recreate a site's manifest from its Parquet files; unreadable files are quarantined.
 
-    `settled(key, fetched_at)` marks what has settled (None: nothing, the plan decides again).
+    `policy` marks what has settled and gives the site's revision horizon (None: nothing settled
+    and no horizon recorded: the next sync decides again). What each updateDate day touched is
+    read from its file's click dates.
     """
     repairs: list[Repair] = []
     with site_lock(data_dir, site):
         manifest = Manifest(data_dir, site)
+        manifest.revision_days = None if policy is None else policy.revision_days
         for relpath, path in _files(data_dir, site).items():
             try:
                 stored = _inspect(path, relpath)
@@ -144,7 +174,7 @@ def rebuild(
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
                 continue
             try:
-                entry = _entry(relpath, stored, settled)
+                entry = _entry(relpath, stored, policy, manifest.revision_days)
             except (LakeError, ValidationError) as error:
                 repairs.append(
                     Repair(site, "ignored", f"{relpath}: not a partition of this lake ({error}); left as is")
@@ -165,7 +195,7 @@ def rebuild(
 
 
 def load_or_rebuild(
-    data_dir: Path, site: str, settled: Settled | None = None
+    data_dir: Path, site: str, policy: Finality | None = None
 ) -> tuple[Manifest, list[Repair]]:
     """A site's manifest; a damaged one, or a missing one while partition files exist, is rebuilt
     from the files at once (and the returned repairs say so)."""
@@ -173,13 +203,13 @@ def load_or_rebuild(
         manifest = Manifest.load(data_dir, site)
     except LakeError as error:
         log.warning("%s", error)
-        return rebuild(data_dir, site, settled, "was damaged")
+        return rebuild(data_dir, site, policy, "was damaged")
     if manifest.exists() or not _files(data_dir, site):
         return manifest, []
-    return rebuild(data_dir, site, settled, "was missing")
+    return rebuild(data_dir, site, policy, "was missing")
 
 
-def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list[Repair]:
+def reconcile(data_dir: Path, site: str, policy: Finality | None = None) -> list[Repair]:
     """Make a site's entries describe its files (for the writer, before it plans; cheap: one stat
     per file, a read only where a file changed since its entry was written)."""
     repairs: list[Repair] = []
@@ -210,7 +240,7 @@ def reconcile(data_dir: Path, site: str, settled: Settled | None = None) -> list
             if stored.sha256 == entry.sha256:  # the same bytes (an older entry, or a copied lake)
                 manifest.entries[relpath] = replace(entry, size=stored.size, mtime_ns=stored.mtime_ns)
                 continue
-            manifest.entries[relpath] = _entry(relpath, stored, settled)
+            manifest.entries[relpath] = _entry(relpath, stored, policy, manifest.revision_days)
             repairs.append(
                 Repair(
                     site,

@@ -39,6 +39,7 @@ from ..contract import (
 from ..errors import LakeError
 from ..files import save_atomic, sha256_of
 from ..redaction import echo_pattern, known_secrets, scrub
+from .horizon import Touched
 
 __all__ = [
     "PARAMS_METADATA",
@@ -47,6 +48,7 @@ __all__ = [
     "foreign_rows",
     "inspect_partition",
     "one_version_per_commission",
+    "touched_by",
     "write_partition",
 ]
 
@@ -58,8 +60,9 @@ _KEY_LABELS = r"(?i)(authorization|x-api-key|secret\s|bearer\s|[?&](key|api_key|
 @dataclass(frozen=True)
 class WrittenPartition:
     """A partition just stored: where, how many rows (how many the parser could not type, how many
-    belong to another day, how many duplicates of a commission were collapsed), and the file's
-    identity (hash, size, modification time) for the manifest."""
+    belong to another day, how many duplicates of a commission were collapsed), the file's identity
+    (hash, size, modification time) for the manifest, and for a transactions day the click days its
+    rows belong to."""
 
     path: Path
     rows: int
@@ -69,6 +72,7 @@ class WrittenPartition:
     mtime_ns: int = 0
     foreign: int = 0
     collapsed: int = 0
+    touched: Touched | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class StoredFile:
     mtime_ns: int
     params: dict[str, str] | None  # the request's params from the file's metadata (None: older file)
     foreign: int = 0  # rows whose date is not the partition's day (0 when the params are unknown)
+    touched: Touched | None = None  # a transactions day: the click days its rows belong to
 
 
 def write_partition(
@@ -106,6 +111,7 @@ def write_partition(
 
     target = save_atomic(folder / PART_FILE, write)
     stat = os.stat(target)
+    touched = touched_by(table, key.start) if key.dataset == "transactions" else None
     return WrittenPartition(
         target,
         table.num_rows,
@@ -115,6 +121,7 @@ def write_partition(
         stat.st_mtime_ns,
         foreign_rows(table, key.params()),
         collapsed,
+        touched,
     )
 
 
@@ -144,6 +151,20 @@ def foreign_rows(table: pa.Table, params: dict[str, Any] | None) -> int:
         return 0
     other = pc.not_equal(table.column(DATE_COLUMNS[fields[0]]), pa.scalar(day, pa.date32()))
     return int(pc.sum(pc.fill_null(other, False)).as_py() or 0)
+
+
+def touched_by(table: pa.Table, day: date) -> Touched | None:
+    """The click days the rows of a transactions table belong to (see `Touched`); a row without a
+    click date may belong to any day up to its commission date (`day`, the partition's, without one).
+    None for a table without those columns (it cannot say which: every window)."""
+    if not {"click_date", "commission_date"} <= set(table.column_names):
+        return None
+    clicks = table.column("click_date")
+    dated = pc.unique(pc.drop_null(clicks)).to_pylist()
+    undated = pc.filter(table.column("commission_date"), pc.is_null(clicks))
+    bounds = [pc.max(undated).as_py(), day if undated.null_count else None]
+    known = [bound for bound in bounds if bound is not None]
+    return Touched.of(dated, max(known) if known else None)
 
 
 def scrub_table(table: pa.Table) -> pa.Table:
@@ -208,13 +229,19 @@ def inspect_partition(path: Path, dataset: str) -> StoredFile:
         latest = pc.max(stamps).as_py() if len(stamps) else None
         untyped = untyped_rows(table)
         params = _params(table.schema.metadata)
+        touched = touched_by(table, _day_of(path)) if dataset == "transactions" else None
     except Exception as error:  # corrupt input reaches pyarrow in many ways: any of them means damage
         raise LakeError(f"{path} is not readable Parquet ({type(error).__name__}: {error})") from None
     fetched_at = latest or datetime.fromtimestamp(stat.st_mtime, UTC)  # a zero-row day: its file's time
     foreign = foreign_rows(table, params)
     return StoredFile(
-        table.num_rows, fetched_at, sha256, untyped, stat.st_size, stat.st_mtime_ns, params, foreign
+        table.num_rows, fetched_at, sha256, untyped, stat.st_size, stat.st_mtime_ns, params, foreign, touched
     )
+
+
+def _day_of(path: Path) -> date:
+    """The day of a transactions partition file (`.../day=YYYY-MM-DD/part.parquet`)."""
+    return date.fromisoformat(path.parent.name.removeprefix("day="))
 
 
 def _params(metadata: dict[bytes, bytes] | None) -> dict[str, str] | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import locate
 from ..config import Settings, parse_pace
-from ..contract import PartitionKey
+from ..contract import AGGREGATES, PartitionKey
 from ..errors import ServiceError, ValidationError
 from ..lake.manifest import Manifest
 from ..pace import Clock, SystemClock
@@ -33,6 +33,7 @@ from .plan import (
     SyncPlan,
     aggregate_keys,
     plan_partitions,
+    stored_windows,
     transaction_keys,
 )
 from .result import SyncResult
@@ -51,6 +52,7 @@ __all__ = [
     "ledger",
     "now_of",
     "plan_keys",
+    "policies_of",
     "slices_of",
 ]
 
@@ -69,7 +71,8 @@ def _as_it_is(profile: SiteProfile) -> SiteProfile:
 
 @dataclass(frozen=True)
 class SyncOptions:
-    """The knobs of a sync that tests and schedulers set; defaults suit people."""
+    """The knobs of a sync that tests and schedulers set; defaults suit people. Each site gets
+    `policy` with its own revision horizon (`SiteProfile.revision_days`)."""
 
     policy: SettlePolicy = field(default_factory=SettlePolicy)
     now: Callable[[], datetime] | None = None  # the lake's clock (tests tie it to a sandbox's)
@@ -149,6 +152,23 @@ def pace_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[s
     return parse_pace(max(own)) if own else dict(Settings.from_env().pace)
 
 
+def policies_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[str, SettlePolicy]:
+    """Each site's settle policy: the options' own, with the site's revision horizon."""
+    return {name: options.policy.with_horizon(profile.revision_days) for name, profile in profiles.items()}
+
+
+def with_stored_windows(
+    keys: Mapping[str, Sequence[PartitionKey]],
+    manifests: Mapping[str, Manifest],
+    policies: Mapping[str, SettlePolicy],
+) -> dict[str, list[PartitionKey]]:
+    """`keys` and, per site, its stored windows that are not final yet (see `stored_windows`)."""
+    return {
+        site: list(dict.fromkeys([*site_keys, *stored_windows(manifests[site], policies[site])]))
+        for site, site_keys in keys.items()
+    }
+
+
 def plan_keys(
     manifests: Mapping[str, Manifest],
     profiles: Mapping[str, SiteProfile],
@@ -167,7 +187,7 @@ def plan_keys(
         keys,
         now=now_of(options),
         pace=pace_of(profiles, options),
-        policy=options.policy,
+        policies=policies_of(profiles, options),
         refresh=refresh,
         costs=lambda site, endpoint: book.expected(service_of(profiles[site]), endpoint),
         finish=book.finish if finish else None,
@@ -183,13 +203,17 @@ def fetch_keys(
     *,
     finish: EndWork | None = None,
     launch: Launch = _as_it_is,
+    revisions: bool = False,
 ) -> SyncResult:
     """Plan under the sites' writer lock, then run the plan. The core of `sync` and the loaders.
 
-    What the requests cost is kept for the next plan's ETA. With `finish` (a sync), the DuckDB side
-    is then brought up to date, and what that took is kept too."""
+    With `revisions` (a sync), the sites' stored windows that are not final are asked for too
+    when due, whatever the range, and once the lanes are done, the windows the ledger they just
+    stored shows changed are fetched (`_second_look`). What the requests cost is kept for the next
+    plan's ETA. With `finish`, the DuckDB side is then brought up to date, and what that took is
+    kept too."""
     book = CostBook()
-    result = _fetch(data_dir, profiles, keys, options, refresh, finish is not None, book, launch)
+    result = _fetch(data_dir, profiles, keys, options, refresh, finish is not None, book, launch, revisions)
     learned: dict[str, dict[str, list[float]]] = {}
     for (site, endpoint), costs in result.request_costs().items():
         learned.setdefault(service_of(profiles[site]), {}).setdefault(endpoint, []).extend(costs)
@@ -214,13 +238,17 @@ def _fetch(
     finish: bool,
     book: CostBook,
     launch: Launch,
+    revisions: bool,
 ) -> SyncResult:
     from ..client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
     from .run import StoppableClock, open_sites, run_plan
 
     stop = threading.Event()
     clock = StoppableClock(options.clock or SystemClock(), stop)
-    with open_sites(data_dir, list(profiles), options.policy) as opened:
+    policies = policies_of(profiles, options)
+    with open_sites(data_dir, policies) as opened:
+        if revisions:
+            keys = with_stored_windows(keys, opened.manifests, policies)
         plan = plan_keys(opened.manifests, profiles, keys, options, refresh=refresh, finish=finish, book=book)
         (options.say or log.info)(plan.describe())
         if not plan.requests:
@@ -244,23 +272,58 @@ def _fetch(
                 for p in busy
                 if not _service_checked(data_dir, p, opened.manifests[p.name], clients[p.name])
             }
-            result = run_plan(
-                data_dir,
-                plan,
-                clients,
-                now=lambda: now_of(options),
-                policy=options.policy,
-                stop=stop,
-                progress=options.progress,
-                unverified=unverified,
-                say=options.say,
-                clock=clock,
-            )
+
+            def run(planned: SyncPlan) -> SyncResult:
+                return run_plan(
+                    data_dir,
+                    planned,
+                    clients,
+                    now=lambda: now_of(options),
+                    policies=policies,
+                    stop=stop,
+                    progress=options.progress,
+                    unverified=unverified,
+                    say=options.say,
+                    clock=clock,
+                )
+
+            result = run(plan)
+            if revisions and not result.interrupted:
+                result = _second_look(data_dir, profiles, keys, options, book, result, run)
             result.repairs = opened.repairs
             return result
         finally:
             for client in clients.values():
                 client.close()
+
+
+def _second_look(
+    data_dir: Path,
+    profiles: Mapping[str, SiteProfile],
+    keys: Mapping[str, Sequence[PartitionKey]],
+    options: SyncOptions,
+    book: CostBook,
+    result: SyncResult,
+    run: Callable[[SyncPlan], SyncResult],
+) -> SyncResult:
+    """`result` and the fetch of the windows of `keys` not asked for yet that the ledger days this
+    sync stored show changed, so that a sync ends as current as its ledger.
+
+    The lanes run side by side: the ledger is stored while the windows are fetched, so a plan made
+    before it would see a change one sync late. A change made while the sync runs, between a
+    window's fetch and the ledger's, still is: the next sync fetches that window."""
+    ledgered = sorted({r.site for r, _ in result.stored if r.key.dataset == "transactions"})
+    asked = {(r.site, r.key) for r in result.plan.requests}
+    rest = {
+        site: [k for k in keys[site] if k.dataset in AGGREGATES and (site, k) not in asked]
+        for site in ledgered
+    }
+    manifests = {site: Manifest.load(data_dir, site) for site in ledgered}
+    plan = plan_keys(manifests, {site: profiles[site] for site in ledgered}, rest, options, book=book)
+    if not plan.requests:
+        return result
+    (options.say or log.info)(f"the ledger just stored shows windows to fetch again: {plan.describe()}")
+    return result.then(run(plan))
 
 
 def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, client: ReportsClient) -> bool:

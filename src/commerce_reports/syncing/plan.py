@@ -1,25 +1,34 @@
 """Plan a sync before fetching: the exact requests per site and endpoint, and how long they take.
 
 A partition is requested when it is missing, or when it has not settled (it can still change) and
-its copy is older than the freshness interval, or when the caller forces a refresh. A partition
-has settled once it was fetched more than a settle window after its last day ended: data fetched
-that late no longer changes (returns still arrive, but on later `updateDate` days). A partition
-holding rows the parser could not type never counts as settled: it is fetched again once stale.
+its copy is older than the freshness interval, or when the caller forces a refresh. A ledger day
+(`updateDate`) has settled once it was fetched a day after it ended: a change made later lands on
+a later day. An aggregate window is different: the service counts by click date, and late
+commissions and returns keep revising a window for weeks after it ends. So a window fills for two
+days after its end (refetched like an unsettled day), then stays *revisable* until its site's
+horizon (`revision_days` after its end): refetched when the ledger shows it changed since its copy
+(`changed`, see `revisions.py`) and in any case once its copy is older than `revision_max_age`
+(`revisable`). It becomes *final* only when fetched after its horizon; a window last fetched
+before is asked for once more (`final`), however late the next sync runs. A partition holding
+rows the parser could not type never counts as settled: it is fetched again once stale.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Literal
 
+from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, Dataset, PartitionKey
-from ..lake import Entry, Manifest, Repair, load_or_rebuild
+from ..errors import ValidationError
+from ..lake import Entry, Manifest, Repair, load_or_rebuild, revisable_until
 from ..pace import spacing
 from ..params import DateField, DeviceType, Filters, Grain, day_range
 from .costs import Expected
+from .revisions import LedgerSignal
 
 __all__ = [
     "DEFAULT_MERCHANDISE_SLICES",
@@ -31,11 +40,27 @@ __all__ = [
     "duration",
     "plan_partitions",
     "read_manifests",
+    "stored_windows",
     "transaction_keys",
 ]
 
-Reason = Literal["missing", "unsettled", "untyped", "foreign", "refresh"]
-REASONS: tuple[Reason, ...] = ("missing", "unsettled", "untyped", "foreign", "refresh")
+Reason = Literal["missing", "unsettled", "untyped", "foreign", "refresh", "changed", "revisable", "final"]
+REASONS: tuple[Reason, ...] = (
+    "missing",
+    "unsettled",
+    "untyped",
+    "foreign",
+    "refresh",
+    "changed",
+    "revisable",
+    "final",
+)
+# What the revision reasons mean, for the plan's readers.
+_REVISION_REASONS: dict[Reason, str] = {
+    "changed": "the ledger shows the window changed since its copy",
+    "revisable": "within its horizon, its copy older than {max_age}",
+    "final": "its horizon has passed since its last fetch: this fetch is final",
+}
 
 # Clicks and EPC per device exist only as filtered aggregate requests: keep them by default.
 DEFAULT_NETWORK_SLICES: tuple[Filters, ...] = (Filters(), *(Filters(device_type=d) for d in DeviceType))
@@ -44,38 +69,90 @@ DEFAULT_MERCHANDISE_SLICES: tuple[Filters, ...] = (Filters(),)
 
 @dataclass(frozen=True)
 class SettlePolicy:
-    """How long after a day ends its data may still change, and how fresh an unsettled copy must be."""
+    """When a partition can no longer change, and how fresh a copy that still can must be.
+
+    A ledger day settles `update_days` after it ends (a commissionDate or clickDate day
+    `other_days`); an aggregate window fills for `aggregates` after its end, then may be revised
+    until `revision_days` after its end (the site's horizon: `with_horizon`), and is refetched
+    meanwhile when the ledger shows it changed or its copy is older than `revision_max_age`.
+    `revision_days=2` is the lake's behaviour before revisions: a window final two days after it ends.
+    """
 
     update_days: timedelta = timedelta(days=1)
     other_days: timedelta = timedelta(days=2)
     aggregates: timedelta = timedelta(days=2)
     freshness: timedelta = timedelta(hours=1)
+    revision_days: int = DEFAULT_REVISION_DAYS
+    revision_max_age: timedelta = timedelta(days=7)
+
+    def __post_init__(self) -> None:
+        check_revision_days(self.revision_days, "revision_days")
+        for name in ("update_days", "other_days", "aggregates", "freshness", "revision_max_age"):
+            value = getattr(self, name)
+            if not isinstance(value, timedelta) or value < timedelta(0):
+                raise ValidationError(name, f"{value!r} is not a duration", "give a timedelta of 0 or more")
+        if self.revision_max_age <= timedelta(0):
+            raise ValidationError("revision_max_age", "must be longer than 0", "give e.g. timedelta(days=7)")
+
+    def with_horizon(self, revision_days: int) -> SettlePolicy:
+        """The same policy for a site whose windows the service may revise for `revision_days`."""
+        return replace(self, revision_days=revision_days)
+
+    def revisable_until(self, key: PartitionKey) -> datetime:
+        """When the service stops revising the aggregate window `key`: its end plus the horizon."""
+        return revisable_until(key, self.revision_days)
 
     def settles_at(self, key: PartitionKey) -> datetime:
-        lag = (
-            self.aggregates
-            if key.dataset in AGGREGATES
-            else self.update_days
-            if key.by == "updateDate"
-            else self.other_days
-        )
+        """When a copy of `key` fetched from then on no longer changes (for a window: it is final)."""
+        if key.dataset in AGGREGATES:
+            return self.revisable_until(key)
+        lag = self.update_days if key.by == "updateDate" else self.other_days
         return datetime.combine(key.end, time(), UTC) + lag
 
     def is_settled(self, key: PartitionKey, fetched_at: datetime) -> bool:
         return fetched_at >= self.settles_at(key)
 
+    def has_settled(self, entry: Entry) -> bool:
+        """Whether a stored copy can no longer change: nothing in it in doubt (untyped values, rows
+        of another day), and fetched after it settled. A window's stored flag may come from another
+        horizon: its fetch time decides."""
+        if entry.doubtful:
+            return False
+        key = entry.key
+        if key.dataset in AGGREGATES:
+            return self.is_settled(key, entry.fetched_at)
+        return entry.settled or self.is_settled(key, entry.fetched_at)
+
     def reason_to_fetch(
-        self, key: PartitionKey, entry: Entry | None, now: datetime, refresh: bool = False
+        self,
+        key: PartitionKey,
+        entry: Entry | None,
+        now: datetime,
+        refresh: bool = False,
+        ledger: LedgerSignal | None = None,
     ) -> Reason | None:
+        """Why `key` must be fetched now, given its stored entry (None: it need not be). `ledger`
+        tells which windows changed since fetched (without it, only their copies' age counts)."""
         if entry is None:
             return "missing"
         if refresh:
             return "refresh"
-        if not entry.doubtful and (entry.settled or self.is_settled(key, entry.fetched_at)):
+        if self.has_settled(entry):
             return None
-        if now - entry.fetched_at < self.freshness:
+        fresh = now - entry.fetched_at < self.freshness
+        if entry.doubtful:
+            return None if fresh else "untyped" if entry.untyped else "foreign"
+        if key.dataset not in AGGREGATES:
+            return None if fresh else "unsettled"
+        if now >= self.revisable_until(key):
+            return "final"
+        if fresh:
             return None
-        return "untyped" if entry.untyped else "foreign" if entry.foreign else "unsettled"
+        if now < datetime.combine(key.end, time(), UTC) + self.aggregates:
+            return "unsettled"  # still filling: the current window and the days after it
+        if ledger is not None and ledger.changed(key, entry.fetched_at):
+            return "changed"
+        return "revisable" if now - entry.fetched_at >= self.revision_max_age else None
 
 
 @dataclass(frozen=True)
@@ -101,6 +178,7 @@ class SyncPlan:
     skipped: int = 0  # partitions in range already stored and current
     costs: dict[tuple[str, str], Expected] = field(default_factory=dict)  # per lane (site, endpoint)
     finish: Expected = field(default_factory=lambda: Expected(0.0))  # the sync's end work
+    revision_max_age: timedelta = field(default_factory=lambda: SettlePolicy().revision_max_age)
     lanes: dict[tuple[str, str], list[PlannedRequest]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -164,8 +242,23 @@ class SyncPlan:
                 f"{duration(self.lane_seconds(site, endpoint))}: a pace of "
                 f"{self.pace.get(endpoint, 0):g} s{each}"
             )
+            lines += self._revisions_said(lane)
         lines.append(f"  {self._eta_said()}")
         return "\n".join(lines)
+
+    def _revisions_said(self, lane: list[PlannedRequest]) -> list[str]:
+        """A line per window a lane refetches for a revision reason: which, why, how many slices."""
+        windows: dict[tuple[Reason, date, date], int] = {}
+        for request in lane:
+            if request.reason in _REVISION_REASONS:
+                window = (request.reason, request.key.start, request.key.end - timedelta(days=1))
+                windows[window] = windows.get(window, 0) + 1
+        age = _days(self.revision_max_age)
+        return [
+            f"    {reason:<9} {first}..{last}, {count} slice{'s' if count > 1 else ''}: "
+            + _REVISION_REASONS[reason].format(max_age=age)
+            for (reason, first, last), count in sorted(windows.items(), key=lambda w: (w[0][1], w[0][0]))
+        ]
 
     def _eta_said(self) -> str:
         """What the ETA is made of, beside the pace floor, and where the costs it counts come from."""
@@ -187,6 +280,12 @@ class SyncPlan:
         if not learned:
             return f"{text} (first sync: costs estimated)"
         return f"{text} (costs learned, except {', '.join(guessed)}: estimated)"
+
+
+def _days(span: timedelta) -> str:
+    """`7 days` for whole days, else the timedelta's own form."""
+    whole = span.days * 86400 == span.total_seconds()
+    return f"{span.days} day{'s' if span.days != 1 else ''}" if whole else str(span)
 
 
 def duration(seconds: float) -> str:
@@ -212,16 +311,23 @@ def aggregate_keys(
 
 
 def read_manifests(
-    data_dir: Path, sites: list[str], policy: SettlePolicy
+    data_dir: Path, policies: Mapping[str, SettlePolicy]
 ) -> tuple[dict[str, Manifest], list[Repair]]:
-    """The manifests of `sites` for planning, read without the writer lock (a missing or damaged
-    one is rebuilt from the files)."""
+    """The manifests of the sites of `policies` (each site's own) for planning, read without the
+    writer lock (a missing or damaged one is rebuilt from the files)."""
     manifests: dict[str, Manifest] = {}
     repairs: list[Repair] = []
-    for site in sites:
-        manifests[site], found = load_or_rebuild(data_dir, site, policy.is_settled)
+    for site, policy in policies.items():
+        manifests[site], found = load_or_rebuild(data_dir, site, policy)
         repairs += found
     return manifests, repairs
+
+
+def stored_windows(manifest: Manifest, policy: SettlePolicy) -> list[PartitionKey]:
+    """The site's stored aggregate windows that are not final: a sync asks for them when due
+    whatever its range, so a window last fetched before its horizon passed ends final however
+    late (and over whatever range) the next sync runs."""
+    return [e.key for e in manifest if e.key.dataset in AGGREGATES and not policy.has_settled(e)]
 
 
 def plan_partitions(
@@ -230,29 +336,36 @@ def plan_partitions(
     *,
     now: datetime,
     pace: dict[str, float],
-    policy: SettlePolicy,
+    policies: Mapping[str, SettlePolicy],
     refresh: bool = False,
     costs: Callable[[str, str], Expected] | None = None,
     finish: Callable[[int], Expected] | None = None,
 ) -> SyncPlan:
-    """Which of `keys` (per site) must be fetched, given what each site's manifest holds.
+    """Which of `keys` (per site) must be fetched, given what each site's manifest holds, under
+    each site's policy (the ledger each manifest holds says which windows changed).
 
     `costs(site, endpoint)` gives the expected cost of one request of a lane, `finish(requests)` that
     of the sync's end work; without them the ETA is the pace floor alone."""
     requests: list[PlannedRequest] = []
     skipped = 0
     for site, site_keys in keys.items():
+        manifest, policy = manifests[site], policies[site]
+        ledger = LedgerSignal.of(manifest)
         for key in site_keys:
             if key.start > now.date():
                 continue  # the future has no data yet
-            reason = policy.reason_to_fetch(key, manifests[site].get(key), now, refresh)
+            reason = policy.reason_to_fetch(key, manifest.get(key), now, refresh, ledger)
             if reason is None:
                 skipped += 1
             else:
                 requests.append(PlannedRequest(site, key, reason))
-    plan = SyncPlan(requests, dict(pace), skipped)
+    plan = SyncPlan(requests, dict(pace), skipped, revision_max_age=_max_age(policies))
     if costs is not None:
         plan.costs = {lane: costs(*lane) for lane in plan.lanes}
     if finish is not None and requests:
         plan.finish = finish(len(requests))
     return plan
+
+
+def _max_age(policies: Mapping[str, SettlePolicy]) -> timedelta:
+    return max((p.revision_max_age for p in policies.values()), default=SettlePolicy().revision_max_age)

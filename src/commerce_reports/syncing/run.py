@@ -91,15 +91,18 @@ class OpenSites:
 
 
 @contextmanager
-def open_sites(data_dir: Path, sites: list[str], policy: SettlePolicy) -> Iterator[OpenSites]:
-    """Be the only writer of `sites`, then make each manifest describe its files: rebuild a missing
-    or damaged one from the files, reconcile entries a kill left stale, quarantine unreadable files."""
-    with writing_sites(data_dir, sites):
+def open_sites(data_dir: Path, policies: Mapping[str, SettlePolicy]) -> Iterator[OpenSites]:
+    """Be the only writer of the sites of `policies`, then make each manifest describe its files:
+    rebuild a missing or damaged one from the files, reconcile entries a kill left stale,
+    quarantine unreadable files; and record the site's revision horizon (each window's end of
+    horizon with it, when the horizon changed)."""
+    with writing_sites(data_dir, list(policies)):
         repairs: list[Repair] = []
         manifests: dict[str, Manifest] = {}
-        for site in sites:
-            _, rebuilt = load_or_rebuild(data_dir, site, policy.is_settled)
-            repairs += rebuilt + reconcile(data_dir, site, policy.is_settled)
+        for site, policy in policies.items():
+            _, rebuilt = load_or_rebuild(data_dir, site, policy)
+            repairs += rebuilt + reconcile(data_dir, site, policy)
+            Manifest.record_horizon(data_dir, site, policy.revision_days)
             manifests[site] = Manifest.load(data_dir, site)
         yield OpenSites(manifests, repairs)
 
@@ -110,7 +113,7 @@ def run_plan(
     clients: Mapping[str, ReportsClient],
     *,
     now: Callable[[], datetime],
-    policy: SettlePolicy,
+    policies: Mapping[str, SettlePolicy],
     stop: threading.Event,
     progress: bool | None = None,
     unverified: Collection[str] = (),
@@ -126,7 +129,7 @@ def run_plan(
     timer: Clock = clock or SystemClock()
     bars = Progress(plan, progress, say, timer)
     lanes = [
-        _Lane(data_dir, requests, clients, now, policy, stop, bars, timer, site in unverified)
+        _Lane(data_dir, requests, clients, now, policies[site], stop, bars, timer, site in unverified)
         for (site, _), requests in sorted(plan.lanes.items())
     ]
     threads = [

@@ -1,0 +1,348 @@
+"""Revisions, on the sandbox's clock: daily syncs over three months of late commissions and returns
+keep every aggregate window inside its horizon fresh, and end with views that equal the service's
+current answers and the ground truth, to the cent, on both dialects.
+
+Also measured: the requests a month of daily syncs makes under the revision policy, against the
+lake's behaviour before it (`revision_days=2`: a window final two days after it ends), from the
+same lake on the same days. `pytest -s -k daily_syncs` prints them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from commerce_reports.api import SyncOptions, sync
+from commerce_reports.client import ReportsClient
+from commerce_reports.config import DIALECTS
+from commerce_reports.contract import PartitionKey
+from commerce_reports.db import connect
+from commerce_reports.lake.manifest import Manifest
+from commerce_reports.params import Filters
+from commerce_reports.sandbox import SandboxConfig, run_sandbox
+from commerce_reports.sandbox.reports import ReportsSandbox
+from commerce_reports.sandbox.runner import RunningSandbox
+from commerce_reports.sites import SiteProfile
+from commerce_reports.syncing import SettlePolicy
+from commerce_reports.syncing.jobs import fetch_keys, ledger
+from tests.conftest import FakeClock
+from tests.lake.conftest import profiles
+from tests.lakes import isolated
+
+FIRST_SYNC = datetime(2026, 1, 1, 6, 0, tzinfo=UTC)  # a daily sync at 06:00 UTC
+LEDGER_START = date(2025, 12, 1)  # every sync keeps the ledger from here: December on is whole
+DAYS = 91  # syncs on 91 days: 90 simulated days after the first
+MONTH = range(60, 90)  # the month of daily syncs counted under both policies
+NETWORK_SLICES = ("all", {"device_type": "MBL"})
+COUNTRIES = ("US",)
+POLICY = SettlePolicy()
+
+
+def _config(dialect: str) -> SandboxConfig:
+    return SandboxConfig(
+        now=FIRST_SYNC,
+        first_day=date(2025, 10, 1),
+        pace=0.0,
+        transactions_per_day=10,
+        dialect=dialect,
+    )
+
+
+@dataclass
+class DailySyncs:
+    """Syncs of one site, once a day at 06:00 on the sandbox's clock, and the requests each made."""
+
+    running: RunningSandbox
+    data_dir: Path
+    site: SiteProfile
+    requests: list[int] = field(default_factory=list)  # served per sync
+
+    def options(self) -> SyncOptions:
+        return SyncOptions(
+            now=lambda: self.running.sandbox.now,
+            clock=FakeClock(),
+            pace=0,
+            progress=False,
+            say=lambda _: None,
+        )
+
+    def once(self) -> None:
+        """One scheduled sync (its end work, the rollups, is left to the last: see `last`)."""
+        before = len(self.running.sandbox.request_log)
+        options = self.options()
+        keys = ledger(LEDGER_START, None, [self.site.name], NETWORK_SLICES, None, COUNTRIES, "month", options)
+        result = fetch_keys(self.data_dir, {self.site.name: self.site}, keys, options, revisions=True)
+        assert result.ok, result.summary()
+        self.requests.append(len(self.running.sandbox.request_log) - before)
+
+    def last(self) -> None:
+        """The last sync, as `commerce_reports.sync` runs it: with the rollups and the catalog."""
+        before = len(self.running.sandbox.request_log)
+        result = sync(
+            LEDGER_START,
+            sites=[self.site],
+            networks=NETWORK_SLICES,
+            countries=COUNTRIES,
+            data_dir=self.data_dir,
+            options=self.options(),
+        )
+        assert result.ok, result.summary()
+        self.requests.append(len(self.running.sandbox.request_log) - before)
+
+    def next_day(self) -> None:
+        self.running.sandbox.advance(timedelta(days=1))
+
+
+def assert_windows_within_policy(manifest: Manifest, now: datetime) -> None:
+    """Every stored window is final, or was fetched no longer ago than the policy allows: this sync
+    for a window still filling, `revision_max_age` for one inside its horizon."""
+    for window in manifest.windows():
+        age = now - window.fetched_at
+        where = f"{window.dataset} [{window.slice}] {window.start} at {now}"
+        if now >= window.revisable_until:
+            assert window.final and window.fetched_at >= window.revisable_until, f"{where}: not final"
+        elif now < datetime.combine(window.end, datetime.min.time(), UTC) + POLICY.aggregates:
+            assert age < POLICY.freshness, f"{where}: filling, fetched {age} ago"
+        else:
+            assert age <= POLICY.revision_max_age, f"{where}: revisable, fetched {age} ago"
+            assert not window.final
+
+
+@dataclass(frozen=True)
+class Scenario:
+    dialect: str
+    data_dir: Path
+    sandbox: ReportsSandbox  # stopped: its config and clock, for the ground truth
+    site: SiteProfile
+    requests: list[int]
+    old_month: list[int]  # the requests of the same month under the old policy (contract only)
+    old_stale: list[str]  # windows the old policy left different from the service's answers
+    seconds: float  # wall time of the syncs
+    cpu_seconds: float  # what they cost this process (a shared machine's wall time varies)
+
+
+def _month_from(
+    lake: Path, config: SandboxConfig, site: SiteProfile, revision_days: int, first: int
+) -> tuple[list[int], list[str]]:
+    """The month's syncs again, on a copy of the lake as it was before them, under another horizon;
+    what they asked, and which windows they left differing from the service's answers."""
+    with run_sandbox(config) as running:
+        running.sandbox.advance(timedelta(days=first))
+        profile = replace(profiles(running)[0], revision_days=revision_days)
+        days = DailySyncs(running, lake, profile)
+        for _ in MONTH:
+            days.once()
+            days.next_day()
+        running.sandbox.advance(timedelta(days=-1))  # back to the month's last sync
+        return days.requests, _stale_windows(running, lake, profile)
+
+
+def _stale_windows(running: RunningSandbox, lake: Path, site: SiteProfile) -> list[str]:
+    """The stored networks windows (`all` slice) whose revenue differs from the service's answer."""
+    stale = []
+    with _client(running, site) as client:
+        for window in Manifest.load(lake, site.name).windows():
+            if window.dataset != "networks" or window.slice != "all":
+                continue
+            key = PartitionKey.aggregate("networks", window.start, Filters(), "month")
+            stored = pl.read_parquet(lake / "lake" / f"site={site.name}" / key.relpath / "part.parquet")
+            served = pl.from_arrow(client.networks(window.start, window.end))
+            assert isinstance(served, pl.DataFrame)
+            if round(stored["revenue"].sum(), 2) != round(served["revenue"].sum(), 2):
+                stale.append(
+                    f"{window.start}: {stored['revenue'].sum():.2f} != {served['revenue'].sum():.2f}"
+                )
+    return stale
+
+
+def _client(running: RunningSandbox, site: SiteProfile) -> ReportsClient:
+    return ReportsClient(site.secret_key, running.base_url, dialect=site.dialect, pace=0, clock=FakeClock())
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param(d, marks=pytest.mark.xdist_group(f"revisions-{d}")) for d in DIALECTS],
+)
+def scenario(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
+    """Daily syncs over 90 days of one site; the lake checked against the policy after each."""
+    dialect = request.param
+    data_dir = tmp_path_factory.mktemp(f"revisions-{dialect}")
+    config = _config(dialect)
+    started, cpu = time.perf_counter(), time.process_time()
+    with isolated(tmp_path_factory.mktemp("cache")), run_sandbox(config) as running:
+        days = DailySyncs(running, data_dir, profiles(running)[0])
+        old_month: list[int] = []
+        old_stale: list[str] = []
+        for day in range(DAYS):
+            if day == MONTH.start and dialect == "contract":
+                before = tmp_path_factory.mktemp("old-policy")
+                shutil.copytree(data_dir / "lake", before / "lake")
+                old_month, old_stale = _month_from(before, config, days.site, 2, day)
+            days.last() if day == DAYS - 1 else days.once()
+            assert_windows_within_policy(Manifest.load(data_dir, days.site.name), running.sandbox.now)
+            if day % 7 == 6:  # and once a week: every window as the service answers now
+                assert _stale_windows(running, data_dir, days.site) == [], running.sandbox.now
+            if day < DAYS - 1:
+                days.next_day()
+        return Scenario(
+            dialect,
+            data_dir,
+            running.sandbox,
+            days.site,
+            days.requests,
+            old_month,
+            old_stale,
+            time.perf_counter() - started,
+            time.process_time() - cpu,
+        )
+
+
+@pytest.fixture(scope="module")
+def views(scenario: Scenario) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = connect(scenario.data_dir)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _cents(value: object) -> float:
+    return round(float(value), 2)  # type: ignore[arg-type]
+
+
+def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
+    return con.sql(sql).pl()
+
+
+def test_daily_syncs_ask_the_revised_windows_again_and_count_the_requests(scenario: Scenario) -> None:
+    """(The policy held after every sync: the fixture checks it as the days go.)"""
+    month = sum(scenario.requests[d] for d in MONTH)
+    print(
+        f"\n{scenario.dialect}: {DAYS} daily syncs made {sum(scenario.requests)} requests in "
+        f"{scenario.seconds:.1f} s ({scenario.cpu_seconds:.1f} s of CPU); "
+        f"the month of days {MONTH.start}..{MONTH.stop - 1}: {month} requests"
+    )
+    assert all(n >= 3 for n in scenario.requests[1:])  # at least the ledger's last three days
+    if scenario.dialect == "contract":
+        old = sum(scenario.old_month)
+        print(f"  the same month under the old policy (a window final 2 days after it ends): {old}")
+        print(f"  windows the old policy left stale: {scenario.old_stale}")
+        assert old < month  # revisions cost requests...
+        assert scenario.old_stale  # ...and without them the figures drift from the service's
+
+
+def _served(client: ReportsClient, dataset: str, start: date, end: date, filters: Filters) -> pl.DataFrame:
+    fetch = client.networks if dataset == "networks" else client.merchandise
+    frame = pl.from_arrow(fetch(start, end, filters))
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def _months(scenario: Scenario) -> list[date]:
+    last = scenario.sandbox.now.date()
+    months, month = [], LEDGER_START
+    while month <= last:
+        months.append(month)
+        month = (month + timedelta(days=32)).replace(day=1)
+    return months
+
+
+def _window_end(month: date) -> date:
+    return (month + timedelta(days=32)).replace(day=1)
+
+
+def test_every_performance_view_equals_the_service_and_the_ground_truth(
+    scenario: Scenario, views: duckdb.DuckDBPyConnection
+) -> None:
+    now = scenario.sandbox.now
+    site = scenario.site.name
+    truth = scenario.sandbox.ground_truth
+    with (
+        run_sandbox(replace(scenario.sandbox.config, now=now)) as running,
+        _client(running, scenario.site) as client,
+    ):
+        for month in _months(scenario):
+            end = _window_end(month)
+            last = min(end - timedelta(days=1), now.date())
+            where = f"WHERE site = '{site}' AND window_start = '{month}'"
+            # network_performance and site_performance: the `all` slice, per network and in all
+            served = _served(client, "networks", month, end, Filters())
+            by_click = truth(site, month, last, by="click_date", group_by=["network"])
+            rows = _frame(views, f"SELECT * FROM network_performance {where} AND clicks IS NOT NULL")
+            ours = {
+                r["network"]: (r["clicks"], _cents(r["aggregate_revenue"]), _cents(r["sales"]), r["actions"])
+                for r in rows.iter_rows(named=True)
+            }
+            theirs = {
+                r["network_name"]: (r["clicks"], _cents(r["revenue"]), _cents(r["sales"]), r["actions"])
+                for r in served.iter_rows(named=True)
+            }
+            assert ours == theirs, month
+            earning = {
+                r["network"]: (_cents(r["revenue"]), r["transactions"])
+                for r in by_click.iter_rows(named=True)
+            }
+            assert {k: (v[1], v[3]) for k, v in ours.items() if v[3]} == earning, month
+            whole = truth(site, month, last)  # by commission date: the ledger side
+            total = _frame(views, f"SELECT * FROM site_performance {where}").row(0, named=True)
+            assert (total["clicks"], _cents(total["aggregate_revenue"])) == (
+                served["clicks"].sum(),
+                _cents(served["revenue"].sum()),
+            )
+            assert (_cents(total["revenue"]), total["transactions"], total["returns"]) == (
+                whole["revenue"][0],
+                whole["transactions"][0],
+                whole["returns"][0],
+            ), month
+            # device_performance (the MBL slice) and country_performance (the US slice)
+            for view, column, value, filters in (
+                ("device_performance", "device", "Mobile", Filters(device_type="MBL")),
+                ("country_performance", "country", "US", Filters(country="US")),
+            ):
+                served = _served(client, "networks", month, end, filters)
+                row = _frame(views, f"SELECT * FROM {view} {where} AND {column} = '{value}'").row(
+                    0, named=True
+                )
+                assert (row["clicks"], _cents(row["aggregate_revenue"]), row["actions"]) == (
+                    served["clicks"].sum(),
+                    _cents(served["revenue"].sum()),
+                    served["actions"].sum(),
+                ), (view, month)
+                split = _frame(views, f"SELECT sum(revenue) AS r, sum(transactions) AS t FROM {view} {where}")
+                assert (_cents(split["r"][0]), split["t"][0]) == (
+                    whole["revenue"][0],
+                    whole["transactions"][0],
+                )
+            # merchandise_performance: the `all` slice, per product and merchant
+            served = _served(client, "merchandise", month, end, Filters())
+            rows = _frame(views, f"SELECT * FROM merchandise_performance {where} AND actions IS NOT NULL")
+            key = ("product_name", "merchant_group_id")
+            ours = {
+                tuple(r[k] for k in key): (_cents(r["aggregate_revenue"]), _cents(r["sales"]), r["actions"])
+                for r in rows.iter_rows(named=True)
+            }
+            theirs = {
+                tuple(r[k] for k in key): (_cents(r["revenue"]), _cents(r["sales"]), r["actions"])
+                for r in served.iter_rows(named=True)
+            }
+            assert ours == theirs, month
+
+
+def test_windows_past_their_horizon_are_final_and_the_rest_say_until_when(scenario: Scenario) -> None:
+    now = scenario.sandbox.now  # April 1st: December and January are past their horizon, February not
+    windows = Manifest.load(scenario.data_dir, scenario.site.name).windows()
+    assert sorted({w.start for w in windows}) == _months(scenario)
+    final = [(w.dataset, w.slice, w.start) for w in windows if w.final]
+    assert sorted({start for _, _, start in final}) == [date(2025, 12, 1), date(2026, 1, 1)]
+    assert len(final) == 2 * 4  # two months of four slices (networks all, MBL, US; merchandise all)
+    for w in windows:
+        assert w.revisable_until == datetime.combine(w.end, datetime.min.time(), UTC) + timedelta(days=45)
+        assert w.final == (now >= w.revisable_until) == (w.fetched_at >= w.revisable_until)
