@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from commerce_reports.api import plan_sync, sync, window_rows
@@ -171,6 +172,17 @@ def test_the_manifest_records_what_a_day_touched_and_each_windows_horizon_and_re
     assert Manifest.record_horizon(tmp_path, "alpha", 2) == 1
     (state,) = Manifest.load(tmp_path, "alpha").windows()
     assert (state.revisable_until, state.final) == (at("2026-02-03", 0), True)
+
+
+def test_a_day_stored_without_click_dates_touches_every_window(tmp_path: Path) -> None:
+    """A file of an older writer, without the column, is rebuilt as a day that cannot say which."""
+    key = _stored_day(tmp_path, at("2026-02-04"))
+    path = tmp_path / "lake" / "site=alpha" / key.relpath / "part.parquet"
+    pq.write_table(pq.read_table(path).drop_columns(["click_date"]), path)
+    rebuilt, _ = rebuild(tmp_path, "alpha", POLICY)
+    day = rebuilt.get(key)
+    assert day is not None and day.rows == 3 and day.touched is None
+    assert LedgerSignal([day]).changed(JANUARY, at("2026-02-02"))
 
 
 def test_a_horizon_that_is_not_days_is_a_damaged_manifest(tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ __all__ = [
     "plan_keys",
     "policies_of",
     "slices_of",
+    "with_stored_windows",
 ]
 
 log = logging.getLogger(__name__)
