@@ -26,6 +26,7 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 # xdist_group units, largest first), so these start early and a run ends on quick tests: no worker
 # idles while the other finishes a long one.
 SLOW_FIRST = (
+    "tests/lake/test_revisions.py",
     "tests/notebooks/test_dashboard_lab.py",
     "tests/test_demo.py",
     "tests/db/test_incremental.py",
