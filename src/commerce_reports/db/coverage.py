@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+from ..config import DEFAULT_REVISION_DAYS
 from ..errors import LakeError
 from ..lake import Manifest
 from .sources import quote
@@ -27,12 +28,14 @@ from .sources import quote
 __all__ = ["SiteCoverage", "coverage_of", "status_columns", "with_status"]
 
 REPORT_SETTLE_DAYS = 2  # a report window settles two days after it ends (the sync's settle policy)
-DEFAULT_REVISION_DAYS = 45
 
 
 def revision_days_of(manifest: Manifest | None) -> int:
-    """The revision horizon the site's last sync used, in days."""
-    return DEFAULT_REVISION_DAYS
+    """The revision horizon the site's last sync used, in days (the manifest records it; the
+    default before any sync has)."""
+    if manifest is None or manifest.revision_days is None:
+        return DEFAULT_REVISION_DAYS
+    return manifest.revision_days
 
 
 @dataclass(frozen=True)
