@@ -336,9 +336,12 @@ def test_every_performance_view_equals_the_service_and_the_ground_truth(
             assert ours == theirs, month
 
 
-def test_windows_past_their_horizon_are_final_and_the_rest_say_until_when(scenario: Scenario) -> None:
+def test_windows_past_their_horizon_are_final_and_the_rest_say_until_when(
+    scenario: Scenario, views: duckdb.DuckDBPyConnection
+) -> None:
     now = scenario.sandbox.now  # April 1st: December and January are past their horizon, February not
-    windows = Manifest.load(scenario.data_dir, scenario.site.name).windows()
+    manifest = Manifest.load(scenario.data_dir, scenario.site.name)
+    windows = manifest.windows()
     assert sorted({w.start for w in windows}) == _months(scenario)
     final = [(w.dataset, w.slice, w.start) for w in windows if w.final]
     assert sorted({start for _, _, start in final}) == [date(2025, 12, 1), date(2026, 1, 1)]
@@ -346,3 +349,18 @@ def test_windows_past_their_horizon_are_final_and_the_rest_say_until_when(scenar
     for w in windows:
         assert w.revisable_until == datetime.combine(w.end, datetime.min.time(), UTC) + timedelta(days=45)
         assert w.final == (now >= w.revisable_until) == (w.fetched_at >= w.revisable_until)
+    # the views say the same of every window's rows (a window without rows has none to say it of)
+    by_window = {(w.dataset, w.slice, w.start): (w.final, w.fetched_at) for w in windows}
+    shown = {}
+    for dataset in ("networks", "merchandise"):
+        rows = views.execute(
+            f"SELECT DISTINCT slice, window_start, final, fetched_at FROM {dataset}"
+        ).fetchall()
+        shown |= {(dataset, s, start): (final, fetched) for s, start, final, fetched in rows}
+    assert shown == {k: v for k, v in by_window.items() if k in shown}
+    unshown = [_key(*k).relpath for k in by_window.keys() - shown.keys()]
+    assert all(manifest.entries[relpath].rows == 0 for relpath in unshown)
+
+
+def _key(dataset: str, slice: str, start: date) -> PartitionKey:
+    return PartitionKey.aggregate(dataset, start, Filters.from_canonical(slice), "month")  # type: ignore[arg-type]
