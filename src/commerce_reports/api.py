@@ -164,8 +164,8 @@ def status(
     rebuild: bool = False,
     options: SyncOptions = SyncOptions(),
 ) -> pl.DataFrame:
-    """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled,
-    when last fetched.
+    """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled
+    (days not settled, windows not final), when last fetched. `window_rows` says it per window.
 
     A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
     `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""

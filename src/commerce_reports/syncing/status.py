@@ -48,7 +48,7 @@ class DatasetStatus:
     rows: int
     first_day: date
     last_day: date
-    unsettled: int  # partitions that can still change: a sync fetches them again once stale
+    unsettled: int  # partitions that can still change (a window: not final); a sync fetches them when due
     last_fetched_at: datetime
 
 
