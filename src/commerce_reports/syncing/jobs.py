@@ -310,9 +310,9 @@ def _second_look(
     """`result` and the fetch of the windows of `keys` not asked for yet that the ledger days this
     sync stored show changed, so that a sync ends as current as its ledger.
 
-    The lanes run side by side: the ledger is stored while the windows are fetched, so a plan made
-    before it would see a change one sync late. A change made while the sync runs, between a
-    window's fetch and the ledger's, still is: the next sync fetches that window."""
+    The lanes run side by side: the ledger is stored while the windows are fetched, so the plan,
+    made before it, sees a change one sync late. Only a change made while the sync runs, between
+    a window's fetch and the ledger's, is left to the next sync (its plan sees it)."""
     ledgered = sorted({r.site for r, _ in result.stored if r.key.dataset == "transactions"})
     asked = {(r.site, r.key) for r in result.plan.requests}
     rest = {
