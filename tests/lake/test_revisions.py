@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
@@ -31,7 +32,7 @@ from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.reports import ReportsSandbox
 from commerce_reports.sandbox.runner import RunningSandbox
 from commerce_reports.sites import SiteProfile
-from commerce_reports.syncing import SettlePolicy
+from commerce_reports.syncing import SettlePolicy, SyncResult
 from commerce_reports.syncing.jobs import fetch_keys, ledger
 from tests.conftest import FakeClock
 from tests.lake.conftest import profiles
@@ -67,6 +68,7 @@ class DailySyncs:
     data_dir: Path
     site: SiteProfile
     requests: list[int] = field(default_factory=list)  # served per sync
+    reasons: list[Counter[str]] = field(default_factory=list)  # why, per sync
 
     def options(self) -> SyncOptions:
         return SyncOptions(
@@ -83,8 +85,12 @@ class DailySyncs:
         options = self.options()
         keys = ledger(LEDGER_START, None, [self.site.name], NETWORK_SLICES, None, COUNTRIES, "month", options)
         result = fetch_keys(self.data_dir, {self.site.name: self.site}, keys, options, revisions=True)
+        self.count(result, before)
+
+    def count(self, result: SyncResult, before: int) -> None:
         assert result.ok, result.summary()
         self.requests.append(len(self.running.sandbox.request_log) - before)
+        self.reasons.append(Counter(r.reason for r in result.plan.requests))
 
     def last(self) -> None:
         """The last sync, as `commerce_reports.sync` runs it: with the rollups and the catalog."""
@@ -97,8 +103,7 @@ class DailySyncs:
             data_dir=self.data_dir,
             options=self.options(),
         )
-        assert result.ok, result.summary()
-        self.requests.append(len(self.running.sandbox.request_log) - before)
+        self.count(result, before)
 
     def next_day(self) -> None:
         self.running.sandbox.advance(timedelta(days=1))
@@ -126,6 +131,7 @@ class Scenario:
     sandbox: ReportsSandbox  # stopped: its config and clock, for the ground truth
     site: SiteProfile
     requests: list[int]
+    reasons: list[Counter[str]]
     old_month: list[int]  # the requests of the same month under the old policy (contract only)
     old_stale: list[str]  # windows the old policy left different from the service's answers
     seconds: float  # wall time of the syncs
@@ -201,6 +207,7 @@ def scenario(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
             running.sandbox,
             days.site,
             days.requests,
+            days.reasons,
             old_month,
             old_stale,
             time.perf_counter() - started,
@@ -228,11 +235,13 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
 def test_daily_syncs_ask_the_revised_windows_again_and_count_the_requests(scenario: Scenario) -> None:
     """(The policy held after every sync: the fixture checks it as the days go.)"""
     month = sum(scenario.requests[d] for d in MONTH)
+    why = sum((scenario.reasons[d] for d in MONTH), Counter())
     print(
         f"\n{scenario.dialect}: {DAYS} daily syncs made {sum(scenario.requests)} requests in "
         f"{scenario.seconds:.1f} s ({scenario.cpu_seconds:.1f} s of CPU); "
-        f"the month of days {MONTH.start}..{MONTH.stop - 1}: {month} requests"
+        f"the month of days {MONTH.start}..{MONTH.stop - 1}: {month} requests ({dict(why.most_common())})"
     )
+    assert why["changed"] and why["final"]  # the ledger said which windows changed; horizons passed
     assert all(n >= 3 for n in scenario.requests[1:])  # at least the ledger's last three days
     if scenario.dialect == "contract":
         old = sum(scenario.old_month)
