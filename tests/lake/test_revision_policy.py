@@ -269,3 +269,8 @@ def test_each_site_syncs_under_its_own_horizon(running: RunningSandbox, tmp_path
         manifest = Manifest.load(tmp_path, site)
         assert manifest.revision_days == days
         assert [w.revisable_until for w in manifest.windows()] == [until]
+
+
+def test_a_rebuild_refuses_what_is_not_a_settle_policy(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="is not a settle policy"):
+        rebuild(tmp_path, "alpha", POLICY.is_settled)  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -224,8 +225,9 @@ def views(scenario: Scenario) -> Iterator[duckdb.DuckDBPyConnection]:
         con.close()
 
 
-def _cents(value: object) -> float:
-    return round(float(value), 2)  # type: ignore[arg-type]
+def _cents(value: object) -> Decimal:
+    """An amount to the cent, exactly (a float of the ground truth as the amount it stands for)."""
+    return Decimal(repr(value) if isinstance(value, float) else str(value)).quantize(Decimal("0.01"))
 
 
 def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
@@ -310,7 +312,7 @@ def test_every_performance_view_equals_the_service_and_the_ground_truth(
                 _cents(served["revenue"].sum()),
             )
             assert (_cents(total["revenue"]), total["transactions"], total["returns"]) == (
-                whole["revenue"][0],
+                _cents(whole["revenue"][0]),
                 whole["transactions"][0],
                 whole["returns"][0],
             ), month
@@ -330,7 +332,7 @@ def test_every_performance_view_equals_the_service_and_the_ground_truth(
                 ), (view, month)
                 split = _frame(views, f"SELECT sum(revenue) AS r, sum(transactions) AS t FROM {view} {where}")
                 assert (_cents(split["r"][0]), split["t"][0]) == (
-                    whole["revenue"][0],
+                    _cents(whole["revenue"][0]),
                     whole["transactions"][0],
                 )
             # merchandise_performance: the `all` slice, per product and merchant

@@ -151,7 +151,7 @@ def test_a_commission_once_per_partition_and_rows_of_another_day_counted(tmp_pat
     assert (entry.collapsed, entry.foreign, entry.doubtful) == (1, 1, 1)
     assert foreign_rows(kept, key.params()) == 1 and foreign_rows(kept, None) == 0
     (tmp_path / "lake" / "site=alpha" / "manifest.json").unlink()
-    rebuilt, _ = rebuild(tmp_path, "alpha", SettlePolicy().is_settled)
+    rebuilt, _ = rebuild(tmp_path, "alpha", SettlePolicy())
     assert [(e.foreign, e.settled) for e in rebuilt] == [(1, False)]
 
 

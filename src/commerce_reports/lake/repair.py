@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ..contract import (
     AGGREGATES,
@@ -59,6 +59,7 @@ QUARANTINE = "quarantine"
 Action = Literal["rebuilt", "reconciled", "dropped", "quarantined", "ignored"]
 
 
+@runtime_checkable
 class Finality(Protocol):
     """What the lake needs of a sync's settle policy (`syncing.SettlePolicy` is one) to write an
     entry from a file: whether a partition fetched at a moment has settled, and the site's
@@ -68,6 +69,14 @@ class Finality(Protocol):
     def revision_days(self) -> int: ...
 
     def is_settled(self, key: PartitionKey, fetched_at: datetime) -> bool: ...
+
+
+def _finality(policy: Finality | None) -> Finality | None:
+    if policy is not None and not isinstance(policy, Finality):
+        raise ValidationError(
+            "policy", f"{policy!r:.80} is not a settle policy", "pass a syncing.SettlePolicy, or None"
+        )
+    return policy
 
 
 @dataclass(frozen=True)
@@ -164,6 +173,7 @@ def rebuild(
     read from its file's click dates.
     """
     repairs: list[Repair] = []
+    policy = _finality(policy)
     with site_lock(data_dir, site):
         manifest = Manifest(data_dir, site)
         manifest.revision_days = None if policy is None else policy.revision_days
@@ -212,6 +222,7 @@ def load_or_rebuild(
 def reconcile(data_dir: Path, site: str, policy: Finality | None = None) -> list[Repair]:
     """Make a site's entries describe its files (for the writer, before it plans; cheap: one stat
     per file, a read only where a file changed since its entry was written)."""
+    policy = _finality(policy)
     repairs: list[Repair] = []
     with site_lock(data_dir, site):
         manifest = Manifest.load(data_dir, site)
