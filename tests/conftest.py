@@ -38,6 +38,7 @@ SLOW_FIRST = (
     "tests/lake/test_sync.py",
     "tests/test_cli_folders.py",
     "tests/db/test_safety.py",
+    "tests/db/test_exports.py",
     "tests/charts/test_performance.py",
     "tests/charts/test_selection.py",
     "tests/db/test_catalog.py",

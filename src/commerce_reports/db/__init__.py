@@ -11,7 +11,7 @@ second writes `commerce.duckdb` when its views changed. `rebuild_rollups` rebuil
 from __future__ import annotations
 
 from .catalog import CATALOG_FILE, after_sync, catalog_problem, ensure_catalog, write_catalog
-from .connection import connect, ensure_lake, lake_is_empty, query
+from .connection import connect, ensure_lake, lake_is_empty, query, stream
 from .rollups import SiteRefresh, fresh_rollups, rebuild_rollups, refresh_rollups, verify_rollups
 from .views import VIEWS
 
@@ -29,6 +29,7 @@ __all__ = [
     "query",
     "rebuild_rollups",
     "refresh_rollups",
+    "stream",
     "verify_rollups",
     "write_catalog",
 ]

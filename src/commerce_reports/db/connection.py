@@ -22,14 +22,16 @@ from __future__ import annotations
 import atexit
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from ..contract import lake_root
 from ..errors import LakeError, ValidationError
+from .guard import read_only_statement
 from .published import published_reading, views_root
 from .rollups import refresh_rollups
 from .snapshot import Reading, take_snapshot, view_sql
@@ -37,7 +39,7 @@ from .sources import quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST, VIEWS
 
-__all__ = ["connect", "current_reading", "ensure_lake", "install_views", "lake_is_empty", "query"]
+__all__ = ["connect", "current_reading", "ensure_lake", "install_views", "lake_is_empty", "query", "stream"]
 
 _RESOLVER = "commerce_reports_view"
 _READINGS_KEPT = 64  # transactions binding views at once on one connection and its cursors
@@ -168,25 +170,85 @@ def _integers(frame: pl.DataFrame) -> pl.DataFrame:
 
 def query(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
     """The result of `sql` as polars (sums of counts as integers), or a LakeError saying what is
-    wrong: an unknown name lists the views; a file outside the lake says why it is refused."""
-    if not isinstance(sql, str) or not sql.strip():
-        raise ValidationError("sql", f"{sql!r} is not a query", "give a SELECT over the views")
+    wrong: an unknown name lists the views; a file outside the lake says why it is refused. Only a
+    statement that reads runs (see `guard.py`): anything that would write or change a setting is a
+    ValidationError before it runs."""
+    sql = read_only_statement(sql)
     try:
         relation = con.sql(sql)
         return _integers(relation.pl()) if relation is not None else pl.DataFrame()
-    except duckdb.CatalogException as error:
-        raise LakeError(
+    except duckdb.Error as error:
+        raise _failure(error) from None
+
+
+def stream(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    *,
+    limit: int | None = None,
+    flat: bool = False,
+    batch_rows: int = 32_768,
+) -> Iterator[pl.DataFrame]:
+    """The result of `sql` (a statement that reads, as for `query`) in frames of at most
+    `batch_rows` rows, fetched as they are consumed: memory stays bounded whatever the result's
+    size. `limit` caps the query itself (DuckDB stops producing rows past it). `flat=True` gives
+    nested values (structs, lists, maps) as JSON text, for formats that hold only scalars (CSV,
+    spreadsheets)."""
+    sql = read_only_statement(sql)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValidationError("limit", f"{limit!r} is not a number of rows", "give an int >= 0, or None")
+    if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
+        raise ValidationError("batch_rows", f"{batch_rows!r} is not a number of rows", "give an int >= 1")
+    try:
+        relation = con.sql(sql)
+        if flat:
+            columns = zip(relation.columns, relation.types, strict=True)
+            relation = relation.project(", ".join(_flat_column(name, kind) for name, kind in columns))
+        if limit is not None:
+            relation = relation.limit(limit)
+        reader = relation.to_arrow_reader(batch_rows)
+    except duckdb.Error as error:
+        raise _failure(error) from None
+    return _frames(reader)
+
+
+_NESTED = {"struct", "list", "map", "array", "union"}
+
+
+def _flat_column(name: str, kind: duckdb.sqltypes.DuckDBPyType) -> str:
+    column = '"' + name.replace('"', '""') + '"'
+    return f"to_json({column})::VARCHAR AS {column}" if kind.id in _NESTED else column
+
+
+def _frames(reader: pa.RecordBatchReader) -> Iterator[pl.DataFrame]:
+    """Each batch as polars, as it is read; an empty result is one empty frame with the columns."""
+    with reader:
+        empty = True
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except (duckdb.Error, pa.ArrowException) as error:
+                raise _failure(error) from None
+            empty = False
+            yield _integers(pl.DataFrame(batch))
+        if empty:
+            yield pl.DataFrame(reader.schema.empty_table())
+
+
+def _failure(error: Exception) -> LakeError:
+    """A DuckDB error as a LakeError that says what to do."""
+    if isinstance(error, duckdb.CatalogException):
+        return LakeError(
             f"{error}\nthe views are: {', '.join(VIEWS)} (`commerce-reports sql --views` describes them)"
-        ) from None
-    except duckdb.PermissionException as error:
-        raise LakeError(
+        )
+    if isinstance(error, duckdb.PermissionException):
+        return LakeError(
             f"{error}\nqueries read only the data folder's lake and rollups: no COPY to other files, "
             "ATTACH or reads elsewhere (`connect(read_only=False)` in Python gives the full engine)"
-        ) from None
-    except duckdb.Error as error:
-        hint = ""
-        if ".parquet" in str(error):
-            hint = (
-                "\na lake file may be damaged: `commerce-reports verify` checks them and quarantines bad ones"
-            )
-        raise LakeError(f"the query failed: {error}{hint}") from None
+        )
+    hint = ""
+    if ".parquet" in str(error):
+        hint = "\na lake file may be damaged: `commerce-reports verify` checks them and quarantines bad ones"
+    return LakeError(f"the query failed: {error}{hint}")

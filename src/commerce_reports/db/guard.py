@@ -1,0 +1,46 @@
+"""What a query over the views may be: one statement that only reads, checked before it runs.
+
+DuckDB's own parser splits the text into statements and types each one (`duckdb.extract_statements`),
+so comments, quoting and odd spacing cannot hide a second statement or a writing one. Only a single
+SELECT-type statement passes (SELECT, WITH, FROM-first, VALUES, DESCRIBE, SHOW, SUMMARIZE): `COPY ... TO`,
+`EXPORT DATABASE`, `ATTACH`, `INSTALL`/`LOAD`, `SET`/`RESET`/`PRAGMA`/`CALL`, `CREATE`, `EXPLAIN
+ANALYZE` (which runs its statement) and every other kind are refused whatever path they name,
+inside the lake too. A SELECT cannot write: DuckDB's `query()` table function runs only a SELECT.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from ..errors import ValidationError
+
+__all__ = ["read_only_statement"]
+
+_ADVICE = (
+    "queries over the views only read: one SELECT (or WITH, FROM, DESCRIBE, SHOW, SUMMARIZE) at a time; "
+    "`connect(read_only=False)` in Python gives DuckDB's full engine"
+)
+
+
+def read_only_statement(sql: str) -> str:
+    """The one statement of `sql`, as DuckDB's parser cut it, when it only reads; else a
+    ValidationError naming what it would do, before anything runs."""
+    if not isinstance(sql, str) or not sql.strip():
+        raise ValidationError("sql", f"{sql!r} is not a query", "give a SELECT over the views")
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as error:
+        raise ValidationError("sql", f"does not parse: {error}", "give a SELECT over the views") from None
+    if not statements:
+        raise ValidationError("sql", f"{sql!r} holds no statement", "give a SELECT over the views")
+    if len(statements) > 1:
+        raise ValidationError("sql", f"holds {len(statements)} statements", _ADVICE)
+    statement = statements[0]
+    try:
+        kind = statement.type
+    except ValueError:  # a kind the Python enum does not name (e.g. UPDATE EXTENSIONS): not a query
+        raise ValidationError("sql", "is not a query", _ADVICE) from None
+    if kind != duckdb.StatementType.SELECT:
+        what = kind.name.replace("_", " ")
+        raise ValidationError("sql", f"is a {what} statement, which may write or change settings", _ADVICE)
+    return str(statement.query).strip().rstrip(";").rstrip()

@@ -1,0 +1,162 @@
+"""Every view exports in every format `sql` writes, nested columns included, and a result of any
+size streams: rows are fetched in batches and written as they come, `--max-rows` limits the query."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import openpyxl
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from commerce_reports.cli import main
+from commerce_reports.cli.sql import write_query
+from commerce_reports.db import VIEWS, stream
+from tests.db.conftest import SyncedLake
+
+FORMATS = ("table", "csv", "json", "parquet", "xlsx")
+
+
+def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
+    row = con.execute(f"SELECT count(*) FROM {view}").fetchall()
+    return int(row[0][0])
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_every_view_in_every_format(
+    view: str, synced_con: duckdb.DuckDBPyConnection, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = _count(synced_con, view)
+    assert rows > 0, view
+    columns = synced_con.sql(f"SELECT * FROM {view} LIMIT 0").columns
+    for form in FORMATS:
+        target = tmp_path / f"{view}.{form}"
+        write_query(synced_con, f"SELECT * FROM {view}", form, target, None)
+        if form == "table":
+            assert target.read_text().startswith(f"shape: ({min(rows, 40)}, {len(columns)})"), view
+        elif form == "csv":
+            frame = pl.read_csv(target, infer_schema=False)
+            assert frame.columns == columns and frame.height == rows, view
+            nested = [
+                c
+                for c, t in zip(columns, synced_con.sql(f"FROM {view} LIMIT 0").types, strict=True)
+                if t.id in ("struct", "list", "map")
+            ]
+            for column in nested:  # JSON text, one cell each
+                assert all(json.loads(v) is not None for v in frame[column].drop_nulls()), (view, column)
+        elif form == "json":
+            data = json.loads(target.read_text())
+            assert len(data) == rows and list(data[0]) == columns, view
+        elif form == "parquet":
+            assert pq.read_metadata(target).num_rows == rows and pq.read_schema(target).names == columns, view
+        else:
+            sheet = openpyxl.load_workbook(target, read_only=True).active
+            values = list(sheet.iter_rows(values_only=True))
+            assert list(values[0]) == columns and len(values) == rows + 1, view
+    assert capsys.readouterr().out == ""  # every format went to its file
+
+
+def test_a_workbook_keeps_money_as_numbers_and_dates_as_dates(
+    synced_con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    sql = (
+        "SELECT site, day, revenue, transactions, fetched_at FROM daily_performance "
+        "JOIN (SELECT max(fetched_at) AS fetched_at FROM transactions) ON true ORDER BY site, day"
+    )
+    expected = synced_con.sql(sql).pl()
+    target = tmp_path / "daily.xlsx"
+    write_query(synced_con, sql, "xlsx", target, None)
+    sheet = openpyxl.load_workbook(target).active
+    header, first, *_ = sheet.iter_rows(values_only=True)
+    assert header == ("site", "day", "revenue", "transactions", "fetched_at")
+    site, day, revenue, orders, fetched = first
+    assert site == expected["site"][0]
+    assert isinstance(day, datetime) and day.date() == expected["day"][0]
+    assert isinstance(revenue, float) and revenue == pytest.approx(float(expected["revenue"][0]), abs=0.005)
+    assert isinstance(orders, int | float) and orders == expected["transactions"][0]
+    assert isinstance(fetched, datetime)
+    assert sheet.cell(2, 3).number_format == "#,##0.00" and sheet.cell(2, 2).number_format == "yyyy-mm-dd"
+
+
+def test_nested_columns_become_json_text_for_flat_formats(synced_con: duckdb.DuckDBPyConnection) -> None:
+    frame = pl.concat(list(stream(synced_con, "SELECT products FROM transactions LIMIT 5", flat=True)))
+    assert frame.schema["products"] == pl.String
+    assert all(isinstance(json.loads(v), list) for v in frame["products"])
+
+
+def test_max_rows_limits_the_query_and_batches_are_bounded(synced_con: duckdb.DuckDBPyConnection) -> None:
+    huge = "SELECT a.range AS a, b.range AS b FROM range(100000) a, range(100000) b"  # 10^10 rows
+    frames = list(stream(synced_con, huge, limit=70_000, batch_rows=30_000))
+    assert [f.height for f in frames] == [30_000, 30_000, 10_000]
+    batches = stream(synced_con, huge, batch_rows=1_000)
+    assert next(batches).height == 1_000  # the first batch comes without computing the rest
+    batches.close()
+    empty = list(stream(synced_con, "SELECT 1 AS a, [1] AS b WHERE false", flat=True))
+    assert [f.columns for f in empty] == [["a", "b"]] and empty[0].height == 0
+
+
+def test_a_huge_result_streams_to_standard_output_in_bounded_memory(
+    synced: SyncedLake, tmp_path: Path
+) -> None:
+    """The 10^10-row cross join, read until 200,000 rows and cut off (`| head`): the first rows
+    arrive at once and the process stays small (it used to materialise the result: 21.6 GB)."""
+    code = (
+        "import resource, sys\n"
+        "from commerce_reports.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    sql = "SELECT a.range FROM range(100000) a, range(100000) b"
+    command = [sys.executable, "-c", code, "sql", sql, "--format", "csv", "--data-dir", str(synced.data_dir)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline() == b"range\n"
+        for _ in range(200_000):
+            assert proc.stdout.readline()
+        proc.stdout.close()  # the reader goes away, as `head` does
+        proc.wait(timeout=60)
+        err = proc.stderr.read().decode()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    peak_mb = int(err.split()[-1]) / 1024
+    assert peak_mb < 1024, f"peak RSS {peak_mb:.0f} MB"
+
+
+def test_sql_output_formats_from_the_command_line(
+    synced: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ["--data-dir", str(synced.data_dir)]
+    assert main(["sql", "SELECT * FROM transactions", "--format", "csv", "--max-rows", "3", *data]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and lines[0].startswith("site,commission_id,")
+    assert main(["sql", "SELECT * FROM site_performance", "--format", "xlsx", *data]) == 2
+    assert "--format xlsx needs --output FILE" in capsys.readouterr().err
+    assert main(["sql", "SELECT site FROM site_performance", "--max-rows", "1", *data]) == 0
+    assert "the first 1 rows; --max-rows N shows more" in capsys.readouterr().out
+    target = tmp_path / "t.xlsx"
+    assert (
+        main(["sql", "SELECT * FROM transactions", "--format", "xlsx", "--output", str(target), *data]) == 0
+    )
+    assert openpyxl.load_workbook(target, read_only=True).active.max_row > 1
+    assert (
+        main(
+            [
+                "sql",
+                "SELECT 1/0::INT AS x, error('boom')",
+                "--format",
+                "csv",
+                "--output",
+                str(tmp_path / "x.csv"),
+                *data,
+            ]
+        )
+        == 1
+    )
+    assert "boom" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()  # no half file
