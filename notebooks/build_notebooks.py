@@ -1,6 +1,10 @@
-"""Write the notebooks of this folder from the cells below (no outputs): edit here, then run
+"""Write the package's notebooks (src/commerce_reports/notebooks/, no outputs) from the cells
+below: edit here, then run
 
     .venv/bin/python notebooks/build_notebooks.py
+
+They ship in the wheel as package data, the one copy: `commerce-reports init` copies them into a
+project, `demo` runs the report from there (or from the package when no project holds one).
 
 Each notebook has one cell tagged `parameters` (papermill); its names and types (annotations, or
 the default's type) are what `commerce-reports export --param` accepts. Nothing in a notebook says
@@ -17,7 +21,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1] / "src" / "commerce_reports" / "notebooks"
 
 SYNC = """\
 from datetime import UTC, datetime, timedelta

@@ -27,6 +27,7 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 # idles while the other finishes a long one.
 SLOW_FIRST = (
     "tests/lake/test_revisions.py",
+    "tests/test_wheel.py",
     "tests/notebooks/test_dashboard_lab.py",
     "tests/test_demo.py",
     "tests/db/test_incremental.py",

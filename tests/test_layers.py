@@ -42,6 +42,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         for name in BOTTOM
     },
     "http": ("client", "parse", "lake", "syncing", "sites", "sandbox", "deals", *HIGH),
+    # a project folder's layout and the shipped notebooks: files only, below every entry point
+    "project": ("http", "client", "parse", "lake", "syncing", "sites", "sandbox", "deals", *HIGH),
     "parse": ("http", "client", "lake", "syncing", "sites", "sandbox", "deals", *HIGH),
     "client": ("lake", "syncing", "sites", "sandbox", "deals", *HIGH),
     "sites": ("http", "client", "parse", "lake", "syncing", "sandbox", "deals", *HIGH),

@@ -14,6 +14,8 @@ from .config import Dialect, Settings
 from .db import CATALOG_FILE, connect
 from .embedded import sandbox_sites
 from .export import export_notebook
+from .locate import project_root
+from .project import notebook_path
 from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
 from .sites import configured_sites
 
@@ -94,7 +96,12 @@ def _say_what_next(folder: Path, say: Callable[[str], None]) -> None:
     say("the lake stays for you to query:")
     say(f'  {env}commerce-reports sql "SELECT * FROM site_performance ORDER BY window_start DESC"')
     say(f"  duckdb -readonly {folder / CATALOG_FILE}   (the DuckDB CLI: pip install duckdb-cli)")
-    say("  or open notebooks/01_getting_started.ipynb in Jupyter: it reads the same lake")
+    notebook = notebook_path("01_getting_started.ipynb")
+    root = project_root()
+    if root is not None and root in notebook.parents:
+        say(f"  or open {notebook} in Jupyter: it reads the same lake")
+    else:
+        say("  or `commerce-reports init my-reports` for a project with the notebooks, then `cd my-reports`")
 
 
 def _show_views(folder: Path, say: Callable[[str], None]) -> None:
@@ -131,13 +138,10 @@ def _show_views(folder: Path, say: Callable[[str], None]) -> None:
         con.close()
 
 
-def _export_report(folder: Path, out_dir: Path, say: Callable[[str], None]) -> Path | None:
-    """The report notebook of a source checkout, run for site alpha's last 30 days."""
-    notebook = Path(__file__).resolve().parents[2] / "notebooks" / "report.ipynb"
-    if not notebook.is_file():
-        say("report: notebooks/report.ipynb is not beside this installation; skipped")
-        return None
-    say("exporting the report (papermill, a real kernel) ...")
+def _export_report(folder: Path, out_dir: Path, say: Callable[[str], None]) -> Path:
+    """The report notebook (the project's copy, else the package's), run for site alpha's last 30 days."""
+    notebook = notebook_path("report.ipynb")
+    say(f"exporting {notebook} (papermill, a real kernel) ...")
     end = datetime.now(UTC).date()
     params = {
         "site": "alpha",

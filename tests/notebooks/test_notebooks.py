@@ -20,7 +20,7 @@ from commerce_reports.export.kernel import run_notebook
 from tests.charts.specs import figures
 from tests.notebooks.conftest import DAYS
 
-NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
+NOTEBOOKS = Path(__file__).parents[2] / "src" / "commerce_reports" / "notebooks"
 NAMES = (
     "01_getting_started.ipynb",
     "02_link_performance.ipynb",
@@ -124,3 +124,24 @@ def test_report(in_the_lake: Path, tmp_path: Path) -> None:
     assert "**" not in rendered and rendered.count("<strong>") == 5, rendered
     assert len(charts(notebook)) == 6
     assert "0 requests" in "".join(o.get("text", "") for o in outputs(notebook))
+
+
+def test_the_packaged_notebooks_are_what_the_generator_writes(tmp_path: Path) -> None:
+    """One source of truth: notebooks/build_notebooks.py writes the notebooks the package ships."""
+    import importlib.util
+
+    script = Path(__file__).parents[2] / "notebooks" / "build_notebooks.py"
+    spec = importlib.util.spec_from_file_location("build_notebooks", script)
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    assert generator.HERE == NOTEBOOKS
+    generator.HERE = tmp_path
+    generator.main()
+    assert (
+        sorted(p.name for p in tmp_path.iterdir())
+        == sorted(NAMES)
+        == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    )
+    for name in NAMES:
+        assert (tmp_path / name).read_text() == (NOTEBOOKS / name).read_text(), f"run {script} again"

@@ -32,7 +32,24 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Any) -> None:
-    demo = subparsers.add_parser("demo", help="the whole tour against the sandbox, in one command")
+    init = subparsers.add_parser(
+        "init",
+        help="lay out a project folder: marker, .env template, .gitignore, the notebooks",
+        description="Create FOLDER (or complete it) as a commerce-reports project: "
+        "commerce-reports.toml (every command and notebook below it uses FOLDER/data), a .env "
+        "template for keys and settings (readable by you only, listed in .gitignore) and the "
+        "notebooks. Files already there are kept as they are.",
+    )
+    init.add_argument("folder", type=Path, help="the project folder, e.g. my-reports")
+    init.set_defaults(handler=_init)
+
+    demo = subparsers.add_parser(
+        "demo",
+        help="the whole tour against the sandbox, in one command",
+        description="Start the built-in sandbox (two sites), sync --days of both into the "
+        "project's lake (a demo-data folder beside it when real sites are configured), write the "
+        "DuckDB catalog, show two views and export the report notebook as HTML into reports/.",
+    )
     demo.add_argument("--days", type=int, default=90, help="days of reports to sync (default 90)")
     demo.add_argument("--data-dir", type=Path, help="the demo's lake (default: the project's lake)")
     demo.add_argument(
@@ -119,6 +136,18 @@ def register(subparsers: Any) -> None:
     )
     _common(forget)
     forget.set_defaults(handler=_invalidate)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from ..project import init_project
+
+    done = init_project(args.folder)
+    for path in done.written:
+        print(f"wrote {path.relative_to(done.folder)}")
+    for path in done.kept:
+        print(f"kept  {path.relative_to(done.folder)} (already there)")
+    print(f"project ready: cd {args.folder} && commerce-reports demo  (then: jupyter lab notebooks/)")
+    return 0
 
 
 def _demo(args: argparse.Namespace) -> int:
