@@ -17,6 +17,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "check",
             "connect",
             "invalidate",
+            "lake_location",
             "load_merchandise",
             "load_networks",
             "load_transactions",
@@ -25,6 +26,25 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "status",
             "sync",
             "write_catalog",
+            # the error tree, as httpx re-exports its own
+            "AuthenticationError",
+            "BadRequestError",
+            "CommerceReportsError",
+            "ConfigurationError",
+            "ExportError",
+            "Fatal",
+            "ForbiddenError",
+            "LakeError",
+            "MalformedResponseError",
+            "NotFoundError",
+            "RateLimitedError",
+            "ResponseTooLargeError",
+            "Retriable",
+            "ServerError",
+            "ServiceError",
+            "StatusError",
+            "TransportError",
+            "ValidationError",
         ]
     )
     for name in commerce_reports.__all__:
@@ -50,3 +70,13 @@ def test_the_flat_functions_are_functions_after_every_module_loaded() -> None:
             importlib.import_module(module.name)
     for name in cr.__all__:
         assert not isinstance(getattr(cr, name), type(cr)), f"cr.{name} is a module"
+
+
+def test_the_error_tree_is_at_the_root() -> None:
+    import commerce_reports as cr
+    from commerce_reports import errors
+
+    assert set(errors.__all__) <= set(cr.__all__)
+    for name in errors.__all__:
+        assert getattr(cr, name) is getattr(errors, name)
+    assert issubclass(cr.ValidationError, cr.CommerceReportsError)

@@ -135,7 +135,9 @@ def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -
         "Date",
         "UInt32",
         "Datetime(time_unit='us', time_zone='UTC')",
+        "String",  # the lake's folder: the frame names its lake
     ]
+    assert frame["lake"].unique().to_list() == [str(lake)]
     shown = [
         [
             *map(str, row[:4]),

@@ -5,6 +5,9 @@
     con = cr.connect()                          # DuckDB with the views
     con.sql("SELECT * FROM network_performance").pl()
 
+Every exception the toolkit raises is here too (`cr.CommerceReportsError`, `cr.ValidationError`,
+...): the tree is drawn in `commerce_reports.errors`.
+
 Names load on first use (PEP 562), so `import commerce_reports` costs almost nothing: polars,
 DuckDB and the HTTP stack are imported by the function that needs them.
 """
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     from .api import (
         SyncOptions,
         invalidate,
+        lake_location,
         load_merchandise,
         load_networks,
         load_transactions,
@@ -31,21 +35,60 @@ if TYPE_CHECKING:
     from .checkup import check
     from .client import ReportsClient
     from .db import connect, write_catalog
+    from .errors import (
+        AuthenticationError,
+        BadRequestError,
+        CommerceReportsError,
+        ConfigurationError,
+        ExportError,
+        Fatal,
+        ForbiddenError,
+        LakeError,
+        MalformedResponseError,
+        NotFoundError,
+        RateLimitedError,
+        ResponseTooLargeError,
+        Retriable,
+        ServerError,
+        ServiceError,
+        StatusError,
+        TransportError,
+        ValidationError,
+    )
     from .http import RetryPolicy
     from .params import DeviceType, Filters, PartnerProduct, ProgramType
 
 __all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "CommerceReportsError",
+    "ConfigurationError",
     "DeviceType",
+    "ExportError",
+    "Fatal",
     "Filters",
+    "ForbiddenError",
+    "LakeError",
+    "MalformedResponseError",
+    "NotFoundError",
     "PartnerProduct",
     "ProgramType",
+    "RateLimitedError",
     "ReportsClient",
+    "ResponseTooLargeError",
+    "Retriable",
     "RetryPolicy",
+    "ServerError",
+    "ServiceError",
+    "StatusError",
     "SyncOptions",
+    "TransportError",
+    "ValidationError",
     "__version__",
     "check",
     "connect",
     "invalidate",
+    "lake_location",
     "load_merchandise",
     "load_networks",
     "load_transactions",
@@ -60,6 +103,7 @@ _HOMES = {
     "SyncOptions": "api",
     "open_client": "api",
     "invalidate": "api",
+    "lake_location": "api",
     "load_merchandise": "api",
     "load_networks": "api",
     "load_transactions": "api",
@@ -75,6 +119,24 @@ _HOMES = {
     "Filters": "params",
     "PartnerProduct": "params",
     "ProgramType": "params",
+    "AuthenticationError": "errors",
+    "BadRequestError": "errors",
+    "CommerceReportsError": "errors",
+    "ConfigurationError": "errors",
+    "ExportError": "errors",
+    "Fatal": "errors",
+    "ForbiddenError": "errors",
+    "LakeError": "errors",
+    "MalformedResponseError": "errors",
+    "NotFoundError": "errors",
+    "RateLimitedError": "errors",
+    "ResponseTooLargeError": "errors",
+    "Retriable": "errors",
+    "ServerError": "errors",
+    "ServiceError": "errors",
+    "StatusError": "errors",
+    "TransportError": "errors",
+    "ValidationError": "errors",
 }
 
 

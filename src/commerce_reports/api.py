@@ -22,14 +22,15 @@ from .contract import DATASETS, Dataset
 from .embedded import available_sites, started
 from .lake import VerifyReport
 from .loaders import load_merchandise, load_networks, load_transactions
+from .locate import LakeLocation
 from .params import Grain
-from .sites import SiteProfile, SiteSelection, select_sites
+from .sites import SiteProfile, SiteSelection, chosen_sites, select_sites
 from .syncing import SyncPlan, SyncResult, read_manifests
 from .syncing.jobs import (
     SliceSpec,
     SyncOptions,
-    data_dir_of,
     fetch_keys,
+    lake_of,
     ledger,
     plan_keys,
     policies_of,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SyncOptions",
     "invalidate",
+    "lake_location",
     "load_merchandise",
     "load_networks",
     "load_transactions",
@@ -60,9 +62,17 @@ __all__ = [
 ]
 
 
-def _profiles(sites: SiteSelection) -> dict[str, SiteProfile]:
-    """The chosen sites, named without starting anything (the embedded sandbox's when no key is set)."""
-    return select_sites(sites, lambda: available_sites(start=False))
+def _profiles(site: SiteSelection, sites: SiteSelection) -> dict[str, SiteProfile]:
+    """The sites chosen by `site=` or `sites=`, named without starting anything (the embedded
+    sandbox's when no key is set)."""
+    return select_sites(chosen_sites(site, sites), lambda: available_sites(start=False))
+
+
+def lake_location(data_dir: str | Path | None = None) -> LakeLocation:
+    """Which lake the toolkit uses from here, and why (`str()` reads "<folder> (<reason>)"): the
+    `data_dir` given, else `COMMERCE_REPORTS_DATA_DIR`, else the nearest `commerce-reports.toml`
+    at or above the working folder, else the user data folder. A notebook prints it at its top."""
+    return lake_of(data_dir)
 
 
 def open_client(site: str | None = None, **options: Any) -> ReportsClient:
@@ -84,6 +94,7 @@ def sync(
     start: Any = None,
     end: Any = None,
     *,
+    site: SiteSelection = None,
     sites: SiteSelection = None,
     networks: Iterable[SliceSpec] | None = None,
     merchandise: Iterable[SliceSpec] | None = None,
@@ -91,27 +102,33 @@ def sync(
     grain: Grain = "month",
     data_dir: str | Path | None = None,
     refresh: bool = False,
+    allow_large: bool = False,
     options: SyncOptions = SyncOptions(),
 ) -> SyncResult:
     """Bring the lake up to date: each site's `updateDate` days from `start` (default: 90 days ago)
     to today, plus the aggregate slices (unfiltered and per device by default; `countries` adds a
     networks slice per country). Nothing stored and settled is requested again; an aggregate
     window is asked for again while the service may revise it (see `SettlePolicy`), and a stored
-    window not final yet is asked for when due even outside `start`..`end`."""
+    window not final yet is asked for when due even outside `start`..`end`. `site=` chooses one
+    site, `sites=` several (default: all). A range over 5 years needs `allow_large=True`. The
+    result names the lake it synced (`result.lake`)."""
     from .db import after_sync
 
-    folder = data_dir_of(data_dir)
-    profiles = _profiles(sites)
-    keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options)
-    return fetch_keys(
-        folder, profiles, keys, options, refresh, finish=after_sync, launch=started, revisions=True
+    lake = lake_of(data_dir)
+    profiles = _profiles(site, sites)
+    keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options, allow_large)
+    result = fetch_keys(
+        lake.path, profiles, keys, options, refresh, finish=after_sync, launch=started, revisions=True
     )
+    result.lake = lake
+    return result
 
 
 def plan_sync(
     start: Any = None,
     end: Any = None,
     *,
+    site: SiteSelection = None,
     sites: SiteSelection = None,
     networks: Iterable[SliceSpec] | None = None,
     merchandise: Iterable[SliceSpec] | None = None,
@@ -119,14 +136,15 @@ def plan_sync(
     grain: Grain = "month",
     data_dir: str | Path | None = None,
     refresh: bool = False,
+    allow_large: bool = False,
     options: SyncOptions = SyncOptions(),
 ) -> SyncPlan:
     """The exact requests `sync` would make, per site and endpoint, with the ETA `sync` would
     print (the pace, and what requests and the end work cost on this machine); fetches nothing."""
-    folder = data_dir_of(data_dir)
-    profiles = _profiles(sites)
+    folder = lake_of(data_dir).path
+    profiles = _profiles(site, sites)
     policies = policies_of(profiles, options)
-    keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options)
+    keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options, allow_large)
     manifests, _ = read_manifests(folder, policies)
     keys = with_stored_windows(keys, manifests, policies)
     return plan_keys(manifests, profiles, keys, options, refresh=refresh, finish=True)
@@ -134,18 +152,20 @@ def plan_sync(
 
 def status_rows(
     *,
+    site: SiteSelection = None,
     sites: SiteSelection = None,
     data_dir: str | Path | None = None,
     rebuild: bool = False,
     options: SyncOptions = SyncOptions(),
 ) -> list[DatasetStatus]:
     """The rows of `status` in plain Python (what `commerce-reports status` prints, without polars)."""
-    policies = policies_of(_profiles(sites), options)
-    return lake_status_rows(data_dir_of(data_dir), policies, rebuild=rebuild)
+    policies = policies_of(_profiles(site, sites), options)
+    return lake_status_rows(lake_of(data_dir).path, policies, rebuild=rebuild)
 
 
 def window_rows(
     *,
+    site: SiteSelection = None,
     sites: SiteSelection = None,
     data_dir: str | Path | None = None,
     rebuild: bool = False,
@@ -153,49 +173,59 @@ def window_rows(
 ) -> list[WindowStatus]:
     """Per stored aggregate window: when it was fetched, until when the service may still revise
     it, and whether it is final (what `commerce-reports status --windows` prints; plain Python)."""
-    policies = policies_of(_profiles(sites), options)
-    return lake_window_rows(data_dir_of(data_dir), policies, rebuild=rebuild)
+    policies = policies_of(_profiles(site, sites), options)
+    return lake_window_rows(lake_of(data_dir).path, policies, rebuild=rebuild)
 
 
 def status(
     *,
+    site: SiteSelection = None,
     sites: SiteSelection = None,
     data_dir: str | Path | None = None,
     rebuild: bool = False,
     options: SyncOptions = SyncOptions(),
 ) -> pl.DataFrame:
     """What the lake holds: per site and dataset, partitions, rows, days covered, how many unsettled
-    (days not settled, windows not final), when last fetched. `window_rows` says it per window.
+    (days not settled, windows not final), when last fetched, and the lake's folder (`lake`).
+    `window_rows` says it per window.
 
     A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
     `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""
-    return status_frame(status_rows(sites=sites, data_dir=data_dir, rebuild=rebuild, options=options))
+    import polars as pl
+
+    rows = status_rows(site=site, sites=sites, data_dir=data_dir, rebuild=rebuild, options=options)
+    return status_frame(rows).with_columns(pl.lit(str(lake_of(data_dir).path)).alias("lake"))
 
 
 def invalidate(
     start: Any,
     end: Any,
     *,
+    site: SiteSelection = None,
     sites: SiteSelection = None,
-    datasets: Iterable[Dataset] = DATASETS,
+    datasets: Dataset | Iterable[Dataset] = DATASETS,
     data_dir: str | Path | None = None,
 ) -> int:
     """Forget the stored partitions that overlap `start`..`end`, so the next sync fetches them again.
 
     The files stay readable until they are replaced. Returns how many partitions were forgotten.
     """
-    return forget(data_dir_of(data_dir), _profiles(sites), start, end, datasets)
+    chosen = [datasets] if isinstance(datasets, str) else datasets  # one dataset, or several
+    return forget(lake_of(data_dir).path, _profiles(site, sites), start, end, chosen)
 
 
-def verify(*, sites: SiteSelection = None, data_dir: str | Path | None = None) -> VerifyReport:
+def verify(
+    *, site: SiteSelection = None, sites: SiteSelection = None, data_dir: str | Path | None = None
+) -> VerifyReport:
     """Check every partition (its sha256 against the manifest, and that it reads) and every rollup
     (that it is the file its last refresh wrote); quarantine what fails (the next sync fetches it
     again), rebuild forged rollups, and publish the repaired lake for the views."""
     from .db import refresh_rollups, verify_rollups
     from .lake import verify as verify_partitions
 
-    folder = data_dir_of(data_dir)
-    names = list(_profiles(sites)) if sites is not None else None
+    folder = lake_of(data_dir).path
+    chosen = chosen_sites(site, sites)
+    names = list(_profiles(chosen, None)) if chosen is not None else None
     report = verify_partitions(folder, names)
     report.rollups = verify_rollups(folder, names)
     if report.repairs:

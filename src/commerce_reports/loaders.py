@@ -16,7 +16,7 @@ from .contract import FORMER_TYPES, PART_FILE, Dataset, PartitionKey, dataset_sc
 from .embedded import available_sites, started
 from .errors import ValidationError
 from .params import DATE_FIELDS, DateField, Filters, Grain
-from .sites import SiteSelection, select_sites
+from .sites import SiteSelection, chosen_sites, select_sites
 from .syncing import aggregate_keys, transaction_keys
 from .syncing.jobs import SliceSpec, SyncOptions, data_dir_of, day_span, fetch_keys, now_of, slices_of
 
@@ -81,11 +81,13 @@ def load_transactions(
     by: DateField = "updateDate",
     site: SiteSelection = None,
     *,
+    sites: SiteSelection = None,
     campaign_ids: Any = None,
     merchant_group_ids: Any = None,
     program_type: Any = None,
     lazy: bool = False,
     refresh: bool = False,
+    allow_large: bool = False,
     data_dir: str | Path | None = None,
     options: SyncOptions = SyncOptions(),
 ) -> pl.DataFrame | pl.LazyFrame:
@@ -93,16 +95,17 @@ def load_transactions(
 
     Missing or unsettled days are fetched first; the filters are applied locally.
     `by="updateDate"` gives every version on the day it changed; the other fields give each
-    transaction's state when its day was fetched.
+    transaction's state when its day was fetched. `site=` chooses one site, `sites=` several
+    (default: all); a range over 5 years needs `allow_large=True`.
     """
     if by not in DATE_FIELDS:
         raise ValidationError("by", f"{by!r} is not a date field", f"use one of {', '.join(DATE_FIELDS)}")
     local = Filters.of(
         campaign_ids=campaign_ids, merchant_group_ids=merchant_group_ids, program_type=program_type
     )
-    first, last = day_span(start, end, now_of(options).date())
+    first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
     keys = transaction_keys(first, last, by)
-    files = _load("transactions", keys, site, data_dir, refresh, options)
+    files = _load("transactions", keys, chosen_sites(site, sites), data_dir, refresh, options)
     frame = _read(files, lambda key: {"day": key.start})
     import polars as pl
 
@@ -119,17 +122,18 @@ def _load_aggregate(
     dataset: Dataset,
     start: Any,
     end: Any,
-    slices: Iterable[SliceSpec] | None,
+    slices: SliceSpec | Iterable[SliceSpec] | None,
     grain: Grain,
     site: SiteSelection,
     lazy: bool,
     refresh: bool,
+    allow_large: bool,
     data_dir: str | Path | None,
     options: SyncOptions,
 ) -> pl.DataFrame | pl.LazyFrame:
     if grain not in ("day", "month"):
         raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day' or 'month'")
-    first, last = day_span(start, end, now_of(options).date())
+    first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
     chosen = slices_of(slices, (Filters(),))
     keys = aggregate_keys(dataset, first, last, chosen, grain)  # _range ends them at today
     files = _load(dataset, keys, site, data_dir, refresh, options)
@@ -140,12 +144,14 @@ def _load_aggregate(
 def load_networks(
     start: Any,
     end: Any,
-    slices: Iterable[SliceSpec] | None = None,
+    slices: SliceSpec | Iterable[SliceSpec] | None = None,
     grain: Grain = "month",
     site: SiteSelection = None,
     *,
+    sites: SiteSelection = None,
     lazy: bool = False,
     refresh: bool = False,
+    allow_large: bool = False,
     data_dir: str | Path | None = None,
     options: SyncOptions = SyncOptions(),
 ) -> pl.DataFrame | pl.LazyFrame:
@@ -154,20 +160,28 @@ def load_networks(
     `grain="month"` stores whole calendar months (the current one is partial and refreshed);
     `grain="day"` makes one request per day. Each row carries its window and filters.
     """
-    return _load_aggregate("networks", start, end, slices, grain, site, lazy, refresh, data_dir, options)
+    chosen = chosen_sites(site, sites)
+    return _load_aggregate(
+        "networks", start, end, slices, grain, chosen, lazy, refresh, allow_large, data_dir, options
+    )
 
 
 def load_merchandise(
     start: Any,
     end: Any,
-    slices: Iterable[SliceSpec] | None = None,
+    slices: SliceSpec | Iterable[SliceSpec] | None = None,
     grain: Grain = "month",
     site: SiteSelection = None,
     *,
+    sites: SiteSelection = None,
     lazy: bool = False,
     refresh: bool = False,
+    allow_large: bool = False,
     data_dir: str | Path | None = None,
     options: SyncOptions = SyncOptions(),
 ) -> pl.DataFrame | pl.LazyFrame:
     """Per-product aggregates of each slice for the windows covering the range (see load_networks)."""
-    return _load_aggregate("merchandise", start, end, slices, grain, site, lazy, refresh, data_dir, options)
+    chosen = chosen_sites(site, sites)
+    return _load_aggregate(
+        "merchandise", start, end, slices, grain, chosen, lazy, refresh, allow_large, data_dir, options
+    )

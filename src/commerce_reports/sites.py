@@ -30,10 +30,10 @@ from .config import (
     check_revision_days,
 )
 from .contract import check_site_name
-from .errors import CommerceReportsError, ConfigurationError
+from .errors import CommerceReportsError, ConfigurationError, ValidationError
 from .secret import Secret
 
-__all__ = ["SITES_FILE", "SiteProfile", "SiteSelection", "configured_sites", "select_sites"]
+__all__ = ["SITES_FILE", "SiteProfile", "SiteSelection", "chosen_sites", "configured_sites", "select_sites"]
 
 SITES_FILE = "sites.toml"
 _TABLE_KEYS = {
@@ -97,6 +97,14 @@ def configured_sites(settings: Settings | None = None) -> dict[str, SiteProfile]
 
 
 SiteSelection = str | Sequence[str] | Sequence[SiteProfile] | None
+
+
+def chosen_sites(site: SiteSelection, sites: SiteSelection) -> SiteSelection:
+    """What the caller chose with `site=` (one) or `sites=` (several); both at once is an error.
+    Either takes a name, a list of names or profiles (None: every site)."""
+    if site is not None and sites is not None:
+        raise ValidationError("site", "given with sites=", "give site= for one site or sites= for several")
+    return site if site is not None else sites
 
 
 def select_sites(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ValidationError
+from .options import known_sites
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,10 @@ def _export(args: argparse.Namespace) -> int:
     except ValidationError as error:  # a usage error: exit 2, as argparse does, before anything runs
         print(f"error: {error}", file=sys.stderr)
         return 2
+    site = params.get("site")
+    if isinstance(site, str):  # where the kernel runs (the notebook's folder): the sites it will see
+        with contextlib.chdir(args.notebook.resolve().parent):
+            known_sites("export", [site], None, stored=False)
     if args.sync:
         from ..api import SyncOptions, sync
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import EXIT_UNREACHABLE
+from .options import add_data_dir, existing_lake, known_sites
 
 
 def _date(text: str) -> date:
@@ -23,9 +24,7 @@ def _date(text: str) -> date:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--data-dir", type=Path, help="the lake's folder (default: COMMERCE_REPORTS_DATA_DIR or data/)"
-    )
+    add_data_dir(parser)
     parser.add_argument(
         "--site", action="append", dest="sites", help="only this site (repeatable; default: all)"
     )
@@ -82,11 +81,18 @@ def register(subparsers: Any) -> None:
     )
     run.add_argument("--plan", action="store_true", help="print the requests and their ETA, fetch nothing")
     run.add_argument("--no-progress", action="store_true", help="log lines instead of progress bars")
+    run.add_argument(
+        "--yes", action="store_true", help="go ahead with a range over 5 years (thousands of requests)"
+    )
     _common(run)
     run.set_defaults(handler=_sync)
 
     state = subparsers.add_parser(
-        "status", help="what the lake holds, what is unsettled, what a sync would fetch"
+        "status",
+        help="what the lake holds, what is unsettled, what a sync would fetch",
+        description="Say which lake is used and why, then per site and dataset what it holds "
+        "(partitions, rows, days, unsettled partitions, last fetch) and what a sync would request, "
+        "with its ETA. Reads only the manifests; fetches nothing.",
     )
     _common(state)
     state.add_argument(
@@ -125,9 +131,14 @@ def register(subparsers: Any) -> None:
     )
     doctor.set_defaults(handler=_check)
 
-    forget = subparsers.add_parser("invalidate", help="make the next sync refetch a range of days")
-    forget.add_argument("start", type=_date)
-    forget.add_argument("end", type=_date)
+    forget = subparsers.add_parser(
+        "invalidate",
+        help="make the next sync refetch a range of days",
+        description="Forget the stored partitions that overlap START..END (both included, "
+        "YYYY-MM-DD), so the next sync fetches them again; the files stay readable until then.",
+    )
+    forget.add_argument("start", type=_date, help="first day, YYYY-MM-DD")
+    forget.add_argument("end", type=_date, help="last day, included")
     forget.add_argument(
         "--dataset",
         action="append",
@@ -160,12 +171,14 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _sync(args: argparse.Namespace) -> int:
+    known_sites("sync", args.sites, args.data_dir, stored=False)
     kwargs: dict[str, Any] = {
         "sites": args.sites,
         "countries": args.country,
         "grain": args.grain,
         "data_dir": args.data_dir,
         "refresh": args.refresh,
+        "allow_large": args.yes,
     }
     if args.plan:
         from ..api import plan_sync  # plain Python over manifests and dates
@@ -193,6 +206,7 @@ def _status(args: argparse.Namespace) -> int:
     from ..locate import where
     from ..syncing.status import describe_status, describe_windows
 
+    known_sites("status", args.sites, args.data_dir, stored=False)
     print(f"lake: {where(args.data_dir) if args.data_dir is not None else Settings.from_env().lake}")
     code = _verify(args) if args.verify else 0
     print(describe_status(status_rows(sites=args.sites, data_dir=args.data_dir, rebuild=args.rebuild)))
@@ -205,7 +219,9 @@ def _status(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from ..api import verify
 
-    report = verify(sites=args.sites, data_dir=args.data_dir)
+    data_dir = existing_lake(args.command, args.data_dir)
+    known_sites(args.command, args.sites, args.data_dir, stored=False)
+    report = verify(sites=args.sites, data_dir=data_dir)
     print(report.summary())
     return 0 if report.ok else 1
 
@@ -213,6 +229,7 @@ def _verify(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from ..checkup import DEFAULT_MAX_WAIT, check
 
+    known_sites("check", args.sites, args.data_dir, stored=False)
     report = check(args.sites, data_dir=args.data_dir, max_wait=None if args.wait else DEFAULT_MAX_WAIT)
     print(report.describe())
     return 0 if report.ok else 1
@@ -221,6 +238,8 @@ def _check(args: argparse.Namespace) -> int:
 def _invalidate(args: argparse.Namespace) -> int:
     from ..api import invalidate
 
+    existing_lake("invalidate", args.data_dir)
+    known_sites("invalidate", args.sites, args.data_dir, stored=False)
     chosen = {"datasets": args.dataset} if args.dataset else {}  # default: all three
     count = invalidate(args.start, args.end, sites=args.sites, data_dir=args.data_dir, **chosen)
     print(f"forgot {count} partitions: the next sync fetches them again", file=sys.stderr)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import LakeError
+from .options import add_data_dir, existing_lake, known_sites
 
 if TYPE_CHECKING:  # the handlers import DuckDB and polars when they run: `--help` stays instant
     import duckdb
@@ -26,7 +27,6 @@ _TABLE_ROWS = 40  # rows a table shows unless --max-rows says
 _XLSX_ROWS = 1_048_576  # Excel's rows per worksheet
 _MONEY = re.compile(r"revenue|order_value|sales|price")  # money columns: a float one goes out in cents
 _DIGITS = 12  # other decimals: enough digits to keep every figure, none of the float noise
-_DATA_DIR = "data folder (default: COMMERCE_REPORTS_DATA_DIR or data)"
 
 
 def register(subparsers: Any) -> None:
@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
         "DuckDB file holding the views: open it with `duckdb -readonly data/commerce.duckdb` "
         "(the CLI: `pip install duckdb-cli`). Also repairs a catalog whose data folder was moved.",
     )
-    catalog.add_argument("--data-dir", type=Path, help=_DATA_DIR)
+    add_data_dir(catalog)
     catalog.set_defaults(handler=run_catalog)
 
     rollups = subparsers.add_parser(
@@ -49,7 +49,7 @@ def register(subparsers: Any) -> None:
     )
     rollups.add_argument("--rebuild", action="store_true", help="recompute every rollup from the lake")
     rollups.add_argument("--site", action="append", dest="sites", help="only this site (repeatable)")
-    rollups.add_argument("--data-dir", type=Path, help=_DATA_DIR)
+    add_data_dir(rollups)
     rollups.set_defaults(handler=run_rollups)
 
     sql = subparsers.add_parser(
@@ -71,7 +71,7 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="at most N rows: the query itself stops there (default: 40 for a table, all otherwise)",
     )
-    sql.add_argument("--data-dir", type=Path, help=_DATA_DIR)
+    add_data_dir(sql)
     sql.set_defaults(handler=run_sql)
 
 
@@ -91,20 +91,23 @@ def _report(done: list[SiteRefresh]) -> None:
 def run_catalog(args: argparse.Namespace) -> int:
     from ..db import refresh_rollups, write_catalog
 
-    _report(refresh_rollups(args.data_dir))
-    print(f"wrote {write_catalog(args.data_dir, force=True)}")
+    data_dir = existing_lake("catalog", args.data_dir)
+    _report(refresh_rollups(data_dir))
+    print(f"wrote {write_catalog(data_dir, force=True)}")
     return 0
 
 
 def run_rollups(args: argparse.Namespace) -> int:
     from ..db import rebuild_rollups, refresh_rollups, write_catalog
 
+    data_dir = existing_lake("rollups", args.data_dir)
+    known_sites("rollups", args.sites, data_dir, stored=True)
     if args.rebuild:
-        done = rebuild_rollups(args.data_dir, args.sites)
+        done = rebuild_rollups(data_dir, args.sites)
     else:
-        done = refresh_rollups(args.data_dir, {site: [] for site in args.sites} if args.sites else None)
+        done = refresh_rollups(data_dir, {site: [] for site in args.sites} if args.sites else None)
     _report(done)
-    write_catalog(args.data_dir)
+    write_catalog(data_dir)
     return 0
 
 
@@ -127,7 +130,7 @@ def run_sql(args: argparse.Namespace) -> int:
         print("commerce-reports sql: error: --max-rows must be 0 or more", file=sys.stderr)
         return 2
     read_only_statement(args.query)  # refused before the lake is even opened
-    data_dir = ensure_lake(args.data_dir)
+    data_dir = ensure_lake(existing_lake("sql", args.data_dir))
     ensure_catalog(data_dir)  # a moved data folder: the DuckDB CLI's catalog is repaired here too
     with connect(data_dir) as con:
         write_query(con, args.query, args.format, args.output, args.max_rows)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ..client import ReportsClient
 
 __all__ = [
+    "MAX_DAYS",
     "EndWork",
     "Launch",
     "SliceSpec",
@@ -49,6 +50,7 @@ __all__ = [
     "data_dir_of",
     "day_span",
     "fetch_keys",
+    "lake_of",
     "ledger",
     "now_of",
     "plan_keys",
@@ -59,6 +61,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 SliceSpec = Filters | Mapping[str, Any] | str
+MAX_DAYS = 5 * 366  # a longer range is a request count nobody asks for by accident: allow_large=True
 # Makes a site ready for a client: the entry points start a named embedded sandbox site here.
 Launch = Callable[[SiteProfile], SiteProfile]
 # The DuckDB side brought up to date after a sync, given the partitions it stored per site (the
@@ -84,9 +87,16 @@ class SyncOptions:
     say: Callable[[str], None] | None = None
 
 
-def slices_of(specs: Iterable[SliceSpec] | None, default: Sequence[Filters]) -> list[Filters]:
+def slices_of(specs: SliceSpec | Iterable[SliceSpec] | None, default: Sequence[Filters]) -> list[Filters]:
+    """The slices `specs` names (one spec, or several), or `default` for None."""
     if specs is None:
         return list(default)
+    if isinstance(specs, Filters | Mapping | str):
+        specs = [specs]
+    if not isinstance(specs, Iterable):
+        raise ValidationError(
+            "slices", f"{specs!r} is not a slice or a list of them", "give a list of slices"
+        )
     slices: list[Filters] = []
     for spec in specs:
         if isinstance(spec, Filters):
@@ -104,7 +114,12 @@ def slices_of(specs: Iterable[SliceSpec] | None, default: Sequence[Filters]) -> 
 
 def data_dir_of(data_dir: str | Path | None) -> Path:
     """The caller's data folder, or the one the configuration names (see `commerce_reports.locate`)."""
-    return Settings.from_env().data_dir if data_dir is None else locate.data_dir(data_dir)
+    return lake_of(data_dir).path
+
+
+def lake_of(data_dir: str | Path | None) -> locate.LakeLocation:
+    """The caller's data folder, or the one the configuration names, and why."""
+    return Settings.from_env().lake if data_dir is None else locate.where(data_dir)
 
 
 def now_of(options: SyncOptions) -> datetime:
@@ -114,13 +129,25 @@ def now_of(options: SyncOptions) -> datetime:
     return moment
 
 
-def day_span(start: Any, end: Any, today: date, default_days: int = 90) -> tuple[date, date]:
+def day_span(
+    start: Any, end: Any, today: date, default_days: int = 90, *, allow_large: bool = False
+) -> tuple[date, date]:
+    """The first and last day asked for (both included); over `MAX_DAYS` only with `allow_large`."""
     last = as_date(end, "end") if end is not None else today
     first = as_date(start, "start") if start is not None else last - timedelta(days=default_days - 1)
     if last > today:
         raise ValidationError("end", f"{last} is after today ({today})", "reports exist up to today")
     if first > last:
         raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
+    if not isinstance(allow_large, bool):
+        raise ValidationError("allow_large", f"{allow_large!r} is not a bool", "give True or False")
+    days = (last - first).days + 1
+    if days > MAX_DAYS and not allow_large:
+        raise ValidationError(
+            "start",
+            f"{first}..{last} is {days:,} days, over 5 years: at least {days:,} requests",
+            "pass allow_large=True (on the command line: --yes) if you mean it",
+        )
     return first, last
 
 
@@ -128,14 +155,21 @@ def ledger(
     start: Any,
     end: Any,
     sites: Iterable[str],
-    networks: Iterable[SliceSpec] | None,
-    merchandise: Iterable[SliceSpec] | None,
-    countries: Iterable[str],
+    networks: SliceSpec | Iterable[SliceSpec] | None,
+    merchandise: SliceSpec | Iterable[SliceSpec] | None,
+    countries: str | Iterable[str],
     grain: Grain,
     options: SyncOptions,
+    allow_large: bool = False,
 ) -> dict[str, list[PartitionKey]]:
     """Per site, every partition of its ledger: updateDate days and aggregate slices."""
-    first, last = day_span(start, end, now_of(options).date())
+    first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
+    if isinstance(countries, str):
+        countries = [countries]  # one country
+    if not isinstance(countries, Iterable):
+        raise ValidationError(
+            "countries", f"{countries!r} is not a list of countries", 'give e.g. ["US", "GB"]'
+        )
     nets = slices_of(networks, DEFAULT_NETWORK_SLICES) + [Filters(country=c) for c in countries]
     merch = slices_of(merchandise, DEFAULT_MERCHANDISE_SLICES)
     keys = [

@@ -8,6 +8,7 @@ from typing import NamedTuple
 from ..contract import PartitionKey
 from ..errors import CommerceReportsError, UnreachableError
 from ..lake import Repair
+from ..locate import LakeLocation
 from .costs import shares
 from .plan import PlannedRequest, SyncPlan
 
@@ -63,6 +64,7 @@ class SyncResult:
     collapsed: list[tuple[PlannedRequest, int]] = field(default_factory=list)  # duplicate rows dropped
     # When each stored request kept the machine busy (clock times, without the pace's waits).
     spans: list[tuple[PlannedRequest, float, float]] = field(default_factory=list)
+    lake: LakeLocation | None = None  # the lake synced into, and why it is that one
 
     @property
     def rows(self) -> int:
@@ -167,6 +169,8 @@ class SyncResult:
             table.setdefault((failure.request.site, failure.request.key.dataset), [0, 0, 0, 0])[3] += 1
         head = self.summary().splitlines()[0]
         lines = [f"SyncResult: {head}; {self.plan.skipped} partitions already current"]
+        if self.lake is not None:
+            lines.append(f"  lake: {self.lake}")
         lines += [
             f"  {site:<12} {dataset:<12} {planned:>4} planned {stored:>4} stored {rows:>10,} rows "
             f"{failed:>3} failed"

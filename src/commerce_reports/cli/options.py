@@ -1,0 +1,68 @@
+"""Options several commands share: `--data-dir` (one help text, the README's rule), `--site`
+(an unknown name is a usage error, exit 2, before anything is created), and the data folder of a
+command that only reads or maintains a lake (one that does not exist is refused, never created)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NoReturn
+
+from ..contract import lake_root
+
+__all__ = ["DATA_DIR_HELP", "add_data_dir", "existing_lake", "known_sites", "usage_error"]
+
+DATA_DIR_HELP = (
+    "the lake's folder (default: $COMMERCE_REPORTS_DATA_DIR, else the data_dir of the nearest "
+    "commerce-reports.toml at or above the working folder, else the user data folder; "
+    "`commerce-reports status` says which and why)"
+)
+
+
+def add_data_dir(parser: argparse.ArgumentParser) -> None:
+    """`--data-dir`, with the help text every command shares."""
+    parser.add_argument("--data-dir", type=Path, help=DATA_DIR_HELP)
+
+
+def usage_error(command: str, message: str) -> NoReturn:
+    """Say what is wrong as argparse does, and exit 2 (a usage error: nothing ran)."""
+    print(f"commerce-reports {command}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _folder(data_dir: Path | None) -> Path:
+    from ..config import Settings
+
+    return Settings.from_env().data_dir if data_dir is None else data_dir.expanduser().absolute()
+
+
+def existing_lake(command: str, data_dir: Path | None) -> Path:
+    """The data folder of a command that must not create one: a folder that does not exist (a
+    typo in --data-dir, say) is a usage error rather than a new, empty lake."""
+    folder = _folder(data_dir)
+    if not folder.is_dir():
+        usage_error(
+            command,
+            f"there is no data folder at {folder}: check --data-dir (`commerce-reports status` says "
+            "which lake is used and why); `commerce-reports sync` creates one",
+        )
+    return folder
+
+
+def known_sites(command: str, sites: Iterable[str] | None, data_dir: Path | None, *, stored: bool) -> None:
+    """Refuse (exit 2) a site name that is not configured, nor with `stored` held by the lake."""
+    if not sites:
+        return
+    from ..embedded import available_sites
+
+    known = set(available_sites(start=False))
+    if stored:
+        root = lake_root(_folder(data_dir))
+        known |= {p.name.removeprefix("site=") for p in root.glob("site=*")} if root.is_dir() else set()
+    unknown = [name for name in sites if name not in known]
+    if unknown:
+        usage_error(
+            command, f"unknown site {unknown[0]!r}; known sites: {', '.join(sorted(known)) or 'none'}"
+        )
