@@ -40,6 +40,8 @@ SLOW_FIRST = (
     "tests/test_cli_folders.py",
     "tests/db/test_safety.py",
     "tests/db/test_exports.py",
+    "tests/test_fuzz.py",
+    "tests/test_readme.py",
     "tests/charts/test_performance.py",
     "tests/charts/test_selection.py",
     "tests/db/test_catalog.py",

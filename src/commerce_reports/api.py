@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .contract import DATASETS, Dataset
 from .embedded import available_sites, started
+from .errors import ValidationError
 from .lake import VerifyReport
 from .loaders import load_merchandise, load_networks, load_transactions
 from .locate import LakeLocation
@@ -30,8 +31,10 @@ from .syncing.jobs import (
     SliceSpec,
     SyncOptions,
     fetch_keys,
+    lake_errors,
     lake_of,
     ledger,
+    options_of,
     plan_keys,
     policies_of,
     with_stored_windows,
@@ -114,12 +117,14 @@ def sync(
     result names the lake it synced (`result.lake`)."""
     from .db import after_sync
 
+    options = options_of(options)
     lake = lake_of(data_dir)
     profiles = _profiles(site, sites)
     keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options, allow_large)
-    result = fetch_keys(
-        lake.path, profiles, keys, options, refresh, finish=after_sync, launch=started, revisions=True
-    )
+    with lake_errors(lake.path):
+        result = fetch_keys(
+            lake.path, profiles, keys, options, refresh, finish=after_sync, launch=started, revisions=True
+        )
     result.lake = lake
     return result
 
@@ -141,11 +146,13 @@ def plan_sync(
 ) -> SyncPlan:
     """The exact requests `sync` would make, per site and endpoint, with the ETA `sync` would
     print (the pace, and what requests and the end work cost on this machine); fetches nothing."""
+    options = options_of(options)
     folder = lake_of(data_dir).path
     profiles = _profiles(site, sites)
     policies = policies_of(profiles, options)
     keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options, allow_large)
-    manifests, _ = read_manifests(folder, policies)
+    with lake_errors(folder):
+        manifests, _ = read_manifests(folder, policies)
     keys = with_stored_windows(keys, manifests, policies)
     return plan_keys(manifests, profiles, keys, options, refresh=refresh, finish=True)
 
@@ -159,8 +166,11 @@ def status_rows(
     options: SyncOptions = SyncOptions(),
 ) -> list[DatasetStatus]:
     """The rows of `status` in plain Python (what `commerce-reports status` prints, without polars)."""
+    options = options_of(options)
     policies = policies_of(_profiles(site, sites), options)
-    return lake_status_rows(lake_of(data_dir).path, policies, rebuild=rebuild)
+    folder = lake_of(data_dir).path
+    with lake_errors(folder):
+        return lake_status_rows(folder, policies, rebuild=rebuild)
 
 
 def window_rows(
@@ -173,8 +183,11 @@ def window_rows(
 ) -> list[WindowStatus]:
     """Per stored aggregate window: when it was fetched, until when the service may still revise
     it, and whether it is final (what `commerce-reports status --windows` prints; plain Python)."""
+    options = options_of(options)
     policies = policies_of(_profiles(site, sites), options)
-    return lake_window_rows(lake_of(data_dir).path, policies, rebuild=rebuild)
+    folder = lake_of(data_dir).path
+    with lake_errors(folder):
+        return lake_window_rows(folder, policies, rebuild=rebuild)
 
 
 def status(
@@ -210,8 +223,21 @@ def invalidate(
 
     The files stay readable until they are replaced. Returns how many partitions were forgotten.
     """
-    chosen = [datasets] if isinstance(datasets, str) else datasets  # one dataset, or several
-    return forget(lake_of(data_dir).path, _profiles(site, sites), start, end, chosen)
+    chosen = (
+        [datasets]
+        if isinstance(datasets, str)
+        else list(datasets)
+        if isinstance(datasets, Iterable)
+        else None
+    )
+    if chosen is None or not all(isinstance(d, str) for d in chosen):  # one dataset, or several
+        raise ValidationError(
+            "datasets", f"{datasets!r:.60} is not a list of datasets", f"give some of {', '.join(DATASETS)}"
+        )
+    folder = lake_of(data_dir).path
+    profiles = _profiles(site, sites)
+    with lake_errors(folder):
+        return forget(folder, profiles, start, end, chosen)
 
 
 def verify(
@@ -226,8 +252,9 @@ def verify(
     folder = lake_of(data_dir).path
     chosen = chosen_sites(site, sites)
     names = list(_profiles(chosen, None)) if chosen is not None else None
-    report = verify_partitions(folder, names)
-    report.rollups = verify_rollups(folder, names)
-    if report.repairs:
-        refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
+    with lake_errors(folder):
+        report = verify_partitions(folder, names)
+        report.rollups = verify_rollups(folder, names)
+        if report.repairs:
+            refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
     return report

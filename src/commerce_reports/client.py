@@ -37,6 +37,7 @@ from .errors import (
     StatusError,
     TransportError,
     UnreachableError,
+    ValidationError,
 )
 from .http import Answer, KeyAuth, RetryPolicy, Session, retry_after
 from .pace import LONG_WAIT, Clock, Pacer, SystemClock
@@ -143,6 +144,7 @@ class ReportsClient:
         transport: httpx.BaseTransport | None = None,
         settings: Settings | None = None,
     ) -> None:
+        _check_kinds(limits=limits, retry=retry, settings=settings, transport=transport, pace_dir=pace_dir)
         settings = settings or Settings.from_env()
         key = secret_key if secret_key is not None else settings.secret_key
         url = base_url or settings.base_url
@@ -426,3 +428,18 @@ def _with_attempts(error: ServiceError, attempts: int) -> ServiceError:
 
 def _describe(params: Mapping[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _check_kinds(**given: Any) -> None:
+    """A ValidationError for an argument of the wrong kind, before anything is built from it."""
+    kinds: dict[str, Any] = {
+        "limits": (Limits,),
+        "retry": (RetryPolicy,),
+        "settings": (Settings,),
+        "transport": (httpx.BaseTransport,),
+        "pace_dir": (str, Path),
+    }
+    for name, value in given.items():
+        if value is not None and not isinstance(value, kinds[name]):
+            allowed = " or ".join(kind.__name__ for kind in kinds[name])
+            raise ValidationError(name, f"{value!r:.60} is not a {allowed}", f"give a {allowed}, or None")

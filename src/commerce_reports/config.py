@@ -69,6 +69,10 @@ def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, floa
     pace = dict.fromkeys(ENDPOINTS, DEFAULT_PACE)
     if text is None or text == "":
         return pace
+    if isinstance(text, bool) or not isinstance(text, str | int | float | Mapping):
+        raise ConfigurationError(
+            f"pace: {text!r:.60} is not a pace; give seconds (60) or e.g. transactions=60,networks=10"
+        )
     if isinstance(text, int | float):
         return dict.fromkeys(ENDPOINTS, _seconds("pace", str(text)))
     if isinstance(text, Mapping):

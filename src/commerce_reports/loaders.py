@@ -18,7 +18,17 @@ from .errors import ValidationError
 from .params import DATE_FIELDS, DateField, Filters, Grain
 from .sites import SiteSelection, chosen_sites, select_sites
 from .syncing import aggregate_keys, transaction_keys
-from .syncing.jobs import SliceSpec, SyncOptions, data_dir_of, day_span, fetch_keys, now_of, slices_of
+from .syncing.jobs import (
+    SliceSpec,
+    SyncOptions,
+    data_dir_of,
+    day_span,
+    fetch_keys,
+    lake_errors,
+    now_of,
+    options_of,
+    slices_of,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -69,7 +79,8 @@ def _load(
     from .db import after_sync  # the views see what a loader stored, as after a sync
 
     keyed = {s: keys for s in profiles}
-    result = fetch_keys(folder, profiles, keyed, options, refresh, finish=after_sync, launch=started)
+    with lake_errors(folder):
+        result = fetch_keys(folder, profiles, keyed, options, refresh, finish=after_sync, launch=started)
     if result.failed:
         raise result.failed[0][1]
     return [(s, k, site_root(folder, s) / k.relpath / PART_FILE) for s in profiles for k in keys]
@@ -103,6 +114,7 @@ def load_transactions(
     local = Filters.of(
         campaign_ids=campaign_ids, merchant_group_ids=merchant_group_ids, program_type=program_type
     )
+    options = options_of(options)
     first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
     keys = transaction_keys(first, last, by)
     files = _load("transactions", keys, chosen_sites(site, sites), data_dir, refresh, options)
@@ -133,6 +145,7 @@ def _load_aggregate(
 ) -> pl.DataFrame | pl.LazyFrame:
     if grain not in ("day", "month"):
         raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day' or 'month'")
+    options = options_of(options)
     first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
     chosen = slices_of(slices, (Filters(),))
     keys = aggregate_keys(dataset, first, last, chosen, grain)  # _range ends them at today

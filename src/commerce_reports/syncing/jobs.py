@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import locate
 from ..config import Settings, parse_pace
 from ..contract import AGGREGATES, PartitionKey
-from ..errors import ServiceError, ValidationError
+from ..errors import LakeError, ServiceError, ValidationError
 from ..lake.manifest import Manifest
 from ..pace import Clock, SystemClock
 from ..params import Filters, Grain, as_date
@@ -50,9 +51,11 @@ __all__ = [
     "data_dir_of",
     "day_span",
     "fetch_keys",
+    "lake_errors",
     "lake_of",
     "ledger",
     "now_of",
+    "options_of",
     "plan_keys",
     "policies_of",
     "slices_of",
@@ -85,6 +88,46 @@ class SyncOptions:
     progress: bool | None = None  # None: bars in terminals and notebooks, else lines (see `say`)
     # Where the plan and, without bars, a few progress lines go (None: the log, a line per request).
     say: Callable[[str], None] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.policy, SettlePolicy):
+            raise ValidationError(
+                "policy", f"{self.policy!r:.60} is not a SettlePolicy", "give a SettlePolicy()"
+            )
+        for name in ("now", "say"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise ValidationError(name, f"{getattr(self, name)!r:.60} is not callable", "give a function")
+        if self.clock is not None and not (
+            callable(getattr(self.clock, "time", None)) and callable(getattr(self.clock, "sleep", None))
+        ):
+            raise ValidationError(
+                "clock", f"{self.clock!r:.60} is not a clock", "give an object with time() and sleep()"
+            )
+        if self.progress is not None and not isinstance(self.progress, bool):
+            raise ValidationError(
+                "progress", f"{self.progress!r:.60} is not a bool", "give True, False or None"
+            )
+        if self.pace is not None:
+            parse_pace(self.pace)  # a ConfigurationError saying what a pace is
+
+
+def options_of(options: Any) -> SyncOptions:
+    """`options` when it is a SyncOptions, else a ValidationError (the entry points check it once)."""
+    if not isinstance(options, SyncOptions):
+        raise ValidationError("options", f"{options!r:.60} is not a SyncOptions", "give SyncOptions(...)")
+    return options
+
+
+@contextmanager
+def lake_errors(folder: Path) -> Iterator[None]:
+    """An operating-system error on the lake's folder (not a folder, no permission, a file system
+    that refuses) as a LakeError naming it, not a traceback."""
+    try:
+        yield
+    except OSError as error:
+        raise LakeError(
+            f"the lake at {folder} cannot be used: {error.strerror or error} ({error.filename or folder})"
+        ) from None
 
 
 def slices_of(specs: SliceSpec | Iterable[SliceSpec] | None, default: Sequence[Filters]) -> list[Filters]:

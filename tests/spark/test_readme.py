@@ -1,0 +1,20 @@
+"""The README's Spark block runs as written, in a project folder whose `data` is a synced lake."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+from tests.spark.conftest import Lake
+from tests.test_readme import python_blocks
+
+
+def test_the_readme_spark_block_runs(spark: Any, lake: Lake, tmp_path: Path) -> None:
+    (block,) = [b for b in python_blocks() if "register_views(spark" in b]
+    (tmp_path / "data").symlink_to(lake.data_dir)
+    shown = io.StringIO()
+    with contextlib.chdir(tmp_path), contextlib.redirect_stdout(shown):
+        exec(compile(block, "README.md (Spark block)", "exec"), {"spark": spark})
+    assert "window_start" in shown.getvalue() and "alpha" in shown.getvalue()
