@@ -2,29 +2,43 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+CORE := $(VENV)/.core
 STAMP := $(VENV)/.installed
+LINTED := src tests bench examples notebooks/build_notebooks.py docs/hooks
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint docs bench clean
 
-$(STAMP): pyproject.toml
+# What the demo needs: the package and its core dependencies, shown as they install.
+$(CORE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark,browser]'
+	@echo "installing commerce-reports and its core dependencies into $(VENV) ..."
+	$(BIN)/python -m pip install --progress-bar on -e .
+	touch $(CORE)
+
+# Everything else: tests, lint, Spark, the browser check, the documentation site.
+$(STAMP): $(CORE)
+	@echo "installing the development, Spark, browser and docs extras ..."
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,browser,docs]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(CORE)
 	$(BIN)/commerce-reports demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench examples notebooks/build_notebooks.py
-	$(BIN)/ruff format --check src tests bench examples notebooks/build_notebooks.py
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy --strict
+
+# The documentation site into site/; --strict: a broken reference or page fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 bench: $(STAMP)
 	$(BIN)/python bench/parse_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site .cache

@@ -32,10 +32,11 @@ from commerce_reports.charts import Selection
 last_day = date.fromisoformat(str(end)) if end else datetime.now(UTC).date()
 first_day = date.fromisoformat(str(start)) if start else last_day - timedelta(days=days - 1)
 selection = Selection(site=site, start=first_day, end=last_day)  # what every chart below shows
+print(f"lake: {cr.lake_location()}")  # which lake, and why: the rule every entry point follows
 if sync:  # fetches only what the lake lacks or what has not settled: nothing when it is current
     result = cr.sync(first_day, last_day, sites=site, countries=countries, options=cr.SyncOptions(progress=False))
     print(f"{result.summary()}; {len(result.plan.requests)} requests")
-con = cr.connect()  # the project's lake, found as every entry point finds it"""
+con = cr.connect()"""
 
 TYPES = """\
 from datetime import date  # the type of `start` and `end`: give them as "YYYY-MM-DD"
@@ -165,9 +166,17 @@ def devices_and_countries() -> nbformat.NotebookNode:
 def report() -> nbformat.NotebookNode:
     return new_notebook(
         cells=[
-            parameters(TYPES + 'site = "alpha"  # the site reported on\n' + WINDOW),
+            parameters(
+                TYPES
+                + "site: str | None = None  # the site reported on; None: the first configured\n"
+                + WINDOW
+            ),
             new_code_cell(
-                SYNC + "\n\n"
+                SYNC.replace(
+                    "import commerce_reports as cr\n",
+                    "import commerce_reports as cr\n\nsite = site or cr.site_names()[0]  # the configured site\n\n",
+                )
+                + "\n\n"
                 "from IPython.display import Markdown\n\n"
                 "from commerce_reports.charts import (\n"
                 "    country_map_chart,\n    daily_chart,\n    device_chart,\n    network_epc_chart,\n"

@@ -23,6 +23,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "load_transactions",
             "open_client",
             "plan_sync",
+            "site_names",
             "status",
             "sync",
             "write_catalog",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         load_transactions,
         open_client,
         plan_sync,
+        site_names,
         status,
         sync,
     )
@@ -94,6 +95,7 @@ __all__ = [
     "load_transactions",
     "open_client",
     "plan_sync",
+    "site_names",
     "status",
     "sync",
     "write_catalog",
@@ -108,6 +110,7 @@ _HOMES = {
     "load_networks": "api",
     "load_transactions": "api",
     "plan_sync": "api",
+    "site_names": "api",
     "status": "api",
     "sync": "api",
     "ReportsClient": "client",

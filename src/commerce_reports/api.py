@@ -57,6 +57,7 @@ __all__ = [
     "load_transactions",
     "open_client",
     "plan_sync",
+    "site_names",
     "status",
     "status_rows",
     "sync",
@@ -69,6 +70,12 @@ def _profiles(site: SiteSelection, sites: SiteSelection) -> dict[str, SiteProfil
     """The sites chosen by `site=` or `sites=`, named without starting anything (the embedded
     sandbox's when no key is set)."""
     return select_sites(chosen_sites(site, sites), lambda: available_sites(start=False))
+
+
+def site_names() -> list[str]:
+    """The names of the configured sites, in order (the embedded sandbox's, `alpha` and `beta`,
+    when no key is configured): the first is every entry point's default site."""
+    return list(available_sites(start=False))
 
 
 def lake_location(data_dir: str | Path | None = None) -> LakeLocation:

@@ -185,8 +185,9 @@ def _sync(args: argparse.Namespace) -> int:
 
         print(plan_sync(args.start, args.end, **kwargs).describe())
         return 0
-    from ..api import SyncOptions, sync
+    from ..api import SyncOptions, lake_location, sync
 
+    print(f"lake: {lake_location(args.data_dir)}")
     options = SyncOptions(progress=False if args.no_progress else None, say=print)
     result = sync(args.start, args.end, options=options, **kwargs)
     print(result.summary())
