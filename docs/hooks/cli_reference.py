@@ -1,7 +1,7 @@
 """mkdocs hook: the command-line reference, written from the argparse parser the command runs.
 
 A page holding the marker below gets, in its place, a section per subcommand (nested ones too):
-its description and its `--help`. Adding an option or a command changes the page on the next build.
+its one-line summary and its `--help`. Adding an option or a command changes the page on the next build.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _sections(parser: argparse.ArgumentParser, prog: str) -> list[str]:
         helps = {choice.dest: choice.help for choice in action._choices_actions}
         for name, command in action.choices.items():
             title = f"{prog} {name}"
-            about = command.description or helps.get(name) or ""
+            about = helps.get(name) or ""  # the one-line summary; --help below says the rest
             parts.append(f"## `{title}`\n\n{about}\n\n```text\n{command.format_help()}```\n")
             parts += _sections(command, title)
     return parts

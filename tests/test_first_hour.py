@@ -1,0 +1,170 @@
+"""The first hour outside the happy path: one language across the API (`site=`/`sites=`, one string
+as one item, errors at the root), commands that refuse an unknown site or a mistyped data folder
+before creating anything, absurd ranges only on request, a project laid out by `init`, and every
+entry point naming the lake it uses."""
+
+from __future__ import annotations
+
+import argparse
+import stat
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+import commerce_reports as cr
+from commerce_reports.api import status_rows
+from commerce_reports.cli import build_parser, main
+from commerce_reports.project import NOTEBOOK_NAMES, init_project, notebook_path, packaged_notebooks
+
+TODAY = datetime.now(UTC).date()
+
+
+def test_site_or_sites_wherever_sites_are_chosen() -> None:
+    one = cr.plan_sync(TODAY, TODAY, site="alpha")
+    assert {r.site for r in one.requests} == {"alpha"}
+    several = cr.plan_sync(TODAY, TODAY, sites=["alpha", "beta"])
+    assert {r.site for r in several.requests} == {"alpha", "beta"}
+    with pytest.raises(cr.ValidationError, match="site"):
+        cr.plan_sync(TODAY, TODAY, site="alpha", sites=["beta"])
+    assert status_rows(site="alpha") == []  # an empty lake: nothing of alpha
+    with pytest.raises(cr.ConfigurationError, match="unknown site 'zz'"):
+        cr.status(site="zz")
+
+
+def test_one_string_where_a_list_is_expected_is_one_item() -> None:
+    plan = cr.plan_sync(TODAY, TODAY, site="alpha", countries="US", merchandise="all")
+    slices = {r.key.slice for r in plan.requests if r.key.dataset == "networks"}
+    assert "country=US" in slices and not any(s in ("country=U", "country=S") for s in slices), slices
+    assert {r.key.slice for r in plan.requests if r.key.dataset == "merchandise"} == {"all"}
+    assert cr.invalidate(TODAY, TODAY, site="alpha", datasets="transactions") == 0
+
+
+def test_absurd_ranges_need_allow_large() -> None:
+    with pytest.raises(cr.ValidationError, match="over 5 years") as caught:
+        cr.load_transactions(date(1, 1, 1), TODAY)
+    assert "allow_large=True" in str(caught.value)
+    with pytest.raises(cr.ValidationError, match="over 5 years"):
+        cr.plan_sync(TODAY - timedelta(days=6 * 365), site="alpha")
+    plan = cr.plan_sync(TODAY - timedelta(days=6 * 365), site="alpha", allow_large=True)
+    assert len(plan.requests) > 6 * 365
+    assert main(["sync", "--plan", "--site", "alpha", "--start", str(TODAY - timedelta(days=6 * 365))]) == 1
+    assert (
+        main(["sync", "--plan", "--site", "alpha", "--yes", "--start", str(TODAY - timedelta(days=2000))])
+        == 0
+    )
+
+
+def test_the_error_tree_is_caught_from_the_root() -> None:
+    with pytest.raises(cr.CommerceReportsError):
+        cr.plan_sync("not a date")
+    assert issubclass(cr.AuthenticationError, cr.StatusError) and cr.TransportError.retriable
+
+
+def _lake(tmp_path: Path) -> Path:
+    data_dir = tmp_path / "data"
+    (data_dir / "lake" / "site=alpha").mkdir(parents=True)
+    return data_dir
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["verify", "--site", "zz2"],
+        ["rollups", "--site", "zz4"],
+        ["status", "--site", "zz1"],
+        ["invalidate", "2026-01-01", "2026-01-02", "--site", "zz3"],
+        ["sync", "--plan", "--site", "zz5"],
+        ["sync", "--site", "zz6"],
+    ],
+)
+def test_an_unknown_site_is_a_usage_error_and_creates_nothing(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = _lake(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--data-dir", str(data_dir)])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"commerce-reports {command[0]}: error: unknown site" in err and "known sites: alpha, beta" in err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["catalog"],
+        ["rollups"],
+        ["rollups", "--rebuild"],
+        ["verify"],
+        ["status", "--verify"],
+        ["invalidate", "2026-01-01", "2026-01-02"],
+        ["sql", "SELECT 1"],
+    ],
+)
+def test_a_mistyped_data_folder_is_refused_never_created(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = tmp_path / "dta"
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--data-dir", str(typo)])
+    assert exited.value.code == 2
+    assert f"there is no data folder at {typo}" in capsys.readouterr().err
+    assert not typo.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_every_command_describes_itself_and_data_dir_says_the_rule() -> None:
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, command in commands.choices.items():
+        assert command.description, f"`commerce-reports {name} --help` has no description"
+        for action in command._actions:
+            if "--data-dir" in action.option_strings and name != "demo":
+                assert "COMMERCE_REPORTS_DATA_DIR" in str(action.help) and "commerce-reports.toml" in str(
+                    action.help
+                ), name
+    assert {"init", "demo", "status", "invalidate"} <= set(commands.choices)
+
+
+def test_init_lays_out_a_project_and_keeps_what_is_there(tmp_path: Path) -> None:
+    folder = tmp_path / "my-reports"
+    (folder / "notebooks").mkdir(parents=True)
+    (folder / "notebooks" / "report.ipynb").write_text("mine")
+    (folder / ".gitignore").write_text("*.pyc\n.env\n")
+    done = init_project(folder)
+    assert (folder / "notebooks" / "report.ipynb").read_text() == "mine"  # kept
+    assert folder / "notebooks" / "report.ipynb" in done.kept
+    assert stat.S_IMODE((folder / ".env").stat().st_mode) == 0o600
+    assert (folder / ".gitignore").read_text().splitlines() == [
+        "*.pyc",
+        ".env",
+        "# commerce-reports",
+        "data/",
+        "reports/",
+        ".ipynb_checkpoints/",
+    ]
+    for name in NOTEBOOK_NAMES:
+        assert (folder / "notebooks" / name).is_file()
+        assert notebook_path(name, folder / "notebooks") == folder / "notebooks" / name
+    assert notebook_path("report.ipynb", tmp_path) == packaged_notebooks() / "report.ipynb"
+    again = init_project(folder)
+    assert again.written == [] and len(again.kept) == 3 + len(NOTEBOOK_NAMES)
+    with pytest.raises(cr.ValidationError, match="is a file"):
+        init_project(folder / ".env")
+    assert (
+        main(["init", str(tmp_path / "other")]) == 0
+        and (tmp_path / "other" / "commerce-reports.toml").is_file()
+    )
+
+
+def test_the_lake_is_named_by_every_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    init_project(tmp_path / "project")
+    monkeypatch.chdir(tmp_path / "project" / "notebooks")
+    where = cr.lake_location()
+    assert where.path == tmp_path / "project" / "data" and "commerce-reports.toml" in where.reason
+    result = cr.sync(TODAY, TODAY, site="alpha", options=cr.SyncOptions(pace=0, progress=False, say=print))
+    assert result.lake == where and f"lake: {where}" in repr(result)
+    assert cr.status()["lake"].unique().to_list() == [str(where.path)]
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path / "elsewhere"))
+    assert "COMMERCE_REPORTS_DATA_DIR" in str(cr.lake_location())
