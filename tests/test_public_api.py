@@ -45,6 +45,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "ServiceError",
             "StatusError",
             "TransportError",
+            "UnreachableError",
             "ValidationError",
         ]
     )

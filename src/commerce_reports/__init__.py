@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         ServiceError,
         StatusError,
         TransportError,
+        UnreachableError,
         ValidationError,
     )
     from .http import RetryPolicy
@@ -84,6 +85,7 @@ __all__ = [
     "StatusError",
     "SyncOptions",
     "TransportError",
+    "UnreachableError",
     "ValidationError",
     "__version__",
     "check",
@@ -139,6 +141,7 @@ _HOMES = {
     "ServiceError": "errors",
     "StatusError": "errors",
     "TransportError": "errors",
+    "UnreachableError": "errors",
     "ValidationError": "errors",
 }
 
