@@ -83,11 +83,9 @@ def test_an_unknown_site_is_a_usage_error_and_creates_nothing(
 ) -> None:
     data_dir = _lake(tmp_path)
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
-    with pytest.raises(SystemExit) as exited:
-        main([*command, "--data-dir", str(data_dir)])
-    assert exited.value.code == 2
+    assert main([*command, "--data-dir", str(data_dir)]) == 2
     err = capsys.readouterr().err
-    assert f"commerce-reports {command[0]}: error: unknown site" in err and "known sites: alpha, beta" in err
+    assert err.startswith("error: --site: unknown site") and "known sites: alpha, beta" in err, err
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
@@ -107,10 +105,8 @@ def test_a_mistyped_data_folder_is_refused_never_created(
     command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     typo = tmp_path / "dta"
-    with pytest.raises(SystemExit) as exited:
-        main([*command, "--data-dir", str(typo)])
-    assert exited.value.code == 2
-    assert f"there is no data folder at {typo}" in capsys.readouterr().err
+    assert main([*command, "--data-dir", str(typo)]) == 2
+    assert f"error: --data-dir: there is no data folder at {typo}" in capsys.readouterr().err
     assert not typo.exists() and list(tmp_path.iterdir()) == []
 
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from .._version import __version__
 from ..errors import CommerceReportsError, UnreachableError
 from ..redaction import redact
+from .options import UsageError
 
 __all__ = ["EXIT_UNREACHABLE", "main"]
 
@@ -49,6 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return int(args.handler(args))
+    except UsageError as error:  # a wrong site or folder named on the command line: nothing ran
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except CommerceReportsError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_UNREACHABLE if isinstance(error, UnreachableError) else 1

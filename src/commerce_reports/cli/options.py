@@ -1,18 +1,18 @@
 """Options several commands share: `--data-dir` (one help text, the README's rule), `--site`
 (an unknown name is a usage error, exit 2, before anything is created), and the data folder of a
-command that only reads or maintains a lake (one that does not exist is refused, never created)."""
+command that only reads or maintains a lake (one that does not exist is refused, never created).
+A `UsageError` prints as one `error:` line and exits 2 (`commerce_reports.cli.main`)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NoReturn
 
 from ..contract import lake_root
+from ..errors import ValidationError
 
-__all__ = ["DATA_DIR_HELP", "add_data_dir", "existing_lake", "known_sites", "usage_error"]
+__all__ = ["DATA_DIR_HELP", "UsageError", "add_data_dir", "existing_lake", "known_sites"]
 
 DATA_DIR_HELP = (
     "the lake's folder (default: $COMMERCE_REPORTS_DATA_DIR, else the data_dir of the nearest "
@@ -26,10 +26,8 @@ def add_data_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, help=DATA_DIR_HELP)
 
 
-def usage_error(command: str, message: str) -> NoReturn:
-    """Say what is wrong as argparse does, and exit 2 (a usage error: nothing ran)."""
-    print(f"commerce-reports {command}: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
+class UsageError(ValidationError):
+    """A site or folder named on the command line that cannot be used: nothing ran (exit 2)."""
 
 
 def _folder(data_dir: Path | None) -> Path:
@@ -43,10 +41,13 @@ def existing_lake(command: str, data_dir: Path | None) -> Path:
     typo in --data-dir, say) is a usage error rather than a new, empty lake."""
     folder = _folder(data_dir)
     if not folder.is_dir():
-        usage_error(
-            command,
-            f"there is no data folder at {folder}: check --data-dir (`commerce-reports status` says "
-            "which lake is used and why); `commerce-reports sync` creates one",
+        raise UsageError(
+            "--data-dir",
+            f"{folder} is a file, not a data folder"
+            if folder.exists()
+            else f"there is no data folder at {folder} ({command} creates none)",
+            "check the path (`commerce-reports status` says which lake is used and why); "
+            "`commerce-reports sync` creates one",
         )
     return folder
 
@@ -63,6 +64,8 @@ def known_sites(command: str, sites: Iterable[str] | None, data_dir: Path | None
         known |= {p.name.removeprefix("site=") for p in root.glob("site=*")} if root.is_dir() else set()
     unknown = [name for name in sites if name not in known]
     if unknown:
-        usage_error(
-            command, f"unknown site {unknown[0]!r}; known sites: {', '.join(sorted(known)) or 'none'}"
+        raise UsageError(
+            "--site",
+            f"unknown site {unknown[0]!r} ({command} ran nothing)",
+            f"known sites: {', '.join(sorted(known)) or 'none'}",
         )
