@@ -1,8 +1,9 @@
 """The house's flow goes one way: an import that runs against it fails here, naming both ends.
 
-    errors, secret -> config, locate, files, params -> contract, dialect, pace -> http -> client
-    -> parse -> lake (storage only) -> sync -> db -> charts / widgets / export; api on top;
-    sandbox beside (sharing nothing with the client but the contract); deals on their own.
+    errors, secret -> endpoints (the declaration) -> config, locate, files, params -> contract, pace
+    -> http -> client -> parse -> lake (storage only) -> sync -> db -> charts / widgets / export;
+    api on top; sandbox beside (sharing nothing with the client but the declaration of the
+    endpoints and the error types); deals on their own.
 
 Every import counts, `if TYPE_CHECKING:` and function-level ones included: an arrow is an arrow.
 """
@@ -23,12 +24,12 @@ BOTTOM = (
     "errors",
     "secret",
     "_version",
+    "endpoints",
     "config",
     "locate",
     "files",
     "params",
     "contract",
-    "dialect",
     "pace",
 )
 ENTRY = ("api", "checkup", "loaders", "status", "embedded", "demo", "cli", "__init__", "__main__")
@@ -64,7 +65,12 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     ),
     "charts": ("http", "client", "parse", "sandbox", "deals"),
     "widgets": ("http", "client", "parse", "sandbox", "deals"),
-    "sandbox": ("http", "client", "parse", "lake", "syncing", "sites", "deals", *HIGH),
+    # The sandbox reads the declaration of the endpoints and raises the toolkit's errors; nothing of
+    # the client side (its validation, settings, lake contract) may leak into what it serves.
+    "sandbox": (
+        *(name for name in BOTTOM if name not in ("errors", "endpoints")),
+        *("http", "client", "parse", "lake", "syncing", "sites", "deals", *HIGH),
+    ),
     "deals": ("client", "parse", "lake", "syncing", "sites", "sandbox", *HIGH),
 }
 
@@ -73,6 +79,11 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 # among them, as errors <-> secret once did through a lazy import).
 GROUND = ("redaction", "errors", "secret")
 
+# The declaration is data on the ground floor: it reads only the error types.
+FORBIDDEN["endpoints"] = (
+    *(name for name in BOTTOM if name not in ("errors", "endpoints")),
+    *FORBIDDEN["errors"],
+)
 
 # The one bridge between parts: the deals sandbox runs on the loopback server both sandboxes share.
 BRIDGES = {("deals.sandbox", "sandbox.http")}
@@ -130,10 +141,17 @@ def test_the_check_sees_a_wrong_arrow(tmp_path: Path, monkeypatch: pytest.Monkey
         "from ..sandbox import run_sandbox\nfrom ..contract import PART_FILE\n"
     )
     (fake / "db.py").write_text("from .parse import parse_transactions\n")
+    (fake / "sandbox").mkdir()
+    (fake / "sandbox" / "leak.py").write_text(
+        "from ..endpoints import ENDPOINTS\nfrom ..params import Filters\n"
+    )
+    (fake / "endpoints.py").write_text("from .errors import ValidationError\nfrom .config import DIALECTS\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     assert sorted(_violations()) == [
         "commerce_reports/db.py:1 imports parse",
+        "commerce_reports/endpoints.py:2 imports config",
         "commerce_reports/lake/bad.py:1 imports sandbox",
+        "commerce_reports/sandbox/leak.py:2 imports params",
     ]
 
 

@@ -22,8 +22,8 @@ import httpx
 import pyarrow as pa
 
 from ._version import __version__
-from .config import ENDPOINTS, Dialect, Limits, Settings, check_base_url, check_dialect, parse_pace
-from .dialect import wire_params
+from .config import Dialect, Limits, Settings, check_base_url, check_dialect, parse_pace
+from .endpoints import ENDPOINTS, Window
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -49,7 +49,6 @@ __all__ = ["GIVE_UP_AFTER", "ReportsClient", "RetryPolicy", "normalise_base_url"
 
 log = logging.getLogger(__name__)
 
-_PATHS = {name: f"/v1/reports/{name}" for name in ENDPOINTS}
 # Attempts in a row that got no answer from the address (transport failures, deadlines) before the
 # client stops asking it: a hung service is given up in minutes, not after every partition's retries.
 GIVE_UP_AFTER = 3
@@ -209,18 +208,12 @@ class ReportsClient:
         click_date: date | str | None = None,
         commission_date: date | str | None = None,
         update_date: date | str | None = None,
-        campaign_ids: Any = None,
-        merchant_group_ids: Any = None,
-        program_type: Any = None,
+        **filters: Any,
     ) -> pa.Table:
-        """Transactions of one day (by click, commission and/or update date; all given must match)."""
+        """Transactions of one day (by click, commission and/or update date; all given must match),
+        filtered by the transactions filters (campaign_ids, merchant_group_ids, program_type)."""
         params = transaction_params(
-            click_date=click_date,
-            commission_date=commission_date,
-            update_date=update_date,
-            campaign_ids=campaign_ids,
-            merchant_group_ids=merchant_group_ids,
-            program_type=program_type,
+            click_date=click_date, commission_date=commission_date, update_date=update_date, **filters
         )
         return self._fetch("transactions", params, _require_body(parse_transactions))
 
@@ -257,22 +250,21 @@ class ReportsClient:
         """One transactions request for `day` (default yesterday), in its pace turn, and the answer
         as it came (any status): what `check_service` and `commerce-reports check` judge. An address
         that cannot be reached raises UnreachableError at once (nothing is retried)."""
+        declared = ENDPOINTS["transactions"]
         params = {"updateDate": (day or date.today() - timedelta(days=1)).isoformat()}
-        self._reach.refuse("transactions")
+        self._reach.refuse(declared.name)
         try:
-            with self._pacer.slot("transactions"):
-                answer = self._session.send(
-                    "GET", _PATHS["transactions"], params=params, where="transactions"
-                )
+            with self._pacer.slot(declared.pace):
+                answer = self._session.send("GET", declared.path, params=params, where=declared.name)
         except TransportError as error:
-            raise self._reach.failed("transactions", error) or error from None
-        self._reach.answered("transactions")
+            raise self._reach.failed(declared.name, error) or error from None
+        self._reach.answered(declared.name)
         return answer
 
     def seconds_to_turn(self, endpoint: str) -> float:
         """Seconds until `endpoint` may next be asked under this key (the pace state shared by every
         process); 0 when it may be asked now."""
-        return max(0.0, self._pacer.next_allowed(endpoint) - self.clock.time())
+        return max(0.0, self._pacer.next_allowed(ENDPOINTS[endpoint].pace) - self.clock.time())
 
     # ------------------------------------------------------------------ machinery
 
@@ -286,7 +278,9 @@ class ReportsClient:
     ) -> pa.Table:
         first, stop = check_window(start, end)
         chosen = Filters.of(filters, **filter_kwargs)
-        params = {"clickDateStart": first.isoformat(), "clickDateEnd": stop.isoformat(), **chosen.to_params()}
+        window = ENDPOINTS[endpoint].span
+        assert isinstance(window, Window), "the aggregates are declared with a window"
+        params = {window.start: first.isoformat(), window.end: stop.isoformat(), **chosen.to_params()}
 
         def parse(body: bytes | None) -> pa.Table:
             table = parse_aggregate(endpoint, body, first, stop, chosen)
@@ -299,7 +293,12 @@ class ReportsClient:
     def _fetch(
         self, endpoint: str, params: dict[str, str], parse: Callable[[bytes | None], pa.Table]
     ) -> pa.Table:
-        """GET with pace and retries; hand the body (None for an aggregate's 404) to `parse`."""
+        """GET with pace and retries; hand the body (None for an aggregate's 404) to `parse`.
+
+        `params` are named as the lake names them; a filter this client's dialect does not declare
+        for `endpoint` is a ValidationError before anything is sent."""
+        declared = ENDPOINTS[endpoint]
+        sent = declared.wire(self.dialect, params)
         attempt = 0
         self._waits.seconds = 0.0
         while True:
@@ -309,9 +308,9 @@ class ReportsClient:
             try:
                 # The turn is held while the request is sent and read: the next one starts a full
                 # interval after this one ended, however late it was sent (cross-process pace).
-                with self._pacer.slot(endpoint) as turn:  # a long wait for it is said by the pacer
+                with self._pacer.slot(declared.pace) as turn:  # a long wait for it is said by the pacer
                     self._waits.seconds += max(0.0, turn - asked)
-                    body = self._get(endpoint, params, attempt)
+                    body = self._get(endpoint, params, sent, attempt)
                 return parse(body)
             except ServiceError as error:
                 given_up = self._reach.failed(endpoint, error) if isinstance(error, TransportError) else None
@@ -333,7 +332,7 @@ class ReportsClient:
                         "nothing more was sent: try again later",
                     ) from None
                 if wait:
-                    self._pacer.defer(endpoint, wait)
+                    self._pacer.defer(declared.pace, wait)
                 delay = self.retry.delay(attempt, wait)
                 level = logging.WARNING if delay > LONG_WAIT else logging.INFO
                 log.log(
@@ -350,11 +349,12 @@ class ReportsClient:
                 self._waits.seconds += delay
                 self.clock.sleep(delay)
 
-    def _get(self, endpoint: str, params: dict[str, str], attempt: int) -> bytes | None:
-        sent = wire_params(self.dialect, params)
+    def _get(self, endpoint: str, params: dict[str, str], sent: dict[str, str], attempt: int) -> bytes | None:
+        """One GET of `sent` (the wire's names); errors name the request by `params` (the lake's)."""
+        declared = ENDPOINTS[endpoint]
         log.info("GET %s %s%s", endpoint, _describe(sent), f" (attempt {attempt})" if attempt > 1 else "")
         try:
-            answer = self._session.send("GET", _PATHS[endpoint], params=sent, where=endpoint)
+            answer = self._session.send("GET", declared.path, params=sent, where=endpoint)
         except ServiceError as error:
             error.params = dict(params)
             raise
@@ -368,7 +368,7 @@ class ReportsClient:
                     params=params,
                 )
             return answer.body
-        if answer.status == 404 and endpoint != "transactions":
+        if answer.status == 404 and declared.not_found == "no rows":
             if answer.is_html:
                 raise self._not_the_api(answer)
             return None
@@ -385,7 +385,7 @@ class ReportsClient:
 
 def _require_body(parse: Callable[[bytes], pa.Table]) -> Callable[[bytes | None], pa.Table]:
     def parse_body(body: bytes | None) -> pa.Table:
-        if body is None:  # only aggregates turn a 404 into "no rows"; _get raised for the rest
+        if body is None:  # only a 404 that means "no rows" has no body; _get raised for the rest
             raise MalformedResponseError("the service answered without a body")
         return parse(body)
 

@@ -10,10 +10,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from dotenv import dotenv_values
 
+from .endpoints import DIALECTS, PACE_KEYS, Dialect
 from .errors import ConfigurationError
 from .locate import ENV_DATA_DIR, LakeLocation, project_root, project_setting, where
 from .secret import Secret
@@ -22,7 +22,6 @@ __all__ = [
     "DEFAULT_PACE",
     "DEFAULT_REVISION_DAYS",
     "DIALECTS",
-    "ENDPOINTS",
     "ENV_DATA_DIR",
     "Dialect",
     "Limits",
@@ -35,7 +34,6 @@ __all__ = [
     "share_group",
 ]
 
-ENDPOINTS = ("transactions", "networks", "merchandise")
 DEFAULT_PACE = 60.0  # seconds between requests per endpoint: the contract's documented limit
 
 # Days after an aggregate window ends during which the service may still revise it. The contract
@@ -45,9 +43,6 @@ DEFAULT_PACE = 60.0  # seconds between requests per endpoint: the contract's doc
 # days of margin for a network that posts an adjustment a few days late.
 DEFAULT_REVISION_DAYS = 45
 _MAX_REVISION_DAYS = 3660
-
-Dialect = Literal["contract", "published"]
-DIALECTS: tuple[Dialect, ...] = ("contract", "published")
 
 ENV_SECRET_KEY = "COMMERCE_REPORTS_SECRET_KEY"
 ENV_BASE_URL = "COMMERCE_REPORTS_BASE_URL"
@@ -66,7 +61,7 @@ def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, floa
 
     Endpoints not named keep the documented 60 seconds.
     """
-    pace = dict.fromkeys(ENDPOINTS, DEFAULT_PACE)
+    pace = dict.fromkeys(PACE_KEYS, DEFAULT_PACE)
     if text is None or text == "":
         return pace
     if isinstance(text, bool) or not isinstance(text, str | int | float | Mapping):
@@ -74,11 +69,11 @@ def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, floa
             f"pace: {text!r:.60} is not a pace; give seconds (60) or e.g. transactions=60,networks=10"
         )
     if isinstance(text, int | float):
-        return dict.fromkeys(ENDPOINTS, _seconds("pace", str(text)))
+        return dict.fromkeys(PACE_KEYS, _seconds("pace", str(text)))
     if isinstance(text, Mapping):
         items = [(str(k), str(v)) for k, v in text.items()]
     elif "=" not in text:
-        return dict.fromkeys(ENDPOINTS, _seconds("pace", text))
+        return dict.fromkeys(PACE_KEYS, _seconds("pace", text))
     else:
         items = []
         for part in text.split(","):
@@ -90,9 +85,9 @@ def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, floa
                 )
             items.append((name.strip(), value))
     for name, value in items:
-        if name not in ENDPOINTS:
+        if name not in PACE_KEYS:
             raise ConfigurationError(
-                f"{ENV_PACE}: unknown endpoint {name!r}; expected one of {', '.join(ENDPOINTS)}"
+                f"{ENV_PACE}: unknown endpoint {name!r}; expected one of {', '.join(PACE_KEYS)}"
             )
         pace[name] = _seconds(f"pace for {name}", value)
     return pace
