@@ -231,3 +231,59 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
         if node not in index:
             visit(node)
     return components
+
+
+# Who may resolve settings: `Settings.from_env` (and the `.env` reader, `environment`) only inside
+# config, which keeps the process's settings; `current_settings` only at the entry points, which hand
+# what it gives down. The db's public functions are entry points when called without a folder; the
+# export runner guards the secrets of the settings the kernel will see. (The deals wing reads its
+# own settings: `deals/config.py`.)
+SETTINGS_READERS = {
+    "Settings.from_env": ("config",),
+    "environment": ("config", "deals.config"),
+    "current_settings": ("config", "api", "loaders", "demo", "cli", "db.sources", "export.notebook"),
+}
+
+
+def _settings_reads() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".")
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                name = f"{func.value.id}.{func.attr}" if func.attr == "from_env" else func.attr
+            allowed = SETTINGS_READERS.get(name)
+            if allowed is not None and not any(module == a or module.startswith(f"{a}.") for a in allowed):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} calls {name}")
+    return found
+
+
+def test_settings_are_resolved_at_the_entry_points_only() -> None:
+    assert _settings_reads() == []
+
+
+def test_the_settings_check_sees_a_read_below_the_entry_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "commerce_reports"
+    (fake / "syncing").mkdir(parents=True)
+    (fake / "client.py").write_text("settings = Settings.from_env()\n")
+    (fake / "syncing" / "jobs.py").write_text(
+        "from .. import config\npace = config.current_settings().pace\n"
+    )
+    (fake / "api.py").write_text("from .config import current_settings\nsettings = current_settings()\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert _settings_reads() == [
+        "commerce_reports/client.py:1 calls Settings.from_env",
+        "commerce_reports/syncing/jobs.py:2 calls current_settings",
+    ]

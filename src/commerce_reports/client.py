@@ -5,8 +5,9 @@
         nets = client.networks(date(2026, 11, 1), date(2026, 12, 1), device_type="MBL")
 
 Every method returns one typed Arrow table (`polars.from_arrow(table)` for a DataFrame). The client
-talks to whatever it is given; choosing the built-in sandbox when no key is set is the entry
-points' decision (`commerce_reports.open_client()`, the CLI), not this class's.
+talks to whatever it is given and never reads the environment (as httpx's `Client`): the entry
+points (`commerce_reports.open_client()`, a sync) resolve the settings and hand them in, and
+choosing the built-in sandbox when no key is set is their decision, not this class's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import httpx
 import pyarrow as pa
 
 from ._version import __version__
-from .config import Dialect, Limits, Settings, check_base_url, check_dialect, parse_pace
+from .config import Dialect, Limits, check_base_url, check_dialect, parse_pace
 from .endpoints import ENDPOINTS, Window
 from .errors import (
     AuthenticationError,
@@ -123,9 +124,10 @@ class ReportsClient:
     """Synchronous client for the three reporting endpoints of one site (one key).
 
     `pace` is seconds between requests per endpoint (a number, a mapping, or the
-    `transactions=60,networks=10` form); it defaults to COMMERCE_REPORTS_PACE, else 60 s.
-    `dialect` names the wire (`contract` or `published`); the Python side keeps one vocabulary.
-    `clock` and `pace_dir` are injectable so tests never sleep and processes can share a pace.
+    `transactions=60,networks=10` form; default 60 s, the documented limit). `dialect` names the
+    wire (`contract`, the default, or `published`); the Python side keeps one vocabulary. `limits`
+    bound every request (default `Limits()`). `clock` and `pace_dir` are injectable so tests never
+    sleep and processes can share a pace. Nothing here comes from the environment.
     """
 
     def __init__(
@@ -141,30 +143,27 @@ class ReportsClient:
         clock: Clock | None = None,
         pace_dir: Path | None = None,
         transport: httpx.BaseTransport | None = None,
-        settings: Settings | None = None,
     ) -> None:
-        _check_kinds(limits=limits, retry=retry, settings=settings, transport=transport, pace_dir=pace_dir)
-        settings = settings or Settings.from_env()
-        key = secret_key if secret_key is not None else settings.secret_key
-        url = base_url or settings.base_url
-        if key is None:
+        _check_kinds(limits=limits, retry=retry, transport=transport, pace_dir=pace_dir)
+        if secret_key is None:
             raise ConfigurationError(
-                "no secret key: set COMMERCE_REPORTS_SECRET_KEY and COMMERCE_REPORTS_BASE_URL, or call "
-                "commerce_reports.open_client(), which uses the built-in sandbox when no key is set"
+                "no secret key given: ReportsClient takes the site's key and address and never reads "
+                "the environment; call commerce_reports.open_client() for the configured site (or the "
+                "built-in sandbox when no key is set)"
             )
-        if not url:
+        if not base_url:
             raise ConfigurationError(
-                "a secret key is set but no base URL: set COMMERCE_REPORTS_BASE_URL to the service's "
-                "address, e.g. https://api.example.com"
+                "a secret key but no base URL: give the service's address, e.g. https://api.example.com "
+                "(commerce_reports.open_client() takes it from COMMERCE_REPORTS_BASE_URL)"
             )
-        self._key = key if isinstance(key, Secret) else Secret(key)
-        self.base_url = normalise_base_url(url)
-        self.dialect: Dialect = check_dialect(dialect, "dialect") if dialect is not None else settings.dialect
-        self.limits = limits or settings.limits
+        self._key = secret_key if isinstance(secret_key, Secret) else Secret(secret_key)
+        self.base_url = normalise_base_url(base_url)
+        self.dialect: Dialect = check_dialect(dialect, "dialect") if dialect is not None else "contract"
+        self.limits = limits or Limits()
         self.retry = retry or RetryPolicy(max_wait=self.limits.max_retry_wait)
         self.clock: Clock = clock or SystemClock()
         self._pacer = Pacer(
-            parse_pace(pace) if pace is not None else dict(settings.pace),
+            parse_pace(pace),
             f"{self.base_url}|{self._key.reveal()}",
             state_dir=pace_dir,
             clock=self.clock,

@@ -2,11 +2,19 @@
 
 `.env` is read from the working folder, else from the project folder (the one holding the
 `commerce-reports.toml` marker), so a notebook in `notebooks/` sees the same settings as the CLI.
+
+The entry points (the package's functions, the CLI, the notebooks' helpers, the export runner) ask
+`current_settings()` and hand what it gives down; nothing below them reads the environment. It
+resolves the settings once per process and keeps them while what they come from stays as it was:
+the working folder, the process environment and the `.env` file (a stat, not a read). So `.env` is
+read once, a test that changes the environment or a notebook that sets a variable is seen at the
+next call, and an edited `.env` is read again.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +37,7 @@ __all__ = [
     "check_base_url",
     "check_dialect",
     "check_revision_days",
+    "current_settings",
     "environment",
     "parse_pace",
     "share_group",
@@ -229,6 +238,14 @@ class Settings:
     def data_dir(self) -> Path:
         return self.lake.path
 
+    def location(self, data_dir: str | os.PathLike[str] | None) -> LakeLocation:
+        """The caller's data folder when it names one, else the configured one, and why."""
+        return self.lake if data_dir is None else where(data_dir)
+
+    def folder(self, data_dir: str | os.PathLike[str] | None) -> Path:
+        """The caller's data folder when it names one, else the configured one."""
+        return self.location(data_dir).path
+
     @classmethod
     def from_env(cls, env_file: Path | None = None) -> Settings:
         env = environment(env_file)
@@ -246,3 +263,53 @@ class Settings:
             revision_days=check_revision_days(revision_days) if revision_days else DEFAULT_REVISION_DAYS,
             env=env,
         )
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """Settings and what they were resolved from: the working folder, the environment, and the
+    stat of each place a `.env` may be (None where there is none)."""
+
+    folder: Path
+    environ: frozenset[tuple[str, str]]
+    env_files: tuple[Path, ...]
+    stamps: tuple[tuple[int, int] | None, ...]
+    settings: Settings
+
+
+_lock = threading.Lock()
+_resolved: _Resolved | None = None
+
+
+def current_settings() -> Settings:
+    """The process's settings, read once and kept while the working folder, the environment and
+    `.env` stay as they were (see the module docstring). Only the entry points call this."""
+    global _resolved
+    folder, environ = Path.cwd(), frozenset(os.environ.items())
+    with _lock:
+        kept = _resolved
+        if (
+            kept is not None
+            and (kept.folder, kept.environ) == (folder, environ)
+            and kept.stamps == _stamps(kept.env_files)
+        ):
+            return kept.settings
+        root = project_root()
+        files = (folder / ".env",) if root is None else (folder / ".env", root / ".env")
+        stamps = _stamps(files)
+        settings = Settings.from_env()
+        _resolved = _Resolved(folder, environ, files, stamps, settings)
+        return settings
+
+
+def _stamps(files: tuple[Path, ...]) -> tuple[tuple[int, int] | None, ...]:
+    """Each file's modification time and size, or None when it is not there."""
+    stamps: list[tuple[int, int] | None] = []
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)
