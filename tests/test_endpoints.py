@@ -64,8 +64,8 @@ def test_spans_paces_and_the_fourteen_list_filters() -> None:
     for name in ("networks", "merchandise"):
         window = ENDPOINTS[name].span
         assert isinstance(window, Window) and window.max_days == 31
-        lists = [f for f in ENDPOINTS[name].filters if f.kind in ("ids", "strings")]
-        assert len(lists) == 14, "contract 4.2: fourteen comma-list filters"
+        lists = [f for f in ENDPOINTS[name].takes("published") if f.kind in ("ids", "strings")]
+        assert len(lists) == 14, "contract 4.2 and the published file: fourteen comma-list filters"
     assert tuple(ENDPOINTS) == PACE_KEYS and set(parse_pace(None)) == set(PACE_KEYS)
 
 
@@ -85,7 +85,7 @@ def test_the_python_filters_are_the_declared_ones_in_order() -> None:
 def test_wire_names_each_declared_parameter_as_the_dialect_does(dialect: str) -> None:
     for declared in ENDPOINTS.values():
         params = dict.fromkeys(declared.span.names, "2026-11-01")
-        params.update({f.param: example_on_the_wire(f) for f in declared.filters})
+        params.update({f.param: example_on_the_wire(f) for f in declared.takes(dialect)})  # type: ignore[arg-type]
         sent = declared.wire(dialect, params)  # type: ignore[arg-type]
         assert list(sent) == list(declared.parameters(dialect))  # type: ignore[arg-type]
         assert sorted(sent.values()) == sorted(params.values())

@@ -20,7 +20,7 @@ from commerce_reports.sandbox import queries
 from commerce_reports.sandbox.catalog import COUNTRIES, DEVICE_CODES
 from commerce_reports.sandbox.params import WORLD
 from commerce_reports.sandbox.world import World
-from tests.declared import PAIRS, pair_id
+from tests.declared import PAIRS, example_on_the_wire, pair_id
 
 from .conftest import Client
 
@@ -78,8 +78,15 @@ def test_the_sandbox_knows_what_every_declared_filter_restricts() -> None:
 
 @pytest.mark.parametrize(("endpoint", "spec"), PAIRS, ids=[pair_id(p) for p in PAIRS])
 def test_every_declared_filter_is_applied(each_dialect: Client, endpoint: str, spec: Filter) -> None:
-    """A value the world holds keeps rows; a value it lacks (any other code) leaves rows out."""
-    name = spec.wire[each_dialect.sandbox.config.dialect]
+    """A value the world holds keeps rows; a value it lacks (any other code) leaves rows out. A
+    filter the dialect does not declare is refused under any name."""
+    dialect = each_dialect.sandbox.config.dialect
+    if dialect not in spec.wire:
+        for other in spec.wire.values():
+            refused = each_dialect.get(endpoint, **_dates(endpoint), **{other: example_on_the_wire(spec)})
+            assert refused.status_code == 400, refused.text
+        return
+    name = spec.wire[dialect]
     everything = _unfiltered(each_dialect, endpoint)
     value = _present(each_dialect, endpoint, spec.name)
     kept = each_dialect.get(endpoint, **_dates(endpoint), **{name: value})
