@@ -1,0 +1,11 @@
+SELECT site, commission_id, commission_date, click_date, network, merchant_group_id,
+       merchant_group_name, device, country, returned, item.product_id, item.product_name,
+       item.price, item.quantity,
+       coalesce(item.price * item.quantity / nullif(items_value, 0), 1 / n_items) AS share,
+       publisher_net_revenue * share AS revenue, order_value * share AS order_value
+FROM (
+    SELECT *, unnest(products) AS item, array_length(products) AS n_items,  -- len() is a string's on Spark
+           list_sum(list_transform(products, lambda p: p.price * p.quantity)) AS items_value
+    FROM live.transactions
+    WHERE array_length(products) > 0
+)
