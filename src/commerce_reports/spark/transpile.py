@@ -57,13 +57,17 @@ def _parsed(view: View, coverage: Iterable[SiteCoverage]) -> Any:
 
 
 def _typed(tree: Any, schema: dict[str, dict[str, str]]) -> Any:
-    """A copy of `tree` with its columns qualified and every expression typed by sqlglot."""
+    """A copy of `tree` with its columns qualified and every expression typed by sqlglot. Aliases
+    are left as they are (not expanded where they are used), so the copy holds the same casts in
+    the same order as `tree`."""
     from sqlglot.optimizer.annotate_types import annotate_types
     from sqlglot.optimizer.qualify import qualify
     from sqlglot.schema import MappingSchema
 
     tables = MappingSchema(dict[str, object](schema), dialect="duckdb")
-    qualified = qualify(tree.copy(), schema=tables, dialect="duckdb", validate_qualify_columns=False)
+    qualified = qualify(
+        tree.copy(), schema=tables, dialect="duckdb", expand_alias_refs=False, validate_qualify_columns=False
+    )
     return annotate_types(qualified, schema=tables, dialect="duckdb")
 
 
