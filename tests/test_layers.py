@@ -241,7 +241,16 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
 SETTINGS_READERS = {
     "Settings.from_env": ("config",),
     "environment": ("config", "deals.config"),
-    "current_settings": ("config", "api", "loaders", "demo", "cli", "db.sources", "export.notebook"),
+    "current_settings": (
+        "config",
+        "api",
+        "loaders",
+        "checkup",
+        "demo",
+        "cli",
+        "db.sources",
+        "export.notebook",
+    ),
 }
 
 
