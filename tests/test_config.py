@@ -172,15 +172,23 @@ def test_a_sync_reads_dotenv_once_and_again_only_when_something_changed(
 
 
 def test_the_client_never_reads_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Everything of the client comes from its arguments. The one process-wide setting below it,
+    the mode of the folders it creates for the pace state, comes from the settings the process
+    resolved (given here), never from a read of its own."""
+
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the client read the environment")
 
+    resolved = Settings()
+    monkeypatch.setattr(config, "current_settings", lambda: resolved)
     monkeypatch.setattr(config, "environment", refuse)
-    monkeypatch.setattr(config, "current_settings", refuse)
+    monkeypatch.setattr(config, "dotenv_values", refuse)
     monkeypatch.setattr(Settings, "from_env", refuse)
     monkeypatch.setenv("COMMERCE_REPORTS_PACE", "7")
     monkeypatch.setenv("COMMERCE_REPORTS_DIALECT", "published")
     transport = httpx.MockTransport(lambda request: httpx.Response(200, json={"transactions": []}))
-    with ReportsClient("key-handed-in-123", "https://api.example.com", transport=transport) as client:
+    with ReportsClient(
+        "key-handed-in-123", "https://api.example.com", transport=transport, pace_dir=tmp_path / "pace"
+    ) as client:
         assert client.transactions(update_date="2026-11-20").num_rows == 0
         assert client.dialect == "contract" and client.pace == parse_pace(None)

@@ -133,8 +133,9 @@ def _env_file() -> Path | None:
 def share_group(env: Mapping[str, str] | None = None) -> bool:
     """Whether the folders and files the toolkit creates are readable by the owner's group too:
     COMMERCE_REPORTS_SHARE_GROUP (the environment or `.env`: 1/0, true/false, yes/no, on/off), else
-    `share_group = true|false` in the project marker (`commerce-reports.toml`); default no."""
-    variables = env if env is not None else environment()
+    `share_group = true|false` in the project marker (`commerce-reports.toml`); default no.
+    Without `env`, the process's settings (`current_settings`: `.env` is not read again)."""
+    variables = env if env is not None else current_settings().env
     if ENV_SHARE_GROUP in variables:
         text = variables[ENV_SHARE_GROUP].strip().lower()
         if text not in _TRUE + _FALSE:
