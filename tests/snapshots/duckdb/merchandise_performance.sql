@@ -1,22 +1,22 @@
 SELECT v.*, coalesce(((CASE v.site WHEN 'alpha' THEN (v.window_start >= DATE '2026-01-01' AND v.window_end <= DATE '2026-03-11') ELSE false END) AND (v.report_fetched_at IS NULL OR (epoch(v.report_fetched_at) >= (date_diff('day', DATE '1970-01-01', v.window_end) + 2) * 86400))), false) AS complete, coalesce(((CASE v.site WHEN 'alpha' THEN (v.window_start >= DATE '2026-01-01' AND v.window_end <= DATE '2026-01-25') ELSE false END) AND (v.report_fetched_at IS NULL OR (epoch(v.report_fetched_at) >= (date_diff('day', DATE '1970-01-01', v.window_end) + (CASE v.site WHEN 'alpha' THEN 45 ELSE 45 END)) * 86400))), false) AS final FROM (WITH by_transaction AS (  -- a transaction's items of a product: counting these needs no DISTINCT
     SELECT site, date_trunc('month', commission_date)::DATE AS window_start, product_name,
            merchant_group_id, commission_id, min(merchant_group_name) AS merchant_group_name,
-           sum(revenue) AS revenue, sum(order_value) AS order_value, sum(quantity) AS quantity,
+           CAST(sum(revenue) AS DECIMAL(38, 4)) AS revenue, CAST(sum(order_value) AS DECIMAL(38, 4)) AS order_value, sum(quantity) AS quantity,
            bool_or(returned) AS returned
     FROM live.transaction_items
     WHERE commission_date IS NOT NULL
     GROUP BY ALL
 ), t AS (
     SELECT site, window_start, product_name, merchant_group_id,
-           min(merchant_group_name) AS merchant_group_name, sum(revenue) AS revenue,
-           sum(order_value) AS order_value, sum(quantity) AS quantity, count(*) AS transactions,
+           min(merchant_group_name) AS merchant_group_name, CAST(sum(revenue) AS DECIMAL(38, 4)) AS revenue,
+           CAST(sum(order_value) AS DECIMAL(38, 4)) AS order_value, sum(quantity) AS quantity, count(*) AS transactions,
            count(*) FILTER (WHERE returned) AS returns
     FROM by_transaction
     GROUP BY ALL
 ), a AS (
     SELECT site, window_start, product_name, merchant_group_id,
-           min(merchant_group_name) AS merchant_group_name, sum(revenue) AS aggregate_revenue,
-           sum(sales) AS sales, sum(actions)::BIGINT AS actions, min(fetched_at) AS report_fetched_at
+           min(merchant_group_name) AS merchant_group_name, CAST(sum(revenue) AS DECIMAL(38, 4)) AS aggregate_revenue,
+           CAST(sum(sales) AS DECIMAL(38, 4)) AS sales, sum(actions)::BIGINT AS actions, min(fetched_at) AS report_fetched_at
     FROM live.merchandise
     WHERE grain = 'month' AND campaign_ids IS NULL AND merchant_group_ids IS NULL AND program_type IS NULL AND partner_product IS NULL AND device_type IS NULL AND country IS NULL AND sub_ids IS NULL AND cuids IS NULL AND page_utm_source IS NULL AND page_utm_medium IS NULL AND page_utm_campaign IS NULL AND page_utm_term IS NULL AND page_utm_content IS NULL AND link_utm_source IS NULL AND link_utm_medium IS NULL AND link_utm_campaign IS NULL AND link_utm_term IS NULL AND link_utm_content IS NULL
     GROUP BY ALL

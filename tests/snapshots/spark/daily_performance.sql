@@ -28,8 +28,8 @@ FROM (
   SELECT
     site,
     commission_date AS day,
-    SUM(publisher_net_revenue) AS revenue,
-    SUM(order_value) AS order_value,
+    CAST(SUM(publisher_net_revenue) AS DECIMAL(38, 4)) AS revenue,
+    CAST(SUM(order_value) AS DECIMAL(38, 4)) AS order_value,
     COUNT(*) AS transactions,
     COUNT(*) FILTER(WHERE
       returned) AS returns,

@@ -3,8 +3,8 @@ WITH t AS (
     site,
     CAST(DATE_TRUNC('MONTH', commission_date) AS DATE) AS window_start,
     device AS device,
-    SUM(publisher_net_revenue) AS revenue,
-    SUM(order_value) AS order_value,
+    CAST(SUM(publisher_net_revenue) AS DECIMAL(38, 4)) AS revenue,
+    CAST(SUM(order_value) AS DECIMAL(38, 4)) AS order_value,
     COUNT(*) AS transactions,
     COUNT(*) FILTER(WHERE
       returned) AS returns,
@@ -29,8 +29,8 @@ WITH t AS (
       THEN 'Unknown'
     END AS device,
     CAST(BROUND(SUM(clicks), 0) AS BIGINT) AS clicks,
-    SUM(revenue) AS aggregate_revenue,
-    SUM(sales) AS sales,
+    CAST(SUM(revenue) AS DECIMAL(38, 4)) AS aggregate_revenue,
+    CAST(SUM(sales) AS DECIMAL(38, 4)) AS sales,
     CAST(BROUND(SUM(actions), 0) AS BIGINT) AS actions,
     MIN(fetched_at) AS report_fetched_at
   FROM networks
@@ -123,7 +123,21 @@ FROM (
     aggregate_revenue,
     sales,
     actions,
-    aggregate_revenue / NULLIF(clicks, 0) AS epc,
+    CAST(CAST(CASE
+      WHEN CAST(ROUND(aggregate_revenue * 10000, 0) AS BIGINT) < 0
+      THEN -(
+        (
+          2 * -CAST(ROUND(aggregate_revenue * 10000, 0) AS BIGINT) + NULLIF(clicks, 0)
+        ) DIV (
+          2 * NULLIF(clicks, 0)
+        )
+      )
+      ELSE (
+        2 * CAST(ROUND(aggregate_revenue * 10000, 0) AS BIGINT) + NULLIF(clicks, 0)
+      ) DIV (
+        2 * NULLIF(clicks, 0)
+      )
+    END AS DECIMAL(18, 0)) * 0.0001 AS DECIMAL(18, 4)) AS epc,
     actions / NULLIF(clicks, 0) AS conversion_rate,
     report_fetched_at
   FROM t

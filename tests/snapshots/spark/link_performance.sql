@@ -41,8 +41,8 @@ FROM (
     page_utm_campaign,
     page_utm_term,
     page_utm_content,
-    SUM(publisher_net_revenue) AS revenue,
-    SUM(order_value) AS order_value,
+    CAST(SUM(publisher_net_revenue) AS DECIMAL(38, 4)) AS revenue,
+    CAST(SUM(order_value) AS DECIMAL(38, 4)) AS order_value,
     COUNT(*) AS transactions,
     COUNT(*) FILTER(WHERE
       returned) AS returns,

@@ -29,6 +29,7 @@ FROM (
     revenue,
     sales,
     actions,
+    totals,
     campaign_ids,
     merchant_group_ids,
     program_type,

@@ -6,8 +6,8 @@ WITH by_transaction AS (
     merchant_group_id,
     commission_id,
     MIN(merchant_group_name) AS merchant_group_name,
-    SUM(revenue) AS revenue,
-    SUM(order_value) AS order_value,
+    CAST(SUM(revenue) AS DECIMAL(38, 4)) AS revenue,
+    CAST(SUM(order_value) AS DECIMAL(38, 4)) AS order_value,
     SUM(quantity) AS quantity,
     BOOL_OR(returned) AS returned
   FROM transaction_items
@@ -21,8 +21,8 @@ WITH by_transaction AS (
     product_name,
     merchant_group_id,
     MIN(merchant_group_name) AS merchant_group_name,
-    SUM(revenue) AS revenue,
-    SUM(order_value) AS order_value,
+    CAST(SUM(revenue) AS DECIMAL(38, 4)) AS revenue,
+    CAST(SUM(order_value) AS DECIMAL(38, 4)) AS order_value,
     SUM(quantity) AS quantity,
     COUNT(*) AS transactions,
     COUNT(*) FILTER(WHERE
@@ -36,8 +36,8 @@ WITH by_transaction AS (
     product_name,
     merchant_group_id,
     MIN(merchant_group_name) AS merchant_group_name,
-    SUM(revenue) AS aggregate_revenue,
-    SUM(sales) AS sales,
+    CAST(SUM(revenue) AS DECIMAL(38, 4)) AS aggregate_revenue,
+    CAST(SUM(sales) AS DECIMAL(38, 4)) AS sales,
     CAST(BROUND(SUM(actions), 0) AS BIGINT) AS actions,
     MIN(fetched_at) AS report_fetched_at
   FROM merchandise

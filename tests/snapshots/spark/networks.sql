@@ -30,6 +30,7 @@ FROM (
     actions,
     conversion_rate,
     epc,
+    totals,
     campaign_ids,
     merchant_group_ids,
     program_type,

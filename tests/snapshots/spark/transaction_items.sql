@@ -13,16 +13,20 @@ SELECT
   item.product_name,
   item.price,
   item.quantity,
-  COALESCE(item.price * item.quantity / NULLIF(items_value, 0), 1 / n_items) AS share,
-  publisher_net_revenue * share AS revenue,
-  order_value * share AS order_value
+  COALESCE(CAST(item.price AS DOUBLE) * item.quantity / NULLIF(items_value, 0), 1 / n_items) AS share,
+  CAST(CAST(ROUND((
+    publisher_net_revenue * share
+  ) * 10000) AS DECIMAL(18, 0)) * 0.0001 AS DECIMAL(18, 4)) AS revenue,
+  CAST(CAST(ROUND((
+    order_value * share
+  ) * 10000) AS DECIMAL(18, 0)) * 0.0001 AS DECIMAL(18, 4)) AS order_value
 FROM (
   SELECT
     *,
     EXPLODE(products) AS item,
     SIZE(products) AS n_items, /* len() is a string's on Spark */
     AGGREGATE(
-      TRANSFORM(products, p -> p.price * p.quantity),
+      TRANSFORM(products, p -> CAST(p.price AS DOUBLE) * p.quantity),
       CAST(NULL AS DOUBLE),
       (acc, v) -> CASE WHEN v IS NULL THEN acc ELSE COALESCE(acc, CAST(0 AS DOUBLE)) + v END
     ) AS items_value
