@@ -6,7 +6,8 @@
 The entry points (the package's functions, the CLI, the notebooks' helpers, the export runner) ask
 `current_settings()` and hand what it gives down; nothing below them reads the environment. It
 resolves the settings once per process and keeps them while what they come from stays as it was:
-the working folder, the process environment and the `.env` file (a stat, not a read). So `.env` is
+the working folder, the `COMMERCE_REPORTS_*` variables (and those placing the user's data folder)
+and the `.env` file (a stat, not a read). So `.env` is
 read once, a test that changes the environment or a notebook that sets a variable is seen at the
 next call, and an edited `.env` is read again.
 """
@@ -286,7 +287,7 @@ def current_settings() -> Settings:
     """The process's settings, read once and kept while the working folder, the environment and
     `.env` stay as they were (see the module docstring). Only the entry points call this."""
     global _resolved
-    folder, environ = Path.cwd(), frozenset(os.environ.items())
+    folder, environ = Path.cwd(), _what_settings_read()
     with _lock:
         kept = _resolved
         if (
@@ -301,6 +302,18 @@ def current_settings() -> Settings:
         settings = Settings.from_env()
         _resolved = _Resolved(folder, environ, files, stamps, settings)
         return settings
+
+
+def _what_settings_read() -> frozenset[tuple[str, str]]:
+    """The environment variables the settings come from: the toolkit's own, and those that place the
+    user's data folder. Libraries set others as they load (polars sets `_RJEM_MALLOC_CONF`): those
+    must not make `.env` read again. A key variable a sites file names is read from the settings'
+    snapshot of the environment, taken when they were resolved."""
+    return frozenset(
+        (name, value)
+        for name, value in os.environ.items()
+        if name.startswith("COMMERCE_REPORTS_") or name in ("HOME", "XDG_DATA_HOME")
+    )
 
 
 def _stamps(files: tuple[Path, ...]) -> tuple[tuple[int, int] | None, ...]:
