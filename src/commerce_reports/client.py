@@ -434,7 +434,6 @@ def _check_kinds(**given: Any) -> None:
     kinds: dict[str, Any] = {
         "limits": (Limits,),
         "retry": (RetryPolicy,),
-        "settings": (Settings,),
         "transport": (httpx.BaseTransport,),
         "pace_dir": (str, Path),
     }

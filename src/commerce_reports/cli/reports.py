@@ -204,7 +204,6 @@ def _status(args: argparse.Namespace) -> int:
     # The manifests, read and printed with plain Python: no polars, pyarrow or DuckDB at start-up.
     from ..api import plan_sync, status_rows, window_rows
     from ..config import current_settings
-    from ..locate import where
     from ..syncing.status import describe_status, describe_windows
 
     known_sites("status", args.sites, args.data_dir, stored=False)
