@@ -1,4 +1,5 @@
-# Two entry points people and CI share: `make demo` and `make test`.
+# Two entry points people and CI share: `make demo` and `make test`; `make fmt` and `make test-fast`
+# while working (see CONTRIBUTING.md).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +7,7 @@ CORE := $(VENV)/.core
 STAMP := $(VENV)/.installed
 LINTED := src tests bench examples notebooks/build_notebooks.py docs/hooks
 
-.PHONY: demo test lint docs bench clean
+.PHONY: demo test test-fast fmt lint docs bench clean
 
 # What the demo needs: the package and its core dependencies, shown as they install.
 $(CORE): pyproject.toml
@@ -27,6 +28,15 @@ demo: $(CORE)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+# The quick loop: every test not marked slow (no kernel, browser, Spark or whole sandbox lake).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not slow"
+
+# Format and fix what ruff can; `make lint` then checks what is left.
+fmt: $(STAMP)
+	$(BIN)/ruff format $(LINTED)
+	$(BIN)/ruff check --fix $(LINTED)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)

@@ -47,7 +47,16 @@ SLOW_FIRST = (
     "tests/db/test_catalog.py",
     "tests/db/test_figures.py",
     "tests/test_pace.py",
+    "tests/lake/test_hostile_data.py",
+    "tests/db/test_guard.py",
+    "tests/test_hostile.py",
+    "tests/lake/test_repair.py",
+    "tests/lake/test_failures.py",
 )
+
+
+# Folders whose every test starts a kernel, a browser, Spark or a whole sandbox lake.
+SLOW_FOLDERS = ("tests/spark/", "tests/notebooks/", "tests/export/", "tests/charts/")
 
 
 def _slow_rank(item: pytest.Item) -> int:
@@ -56,12 +65,16 @@ def _slow_rank(item: pytest.Item) -> int:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the slow modules first (`SLOW_FIRST`; a stable sort keeps each module's own order), and
+    """Run the slow modules first (`SLOW_FIRST`; a stable sort keeps each module's own order), mark
+    them and the `SLOW_FOLDERS` as `slow` (what `make test-fast` leaves out), and
     keep `xdist_group` working under `--dist loadgroup`: pytest-xdist names a test's group by
     appending `@<group>` to `item._nodeid`, which pytest 9.2's structured node ids no longer read,
     so every grouped test was scheduled on its own (pytest-dev/pytest-xdist#1386). Give the id
     its suffix the way pytest 9.2 reads it; older pytest has no structured ids and xdist's works."""
     items.sort(key=_slow_rank)
+    for item in items:  # `make test-fast` (-m "not slow") leaves these out
+        if _slow_rank(item) < len(SLOW_FIRST) or item.nodeid.startswith(SLOW_FOLDERS):
+            item.add_marker(pytest.mark.slow)
     if not getattr(config.option, "loadgroup", False):  # set by xdist on its workers
         return
     try:
