@@ -10,12 +10,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from dotenv import dotenv_values
 
 from .errors import ConfigurationError
 from .locate import ENV_DATA_DIR, LakeLocation, project_root, project_setting, where
+from .money import Currency
 from .secret import Secret
 
 __all__ = [
@@ -59,6 +60,7 @@ ENV_MAX_RETRY_WAIT = "COMMERCE_REPORTS_MAX_RETRY_WAIT"
 ENV_SHARE_GROUP = "COMMERCE_REPORTS_SHARE_GROUP"
 ENV_REVISION_DAYS = "COMMERCE_REPORTS_REVISION_DAYS"
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+ENV_CURRENCY = "COMMERCE_REPORTS_CURRENCY"
 
 
 def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, float]:
@@ -216,9 +218,11 @@ def check_base_url(url: str, where: str = ENV_BASE_URL) -> str:
 
 @dataclass(frozen=True)
 class Settings:
-    """What the toolkit needs to know about where to fetch from and where to store.
+    """What the toolkit needs to know about where to fetch from, where to store and how to show money.
 
     With no secret key, the entry points (the package's functions, the CLI) use the sandbox.
+    `alerts` is the `[alerts]` table of the project marker (`commerce-reports.toml`; None without
+    one), read once here with the rest and checked by `alerting.Thresholds.from_table`.
     """
 
     secret_key: Secret | None = None
@@ -228,6 +232,8 @@ class Settings:
     dialect: Dialect = "contract"
     limits: Limits = field(default_factory=Limits)
     revision_days: int = DEFAULT_REVISION_DAYS
+    currency: Currency = field(default_factory=Currency.of)
+    alerts: Any = field(default=None, repr=False, compare=False)
     env: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -249,5 +255,16 @@ class Settings:
             dialect=check_dialect(dialect) if dialect else "contract",
             limits=Limits.from_env(env),
             revision_days=check_revision_days(revision_days) if revision_days else DEFAULT_REVISION_DAYS,
+            currency=_currency(env),
+            alerts=project_setting("alerts")[0],
             env=env,
         )
+
+
+def _currency(env: Mapping[str, str]) -> Currency:
+    """`COMMERCE_REPORTS_CURRENCY`, else the marker's `currency`, else USD (checked: ISO 4217)."""
+    chosen = env.get(ENV_CURRENCY, "").strip()
+    if chosen:
+        return Currency.of(chosen, ENV_CURRENCY)
+    value, marker = project_setting("currency")
+    return Currency.of() if value is None else Currency.of(value, f"{marker}: currency")
