@@ -1,8 +1,8 @@
 """The house's flow goes one way: an import that runs against it fails here, naming both ends.
 
-    errors, secret -> config, locate, files, params -> contract, dialect, pace -> http -> client
-    -> parse -> lake (storage only) -> sync -> db -> charts / widgets / export; api on top;
-    sandbox beside (sharing nothing with the client but the contract); deals on their own.
+    errors, secret, money -> config, locate, files, params -> contract, dialect, pace -> http -> client
+    -> parse -> lake (storage only) -> sync -> db -> charts -> alerting -> report, widgets, export;
+    api on top; sandbox beside (sharing nothing with the client but the contract); deals on their own.
 
 Every import counts, `if TYPE_CHECKING:` and function-level ones included: an arrow is an arrow.
 """
@@ -22,6 +22,7 @@ BOTTOM = (
     "redaction",
     "errors",
     "secret",
+    "money",
     "_version",
     "config",
     "locate",
@@ -32,8 +33,8 @@ BOTTOM = (
     "pace",
 )
 ENTRY = ("api", "checkup", "loaders", "status", "embedded", "demo", "cli", "__init__", "__main__")
-PRESENTATION = ("charts", "widgets", "export")
-HIGH = ("db", "charts", "widgets", "export", "spark", *ENTRY)
+PRESENTATION = ("charts", "alerting", "report", "widgets", "export")
+HIGH = ("db", *PRESENTATION, "spark", *ENTRY)
 
 # For each part: the parts it must never import.
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -49,21 +50,49 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "sites": ("http", "client", "parse", "lake", "syncing", "sandbox", "deals", *HIGH),
     "lake": ("http", "client", "parse", "syncing", "sandbox", "deals", *HIGH),
     "syncing": ("sandbox", "deals", *HIGH),
-    "db": ("http", "client", "parse", "syncing", "sandbox", "deals", "charts", "widgets", "export", *ENTRY),
-    "spark": (
+    "db": ("http", "client", "parse", "syncing", "sandbox", "deals", *PRESENTATION, *ENTRY),
+    "spark": ("http", "client", "parse", "syncing", "sandbox", "deals", *PRESENTATION, *ENTRY),
+    "charts": (
         "http",
         "client",
         "parse",
         "syncing",
         "sandbox",
         "deals",
-        "charts",
+        "alerting",
+        "report",
         "widgets",
         "export",
         *ENTRY,
     ),
-    "charts": ("http", "client", "parse", "sandbox", "deals"),
-    "widgets": ("http", "client", "parse", "sandbox", "deals"),
+    # alerting reads the views (and the lake's manifests for its health), above the charts' frames
+    "alerting": (
+        "http",
+        "client",
+        "parse",
+        "syncing",
+        "sandbox",
+        "deals",
+        "report",
+        "widgets",
+        "export",
+        *ENTRY,
+    ),
+    # the report's sections: charts, comparisons and alerts as HTML; `export` reads their parts
+    "report": ("http", "client", "parse", "syncing", "sandbox", "deals", "widgets", *ENTRY),
+    "widgets": ("http", "client", "parse", "sandbox", "deals", "alerting", "report", "export"),
+    "export": (
+        "http",
+        "client",
+        "parse",
+        "syncing",
+        "sandbox",
+        "deals",
+        "alerting",
+        "report",
+        "widgets",
+        *ENTRY,
+    ),
     "sandbox": ("http", "client", "parse", "lake", "syncing", "sites", "deals", *HIGH),
     "deals": ("client", "parse", "lake", "syncing", "sites", "sandbox", *HIGH),
 }
