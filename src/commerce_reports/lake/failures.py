@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..contract import PartitionKey, site_root
 from ..files import save_atomic
-from ..secret import redact
+from ..redaction import redact
 from .locks import site_lock
 
 __all__ = ["FAILURES", "FailureRecord", "load_failures", "record_failures"]
