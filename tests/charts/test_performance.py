@@ -71,10 +71,8 @@ def test_every_chart_has_marks_titles_tooltips_and_few_rows(
 
 
 def _axes(spec: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    return {
-        u["encoding"]["x"]["field"]: (u["encoding"]["x"]["axis"]["title"], u["encoding"]["x"]["axis"]["format"])
-        for u in units(spec)
-    }
+    axes = {u["encoding"]["x"]["field"]: u["encoding"]["x"]["axis"] for u in units(spec)}
+    return {field: (axis["title"], axis["format"]) for field, axis in axes.items()}
 
 
 def test_axes_format_money_in_the_configured_currency_and_percent(

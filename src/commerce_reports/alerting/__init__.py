@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 from .thresholds import METRICS, AlertMetric, Thresholds
 
 if TYPE_CHECKING:
-    from .check import Alert, AlertReport, alerts
+    from .alert import Alert, AlertReport
+    from .check import alerts
 
 __all__ = ["METRICS", "Alert", "AlertMetric", "AlertReport", "Thresholds", "alerts"]
 
-_HOMES = {"Alert": "check", "AlertReport": "check", "alerts": "check"}
+_HOMES = {"Alert": "alert", "AlertReport": "alert", "alerts": "check"}
 
 
 def __getattr__(name: str) -> Any:

@@ -10,173 +10,29 @@ the lake itself is healthy (synced recently, no partition failing sync after syn
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from html import escape
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import duckdb
 import numpy as np
 import polars as pl
 
-from ..charts.dimensions import DIMENSION_TABLE
 from ..charts.selection import Selection, check_connection, resolve
 from ..config import Settings
-from ..contract import lake_root
-from ..errors import LakeError, ValidationError
-from ..lake import Manifest, load_failures
+from ..errors import ValidationError
 from ..money import Currency
+from .alert import Alert, AlertReport
 from .detect import Finding, dense, findings
-from .series import SITE_SCOPE, click_series, daily_coverage, ledger_series
+from .health import health_alerts
+from .series import click_series, daily_coverage, ledger_series
 from .thresholds import AlertMetric, Thresholds
 
-__all__ = ["Alert", "AlertReport", "alerts"]
+__all__ = ["alerts"]
 
 _LEDGER: tuple[AlertMetric, ...] = ("revenue", "return_rate")
 _AGGREGATE: tuple[AlertMetric, ...] = ("epc", "conversion_rate")
-_NAMES = {
-    "revenue": "revenue",
-    "epc": "EPC",
-    "conversion_rate": "conversion rate",
-    "return_rate": "return rate",
-}
-_MONEY = {"revenue", "epc"}
-
-
-@dataclass(frozen=True)
-class Alert:
-    """One alert. `kind` "change": a series (`metric` of `scope` `key` on `site`) moved to `value`
-    over `days` days from `since` to `as_of`, a `change` from its `baseline` (the median of `weeks`
-    weeks of the same weekdays, usual `spread` around it), `z` spreads away. "stale": the site was
-    last synced at `since`. "failing": partitions failed in several syncs in a row (`detail`)."""
-
-    kind: Literal["change", "stale", "failing"]
-    site: str
-    scope: str = SITE_SCOPE
-    key: str = ""
-    metric: AlertMetric | None = None
-    value: float | None = None
-    baseline: float | None = None
-    spread: float | None = None
-    change: float | None = None
-    since: date | None = None
-    as_of: date | None = None
-    days: int = 0
-    weeks: int = 0
-    z: float | None = None
-    detail: str = ""
-
-    @property
-    def where(self) -> str:
-        """'alpha', or 'alpha · network Foxglove Network'."""
-        if self.scope == SITE_SCOPE:
-            return self.site
-        return f"{self.site} · {DIMENSION_TABLE[self.scope].label.lower()} {self.key}"
-
-    def describe(self, currency: Currency | str | None = None) -> str:
-        """One sentence: what, where, how big, since when, against what baseline."""
-        if self.kind != "change" or self.metric is None:
-            return f"{self.where}: {self.detail}"
-        money = Currency.of(currency)
-        value, base = _figure(self.metric, self.value, money), _figure(self.metric, self.baseline, money)
-        spread = _figure(self.metric, self.spread, money)
-        change = self.change or 0.0
-        direction = "down" if change < 0 else "up"
-        span = "on" if self.days == 1 else f"over the {self.days} days from"
-        until = "" if self.days == 1 else f" to {self.as_of}"
-        return (
-            f"{self.where}: {_NAMES[self.metric]} {value} {span} {self.since}{until}, {direction} "
-            f"{abs(change):.0%} from {base} (the median of the same weekdays in the {self.weeks} weeks "
-            f"before; usual spread ±{spread})"
-        )
-
-
-def _figure(metric: str, value: float | None, money: Currency) -> str:
-    if value is None:
-        return "–"
-    if metric in _MONEY:
-        return money.format(value, digits=money.digits + 1 if metric == "epc" else None)
-    return f"{value:.2%}"
-
-
-@dataclass(frozen=True)
-class AlertReport:
-    """Alerts of one evaluation: `alerts` (health first, then changes, largest first), the days
-    evaluated per site (`evaluated`), how many series were judged, what could not be checked and
-    why (`unchecked`), and the thresholds and currency used."""
-
-    alerts: tuple[Alert, ...]
-    evaluated: dict[str, tuple[date, date]]
-    series: int
-    unchecked: tuple[str, ...]
-    thresholds: Thresholds
-    currency: Currency = field(default_factory=Currency.of)
-
-    @property
-    def exit_code(self) -> int:
-        """What `commerce-reports alerts` exits with: 0 with no alert, 3 with alerts (for cron)."""
-        return 3 if self.alerts else 0
-
-    def lines(self) -> list[str]:
-        """The alerts, one sentence each."""
-        return [alert.describe(self.currency) for alert in self.alerts]
-
-    def summary(self) -> str:
-        """One line: how many alerts, over which days, how many series judged."""
-        days = "; ".join(
-            f"{site} {first} to {last}" for site, (first, last) in sorted(self.evaluated.items())
-        )
-        count = f"{len(self.alerts)} alert{'s' if len(self.alerts) != 1 else ''}"
-        return f"{count} ({self.series} series judged on {days or 'no complete days'})"
-
-    def describe(self) -> str:
-        """The summary, the alerts, then what could not be checked."""
-        text = [self.summary(), *(f"- {line}" for line in self.lines())]
-        text += [f"not checked: {note}" for note in self.unchecked]
-        return "\n".join(text)
-
-    def frame(self) -> pl.DataFrame:
-        """The alerts as a frame (one row each; money in the report's currency)."""
-        rows = [{**_row(alert), "message": alert.describe(self.currency)} for alert in self.alerts]
-        return pl.DataFrame(rows, schema=_SCHEMA)
-
-    def to_html(self) -> str:
-        """The alerts as an HTML block (what the report and the mail show at the top)."""
-        if not self.alerts:
-            items = "<p>No alert: nothing moved beyond its usual range.</p>"
-        else:
-            items = "<ul>" + "".join(f"<li>{escape(line)}</li>" for line in self.lines()) + "</ul>"
-        notes = "".join(f"<p><small>Not checked: {escape(n)}</small></p>" for n in self.unchecked)
-        return f'<div class="commerce-alerts"><p>{escape(self.summary())}</p>{items}{notes}</div>'
-
-    def _repr_html_(self) -> str:
-        return self.to_html()
-
-    def __repr__(self) -> str:
-        return self.describe()
-
-
-_SCHEMA = {
-    "kind": pl.String,
-    "site": pl.String,
-    "scope": pl.String,
-    "key": pl.String,
-    "metric": pl.String,
-    "value": pl.Float64,
-    "baseline": pl.Float64,
-    "change": pl.Float64,
-    "since": pl.Date,
-    "as_of": pl.Date,
-    "days": pl.Int64,
-    "weeks": pl.Int64,
-    "z": pl.Float64,
-    "message": pl.String,
-}
-
-
-def _row(alert: Alert) -> dict[str, Any]:
-    return {name: getattr(alert, name) for name in _SCHEMA if name != "message"}
+_LEDGER_PARTS = ("revenue", "revenue_capped", "revenue_capped_sq", "orders", "returns")
 
 
 def alerts(
@@ -223,15 +79,22 @@ def alerts(
             )
     check_connection(con)
     chosen, _ = resolve(con, Selection(site=site))  # a site the lake does not hold is an error
-    found: list[Alert] = [*_health(folder, chosen.sites, limits, moment)]
+    found: list[Alert] = [*health_alerts(folder, chosen.sites, limits, moment)]
     complete = daily_coverage(con, chosen)
     unchecked = [f"{s}: no complete ledger day in the lake yet" for s in chosen.sites if s not in complete]
     last_day = Selection(end=as_of).end
+    # The days judged: the last `days` up to `as_of`, from the first with `min_weeks` weeks before it.
     evaluated = {
-        s: (end - timedelta(days=days - 1), end)
+        s: (max(end - timedelta(days=days - 1), first + timedelta(weeks=limits.min_weeks)), end)
         for s, (first, last) in complete.items()
-        if (end := min(last, last_day) if last_day else last) >= first
+        if (end := min(last, last_day) if last_day else last) >= first + timedelta(weeks=limits.min_weeks)
     }
+    unchecked += [
+        f"{s}: fewer than {limits.min_weeks} weeks of history (a baseline) before {as_of or 'its last day'}: "
+        "nothing judged yet"
+        for s in complete
+        if s not in evaluated
+    ]
     if not evaluated:
         return AlertReport(tuple(found), {}, 0, tuple(unchecked), limits, money)
     reach = 7 * limits.baseline_weeks + limits.max_span
@@ -257,13 +120,6 @@ def _changes(
     by_click = ledger_series(con, window, "click_date")
     clicks, coverage = click_series(con, window)
     notes: list[str] = []
-    history = {s: (evaluated[s][1] - complete[s][0]).days + 1 for s in evaluated}
-    short = [s for s, n in history.items() if n < 7 * limits.min_weeks + 1]
-    if short:
-        notes.append(
-            f"{', '.join(short)}: fewer than {limits.min_weeks} weeks of history before the days evaluated "
-            "(nothing is judged without a baseline)"
-        )
     if clicks.is_empty():
         notes.append(
             "EPC and conversion rate: the lake holds no daily windows of the networks report, the "
@@ -274,7 +130,7 @@ def _changes(
     for (site, scope, key), rows in ledger.group_by("site", "scope", "key"):
         ledger_first, _ = complete[str(site)]
         covered = _day_mask(first, days, ledger_first, evaluated[str(site)][1])
-        parts = dense(rows, ("revenue", "revenue_sq", "orders", "returns"), first, days, ages=True)
+        parts = dense(rows, _LEDGER_PARTS, first, days, ages=True)
         judged += 1
         out += _alerts_of(
             parts, covered, first, days, evaluated[str(site)], _LEDGER, limits, (site, scope, key)
@@ -290,10 +146,10 @@ def _changes(
             if max(first, ledger_first) <= day <= last:
                 covered[(day - first).days] = True
         parts = dense(rows, ("clicks",), first, days, ages=False)
-        orders = dense(
-            earned.get((site, scope, key), empty), ("revenue", "revenue_sq", "orders"), first, days, ages=True
+        orders = dense(earned.get((site, scope, key), empty), _LEDGER_PARTS, first, days, ages=True)
+        parts.update(
+            {name: orders[name] for name in _LEDGER_PARTS if name != "orders"}, actions=orders["orders"]
         )
-        parts.update(revenue=orders["revenue"], revenue_sq=orders["revenue_sq"], actions=orders["orders"])
         judged += 1
         out += _alerts_of(
             parts, covered, first, days, evaluated[str(site)], _AGGREGATE, limits, (site, scope, key)
@@ -345,50 +201,3 @@ def _alert(finding: Finding, since: date) -> Alert:
         finding.weeks,
         finding.z,
     )
-
-
-def _health(folder: Path, sites: tuple[str, ...], limits: Thresholds, now: datetime) -> list[Alert]:
-    """A site not synced for longer than `stale_hours`, and partitions failing sync after sync."""
-    root = lake_root(folder)
-    stored = sorted(p.name.removeprefix("site=") for p in root.glob("site=*") if p.is_dir())
-    out: list[Alert] = []
-    for site in [s for s in stored if not sites or s in sites]:
-        try:
-            manifest = Manifest.load(folder, site)
-        except LakeError as error:
-            out.append(Alert("stale", site, detail=f"{error}"))
-            continue
-        fetched = [entry.fetched_at for entry in manifest]
-        if fetched:
-            last = max(fetched)
-            age = now - last
-            if age > timedelta(hours=limits.stale_hours):
-                out.append(
-                    Alert(
-                        "stale",
-                        site,
-                        since=last.date(),
-                        detail=f"the lake was last synced {_ago(age)} ago ({last:%Y-%m-%d %H:%M} UTC), "
-                        f"more than {limits.stale_hours:g} hours: figures and alerts miss what came since",
-                    )
-                )
-        failing = [r for r in load_failures(folder, site).values() if r.count >= limits.failing_syncs]
-        if failing:
-            failing.sort(key=lambda r: (-r.count, r.relpath))
-            listed = "; ".join(f"{r.what} ({r.count} syncs: {r.reason})" for r in failing[:5])
-            more = f"; and {len(failing) - 5} more" if len(failing) > 5 else ""
-            out.append(
-                Alert(
-                    "failing",
-                    site,
-                    since=min(r.first for r in failing).date(),
-                    detail=f"{len(failing)} partition{'s' if len(failing) != 1 else ''} failed in "
-                    f"{limits.failing_syncs} or more syncs in a row: {listed}{more}",
-                )
-            )
-    return out
-
-
-def _ago(age: timedelta) -> str:
-    hours = age.total_seconds() / 3600
-    return f"{hours:.0f} hours" if hours < 48 else f"{hours / 24:.1f} days"

@@ -33,13 +33,27 @@ from .thresholds import AlertMetric, Thresholds
 __all__ = ["Finding", "findings"]
 
 _MAD_TO_SD = 1.4826  # the median absolute deviation of a normal sample, as a standard deviation
-# Per metric: numerator, denominator (None: the value is the numerator's sum), volume (what the
-# minimum counts), and the noise: "count" (the numerator is a count) or a column of squared amounts.
-_PARTS: dict[str, tuple[str, str | None, str, str]] = {
-    "revenue": ("revenue", None, "orders", "revenue_sq"),
-    "return_rate": ("returns", "orders", "returns", "count"),
-    "epc": ("revenue", "clicks", "actions", "revenue_sq"),
-    "conversion_rate": ("actions", "clicks", "actions", "count"),
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """How a metric is made of a series' daily parts: the numerator shown and the one judged (money:
+    each order capped, see `series.ledger_series`), the denominator (None: the value is the sum),
+    the volume its minimum counts, and its noise: None for a count (Poisson), else the column of
+    the judged amounts' squares."""
+
+    shown: str
+    judged: str
+    denominator: str | None
+    volume: str
+    squares: str | None
+
+
+_PARTS: dict[str, _Parts] = {
+    "revenue": _Parts("revenue", "revenue_capped", None, "orders", "revenue_capped_sq"),
+    "return_rate": _Parts("returns", "returns", "orders", "returns", None),
+    "epc": _Parts("revenue", "revenue_capped", "clicks", "actions", "revenue_capped_sq"),
+    "conversion_rate": _Parts("actions", "actions", "clicks", "actions", None),
 }
 
 
@@ -118,56 +132,60 @@ def findings(
     drop, rise = thresholds.drops[metric], thresholds.rises[metric]
     if drop is None and rise is None:
         return
-    numerator, denominator, volume_name, noise = _PARTS[metric]
-    squares = frames.get(noise) if noise != "count" else None
+    parts = _PARTS[metric]
     minimum = {
         "orders": thresholds.min_orders,
         "actions": thresholds.min_actions,
         "returns": thresholds.min_returns,
-    }[volume_name]
+    }[parts.volume]
     days, weeks = len(covered), thresholds.baseline_weeks
     best: dict[int, Finding] = {}
     for span in range(1, thresholds.max_span + 1):
-        top = _span_sums(frames[numerator], span)
-        bottom = _span_sums(frames[denominator], span) if denominator else np.ones(days)
-        volume = _span_sums(frames[volume_name], span)
+        bottom = _span_sums(frames[parts.denominator], span) if parts.denominator else np.ones(days)
         whole = _covered(covered, span) & (bottom > 0)
-        value = np.where(whole, top / np.where(whole, bottom, 1.0), np.nan)
-        weekly = {"value": value, "volume": volume, "top": top}
-        if squares is not None:
-            weekly["squares"] = _span_sums(squares, span)
-        history = {
-            name: _weeks_before(np.where(whole, series, np.nan), weeks) for name, series in weekly.items()
-        }
-        counted = np.sum(~np.isnan(history["value"]), axis=1)
+        sums = {"shown": frames[parts.shown], "top": frames[parts.judged], "volume": frames[parts.volume]}
+        if parts.squares:
+            sums["squares"] = frames[parts.squares]
+        spans = {name: np.where(whole, _span_sums(series, span), np.nan) for name, series in sums.items()}
+        below = np.where(whole, bottom, 1.0)
+        spans["value"], spans["judged"] = spans["shown"] / below, spans["top"] / below
+        history = {name: _weeks_before(series, weeks) for name, series in spans.items()}
+        counted = np.sum(~np.isnan(history["judged"]), axis=1)
         usable = evaluate & whole & (counted >= thresholds.min_weeks)
         if not usable.any():
             continue
         rows = np.flatnonzero(usable)
-        past = history["value"][rows]
-        baseline = _median_rows(past)
+        shown_base = _median_rows(history["value"][rows])
+        baseline = _median_rows(history["judged"][rows])
         expected = _median_rows(history["volume"][rows])
-        judged = (baseline > 0) & (expected >= max(minimum, 1))
-        safe = np.where(judged, baseline, 1.0)
-        current = value[rows]
+        judged = (baseline > 0) & (shown_base > 0) & (expected >= max(minimum, 1))
+        safe, safe_shown = np.where(judged, baseline, 1.0), np.where(judged, shown_base, 1.0)
+        current = spans["judged"][rows]
         change = current / safe - 1
-        mad = _MAD_TO_SD * _median_rows(np.abs(past - baseline[:, None]))
+        shown_change = spans["value"][rows] / safe_shown - 1
+        mad = _MAD_TO_SD * _median_rows(np.abs(history["judged"][rows] - baseline[:, None]))
         z_history = (current - safe) / np.where(mad > 0, mad, 1e-12)  # no spread at all: far out
-        if squares is None:  # a count: Poisson on the square-root scale, expected at the baseline rate
-            observed = top[rows]
+        if parts.squares is None:  # a count: Poisson on the square-root scale, expected at the baseline rate
             chance = safe * bottom[rows]
-            z_noise = 2 * (np.sqrt(np.maximum(observed, 0)) - np.sqrt(chance))
+            z_noise = 2 * (np.sqrt(np.maximum(spans["top"][rows], 0)) - np.sqrt(chance))
             relative_noise = 1 / np.sqrt(np.maximum(chance, 1e-9))
         else:  # a sum of amounts: its relative noise is sqrt(sum of squares) / sum, at the baseline
             typical = _median_rows(history["top"][rows])
-            relative_noise = np.sqrt(np.maximum(_median_rows(history["squares"][rows]), 0)) / np.where(
-                typical > 0, typical, np.inf
-            )
+            squares = np.sqrt(np.maximum(_median_rows(history["squares"][rows]), 0))
+            relative_noise = squares / np.where(typical > 0, typical, np.inf)
             z_noise = change / np.maximum(relative_noise, 1e-9)
         z = np.where(np.abs(z_noise) < np.abs(z_history), z_noise, z_history)
-        spread = np.maximum(mad, safe * relative_noise)
-        fell = (change <= -drop) & (z <= -thresholds.z) if drop is not None else np.zeros(len(rows), bool)
-        grew = (change >= rise) & (z >= thresholds.z) if rise is not None else np.zeros(len(rows), bool)
+        spread = np.maximum(mad / safe, relative_noise) * safe_shown  # as a share, on the shown baseline
+        fell = (
+            np.zeros(len(rows), bool)
+            if drop is None
+            else ((change <= -drop) & (shown_change <= -drop) & (z <= -thresholds.z))
+        )
+        grew = (
+            np.zeros(len(rows), bool)
+            if rise is None
+            else ((change >= rise) & (shown_change >= rise) & (z >= thresholds.z))
+        )
         for i in np.flatnonzero(judged & (fell | grew)):
             d = int(rows[i])
             if d in best and abs(best[d].z) >= abs(float(z[i])):
@@ -179,13 +197,13 @@ def findings(
                 as_of=on,
                 since=on - timedelta(days=span - 1),
                 days=span,
-                value=float(value[d]),
-                baseline=float(baseline[i]),
+                value=float(spans["value"][d]),
+                baseline=float(shown_base[i]),
                 spread=float(spread[i]),
-                change=float(change[i]),
+                change=float(shown_change[i]),
                 z=float(z[i]),
                 weeks=int(counted[d]),
-                volume=float(volume[d]),
+                volume=float(spans["volume"][d]),
             )
     yield from (best[d] for d in sorted(best))
 

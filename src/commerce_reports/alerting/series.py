@@ -70,34 +70,42 @@ def daily_coverage(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, 
 def ledger_series(
     con: duckdb.DuckDBPyConnection, sel: Selection, by: str = "commission_date"
 ) -> pl.DataFrame:
-    """Revenue (and the sum of its squares: the noise of a sum of orders), orders and returns per
-    site, scope, key, day (`by`: commission_date or click_date) and age (0-6), each as known `age`
-    days after the day: a transaction counts once its first
+    """Revenue, orders and returns per site, scope, key, day (`by`: commission_date or click_date)
+    and age (0-6), each as known `age` days after the day: a transaction counts once its first
     version is in the ledger, with its latest revenue once that version's update day is reached,
-    returned from that day."""
+    returned from that day.
+
+    Beside the revenue, what alerts judge it by: each order's revenue capped at the 95th percentile
+    of its series' orders (`revenue_capped`, and the sum of its squares: the noise of a sum of
+    orders). A week's revenue swings with its few largest orders; the capped sum moves with every
+    order (a cut commission, lost orders) and much less with luck."""
     if by not in ("commission_date", "click_date"):
         raise ValueError(f"by: {by!r} is not commission_date or click_date")
     where, params = sel.where(by, filters=False)
-    scopes = [f"SELECT site, '{SITE_SCOPE}' AS scope, site AS key, * EXCLUDE (site) FROM aged"] + [
-        f"SELECT site, '{name}' AS scope, {DIMENSION_TABLE[name].key} AS key, * EXCLUDE (site) FROM aged"
+    scopes = [f"SELECT site, '{SITE_SCOPE}' AS scope, site AS key, * EXCLUDE (site) FROM t"] + [
+        f"SELECT site, '{name}' AS scope, {DIMENSION_TABLE[name].key} AS key, * EXCLUDE (site) FROM t"
         for name in AGGREGATED
     ]
-    sql = f"""WITH aged AS (
-    SELECT t.*, a.age, t.day + a.age AS known
-    FROM (SELECT site, {by} AS day, first_update_date, update_date, publisher_net_revenue,
-                 original_revenue, returned, network, device, country
-          FROM transactions WHERE {where}) AS t
-    CROSS JOIN (SELECT unnest(range({_MAX_AGE}))::INTEGER AS age) AS a
-    WHERE t.first_update_date <= t.day + a.age
-), scoped AS ({" UNION ALL ".join(scopes)})
-SELECT site, scope, key, day, age,
-       sum(CASE WHEN update_date <= known THEN publisher_net_revenue ELSE original_revenue END)::DOUBLE
-           AS revenue,
-       sum(CASE WHEN update_date <= known THEN publisher_net_revenue ELSE original_revenue END ^ 2)::DOUBLE
-           AS revenue_sq,
-       count(*)::BIGINT AS orders,
-       count(*) FILTER (WHERE returned AND update_date <= known)::BIGINT AS returns
-FROM scoped GROUP BY ALL"""
+    sql = f"""WITH t AS (
+    SELECT site, {by} AS day, first_update_date, update_date, publisher_net_revenue, original_revenue,
+           returned, network, device, country
+    FROM transactions WHERE {where}
+), scoped AS ({" UNION ALL ".join(scopes)}), capped AS (
+    SELECT *, quantile_cont(original_revenue, 0.95) OVER (PARTITION BY site, scope, key) AS cap
+    FROM scoped
+), aged AS (
+    SELECT c.*, a.age,
+           CASE WHEN c.update_date <= c.day + a.age THEN c.publisher_net_revenue ELSE c.original_revenue END
+               AS known_revenue,
+           c.returned AND c.update_date <= c.day + a.age AS known_returned
+    FROM capped AS c CROSS JOIN (SELECT unnest(range({_MAX_AGE}))::INTEGER AS age) AS a
+    WHERE c.first_update_date <= c.day + a.age
+)
+SELECT site, scope, key, day, age, sum(known_revenue)::DOUBLE AS revenue,
+       sum(least(known_revenue, cap))::DOUBLE AS revenue_capped,
+       sum(least(known_revenue, cap) ^ 2)::DOUBLE AS revenue_capped_sq,
+       count(*)::BIGINT AS orders, count(*) FILTER (WHERE known_returned)::BIGINT AS returns
+FROM aged GROUP BY ALL"""
     return fetch_frame(con, sql, params)
 
 

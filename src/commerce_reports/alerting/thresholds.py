@@ -8,7 +8,7 @@
     conversion_drop = "30%"
     return_rate_rise = "50%"    # returns: a rise
     revenue_rise = false        # rises of revenue, EPC or conversion: not alerted (the default)
-    z = 4.5                     # how many standard deviations (history and volume) a change must clear
+    z = 4.0                     # how many standard deviations (history and volume) a change must clear
     min_orders = 40             # volume below which a series is not judged (per span checked)
     min_actions = 40
     min_returns = 8
@@ -59,9 +59,9 @@ class Thresholds:
     Health: a site not synced for `stale_hours`, a partition failing in `failing_syncs` syncs."""
 
     baseline_weeks: int = 8
-    min_weeks: int = 4
+    min_weeks: int = 6
     max_span: int = 7
-    z: float = 4.5
+    z: float = 4.0
     drops: Mapping[str, float | None] = field(default_factory=_default_drops)
     rises: Mapping[str, float | None] = field(default_factory=_default_rises)
     min_orders: int = 40
@@ -111,7 +111,7 @@ class Thresholds:
         if table is None:
             return cls()
         if not isinstance(table, Mapping):
-            raise ConfigurationError(f"{where} must be a table of settings, e.g. [alerts] z = 4.5")
+            raise ConfigurationError(f"{where} must be a table of settings, e.g. [alerts] z = 4.0")
         plain = {f.name for f in fields(cls)} - {"drops", "rises"}
         changes = {f"{_TOML_NAMES[m]}_{d}": (d, m) for m in METRICS for d in ("drop", "rise")}
         unknown = sorted(set(table) - plain - set(changes))

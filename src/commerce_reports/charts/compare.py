@@ -253,6 +253,8 @@ def compare_periods(
     now, then = frames
     suffixed = then.rename({c: f"{c}_previous" for c in then.columns if c != "key"})
     frame = now.join(suffixed, on="key", how="full", coalesce=True)
+    counted = ("revenue", "orders", "returns")  # a key of one period only had none in the other
+    frame = frame.with_columns(pl.col(*counted, *(f"{c}_previous" for c in counted)).fill_null(0))
     frame = frame.with_columns(
         *(
             (
