@@ -112,7 +112,7 @@ def test_the_default_window_is_the_synced_one(in_the_lake: Path, tmp_path: Path)
 def test_devices_and_countries(in_the_lake: Path, tmp_path: Path) -> None:
     notebook = run("03_devices_and_countries.ipynb", tmp_path, sync=False)
     specs = [json.dumps(s) for s in charts(notebook)]
-    assert len(specs) == 5 and '"mark": {"type": "rule"' in specs[1] and "geoshape" in specs[2]
+    assert len(specs) == 5 and '"type": "rule"' in specs[1] and "geoshape" in specs[2]
     assert "against the previous 30 days" in specs[1] and "network_pick" in specs[3]
     assert "the days both sides cover" in specs[4] or "No month window" in specs[4]
 

@@ -152,7 +152,7 @@ def report_message(
     text = re.sub(r"<[^>]+>", " ", body.replace("<br>", "\n").replace("</p>", "\n").replace("</li>", "\n"))
     message.set_content(re.sub(r"[ \t]+", " ", text).strip() + "\n\nThe whole report is attached.\n")
     message.add_alternative(f"<!DOCTYPE html><html><body>{body}{note}</body></html>", subtype="html")
-    message.add_attachment(report.read_bytes(), maintype="text", subtype="html", filename=report.name)
+    message.add_attachment(report.read_text(encoding="utf-8"), subtype="html", filename=report.name)
     return message
 
 
