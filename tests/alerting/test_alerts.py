@@ -56,22 +56,28 @@ def test_the_ordinary_world_raises_no_alert_over_180_days(
 
 
 def test_an_epc_halved_on_one_network_for_a_week_is_named(con: duckdb.DuckDBPyConnection, lake: Path) -> None:
+    """Named, with its size, since when and its baseline. Clicks are judged on the daily windows the
+    lake holds whole (`complete`: fetched once they settled, two days after their day)."""
     report = alerts(con, days=7, data_dir=lake, now=ALERTS_NOW)
     changes = [a for a in report.alerts if a.kind == "change"]
     assert {(a.site, a.scope, a.key) for a in changes} == {("alpha", "network", "Northwind Affiliates")}
+    ((whole,),) = con.execute(
+        "SELECT max(window_start) FROM networks WHERE site = 'alpha' AND grain = 'day' AND complete"
+    ).fetchall()
+    assert whole == LAST - timedelta(days=2)
     epc = next(a for a in changes if a.metric == "epc")
-    assert (epc.since, epc.as_of, epc.days) == (INCIDENT_FROM, LAST, 7)
+    assert (epc.since, epc.as_of, epc.days) == (INCIDENT_FROM, whole, (whole - INCIDENT_FROM).days + 1)
     assert epc.change is not None and -0.6 < epc.change < -0.4
     assert epc.z is not None and epc.z <= -report.thresholds.z and epc.weeks == 8
     line = epc.describe(report.currency)
     assert line.startswith("alpha · network Northwind Affiliates: EPC $0.") and "down 5" in line, line
-    assert f"over the 7 days from {INCIDENT_FROM} to {LAST}" in line and "the 8 weeks before" in line
+    assert (
+        f"over the {epc.days} days from {INCIDENT_FROM} to {whole}" in line and "the 8 weeks before" in line
+    )
     assert report.exit_code == 3
     frame = report.frame()
     assert frame.filter(frame["metric"] == "epc")["key"].to_list() == ["Northwind Affiliates"]
-    assert "EUR" not in line and epc.describe("EUR").startswith(
-        "alpha · network Northwind Affiliates: EPC €0."
-    )
+    assert epc.describe("EUR").startswith("alpha · network Northwind Affiliates: EPC €0.")
 
 
 def test_the_command_exits_3_on_alerts_and_0_without(lake: Path, tmp_path: Path) -> None:

@@ -41,7 +41,8 @@ def test_totals_and_changes_are_the_views_figures(con: duckdb.DuckDBPyConnection
     assert (row["orders"], row["returns"], row["orders_previous"]) == (orders, returns, before[1])
     assert row["revenue_change"] == pytest.approx(revenue / before[0] - 1)
     assert row["return_rate"] == pytest.approx(returns / orders)
-    assert result.complete and result.previous_complete and result.notes == ()
+    assert result.complete and result.previous_complete and result.final is False  # the views' columns
+    assert result.notes == ("the service may still revise these figures (late commissions and returns)",)
     assert row["epc"] is None and "sync --grain day" in result.aggregate_note  # weeks: no daily clicks here
     per_network = compare(con, site="alpha", start="2026-03-02", end="2026-03-08", by="network", top_n=200)
     assert per_network["revenue"].sum() == pytest.approx(revenue, abs=0.01)

@@ -55,7 +55,7 @@ def alerts(
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3660:
         raise ValidationError("days", f"{days!r} is not a count of days", "give 1 or more, e.g. 7")
     settings = Settings.from_env() if thresholds is None or currency is None or data_dir is None else None
-    limits = thresholds or Thresholds.from_table(settings.project.get("alerts") if settings else None)
+    limits = thresholds or Thresholds.from_table(settings.alerts if settings else None)
     money = (
         Currency.of(currency) if currency is not None else (settings.currency if settings else Currency.of())
     )

@@ -135,12 +135,12 @@ def _aggregate_source(
     params: dict[str, Any] = {"first": first, "last": last}
     site = periods[0].site_clause(params)
     scope = f" AND {site}" if site else ""
-    whole = (
-        "complete" if "complete" in columns_of(con, "networks") else "fetched_at >= window_end::TIMESTAMPTZ"
-    )
+    # Every day's clicks are in once the day has ended; whether a period is whole (its windows
+    # settled, its ledger days stored) is said apart, by the views' `complete` (see `_flags`).
     rows = con.execute(
         f"""SELECT site, slice, count(DISTINCT window_start) FROM networks
-WHERE grain = 'day' AND {condition} AND window_start BETWEEN $first AND $last AND {whole}{scope}
+WHERE grain = 'day' AND {condition} AND window_start BETWEEN $first AND $last
+  AND fetched_at >= window_end::TIMESTAMPTZ{scope}
 GROUP BY ALL""",
         params,
     ).fetchall()
