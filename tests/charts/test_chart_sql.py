@@ -1,6 +1,6 @@
 """Every chart helper's SQL against every view it names, for every dimension of the table and
 every kind of selection: it binds (the columns exist), and its frame has the types the charts
-expect (money as floats: Altair draws floats, whatever the views keep). Run on the synced chart
+expect (money exact, as the views keep it: the charts hand Vega floats at the Altair boundary). Run on the synced chart
 lake and on an empty lake (the views with no rows), so a type that only shows without data, or
 only with it, is caught too."""
 
@@ -22,21 +22,22 @@ from commerce_reports.charts.series import daily_frame, link_trend_frame
 from commerce_reports.db import connect
 from tests.charts.conftest import END, START
 
+MONEY = pl.Decimal(38, 4)  # exact in every frame; the charts hand Vega floats (`chart_data`)
 RANKING = {
     "key": pl.String,
     "detail": pl.String,
-    "revenue": pl.Float64,
-    "order_value": pl.Float64,
+    "revenue": MONEY,
+    "order_value": MONEY,
     "orders": pl.Int64,
     "returns": pl.Int64,
     "return_rate": pl.Float64,
     "clicks": pl.Float64,
-    "aggregate_revenue": pl.Float64,
+    "aggregate_revenue": MONEY,
     "epc": pl.Float64,
     "conversion_rate": pl.Float64,
     "rank": pl.Int64,
 }
-_COMPARED = {"revenue": pl.Float64, "orders": pl.Int64, "returns": pl.Int64, "return_rate": pl.Float64}
+_COMPARED = {"revenue": MONEY, "orders": pl.Int64, "returns": pl.Int64, "return_rate": pl.Float64}
 _COMPARED |= {"clicks": pl.Int64, "epc": pl.Float64, "conversion_rate": pl.Float64}
 COMPARISON = {"key": pl.String} | {
     name: dtype
@@ -117,8 +118,8 @@ def test_totals_series_gap_and_filters_run_with_their_types(
         assert _schema(daily_frame(con, sel)) == {
             "period": pl.Date,
             "grain": pl.String,
-            "revenue": pl.Float64,
-            "order_value": pl.Float64,
+            "revenue": MONEY,
+            "order_value": MONEY,
             "orders": pl.Int64,
             "returns": pl.Int64,
             "return_rate": pl.Float64,
@@ -128,7 +129,7 @@ def test_totals_series_gap_and_filters_run_with_their_types(
             "period": pl.Date,
             "grain": pl.String,
             "link": pl.String,
-            "revenue": pl.Float64,
+            "revenue": MONEY,
             "orders": pl.Int64,
         }
         span = aggregate_span(con, sel)
@@ -138,9 +139,9 @@ def test_totals_series_gap_and_filters_run_with_their_types(
         "key": pl.String,
         "first_day": pl.Date,
         "last_day": pl.Date,
-        "aggregate_revenue": pl.Float64,
-        "revenue": pl.Float64,
-        "revenue_gap": pl.Float64,
+        "aggregate_revenue": MONEY,
+        "revenue": MONEY,
+        "revenue_gap": MONEY,
         "gap_share": pl.Float64,
     }
     assert set(filter_options(con)) == {"sites", "networks", "devices", "countries"}

@@ -4,6 +4,7 @@ views', whole-month EPC from the month windows, incomplete periods said, and the
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 
 import duckdb
 import polars as pl
@@ -23,13 +24,13 @@ def test_the_previous_period_is_as_long_or_the_months_before() -> None:
     assert (quarter.start, quarter.end) == (date(2025, 10, 1), date(2025, 12, 31))
 
 
-def _sums(con: duckdb.DuckDBPyConnection, start: date, end: date) -> tuple[float, int, int]:
+def _sums(con: duckdb.DuckDBPyConnection, start: date, end: date) -> tuple[Decimal, int, int]:
     ((revenue, orders, returns),) = con.execute(
         "SELECT sum(revenue), sum(transactions), sum(returns) FROM daily_performance "
         "WHERE site = 'alpha' AND day BETWEEN ? AND ?",
         [start, end],
     ).fetchall()
-    return float(revenue), int(orders), int(returns)
+    return Decimal(revenue), int(orders), int(returns)
 
 
 def test_totals_and_changes_are_the_views_figures(con: duckdb.DuckDBPyConnection) -> None:
@@ -37,15 +38,15 @@ def test_totals_and_changes_are_the_views_figures(con: duckdb.DuckDBPyConnection
     (row,) = result.frame.to_dicts()
     revenue, orders, returns = _sums(con, date(2026, 3, 2), date(2026, 3, 8))
     before = _sums(con, date(2026, 2, 23), date(2026, 3, 1))
-    assert row["key"] == "Total" and row["revenue"] == pytest.approx(revenue, abs=0.005)
+    assert row["key"] == "Total" and row["revenue"] == revenue  # to the cent: money stays exact
     assert (row["orders"], row["returns"], row["orders_previous"]) == (orders, returns, before[1])
-    assert row["revenue_change"] == pytest.approx(revenue / before[0] - 1)
+    assert row["revenue_change"] == pytest.approx(float(revenue / before[0]) - 1)
     assert row["return_rate"] == pytest.approx(returns / orders)
     assert result.complete and result.previous_complete and result.final is False  # the views' columns
     assert result.notes == ("the service may still revise these figures (late commissions and returns)",)
     assert row["epc"] is None and "sync --grain day" in result.aggregate_note  # weeks: no daily clicks here
     per_network = compare(con, site="alpha", start="2026-03-02", end="2026-03-08", by="network", top_n=200)
-    assert per_network["revenue"].sum() == pytest.approx(revenue, abs=0.01)
+    assert per_network["revenue"].sum() == revenue
     assert per_network["orders_previous"].sum() == before[1]
     assert per_network["revenue"].to_list() == sorted(per_network["revenue"].to_list(), reverse=True)
     gone = per_network.filter(pl.col("orders") == 0)  # networks of the week before only

@@ -9,7 +9,16 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 from ..errors import ValidationError
-from ..sandbox import DATA_KINDS, DEMO_SITES, FAST_PACE, FAULT_KINDS, FaultConfig, Incident, SandboxConfig, Site
+from ..sandbox import (
+    DATA_KINDS,
+    DEMO_SITES,
+    FAST_PACE,
+    FAULT_KINDS,
+    FaultConfig,
+    Incident,
+    SandboxConfig,
+    Site,
+)
 from ..sandbox.config import DATE_STYLES, DIALECTS
 
 __all__ = ["register"]
