@@ -1,8 +1,8 @@
 """Every chart helper's SQL against every view it names, for every dimension of the table and
 every kind of selection: it binds (the columns exist), and its frame has the types the charts
-expect (money exact, as the views keep it: the charts hand Vega floats at the Altair boundary). Run on the synced chart
-lake and on an empty lake (the views with no rows), so a type that only shows without data, or
-only with it, is caught too."""
+expect (money exact, as the views keep it: the charts hand Vega floats at the Altair boundary).
+Run on the synced chart lake and on an empty lake (the views with no rows), so a type that only
+shows without data, or only with it, is caught too."""
 
 from __future__ import annotations
 

@@ -78,7 +78,8 @@ def test_a_comparison_chart_labels_each_change(con: duckdb.DuckDBPyConnection) -
     rows = next(iter(spec["datasets"].values()))
     for row in rows:
         change = row["revenue_change"]
-        assert row["change_label"] == f"{change * 100:+.0f}%".replace("+-", "-")
+        percent = round(change * 100)
+        assert row["change_label"] == (f"+{percent}%" if percent > 0 else f"{percent}%")
     assert spec["layer"][0]["encoding"]["x"]["axis"]["title"] == "Revenue (USD)"
     assert "Grey: 2026-02-23 to 2026-03-01; dot: 2026-03-02 to 2026-03-08" in spec["title"]["subtitle"]
     with pytest.raises(ValidationError, match="'sales' is not compared"):

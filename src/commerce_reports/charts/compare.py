@@ -331,15 +331,15 @@ def comparison_chart(
         return empty_chart(sel, f"{label.lower()} to compare")
     frame = frame.with_columns(
         rank=pl.int_range(pl.len()),
-        change_label=pl.when(pl.col(f"{metric}_change").is_not_null())
-        .then(pl.format("{}%", (pl.col(f"{metric}_change") * 100).round(0).cast(pl.Int64)))
-        .otherwise(pl.lit("new")),
+        percent=(pl.col(f"{metric}_change") * 100).round(0).cast(pl.Int64),
         up=pl.col(metric).fill_null(0) >= pl.col(f"{metric}_previous").fill_null(0),
         label_at=pl.max_horizontal(metric, f"{metric}_previous"),
     ).with_columns(
-        change_label=pl.when(pl.col("change_label").str.starts_with("-") | (pl.col("change_label") == "new"))
-        .then(pl.col("change_label"))
-        .otherwise(pl.lit("+") + pl.col("change_label"))
+        change_label=pl.when(pl.col("percent").is_null())
+        .then(pl.lit("new"))  # nothing the period before
+        .when(pl.col("percent") > 0)
+        .then(pl.format("+{}%", pl.col("percent")))
+        .otherwise(pl.format("{}%", pl.col("percent")))
     )
     fmt = number_format(kind, money)
     y = alt.Y("key:N", sort=alt.EncodingSortField("rank"), title=None, axis=alt.Axis(labelLimit=220))
