@@ -2,7 +2,7 @@
 staged incident is named.
 
     .venv/bin/python bench/alerts_bench.py [--days 180] [--transactions-per-day 400]
-        [--incident "network=Foxglove Network,epc=-50%"] [--data-dir DIR]
+        [--incident "network=Northwind Affiliates,epc=-50%"] [--data-dir DIR]
 
 Syncs `--days` days of the two demo sites as a daily sync for alerts keeps them (the ledger, and
 the networks report per day for every default slice and five countries), from a sandbox frozen at
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=180)
     parser.add_argument("--transactions-per-day", type=int, default=400)
     parser.add_argument("--today", type=date.fromisoformat, default=date(2026, 11, 24))
-    parser.add_argument("--incident", default="network=Foxglove Network,epc=-50%")
+    parser.add_argument("--incident", default="network=Northwind Affiliates,epc=-50%")
     parser.add_argument("--data-dir", type=Path, help="default: a temporary folder")
     args = parser.parse_args()
     folder = args.data_dir or Path(tempfile.mkdtemp(prefix="alerts-bench-"))
