@@ -54,6 +54,14 @@ def alerts(
     clock the lake's freshness is judged on) to the current time."""
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3660:
         raise ValidationError("days", f"{days!r} is not a count of days", "give 1 or more, e.g. 7")
+    if thresholds is not None and not isinstance(thresholds, Thresholds):
+        raise ValidationError(
+            "thresholds", f"{thresholds!r} is not Thresholds", "give Thresholds(...) or None"
+        )
+    if data_dir is not None and (not isinstance(data_dir, str | Path) or not str(data_dir).strip()):
+        raise ValidationError("data_dir", f"{data_dir!r} is not a folder path", "give a str or Path, or None")
+    if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
+        raise ValidationError("now", f"{now!r} is not an aware datetime", "give datetime.now(UTC) or similar")
     settings = Settings.from_env() if thresholds is None or currency is None or data_dir is None else None
     limits = thresholds or Thresholds.from_table(settings.alerts if settings else None)
     money = (
@@ -61,8 +69,6 @@ def alerts(
     )
     folder = Path(data_dir) if data_dir is not None else (settings.data_dir if settings else Path("data"))
     moment = now or datetime.now(UTC)
-    if moment.tzinfo is None:
-        raise ValidationError("now", "must be timezone-aware", "give datetime.now(UTC) or similar")
     if con is None:
         from ..db import connect
 

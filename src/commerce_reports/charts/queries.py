@@ -94,7 +94,7 @@ _SORT: dict[str, str] = {"orders": "orders", "conversion_rate": "conversion_rate
 
 def check_dimension(dimension: Any) -> Dimension:
     """`dimension` if the table knows it, else a ValidationError listing those it knows."""
-    if dimension not in DIMENSION_TABLE:
+    if not isinstance(dimension, str) or dimension not in DIMENSION_TABLE:
         raise ValidationError(
             "dimension", f"{dimension!r} is not a dimension", f"use one of {', '.join(DIMENSIONS)}"
         )

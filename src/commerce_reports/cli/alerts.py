@@ -8,6 +8,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from .options import existing_lake, known_sites
+
 __all__ = ["register"]
 
 
@@ -32,7 +34,8 @@ def register(subparsers: Any) -> None:
         "of its own trailing weeks, on the lake as it is (nothing is fetched), and check that every site "
         "was synced recently and that no partition keeps failing. Prints one line per alert (what, where, "
         "how big, since when, against what baseline) and what could not be checked. Thresholds: the "
-        "[alerts] table of commerce-reports.toml. Exit codes: 0 no alert, 3 alerts, 1 an error.",
+        "[alerts] table of commerce-reports.toml. Exit codes: 0 no alert, 3 alerts, 2 an unknown site or "
+        "data folder, 1 another error.",
     )
     parser.add_argument("--site", action="append", dest="sites", help="only this site (repeatable)")
     parser.add_argument(
@@ -53,6 +56,8 @@ def register(subparsers: Any) -> None:
 def _alerts(args: argparse.Namespace) -> int:
     from ..alerting import alerts
 
-    report = alerts(site=args.sites, days=args.days, as_of=args.as_of, data_dir=args.data_dir)
+    data_dir = existing_lake("alerts", args.data_dir)  # a mistyped folder: exit 2, nothing created
+    known_sites("alerts", args.sites, data_dir, stored=True)
+    report = alerts(site=args.sites, days=args.days, as_of=args.as_of, data_dir=data_dir)
     print(report.describe())
     return report.exit_code
