@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
+from commerce_reports import config
+from commerce_reports.client import ReportsClient
 from commerce_reports.config import Settings, parse_pace
 from commerce_reports.errors import ConfigurationError, ServerError
 from commerce_reports.redaction import excerpt, redact
@@ -125,3 +130,67 @@ def test_a_notebook_folder_reads_the_projects_env_file(
     monkeypatch.chdir(tmp_path / "notebooks")
     settings = Settings.from_env()
     assert settings.dialect == "published" and settings.data_dir == tmp_path / "data"
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every `.env` file read from now on (the calls to `dotenv_values`)."""
+    reads: list[Path] = []
+    real = config.dotenv_values
+
+    def counting(path: Path, *args: Any, **kwargs: Any) -> dict[str, str | None]:
+        reads.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(config, "dotenv_values", counting)
+    return reads
+
+
+def test_a_sync_reads_dotenv_once_and_again_only_when_something_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import commerce_reports as cr
+
+    (tmp_path / ".env").write_text(f"COMMERCE_REPORTS_DATA_DIR={tmp_path / 'lake-a'}\n")
+    reads = _count_reads(monkeypatch)
+    quiet = cr.SyncOptions(progress=False, say=lambda _: None)
+    today = date.today()
+    result = cr.sync(today - timedelta(days=1), today, options=quiet)  # the embedded sandbox
+    assert result.stored and not result.failed
+    assert reads == [tmp_path / ".env"], "one sync: .env read once (it was six times)"
+    cr.status()
+    cr.connect().close()
+    cr.plan_sync(today, today)
+    monkeypatch.setenv("_RJEM_MALLOC_CONF", "set-by-a-library")  # polars sets it as it loads
+    cr.status()
+    assert len(reads) == 1, "the process keeps what it read"
+    (tmp_path / ".env").write_text(f"COMMERCE_REPORTS_DATA_DIR={tmp_path / 'lake-edited'}\n")
+    cr.status()
+    assert len(reads) == 2, "an edited .env is read again"
+    assert config.current_settings().data_dir == tmp_path / "lake-edited"
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path / "lake-c"))
+    cr.status()
+    assert len(reads) == 3, "so is a changed environment (it wins over .env)"
+    assert config.current_settings().data_dir == tmp_path / "lake-c"
+
+
+def test_the_client_never_reads_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Everything of the client comes from its arguments. The one process-wide setting below it,
+    the mode of the folders it creates for the pace state, comes from the settings the process
+    resolved (given here), never from a read of its own."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the client read the environment")
+
+    resolved = Settings()
+    monkeypatch.setattr(config, "current_settings", lambda: resolved)
+    monkeypatch.setattr(config, "environment", refuse)
+    monkeypatch.setattr(config, "dotenv_values", refuse)
+    monkeypatch.setattr(Settings, "from_env", refuse)
+    monkeypatch.setenv("COMMERCE_REPORTS_PACE", "7")
+    monkeypatch.setenv("COMMERCE_REPORTS_DIALECT", "published")
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, json={"transactions": []}))
+    with ReportsClient(
+        "key-handed-in-123", "https://api.example.com", transport=transport, pace_dir=tmp_path / "pace"
+    ) as client:
+        assert client.transactions(update_date="2026-11-20").num_rows == 0
+        assert client.dialect == "contract" and client.pace == parse_pace(None)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 
 from commerce_reports.client import ReportsClient, normalise_base_url
-from commerce_reports.errors import ConfigurationError
+from commerce_reports.endpoints import DIALECTS, ENDPOINTS, Dialect, Filter
+from commerce_reports.errors import ConfigurationError, ValidationError
 from commerce_reports.params import PartnerProduct
 from tests.conftest import FakeClock
+from tests.declared import PAIRS, example, example_on_the_wire, pair_id
 from tests.published_schema import validate_request
 
 KEY = "dialect-test-key-123456"
@@ -39,29 +42,59 @@ def _client(url: str, dialect: str, requests: list[httpx.Request], tmp_path: Pat
     )
 
 
-def test_every_request_of_the_published_dialect_is_one_the_published_file_allows(tmp_path: Path) -> None:
+def _send(client: ReportsClient, endpoint: str, spec: Filter) -> None:
+    """One request of `endpoint` filtered by `spec` alone (its example value)."""
+    if endpoint == "transactions":
+        client.transactions(update_date="2026-11-05", **{spec.name: example(spec)})
+    else:
+        getattr(client, endpoint)("2026-11-01", "2026-12-01", **{spec.name: example(spec)})
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(("endpoint", "spec"), PAIRS, ids=[pair_id(p) for p in PAIRS])
+def test_every_declared_filter_goes_out_under_the_dialects_name(
+    dialect: Dialect, endpoint: str, spec: Filter, tmp_path: Path
+) -> None:
+    """Under the name the dialect declares; a filter the dialect does not declare is never sent."""
+    requests: list[httpx.Request] = []
+    with _client("https://api.example.com", dialect, requests, tmp_path) as client:
+        if dialect not in spec.wire:
+            with pytest.raises(ValidationError, match=f"{spec.name}: the {dialect} API does not declare"):
+                _send(client, endpoint, spec)
+            assert requests == []
+            return
+        _send(client, endpoint, spec)
+    (request,) = requests
+    assert request.url.path == ENDPOINTS[endpoint].path
+    assert set(request.url.params) <= set(ENDPOINTS[endpoint].parameters(dialect))
+    assert request.url.params[spec.wire[dialect]] == example_on_the_wire(spec)
+    if dialect == "published":
+        validate_request(str(request.url))
+
+
+@pytest.mark.parametrize(("endpoint", "spec"), PAIRS, ids=[pair_id(p) for p in PAIRS])
+def test_a_filter_the_dialect_does_not_declare_is_never_sent(
+    endpoint: str, spec: Filter, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    declared = ENDPOINTS[endpoint]
+    narrower = tuple(replace(f, wire={"contract": f.param}) if f == spec else f for f in declared.filters)
+    monkeypatch.setitem(ENDPOINTS, endpoint, replace(declared, filters=narrower))  # type: ignore[arg-type]
     requests: list[httpx.Request] = []
     with _client("https://api.example.com", "published", requests, tmp_path) as client:
-        client.transactions(update_date="2026-11-05", campaign_ids=[3, 1], program_type="CPA")
-        client.transactions(click_date="2026-11-05", commission_date="2026-11-05", merchant_group_ids="7,9")
+        with pytest.raises(ValidationError, match=f"{spec.name}: the published API does not declare"):
+            _send(client, endpoint, spec)
+    assert requests == []
+
+
+def test_every_partner_product_goes_out_as_sovrn_product(tmp_path: Path) -> None:
+    requests: list[httpx.Request] = []
+    with _client("https://api.example.com", "published", requests, tmp_path) as client:
         for product in PartnerProduct:
             client.networks("2026-11-01", "2026-12-01", partner_product=product)
-        client.merchandise(
-            "2026-11-01",
-            "2026-11-08",
-            partner_product="Link",
-            device_type="MBL",
-            country="gb",
-            page_utm_medium=["email"],
-            link_utm_source=["news"],
-            sub_ids=["a"],
-            cuids=["b"],
-        )
-    assert len(requests) == 2 + len(PartnerProduct) + 1
+    assert [r.url.params["sovrnProduct"] for r in requests] == [p.value for p in PartnerProduct]
     for request in requests:
         validate_request(str(request.url))
         assert "partnerProduct" not in request.url.params
-    assert requests[2].url.params["sovrnProduct"] == "WRA"
 
 
 def test_the_contract_dialect_keeps_the_contracts_name(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """The house's flow goes one way: an import that runs against it fails here, naming both ends.
 
-    errors, secret, money -> config, locate, files, params -> contract, dialect, pace -> http -> client
-    -> parse -> lake (storage only) -> sync -> db -> charts -> alerting -> report, widgets, export;
-    api on top; sandbox beside (sharing nothing with the client but the contract); deals on their own.
+    errors, secret, money -> endpoints (the declaration) -> config, locate, files, params
+    -> contract, pace -> http -> client -> parse -> lake (storage only) -> sync -> db -> charts
+    -> alerting -> report, widgets, export; api on top; sandbox beside (sharing nothing with the
+    client but the declaration of the endpoints and the error types); deals on their own.
 
 Every import counts, `if TYPE_CHECKING:` and function-level ones included: an arrow is an arrow.
 """
@@ -24,12 +25,12 @@ BOTTOM = (
     "secret",
     "money",
     "_version",
+    "endpoints",
     "config",
     "locate",
     "files",
     "params",
     "contract",
-    "dialect",
     "pace",
 )
 ENTRY = ("api", "checkup", "loaders", "status", "embedded", "demo", "cli", "__init__", "__main__")
@@ -93,7 +94,12 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "widgets",
         *ENTRY,
     ),
-    "sandbox": ("http", "client", "parse", "lake", "syncing", "sites", "deals", *HIGH),
+    # The sandbox reads the declaration of the endpoints and raises the toolkit's errors; nothing of
+    # the client side (its validation, settings, lake contract) may leak into what it serves.
+    "sandbox": (
+        *(name for name in BOTTOM if name not in ("errors", "endpoints")),
+        *("http", "client", "parse", "lake", "syncing", "sites", "deals", *HIGH),
+    ),
     "deals": ("client", "parse", "lake", "syncing", "sites", "sandbox", *HIGH),
 }
 
@@ -102,6 +108,11 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 # among them, as errors <-> secret once did through a lazy import).
 GROUND = ("redaction", "errors", "secret")
 
+# The declaration is data on the ground floor: it reads only the error types.
+FORBIDDEN["endpoints"] = (
+    *(name for name in BOTTOM if name not in ("errors", "endpoints")),
+    *FORBIDDEN["errors"],
+)
 
 # The one bridge between parts: the deals sandbox runs on the loopback server both sandboxes share.
 BRIDGES = {("deals.sandbox", "sandbox.http")}
@@ -159,10 +170,17 @@ def test_the_check_sees_a_wrong_arrow(tmp_path: Path, monkeypatch: pytest.Monkey
         "from ..sandbox import run_sandbox\nfrom ..contract import PART_FILE\n"
     )
     (fake / "db.py").write_text("from .parse import parse_transactions\n")
+    (fake / "sandbox").mkdir()
+    (fake / "sandbox" / "leak.py").write_text(
+        "from ..endpoints import ENDPOINTS\nfrom ..params import Filters\n"
+    )
+    (fake / "endpoints.py").write_text("from .errors import ValidationError\nfrom .config import DIALECTS\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
     assert sorted(_violations()) == [
         "commerce_reports/db.py:1 imports parse",
+        "commerce_reports/endpoints.py:2 imports config",
         "commerce_reports/lake/bad.py:1 imports sandbox",
+        "commerce_reports/sandbox/leak.py:2 imports params",
     ]
 
 
@@ -242,3 +260,68 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
         if node not in index:
             visit(node)
     return components
+
+
+# Who may resolve settings: `Settings.from_env` (and the `.env` reader, `environment`) only inside
+# config, which keeps the process's settings; `current_settings` only at the entry points, which hand
+# what it gives down. The db's public functions are entry points when called without a folder; the
+# export runner guards the secrets of the settings the kernel will see. (The deals wing reads its
+# own settings: `deals/config.py`.)
+SETTINGS_READERS = {
+    "Settings.from_env": ("config",),
+    "environment": ("config", "deals.config"),
+    "current_settings": (
+        "config",
+        "api",
+        "loaders",
+        "checkup",
+        "demo",
+        "cli",
+        "db.sources",
+        "export.notebook",
+    ),
+}
+
+
+def _settings_reads() -> list[str]:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", ".")
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                name = f"{func.value.id}.{func.attr}" if func.attr == "from_env" else func.attr
+            allowed = SETTINGS_READERS.get(name)
+            if allowed is not None and not any(module == a or module.startswith(f"{a}.") for a in allowed):
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} calls {name}")
+    return found
+
+
+def test_settings_are_resolved_at_the_entry_points_only() -> None:
+    assert _settings_reads() == []
+
+
+def test_the_settings_check_sees_a_read_below_the_entry_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "commerce_reports"
+    (fake / "syncing").mkdir(parents=True)
+    (fake / "client.py").write_text("settings = Settings.from_env()\n")
+    (fake / "syncing" / "jobs.py").write_text(
+        "from .. import config\npace = config.current_settings().pace\n"
+    )
+    (fake / "api.py").write_text("from .config import current_settings\nsettings = current_settings()\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert _settings_reads() == [
+        "commerce_reports/client.py:1 calls Settings.from_env",
+        "commerce_reports/syncing/jobs.py:2 calls current_settings",
+    ]

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from commerce_reports.endpoints import ENDPOINTS, FILTERS, Filter
 from commerce_reports.errors import ValidationError
 from commerce_reports.params import (
     DeviceType,
@@ -21,8 +22,7 @@ from commerce_reports.params import (
     day_range,
     transaction_params,
 )
-
-UTM_PARTS = ("source", "medium", "campaign", "term", "content")
+from tests.declared import example, example_on_the_wire
 
 
 def test_transaction_params_are_the_contract_names() -> None:
@@ -82,14 +82,18 @@ def test_filters_normalise_friendly_input() -> None:
     }
 
 
-def test_all_fourteen_list_filters_and_four_codes_reach_the_query() -> None:
-    names = ["sub_ids", "cuids"] + [
-        f"{p}_utm_{k}" for p in ("page", "link") for k in ("source", "medium", "campaign", "term", "content")
-    ]
-    filters = Filters.of(**{name: [f"v-{name}"] for name in names}, campaign_ids=[1], merchant_group_ids=[2])
-    params = filters.to_params()
-    assert len(params) == 14
-    assert params["linkUtmContent"] == "v-link_utm_content" and params["subIds"] == "v-sub_ids"
+@pytest.mark.parametrize("spec", FILTERS, ids=lambda spec: spec.name)
+def test_every_declared_filter_reaches_the_query_under_its_name(spec: Filter) -> None:
+    alone = Filters.of(**{spec.name: example(spec)})
+    assert alone.to_params() == {spec.param: example_on_the_wire(spec)}
+    assert alone.as_columns()[spec.name] == example_on_the_wire(spec)
+    assert Filters.from_canonical(alone.canonical) == alone == Filters.from_params(alone.to_params())
+
+
+def test_all_declared_filters_at_once_keep_the_declared_order() -> None:
+    filters = Filters.of(**{spec.name: example(spec) for spec in FILTERS})
+    assert filters.to_params() == {spec.param: example_on_the_wire(spec) for spec in FILTERS}
+    assert list(filters.as_columns()) == [spec.name for spec in FILTERS]
 
 
 @pytest.mark.parametrize(
@@ -160,10 +164,7 @@ def test_values_with_separators_no_longer_collide() -> None:
 
 
 _VALUE = st.text(min_size=1, max_size=40).filter(lambda v: "," not in v and v.strip() != "")
-_LISTS = {
-    name: st.lists(_VALUE, max_size=3)
-    for name in ["sub_ids", "cuids"] + [f"{p}_utm_{k}" for p in ("page", "link") for k in UTM_PARTS]
-}
+_LISTS = {spec.name: st.lists(_VALUE, max_size=3) for spec in FILTERS if spec.kind == "strings"}
 
 
 @given(
@@ -209,3 +210,16 @@ def test_a_country_that_iso_3166_does_not_assign_is_refused(code: str) -> None:
     with pytest.raises(ValidationError, match="not an ISO 3166 country"):
         Filters(country=code)
     assert Filters(country="gb").country == "GB"
+
+
+@pytest.mark.parametrize("spec", FILTERS, ids=lambda spec: spec.name)
+def test_a_transactions_request_takes_only_the_declared_transactions_filters(spec: Filter) -> None:
+    kwargs = {spec.name: example(spec)}
+    if spec in ENDPOINTS["transactions"].filters:
+        assert transaction_params(update_date="2026-11-20", **kwargs) == {
+            "updateDate": "2026-11-20",
+            spec.param: example_on_the_wire(spec),
+        }
+    else:
+        with pytest.raises(ValidationError, match=f"{spec.name}: is not a filter of transactions"):
+            transaction_params(update_date="2026-11-20", **kwargs)

@@ -6,15 +6,21 @@ from pathlib import Path
 
 import pytest
 
+from commerce_reports.config import Settings
 from commerce_reports.errors import ConfigurationError
-from commerce_reports.sites import configured_sites, select_sites
+from commerce_reports.sites import SiteProfile, configured_sites, select_sites
+
+
+def _configured() -> dict[str, SiteProfile]:
+    """The sites the environment (over `.env`) names, read now."""
+    return configured_sites(Settings.from_env())
 
 
 def test_nothing_configured_means_no_sites_and_the_entry_points_use_the_sandbox() -> None:
-    assert configured_sites() == {}
+    assert _configured() == {}
     from commerce_reports.embedded import available_sites
 
-    sites = available_sites()
+    sites = available_sites(Settings.from_env())
     assert sorted(sites) == ["alpha", "beta"]
     assert all(p.sandbox and p.base_url.startswith("http://127.0.0.1:") for p in sites.values())
 
@@ -22,9 +28,9 @@ def test_nothing_configured_means_no_sites_and_the_entry_points_use_the_sandbox(
 def test_one_key_is_one_site_named_default_or_as_told(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "key-of-the-one-site")
     monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "https://api.example.com")
-    assert list(configured_sites()) == ["default"]
+    assert list(_configured()) == ["default"]
     monkeypatch.setenv("COMMERCE_REPORTS_SITE", "recipes")
-    (profile,) = configured_sites().values()
+    (profile,) = _configured().values()
     assert profile.name == "recipes" and profile.secret_key.reveal() == "key-of-the-one-site"
     assert "key-of-the-one-site" not in repr(profile)
 
@@ -33,14 +39,14 @@ def test_named_keys_make_one_site_each(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY_RECIPES", "recipes-key-123")
     monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY_GADGETS", "gadgets-key-456")
     monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "https://api.example.com")
-    sites = configured_sites()
+    sites = _configured()
     assert sorted(sites) == ["gadgets", "recipes"]
     assert sites["gadgets"].secret_key.reveal() == "gadgets-key-456"
-    assert list(select_sites("recipes", configured_sites)) == ["recipes"]
+    assert list(select_sites("recipes", _configured)) == ["recipes"]
     with pytest.raises(
         ConfigurationError, match="unknown site 'cooking'; configured sites: gadgets, recipes"
     ):
-        select_sites(["cooking"], configured_sites)
+        select_sites(["cooking"], _configured)
 
 
 def test_a_sites_file_names_sites_and_the_variables_holding_their_keys(
@@ -51,7 +57,7 @@ def test_a_sites_file_names_sites_and_the_variables_holding_their_keys(
     (tmp_path / "sites.toml").write_text(
         '[sites.recipes]\nsecret_key_env = "RECIPES_KEY"\nbase_url = "https://eu.api.example.com"\n'
     )
-    (profile,) = configured_sites().values()
+    (profile,) = _configured().values()
     assert profile.name == "recipes" and profile.base_url == "https://eu.api.example.com"
     assert profile.secret_key.reveal() == "recipes-key-789"
 
@@ -82,7 +88,7 @@ def test_a_bad_sites_file_says_what_to_fix(
     monkeypatch.setenv("X", "some-site-key-123")
     (tmp_path / "sites.toml").write_text(text)
     with pytest.raises(ConfigurationError, match=message):  # always the configuration's error
-        configured_sites()
+        _configured()
 
 
 def test_a_sites_file_sets_dialect_and_limits_per_site(
@@ -94,7 +100,7 @@ def test_a_sites_file_sets_dialect_and_limits_per_site(
         '[sites.recipes]\nsecret_key_env = "RECIPES_KEY"\nbase_url = "https://a.example/v1/"\n'
         'dialect = "published"\nmax_body_mb = 64\nrequest_deadline = 30\n'
     )
-    (profile,) = configured_sites().values()
+    (profile,) = _configured().values()
     assert profile.dialect == "published" and profile.limits.max_body_bytes == 64 * 2**20
     assert profile.limits.request_deadline == 30 and profile.limits.max_retry_wait == 900
 
@@ -110,4 +116,4 @@ def test_a_site_selection_of_the_wrong_kind_is_a_clear_error(selection: object) 
 def test_a_key_without_a_base_url_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "key-of-the-one-site")
     with pytest.raises(ConfigurationError, match="COMMERCE_REPORTS_BASE_URL"):
-        configured_sites()
+        _configured()

@@ -7,7 +7,9 @@
     with cr.open_client() as client:                     # one raw request: one typed Arrow table
         table = client.transactions(update_date="2026-11-20")
 
-This is an entry point: with no key configured, it is here that the built-in sandbox is chosen.
+This is an entry point: each function resolves the settings (`config.current_settings()`, read once
+per process) and hands them down, and with no key configured it is here that the built-in sandbox
+is chosen.
 It imports the data stack (polars, the HTTP client, DuckDB) only when a function needs it, so that
 `commerce-reports status` and `sync --plan` start at once.
 """
@@ -15,24 +17,25 @@ It imports the data stack (polars, the HTTP client, DuckDB) only when a function
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config import Settings, current_settings
 from .contract import DATASETS, Dataset
-from .embedded import available_sites, started
+from .embedded import available_sites, chosen_sites, started
 from .errors import ValidationError
 from .lake import VerifyReport
 from .loaders import load_merchandise, load_networks, load_transactions
 from .locate import LakeLocation
 from .params import Grain
-from .sites import SiteProfile, SiteSelection, chosen_sites, select_sites
+from .sites import SiteProfile, SiteSelection, selection_of
 from .syncing import SyncPlan, SyncResult, read_manifests
 from .syncing.jobs import (
     SliceSpec,
     SyncOptions,
     fetch_keys,
     lake_errors,
-    lake_of,
     ledger,
     options_of,
     plan_keys,
@@ -66,23 +69,23 @@ __all__ = [
 ]
 
 
-def _profiles(site: SiteSelection, sites: SiteSelection) -> dict[str, SiteProfile]:
+def _profiles(site: SiteSelection, sites: SiteSelection, settings: Settings) -> dict[str, SiteProfile]:
     """The sites chosen by `site=` or `sites=`, named without starting anything (the embedded
-    sandbox's when no key is set)."""
-    return select_sites(chosen_sites(site, sites), lambda: available_sites(start=False))
+    sandbox's when no key is set), each at the configured pace unless it has its own."""
+    return chosen_sites(selection_of(site, sites), settings)
 
 
 def site_names() -> list[str]:
     """The names of the configured sites, in order (the embedded sandbox's, `alpha` and `beta`,
     when no key is configured): the first is every entry point's default site."""
-    return list(available_sites(start=False))
+    return list(available_sites(current_settings(), start=False))
 
 
 def lake_location(data_dir: str | Path | None = None) -> LakeLocation:
     """Which lake the toolkit uses from here, and why (`str()` reads "<folder> (<reason>)"): the
     `data_dir` given, else `COMMERCE_REPORTS_DATA_DIR`, else the nearest `commerce-reports.toml`
     at or above the working folder, else the user data folder. A notebook prints it at its top."""
-    return lake_of(data_dir)
+    return current_settings().location(data_dir)
 
 
 def open_client(site: str | None = None, **options: Any) -> ReportsClient:
@@ -90,11 +93,8 @@ def open_client(site: str | None = None, **options: Any) -> ReportsClient:
     sandbox when no key is configured. `options` go to `ReportsClient` (pace, clock, timeout...)."""
     from .client import ReportsClient
 
-    profiles = select_sites(site, available_sites) if site is not None else available_sites()
-    profile = next(iter(profiles.values()))
+    profile = next(iter(chosen_sites(site, current_settings(), start=True).values()))
     options.setdefault("pace", profile.pace)
-    if options["pace"] is None:
-        del options["pace"]
     return ReportsClient(
         profile.secret_key, profile.base_url, dialect=profile.dialect, limits=profile.limits, **options
     )
@@ -125,12 +125,14 @@ def sync(
     from .db import after_sync
 
     options = options_of(options)
-    lake = lake_of(data_dir)
-    profiles = _profiles(site, sites)
+    settings = current_settings()
+    lake = settings.location(data_dir)
+    profiles = _profiles(site, sites, settings)
     keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options, allow_large)
+    launch = partial(started, settings=settings)
     with lake_errors(lake.path):
         result = fetch_keys(
-            lake.path, profiles, keys, options, refresh, finish=after_sync, launch=started, revisions=True
+            lake.path, profiles, keys, options, refresh, finish=after_sync, launch=launch, revisions=True
         )
     result.lake = lake
     return result
@@ -154,8 +156,9 @@ def plan_sync(
     """The exact requests `sync` would make, per site and endpoint, with the ETA `sync` would
     print (the pace, and what requests and the end work cost on this machine); fetches nothing."""
     options = options_of(options)
-    folder = lake_of(data_dir).path
-    profiles = _profiles(site, sites)
+    settings = current_settings()
+    folder = settings.folder(data_dir)
+    profiles = _profiles(site, sites, settings)
     policies = policies_of(profiles, options)
     keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options, allow_large)
     with lake_errors(folder):
@@ -174,8 +177,9 @@ def status_rows(
 ) -> list[DatasetStatus]:
     """The rows of `status` in plain Python (what `commerce-reports status` prints, without polars)."""
     options = options_of(options)
-    policies = policies_of(_profiles(site, sites), options)
-    folder = lake_of(data_dir).path
+    settings = current_settings()
+    policies = policies_of(_profiles(site, sites, settings), options)
+    folder = settings.folder(data_dir)
     with lake_errors(folder):
         return lake_status_rows(folder, policies, rebuild=rebuild)
 
@@ -191,8 +195,9 @@ def window_rows(
     """Per stored aggregate window: when it was fetched, until when the service may still revise
     it, and whether it is final (what `commerce-reports status --windows` prints; plain Python)."""
     options = options_of(options)
-    policies = policies_of(_profiles(site, sites), options)
-    folder = lake_of(data_dir).path
+    settings = current_settings()
+    policies = policies_of(_profiles(site, sites, settings), options)
+    folder = settings.folder(data_dir)
     with lake_errors(folder):
         return lake_window_rows(folder, policies, rebuild=rebuild)
 
@@ -214,7 +219,8 @@ def status(
     import polars as pl
 
     rows = status_rows(site=site, sites=sites, data_dir=data_dir, rebuild=rebuild, options=options)
-    return status_frame(rows).with_columns(pl.lit(str(lake_of(data_dir).path)).alias("lake"))
+    folder = current_settings().folder(data_dir)
+    return status_frame(rows).with_columns(pl.lit(str(folder)).alias("lake"))
 
 
 def invalidate(
@@ -241,8 +247,9 @@ def invalidate(
         raise ValidationError(
             "datasets", f"{datasets!r:.60} is not a list of datasets", f"give some of {', '.join(DATASETS)}"
         )
-    folder = lake_of(data_dir).path
-    profiles = _profiles(site, sites)
+    settings = current_settings()
+    folder = settings.folder(data_dir)
+    profiles = _profiles(site, sites, settings)
     with lake_errors(folder):
         return forget(folder, profiles, start, end, chosen)
 
@@ -256,9 +263,10 @@ def verify(
     from .db import refresh_rollups, verify_rollups
     from .lake import verify as verify_partitions
 
-    folder = lake_of(data_dir).path
-    chosen = chosen_sites(site, sites)
-    names = list(_profiles(chosen, None)) if chosen is not None else None
+    settings = current_settings()
+    folder = settings.folder(data_dir)
+    chosen = selection_of(site, sites)
+    names = list(_profiles(chosen, None, settings)) if chosen is not None else None
     with lake_errors(folder):
         report = verify_partitions(folder, names)
         report.rollups = verify_rollups(folder, names)

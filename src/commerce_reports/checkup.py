@@ -23,13 +23,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .client import ReportsClient
-from .config import Dialect, Settings
-from .embedded import available_sites
+from .config import Dialect, current_settings
+from .embedded import chosen_sites
 from .errors import ServiceError, UnreachableError, ValidationError
 from .http import Answer, RetryPolicy
 from .locate import LakeLocation, where
 from .redaction import excerpt
-from .sites import SiteProfile, SiteSelection, select_sites
+from .sites import SiteProfile, SiteSelection
 
 __all__ = ["DEFAULT_MAX_WAIT", "CheckReport", "SiteCheck", "check", "dialect_of"]
 
@@ -129,8 +129,9 @@ def check(
         raise ValidationError(
             "max_wait", f"{max_wait!r} is not a number of seconds", "give seconds >= 0, or None"
         )
-    lake = where(data_dir) if data_dir is not None else Settings.from_env().lake
-    profiles = select_sites(sites, available_sites)
+    settings = current_settings()
+    lake = where(data_dir) if data_dir is not None else settings.lake
+    profiles = chosen_sites(sites, settings, start=True)
     return CheckReport(lake, tuple(_check_site(p, max_wait, pace_dir) for p in profiles.values()))
 
 

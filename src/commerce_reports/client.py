@@ -5,8 +5,9 @@
         nets = client.networks(date(2026, 11, 1), date(2026, 12, 1), device_type="MBL")
 
 Every method returns one typed Arrow table (`polars.from_arrow(table)` for a DataFrame). The client
-talks to whatever it is given; choosing the built-in sandbox when no key is set is the entry
-points' decision (`commerce_reports.open_client()`, the CLI), not this class's.
+talks to whatever it is given and never reads the environment (as httpx's `Client`): the entry
+points (`commerce_reports.open_client()`, a sync) resolve the settings and hand them in, and
+choosing the built-in sandbox when no key is set is their decision, not this class's.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import httpx
 import pyarrow as pa
 
 from ._version import __version__
-from .config import ENDPOINTS, Dialect, Limits, Settings, check_base_url, check_dialect, parse_pace
-from .dialect import wire_params
+from .config import Dialect, Limits, check_base_url, check_dialect, parse_pace
+from .endpoints import ENDPOINTS, Window
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -49,7 +50,6 @@ __all__ = ["GIVE_UP_AFTER", "ReportsClient", "RetryPolicy", "normalise_base_url"
 
 log = logging.getLogger(__name__)
 
-_PATHS = {name: f"/v1/reports/{name}" for name in ENDPOINTS}
 # Attempts in a row that got no answer from the address (transport failures, deadlines) before the
 # client stops asking it: a hung service is given up in minutes, not after every partition's retries.
 GIVE_UP_AFTER = 3
@@ -124,9 +124,10 @@ class ReportsClient:
     """Synchronous client for the three reporting endpoints of one site (one key).
 
     `pace` is seconds between requests per endpoint (a number, a mapping, or the
-    `transactions=60,networks=10` form); it defaults to COMMERCE_REPORTS_PACE, else 60 s.
-    `dialect` names the wire (`contract` or `published`); the Python side keeps one vocabulary.
-    `clock` and `pace_dir` are injectable so tests never sleep and processes can share a pace.
+    `transactions=60,networks=10` form; default 60 s, the documented limit). `dialect` names the
+    wire (`contract`, the default, or `published`); the Python side keeps one vocabulary. `limits`
+    bound every request (default `Limits()`). `clock` and `pace_dir` are injectable so tests never
+    sleep and processes can share a pace. Nothing here comes from the environment.
     """
 
     def __init__(
@@ -142,30 +143,27 @@ class ReportsClient:
         clock: Clock | None = None,
         pace_dir: Path | None = None,
         transport: httpx.BaseTransport | None = None,
-        settings: Settings | None = None,
     ) -> None:
-        _check_kinds(limits=limits, retry=retry, settings=settings, transport=transport, pace_dir=pace_dir)
-        settings = settings or Settings.from_env()
-        key = secret_key if secret_key is not None else settings.secret_key
-        url = base_url or settings.base_url
-        if key is None:
+        _check_kinds(limits=limits, retry=retry, transport=transport, pace_dir=pace_dir)
+        if secret_key is None:
             raise ConfigurationError(
-                "no secret key: set COMMERCE_REPORTS_SECRET_KEY and COMMERCE_REPORTS_BASE_URL, or call "
-                "commerce_reports.open_client(), which uses the built-in sandbox when no key is set"
+                "no secret key given: ReportsClient takes the site's key and address and never reads "
+                "the environment; call commerce_reports.open_client() for the configured site (or the "
+                "built-in sandbox when no key is set)"
             )
-        if not url:
+        if not base_url:
             raise ConfigurationError(
-                "a secret key is set but no base URL: set COMMERCE_REPORTS_BASE_URL to the service's "
-                "address, e.g. https://api.example.com"
+                "a secret key but no base URL: give the service's address, e.g. https://api.example.com "
+                "(commerce_reports.open_client() takes it from COMMERCE_REPORTS_BASE_URL)"
             )
-        self._key = key if isinstance(key, Secret) else Secret(key)
-        self.base_url = normalise_base_url(url)
-        self.dialect: Dialect = check_dialect(dialect, "dialect") if dialect is not None else settings.dialect
-        self.limits = limits or settings.limits
+        self._key = secret_key if isinstance(secret_key, Secret) else Secret(secret_key)
+        self.base_url = normalise_base_url(base_url)
+        self.dialect: Dialect = check_dialect(dialect, "dialect") if dialect is not None else "contract"
+        self.limits = limits or Limits()
         self.retry = retry or RetryPolicy(max_wait=self.limits.max_retry_wait)
         self.clock: Clock = clock or SystemClock()
         self._pacer = Pacer(
-            parse_pace(pace) if pace is not None else dict(settings.pace),
+            parse_pace(pace),
             f"{self.base_url}|{self._key.reveal()}",
             state_dir=pace_dir,
             clock=self.clock,
@@ -209,18 +207,12 @@ class ReportsClient:
         click_date: date | str | None = None,
         commission_date: date | str | None = None,
         update_date: date | str | None = None,
-        campaign_ids: Any = None,
-        merchant_group_ids: Any = None,
-        program_type: Any = None,
+        **filters: Any,
     ) -> pa.Table:
-        """Transactions of one day (by click, commission and/or update date; all given must match)."""
+        """Transactions of one day (by click, commission and/or update date; all given must match),
+        filtered by the transactions filters (campaign_ids, merchant_group_ids, program_type)."""
         params = transaction_params(
-            click_date=click_date,
-            commission_date=commission_date,
-            update_date=update_date,
-            campaign_ids=campaign_ids,
-            merchant_group_ids=merchant_group_ids,
-            program_type=program_type,
+            click_date=click_date, commission_date=commission_date, update_date=update_date, **filters
         )
         return self._fetch("transactions", params, _require_body(parse_transactions))
 
@@ -257,22 +249,21 @@ class ReportsClient:
         """One transactions request for `day` (default yesterday), in its pace turn, and the answer
         as it came (any status): what `check_service` and `commerce-reports check` judge. An address
         that cannot be reached raises UnreachableError at once (nothing is retried)."""
+        declared = ENDPOINTS["transactions"]
         params = {"updateDate": (day or date.today() - timedelta(days=1)).isoformat()}
-        self._reach.refuse("transactions")
+        self._reach.refuse(declared.name)
         try:
-            with self._pacer.slot("transactions"):
-                answer = self._session.send(
-                    "GET", _PATHS["transactions"], params=params, where="transactions"
-                )
+            with self._pacer.slot(declared.pace):
+                answer = self._session.send("GET", declared.path, params=params, where=declared.name)
         except TransportError as error:
-            raise self._reach.failed("transactions", error) or error from None
-        self._reach.answered("transactions")
+            raise self._reach.failed(declared.name, error) or error from None
+        self._reach.answered(declared.name)
         return answer
 
     def seconds_to_turn(self, endpoint: str) -> float:
         """Seconds until `endpoint` may next be asked under this key (the pace state shared by every
         process); 0 when it may be asked now."""
-        return max(0.0, self._pacer.next_allowed(endpoint) - self.clock.time())
+        return max(0.0, self._pacer.next_allowed(ENDPOINTS[endpoint].pace) - self.clock.time())
 
     # ------------------------------------------------------------------ machinery
 
@@ -286,7 +277,9 @@ class ReportsClient:
     ) -> pa.Table:
         first, stop = check_window(start, end)
         chosen = Filters.of(filters, **filter_kwargs)
-        params = {"clickDateStart": first.isoformat(), "clickDateEnd": stop.isoformat(), **chosen.to_params()}
+        window = ENDPOINTS[endpoint].span
+        assert isinstance(window, Window), "the aggregates are declared with a window"
+        params = {window.start: first.isoformat(), window.end: stop.isoformat(), **chosen.to_params()}
 
         def parse(body: bytes | None) -> pa.Table:
             table = parse_aggregate(endpoint, body, first, stop, chosen)
@@ -299,7 +292,12 @@ class ReportsClient:
     def _fetch(
         self, endpoint: str, params: dict[str, str], parse: Callable[[bytes | None], pa.Table]
     ) -> pa.Table:
-        """GET with pace and retries; hand the body (None for an aggregate's 404) to `parse`."""
+        """GET with pace and retries; hand the body (None for an aggregate's 404) to `parse`.
+
+        `params` are named as the lake names them; a filter this client's dialect does not declare
+        for `endpoint` is a ValidationError before anything is sent."""
+        declared = ENDPOINTS[endpoint]
+        sent = declared.wire(self.dialect, params)
         attempt = 0
         self._waits.seconds = 0.0
         while True:
@@ -309,9 +307,9 @@ class ReportsClient:
             try:
                 # The turn is held while the request is sent and read: the next one starts a full
                 # interval after this one ended, however late it was sent (cross-process pace).
-                with self._pacer.slot(endpoint) as turn:  # a long wait for it is said by the pacer
+                with self._pacer.slot(declared.pace) as turn:  # a long wait for it is said by the pacer
                     self._waits.seconds += max(0.0, turn - asked)
-                    body = self._get(endpoint, params, attempt)
+                    body = self._get(endpoint, params, sent, attempt)
                 return parse(body)
             except ServiceError as error:
                 given_up = self._reach.failed(endpoint, error) if isinstance(error, TransportError) else None
@@ -333,7 +331,7 @@ class ReportsClient:
                         "nothing more was sent: try again later",
                     ) from None
                 if wait:
-                    self._pacer.defer(endpoint, wait)
+                    self._pacer.defer(declared.pace, wait)
                 delay = self.retry.delay(attempt, wait)
                 level = logging.WARNING if delay > LONG_WAIT else logging.INFO
                 log.log(
@@ -350,11 +348,12 @@ class ReportsClient:
                 self._waits.seconds += delay
                 self.clock.sleep(delay)
 
-    def _get(self, endpoint: str, params: dict[str, str], attempt: int) -> bytes | None:
-        sent = wire_params(self.dialect, params)
+    def _get(self, endpoint: str, params: dict[str, str], sent: dict[str, str], attempt: int) -> bytes | None:
+        """One GET of `sent` (the wire's names); errors name the request by `params` (the lake's)."""
+        declared = ENDPOINTS[endpoint]
         log.info("GET %s %s%s", endpoint, _describe(sent), f" (attempt {attempt})" if attempt > 1 else "")
         try:
-            answer = self._session.send("GET", _PATHS[endpoint], params=sent, where=endpoint)
+            answer = self._session.send("GET", declared.path, params=sent, where=endpoint)
         except ServiceError as error:
             error.params = dict(params)
             raise
@@ -368,7 +367,7 @@ class ReportsClient:
                     params=params,
                 )
             return answer.body
-        if answer.status == 404 and endpoint != "transactions":
+        if answer.status == 404 and declared.not_found == "no rows":
             if answer.is_html:
                 raise self._not_the_api(answer)
             return None
@@ -385,7 +384,7 @@ class ReportsClient:
 
 def _require_body(parse: Callable[[bytes], pa.Table]) -> Callable[[bytes | None], pa.Table]:
     def parse_body(body: bytes | None) -> pa.Table:
-        if body is None:  # only aggregates turn a 404 into "no rows"; _get raised for the rest
+        if body is None:  # only a 404 that means "no rows" has no body; _get raised for the rest
             raise MalformedResponseError("the service answered without a body")
         return parse(body)
 
@@ -435,7 +434,6 @@ def _check_kinds(**given: Any) -> None:
     kinds: dict[str, Any] = {
         "limits": (Limits,),
         "retry": (RetryPolicy,),
-        "settings": (Settings,),
         "transport": (httpx.BaseTransport,),
         "pace_dir": (str, Path),
     }

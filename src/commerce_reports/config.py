@@ -2,11 +2,20 @@
 
 `.env` is read from the working folder, else from the project folder (the one holding the
 `commerce-reports.toml` marker), so a notebook in `notebooks/` sees the same settings as the CLI.
+
+The entry points (the package's functions, the CLI, the notebooks' helpers, the export runner) ask
+`current_settings()` and hand what it gives down; nothing below them reads the environment. It
+resolves the settings once per process and keeps them while what they come from stays as it was:
+the working folder, the `COMMERCE_REPORTS_*` variables (and those placing the user's data folder)
+and the `.env` file (a stat, not a read). So `.env` is
+read once, a test that changes the environment or a notebook that sets a variable is seen at the
+next call, and an edited `.env` is read again.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +23,7 @@ from typing import Any, Literal
 
 from dotenv import dotenv_values
 
+from .endpoints import DIALECTS, PACE_KEYS, Dialect
 from .errors import ConfigurationError
 from .locate import ENV_DATA_DIR, LakeLocation, project_root, project_setting, where
 from .money import Currency
@@ -23,7 +33,6 @@ __all__ = [
     "DEFAULT_PACE",
     "DEFAULT_REVISION_DAYS",
     "DIALECTS",
-    "ENDPOINTS",
     "ENV_DATA_DIR",
     "Dialect",
     "Limits",
@@ -31,12 +40,12 @@ __all__ = [
     "check_base_url",
     "check_dialect",
     "check_revision_days",
+    "current_settings",
     "environment",
     "parse_pace",
     "share_group",
 ]
 
-ENDPOINTS = ("transactions", "networks", "merchandise")
 DEFAULT_PACE = 60.0  # seconds between requests per endpoint: the contract's documented limit
 
 # Days after an aggregate window ends during which the service may still revise it. The contract
@@ -46,9 +55,6 @@ DEFAULT_PACE = 60.0  # seconds between requests per endpoint: the contract's doc
 # days of margin for a network that posts an adjustment a few days late.
 DEFAULT_REVISION_DAYS = 45
 _MAX_REVISION_DAYS = 3660
-
-Dialect = Literal["contract", "published"]
-DIALECTS: tuple[Dialect, ...] = ("contract", "published")
 
 ENV_SECRET_KEY = "COMMERCE_REPORTS_SECRET_KEY"
 ENV_BASE_URL = "COMMERCE_REPORTS_BASE_URL"
@@ -68,7 +74,7 @@ def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, floa
 
     Endpoints not named keep the documented 60 seconds.
     """
-    pace = dict.fromkeys(ENDPOINTS, DEFAULT_PACE)
+    pace = dict.fromkeys(PACE_KEYS, DEFAULT_PACE)
     if text is None or text == "":
         return pace
     if isinstance(text, bool) or not isinstance(text, str | int | float | Mapping):
@@ -76,11 +82,11 @@ def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, floa
             f"pace: {text!r:.60} is not a pace; give seconds (60) or e.g. transactions=60,networks=10"
         )
     if isinstance(text, int | float):
-        return dict.fromkeys(ENDPOINTS, _seconds("pace", str(text)))
+        return dict.fromkeys(PACE_KEYS, _seconds("pace", str(text)))
     if isinstance(text, Mapping):
         items = [(str(k), str(v)) for k, v in text.items()]
     elif "=" not in text:
-        return dict.fromkeys(ENDPOINTS, _seconds("pace", text))
+        return dict.fromkeys(PACE_KEYS, _seconds("pace", text))
     else:
         items = []
         for part in text.split(","):
@@ -92,9 +98,9 @@ def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, floa
                 )
             items.append((name.strip(), value))
     for name, value in items:
-        if name not in ENDPOINTS:
+        if name not in PACE_KEYS:
             raise ConfigurationError(
-                f"{ENV_PACE}: unknown endpoint {name!r}; expected one of {', '.join(ENDPOINTS)}"
+                f"{ENV_PACE}: unknown endpoint {name!r}; expected one of {', '.join(PACE_KEYS)}"
             )
         pace[name] = _seconds(f"pace for {name}", value)
     return pace
@@ -131,8 +137,9 @@ def _env_file() -> Path | None:
 def share_group(env: Mapping[str, str] | None = None) -> bool:
     """Whether the folders and files the toolkit creates are readable by the owner's group too:
     COMMERCE_REPORTS_SHARE_GROUP (the environment or `.env`: 1/0, true/false, yes/no, on/off), else
-    `share_group = true|false` in the project marker (`commerce-reports.toml`); default no."""
-    variables = env if env is not None else environment()
+    `share_group = true|false` in the project marker (`commerce-reports.toml`); default no.
+    Without `env`, the process's settings (`current_settings`: `.env` is not read again)."""
+    variables = env if env is not None else current_settings().env
     if ENV_SHARE_GROUP in variables:
         text = variables[ENV_SHARE_GROUP].strip().lower()
         if text not in _TRUE + _FALSE:
@@ -240,6 +247,14 @@ class Settings:
     def data_dir(self) -> Path:
         return self.lake.path
 
+    def location(self, data_dir: str | os.PathLike[str] | None) -> LakeLocation:
+        """The caller's data folder when it names one, else the configured one, and why."""
+        return self.lake if data_dir is None else where(data_dir)
+
+    def folder(self, data_dir: str | os.PathLike[str] | None) -> Path:
+        """The caller's data folder when it names one, else the configured one."""
+        return self.location(data_dir).path
+
     @classmethod
     def from_env(cls, env_file: Path | None = None) -> Settings:
         env = environment(env_file)
@@ -268,3 +283,65 @@ def _currency(env: Mapping[str, str]) -> Currency:
         return Currency.of(chosen, ENV_CURRENCY)
     value, marker = project_setting("currency")
     return Currency.of() if value is None else Currency.of(value, f"{marker}: currency")
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """Settings and what they were resolved from: the working folder, the environment, and the
+    stat of each place a `.env` may be (None where there is none)."""
+
+    folder: Path
+    environ: frozenset[tuple[str, str]]
+    env_files: tuple[Path, ...]
+    stamps: tuple[tuple[int, int] | None, ...]
+    settings: Settings
+
+
+_lock = threading.Lock()
+_resolved: _Resolved | None = None
+
+
+def current_settings() -> Settings:
+    """The process's settings, read once and kept while the working folder, the environment and
+    `.env` stay as they were (see the module docstring). Only the entry points call this."""
+    global _resolved
+    folder, environ = Path.cwd(), _what_settings_read()
+    with _lock:
+        kept = _resolved
+        if (
+            kept is not None
+            and (kept.folder, kept.environ) == (folder, environ)
+            and kept.stamps == _stamps(kept.env_files)
+        ):
+            return kept.settings
+        root = project_root()
+        files = (folder / ".env",) if root is None else (folder / ".env", root / ".env")
+        stamps = _stamps(files)
+        settings = Settings.from_env()
+        _resolved = _Resolved(folder, environ, files, stamps, settings)
+        return settings
+
+
+def _what_settings_read() -> frozenset[tuple[str, str]]:
+    """The environment variables the settings come from: the toolkit's own, and those that place the
+    user's data folder. Libraries set others as they load (polars sets `_RJEM_MALLOC_CONF`): those
+    must not make `.env` read again. A key variable a sites file names is read from the settings'
+    snapshot of the environment, taken when they were resolved."""
+    return frozenset(
+        (name, value)
+        for name, value in os.environ.items()
+        if name.startswith("COMMERCE_REPORTS_") or name in ("HOME", "XDG_DATA_HOME")
+    )
+
+
+def _stamps(files: tuple[Path, ...]) -> tuple[tuple[int, int] | None, ...]:
+    """Each file's modification time and size, or None when it is not there."""
+    stamps: list[tuple[int, int] | None] = []
+    for path in files:
+        try:
+            stat = path.stat()
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)

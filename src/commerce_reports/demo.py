@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import SyncOptions, status, sync
-from .config import Dialect, Settings
+from .config import Dialect, Settings, current_settings
 from .db import CATALOG_FILE, connect
 from .embedded import sandbox_sites
 from .export import export_notebook
@@ -40,7 +40,8 @@ def run_demo(
     The report goes to `reports` (default: `<data dir>/reports`, as exports put it). Returns the
     headline numbers.
     """
-    folder = _demo_lake(data_dir, say)
+    settings = current_settings()
+    folder = _demo_lake(data_dir, settings, say)
     with ExitStack() as stack:
         running = stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE, dialect=dialect)))
         profiles = sandbox_sites(running)
@@ -68,7 +69,7 @@ def run_demo(
         say(f"a second sync right after: {len(again.plan.requests)} requests")
         _show_views(folder, say)
         report = _export_report(folder, reports or folder / "reports", say)
-        _say_what_next(folder, say)
+        _say_what_next(folder, settings, say)
         return {
             "stored": len(result.stored),
             "rows": result.rows,
@@ -80,10 +81,9 @@ def run_demo(
     raise AssertionError("unreachable")  # ExitStack does not swallow exceptions
 
 
-def _demo_lake(data_dir: Path | None, say: Callable[[str], None]) -> Path:
+def _demo_lake(data_dir: Path | None, settings: Settings, say: Callable[[str], None]) -> Path:
     if data_dir is not None:
         return Path(data_dir)
-    settings = Settings.from_env()
     if configured_sites(settings):
         folder = settings.data_dir.parent / "demo-data"
         say(f"real sites are configured: the demo's sandbox data goes to {folder}, not to your lake")
@@ -92,8 +92,8 @@ def _demo_lake(data_dir: Path | None, say: Callable[[str], None]) -> Path:
     return settings.data_dir
 
 
-def _say_what_next(folder: Path, say: Callable[[str], None]) -> None:
-    env = "" if folder == Settings.from_env().data_dir else f"COMMERCE_REPORTS_DATA_DIR={folder} "
+def _say_what_next(folder: Path, settings: Settings, say: Callable[[str], None]) -> None:
+    env = "" if folder == settings.data_dir else f"COMMERCE_REPORTS_DATA_DIR={folder} "
     say("the lake stays for you to query:")
     say(f'  {env}commerce-reports sql "SELECT * FROM site_performance ORDER BY window_start DESC"')
     say(f"  duckdb -readonly {folder / CATALOG_FILE}   (the DuckDB CLI: pip install duckdb-cli)")

@@ -2,9 +2,9 @@
 
 One sandbox per process, started on first use on a free loopback port in a background thread,
 at the demo-friendly pace and in the dialect of COMMERCE_REPORTS_DIALECT (default: the contract's),
-so a new user sees everything work without any set-up. Only entry
-points (the package's flat functions, the CLI) call `available_sites`; nothing below them starts
-a server.
+so a new user sees everything work without any set-up. Only entry points (the package's flat
+functions, the CLI) call `chosen_sites` and `available_sites`, with the settings they resolved;
+nothing below them starts a server or reads the settings.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import threading
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
-from .config import Settings, check_dialect
+from .config import DEFAULT_REVISION_DAYS, Dialect, Settings, check_dialect
 from .secret import Secret
-from .sites import SiteProfile, configured_sites
+from .sites import SiteProfile, SiteSelection, configured_sites, select_sites
 
 if TYPE_CHECKING:
     from .sandbox import RunningSandbox
 
-__all__ = ["available_sites", "embedded_sandbox", "sandbox_sites", "started"]
+__all__ = ["available_sites", "chosen_sites", "embedded_sandbox", "sandbox_sites", "started"]
 
 _lock = threading.Lock()
 _running: RunningSandbox | None = None
@@ -31,26 +31,25 @@ _stack = ExitStack()
 atexit.register(_stack.close)
 
 
-def embedded_sandbox(settings: Settings | None = None) -> RunningSandbox:
+def embedded_sandbox(dialect: Dialect) -> RunningSandbox:
     """The process's sandbox, started on first use (its sites are the demo sites, its dialect the
-    configured one)."""
+    one asked for first: the configured one)."""
     global _running
     from .sandbox import FAST_PACE, SandboxConfig, run_sandbox
 
     with _lock:
         if _running is None:
-            dialect = (settings or Settings.from_env()).dialect
             _running = _stack.enter_context(run_sandbox(SandboxConfig(pace=FAST_PACE, dialect=dialect)))
         return _running
 
 
-def sandbox_sites(running: RunningSandbox, settings: Settings | None = None) -> list[SiteProfile]:
-    """Profiles of a running sandbox's sites, at the sandbox's own pace and in its dialect, with the
-    configured revision horizon."""
+def sandbox_sites(running: RunningSandbox, revision_days: int = DEFAULT_REVISION_DAYS) -> list[SiteProfile]:
+    """Profiles of a running sandbox's sites, at the sandbox's own pace and in its dialect, with
+    the revision horizon `revision_days` (the configured one, at the entry points)."""
     config = running.sandbox.config
     dialect = check_dialect(getattr(config, "dialect", "contract"), "sandbox dialect")
     url = running.base_url
-    days = (settings or Settings.from_env()).revision_days
+    days = revision_days
     return [
         SiteProfile(
             site.name,
@@ -65,13 +64,12 @@ def sandbox_sites(running: RunningSandbox, settings: Settings | None = None) -> 
     ]
 
 
-def available_sites(settings: Settings | None = None, *, start: bool = True) -> dict[str, SiteProfile]:
+def available_sites(settings: Settings, *, start: bool = True) -> dict[str, SiteProfile]:
     """The configured sites, or the embedded sandbox's when no key is configured at all.
 
     `start=False` names the sandbox's sites without starting it (their `base_url` is empty): enough
     to plan or to report status; `started` gives the profile a client can use.
     """
-    settings = settings or Settings.from_env()
     configured = configured_sites(settings)
     if configured:
         return configured
@@ -90,11 +88,18 @@ def available_sites(settings: Settings | None = None, *, start: bool = True) -> 
             )
             for site in DEMO_SITES
         }
-    return {p.name: p for p in sandbox_sites(embedded_sandbox(settings), settings)}
+    return {p.name: p for p in sandbox_sites(embedded_sandbox(settings.dialect), settings.revision_days)}
 
 
-def started(profile: SiteProfile) -> SiteProfile:
+def chosen_sites(sites: SiteSelection, settings: Settings, *, start: bool = False) -> dict[str, SiteProfile]:
+    """The profiles `sites` names (None: every available one, see `available_sites`), each at the
+    configured pace unless it has its own."""
+    chosen = select_sites(sites, lambda: available_sites(settings, start=start))
+    return {name: profile.paced(settings.pace) for name, profile in chosen.items()}
+
+
+def started(profile: SiteProfile, settings: Settings) -> SiteProfile:
     """`profile` ready for a client: an embedded sandbox site named but not started is started now."""
     if profile.base_url or not profile.sandbox:
         return profile
-    return available_sites(start=True)[profile.name]
+    return available_sites(settings, start=True)[profile.name]

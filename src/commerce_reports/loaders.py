@@ -9,19 +9,20 @@ binary floats are cast, as the DuckDB views cast them).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config import current_settings
 from .contract import FORMER_TYPES, PART_FILE, Dataset, PartitionKey, dataset_schema, site_root
-from .embedded import available_sites, started
+from .embedded import chosen_sites, started
 from .errors import ValidationError
 from .params import DATE_FIELDS, DateField, Filters, Grain
-from .sites import SiteSelection, chosen_sites, select_sites
+from .sites import SiteSelection, selection_of
 from .syncing import aggregate_keys, transaction_keys
 from .syncing.jobs import (
     SliceSpec,
     SyncOptions,
-    data_dir_of,
     day_span,
     fetch_keys,
     lake_errors,
@@ -74,13 +75,14 @@ def _load(
     options: SyncOptions,
 ) -> list[tuple[str, PartitionKey, Path]]:
     """Fetch what `keys` lack for each site, then name the partition files to read."""
-    folder = data_dir_of(data_dir)
-    profiles = select_sites(site, lambda: available_sites(start=False))
+    settings = current_settings()
+    folder, profiles = settings.folder(data_dir), chosen_sites(site, settings)
     from .db import after_sync  # the views see what a loader stored, as after a sync
 
     keyed = {s: keys for s in profiles}
+    launch = partial(started, settings=settings)
     with lake_errors(folder):
-        result = fetch_keys(folder, profiles, keyed, options, refresh, finish=after_sync, launch=started)
+        result = fetch_keys(folder, profiles, keyed, options, refresh, finish=after_sync, launch=launch)
     if result.failed:
         raise result.failed[0][1]
     return [(s, k, site_root(folder, s) / k.relpath / PART_FILE) for s in profiles for k in keys]
@@ -117,7 +119,7 @@ def load_transactions(
     options = options_of(options)
     first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
     keys = transaction_keys(first, last, by)
-    files = _load("transactions", keys, chosen_sites(site, sites), data_dir, refresh, options)
+    files = _load("transactions", keys, selection_of(site, sites), data_dir, refresh, options)
     frame = _read(files, lambda key: {"day": key.start})
     import polars as pl
 
@@ -173,7 +175,7 @@ def load_networks(
     `grain="month"` stores whole calendar months (the current one is partial and refreshed);
     `grain="day"` makes one request per day. Each row carries its window and filters.
     """
-    chosen = chosen_sites(site, sites)
+    chosen = selection_of(site, sites)
     return _load_aggregate(
         "networks", start, end, slices, grain, chosen, lazy, refresh, allow_large, data_dir, options
     )
@@ -194,7 +196,7 @@ def load_merchandise(
     options: SyncOptions = SyncOptions(),
 ) -> pl.DataFrame | pl.LazyFrame:
     """Per-product aggregates of each slice for the windows covering the range (see load_networks)."""
-    chosen = chosen_sites(site, sites)
+    chosen = selection_of(site, sites)
     return _load_aggregate(
         "merchandise", start, end, slices, grain, chosen, lazy, refresh, allow_large, data_dir, options
     )

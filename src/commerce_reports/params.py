@@ -15,9 +15,22 @@ from enum import StrEnum
 from numbers import Integral
 from typing import Any, Literal
 
+from .endpoints import (
+    DATE_FIELDS,
+    ENDPOINTS,
+    FILTERS,
+    MAX_WINDOW_DAYS,
+    DateField,
+    DeviceType,
+    Filter,
+    PartnerProduct,
+    ProgramType,
+)
 from .errors import ValidationError
 
 __all__ = [
+    "DATE_FIELDS",
+    "FILTER_NAMES",
     "MAX_WINDOW_DAYS",
     "DateField",
     "DeviceType",
@@ -32,67 +45,7 @@ __all__ = [
     "transaction_params",
 ]
 
-MAX_WINDOW_DAYS = 31
 Grain = Literal["day", "month"]
-DateField = Literal["updateDate", "commissionDate", "clickDate"]
-DATE_FIELDS: tuple[DateField, ...] = ("updateDate", "commissionDate", "clickDate")
-
-
-class ProgramType(StrEnum):
-    """Program-type filter codes: cost per action, cost per click (transactions carry them lower-case)."""
-
-    CPA = "CPA"
-    CPC = "CPC"
-
-
-class PartnerProduct(StrEnum):
-    """Partner-product filter codes (contract 2.5); `label` is the word form in transactions."""
-
-    WRA = "WRA"
-    ORG = "ORG"
-    RAC = "RAC"
-    RAL = "RAL"
-    CUP = "CUP"
-    TPA = "TPA"
-    PCR = "PCR"
-    TXT = "TXT"
-    SHG = "SHG"
-    PRF = "PRF"
-    INS = "INS"
-    UNK = "UNK"
-
-    @property
-    def label(self) -> str:
-        return _PARTNER_PRODUCT_LABELS[self]
-
-
-_PARTNER_PRODUCT_LABELS = {
-    PartnerProduct.WRA: "Link",
-    PartnerProduct.ORG: "JavaScript",
-    PartnerProduct.RAC: "Click API",
-    PartnerProduct.RAL: "Link API",
-    PartnerProduct.CUP: "Coupon API",
-    PartnerProduct.TPA: "Product API",
-    PartnerProduct.PCR: "Price Comparison",
-    PartnerProduct.TXT: "In-text",
-    PartnerProduct.SHG: "Shopping Galleries",
-    PartnerProduct.PRF: "Product Feed",
-    PartnerProduct.INS: "Insert",
-    PartnerProduct.UNK: "Unknown",
-}
-
-
-class DeviceType(StrEnum):
-    """Device filter codes; `label` is the word form transactions carry."""
-
-    DSK = "DSK"
-    MBL = "MBL"
-    TBL = "TBL"
-    UKN = "UKN"
-
-    @property
-    def label(self) -> str:
-        return {"DSK": "Desktop", "MBL": "Mobile", "TBL": "Tablet", "UKN": "Unknown"}[self.value]
 
 
 def _enum(kind: type[StrEnum], parameter: str, value: Any, labels: dict[str, str]) -> Any:
@@ -195,27 +148,28 @@ def _country(value: Any) -> str | None:
     return code
 
 
-# Python name -> service parameter name, in the contract's order.
-_PARAM_NAMES = {
-    "campaign_ids": "campaignIds",
-    "merchant_group_ids": "merchantGroupIds",
-    "program_type": "programType",
-    "partner_product": "partnerProduct",
-    "device_type": "deviceType",
-    "country": "country",
-    "sub_ids": "subIds",
-    "cuids": "cuids",
-    "page_utm_source": "pageUtmSource",
-    "page_utm_medium": "pageUtmMedium",
-    "page_utm_campaign": "pageUtmCampaign",
-    "page_utm_term": "pageUtmTerm",
-    "page_utm_content": "pageUtmContent",
-    "link_utm_source": "linkUtmSource",
-    "link_utm_medium": "linkUtmMedium",
-    "link_utm_campaign": "linkUtmCampaign",
-    "link_utm_term": "linkUtmTerm",
-    "link_utm_content": "linkUtmContent",
-}
+# Python keyword -> the lake's name of the filter, in the contract's order (the declaration's).
+_PARAM_NAMES = {f.name: f.param for f in FILTERS}
+_SCALAR_FILTERS = tuple(f.name for f in FILTERS if f.kind in ("code", "country"))
+FILTER_NAMES: tuple[str, ...] = tuple(_PARAM_NAMES)
+
+
+def _labels(kind: type[StrEnum]) -> dict[str, str]:
+    """Code -> word form, for the codes that have one (partner products and devices)."""
+    return {m.value: m.label for m in kind if isinstance(m, PartnerProduct | DeviceType)}
+
+
+def _normalised(declared: Filter, value: Any) -> Any:
+    """A filter's value checked and normalised by its declared kind (None and () mean "not set")."""
+    if declared.kind == "ids":
+        return _ids(declared.name, value)
+    if declared.kind == "strings":
+        return _strings(declared.name, value)
+    if declared.kind == "country":
+        return _country(value)
+    if value is None or declared.codes is None:
+        return None
+    return _enum(declared.codes, declared.name, value, _labels(declared.codes))
 
 
 @dataclass(frozen=True)
@@ -245,27 +199,8 @@ class Filters:
     link_utm_content: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        normalise = object.__setattr__
-        normalise(self, "campaign_ids", _ids("campaign_ids", self.campaign_ids))
-        normalise(self, "merchant_group_ids", _ids("merchant_group_ids", self.merchant_group_ids))
-        if self.program_type is not None:
-            normalise(self, "program_type", _enum(ProgramType, "program_type", self.program_type, {}))
-        if self.partner_product is not None:
-            normalise(
-                self,
-                "partner_product",
-                _enum(PartnerProduct, "partner_product", self.partner_product, _labels(PartnerProduct)),
-            )
-        if self.device_type is not None:
-            normalise(
-                self,
-                "device_type",
-                _enum(DeviceType, "device_type", self.device_type, _labels(DeviceType)),
-            )
-        normalise(self, "country", _country(self.country))
-        for name in _PARAM_NAMES:
-            if name not in _SCALAR_FILTERS and name not in ("campaign_ids", "merchant_group_ids"):
-                normalise(self, name, _strings(name, getattr(self, name)))
+        for declared in FILTERS:
+            object.__setattr__(self, declared.name, _normalised(declared, getattr(self, declared.name)))
 
     @classmethod
     def of(cls, filters: Filters | None = None, **kwargs: Any) -> Filters:
@@ -361,24 +296,15 @@ def _unescape(text: str) -> str:
     return _ESCAPED.sub(lambda match: chr(int(match.group(1), 16)), text)
 
 
-_SCALAR_FILTERS = ("program_type", "partner_product", "device_type", "country")
-FILTER_NAMES: tuple[str, ...] = tuple(_PARAM_NAMES)
-
-
-def _labels(kind: type[PartnerProduct] | type[DeviceType]) -> dict[str, str]:
-    return {m.value: m.label for m in kind}
-
-
 def transaction_params(
     *,
     click_date: Any = None,
     commission_date: Any = None,
     update_date: Any = None,
-    campaign_ids: Any = None,
-    merchant_group_ids: Any = None,
-    program_type: Any = None,
+    **filters: Any,
 ) -> dict[str, str]:
-    """Validated query parameters of a transactions request (one day per date given)."""
+    """Validated query parameters of a transactions request (one day per date given), filtered by
+    the filters the declaration lists for transactions (campaign_ids, merchant_group_ids, program_type)."""
     params: dict[str, str] = {}
     for name, param, value in (
         ("click_date", "clickDate", click_date),
@@ -391,13 +317,13 @@ def transaction_params(
         raise ValidationError(
             "date", "no date given", "give at least one of click_date, commission_date, update_date"
         )
-    if ids := _ids("campaign_ids", campaign_ids):
-        params["campaignIds"] = ",".join(map(str, ids))
-    if ids := _ids("merchant_group_ids", merchant_group_ids):
-        params["merchantGroupIds"] = ",".join(map(str, ids))
-    if program_type is not None:
-        params["programType"] = _enum(ProgramType, "program_type", program_type, {}).value
-    return params
+    taken = [spec.name for spec in ENDPOINTS["transactions"].filters]
+    for name in filters:
+        if name not in taken:
+            raise ValidationError(
+                name, "is not a filter of transactions", f"its filters are {', '.join(taken)}"
+            )
+    return {**params, **Filters.of(**filters).to_params()}
 
 
 def check_window(start: Any, end: Any) -> tuple[date, date]:

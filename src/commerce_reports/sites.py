@@ -33,7 +33,7 @@ from .contract import check_site_name
 from .errors import CommerceReportsError, ConfigurationError, ValidationError
 from .secret import Secret
 
-__all__ = ["SITES_FILE", "SiteProfile", "SiteSelection", "chosen_sites", "configured_sites", "select_sites"]
+__all__ = ["SITES_FILE", "SiteProfile", "SiteSelection", "configured_sites", "select_sites", "selection_of"]
 
 SITES_FILE = "sites.toml"
 _TABLE_KEYS = {
@@ -58,7 +58,9 @@ class SiteProfile:
     dialect: Dialect = "contract"
     limits: Limits = field(default_factory=Limits)
     sandbox: bool = False  # a built-in sandbox: its address needs no check before the first sync
-    pace: float | None = None  # a sandbox's own pace; None: the configured pace
+    # Seconds between requests (one number, or per pace key); None: the configured pace, which the
+    # entry points fill in (`paced`).
+    pace: float | Mapping[str, float] | None = None
     revision_days: int = DEFAULT_REVISION_DAYS
 
     def __post_init__(self) -> None:
@@ -70,10 +72,13 @@ class SiteProfile:
             f"sandbox={self.sandbox})"
         )
 
+    def paced(self, pace: Mapping[str, float]) -> SiteProfile:
+        """This profile at `pace` (the configured one), unless it has a pace of its own."""
+        return self if self.pace is not None else replace(self, pace=dict(pace))
 
-def configured_sites(settings: Settings | None = None) -> dict[str, SiteProfile]:
-    """Every site the configuration names (see the module docstring for the order); may be empty."""
-    settings = settings or Settings.from_env()
+
+def configured_sites(settings: Settings) -> dict[str, SiteProfile]:
+    """Every site `settings` names (see the module docstring for the order); may be empty."""
     env = settings.env
     from_file = _sites_file(settings.data_dir / SITES_FILE, settings)
     if from_file:
@@ -99,7 +104,7 @@ def configured_sites(settings: Settings | None = None) -> dict[str, SiteProfile]
 SiteSelection = str | Sequence[str] | Sequence[SiteProfile] | None
 
 
-def chosen_sites(site: SiteSelection, sites: SiteSelection) -> SiteSelection:
+def selection_of(site: SiteSelection, sites: SiteSelection) -> SiteSelection:
     """What the caller chose with `site=` (one) or `sites=` (several); both at once is an error.
     Either takes a name, a list of names or profiles (None: every site)."""
     if site is not None and sites is not None:

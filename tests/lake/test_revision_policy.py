@@ -211,7 +211,7 @@ def test_the_horizon_is_a_setting_and_a_key_per_site(tmp_path: Path, monkeypatch
         '[sites.recipes]\nsecret_key_env = "RECIPES_KEY"\nrevision_days = 90\n\n'
         '[sites.gadgets]\nsecret_key_env = "GADGETS_KEY"\n'
     )
-    sites = configured_sites()
+    sites = configured_sites(Settings.from_env())
     assert (sites["recipes"].revision_days, sites["gadgets"].revision_days) == (90, 60)
     (tmp_path / "sites.toml").write_text(
         '[sites.recipes]\nsecret_key_env = "RECIPES_KEY"\nrevision_days = -3\n'
@@ -219,7 +219,7 @@ def test_the_horizon_is_a_setting_and_a_key_per_site(tmp_path: Path, monkeypatch
     with pytest.raises(
         ConfigurationError, match=r"\[sites.recipes\] revision_days: -3 is not a number of days"
     ):
-        configured_sites()
+        configured_sites(Settings.from_env())
 
 
 def test_a_sync_long_after_the_last_ends_with_final_windows_whatever_its_range(

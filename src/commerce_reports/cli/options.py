@@ -31,9 +31,9 @@ class UsageError(ValidationError):
 
 
 def _folder(data_dir: Path | None) -> Path:
-    from ..config import Settings
+    from ..config import current_settings
 
-    return Settings.from_env().data_dir if data_dir is None else data_dir.expanduser().absolute()
+    return current_settings().data_dir if data_dir is None else data_dir.expanduser().absolute()
 
 
 def existing_lake(command: str, data_dir: Path | None) -> Path:
@@ -56,9 +56,10 @@ def known_sites(command: str, sites: Iterable[str] | None, data_dir: Path | None
     """Refuse (exit 2) a site name that is not configured, nor with `stored` held by the lake."""
     if not sites:
         return
+    from ..config import current_settings
     from ..embedded import available_sites
 
-    known = set(available_sites(start=False))
+    known = set(available_sites(current_settings(), start=False))
     if stored:
         root = lake_root(_folder(data_dir))
         known |= {p.name.removeprefix("site=") for p in root.glob("site=*")} if root.is_dir() else set()

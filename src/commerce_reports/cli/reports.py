@@ -201,12 +201,11 @@ def _sync(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     # The manifests, read and printed with plain Python: no polars, pyarrow or DuckDB at start-up.
     from ..api import plan_sync, status_rows, window_rows
-    from ..config import Settings
-    from ..locate import where
+    from ..config import current_settings
     from ..syncing.status import describe_status, describe_windows
 
     known_sites("status", args.sites, args.data_dir, stored=False)
-    print(f"lake: {where(args.data_dir) if args.data_dir is not None else Settings.from_env().lake}")
+    print(f"lake: {current_settings().location(args.data_dir)}")
     code = _verify(args) if args.verify else 0
     print(describe_status(status_rows(sites=args.sites, data_dir=args.data_dir, rebuild=args.rebuild)))
     if args.windows:

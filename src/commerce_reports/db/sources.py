@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..config import Settings
+from ..config import current_settings
 from ..contract import (
     DATASETS,
     FORMER_TYPES,
@@ -136,10 +136,11 @@ def part_glob(data_dir: Path, dataset: str, site: str = "*") -> str:
 
 
 def resolve_data_dir(data_dir: Path | str | None) -> Path:
-    """`data_dir` as an absolute path, or the configured one (COMMERCE_REPORTS_DATA_DIR, default
-    `data`) when None."""
+    """`data_dir` as an absolute path, or the configured one when None: the db's public functions
+    (`connect()`, `write_catalog()`, ...) are entry points when called without a folder, and take
+    it from the process's settings (`config.current_settings`, resolved once)."""
     if data_dir is None:
-        data_dir = Settings.from_env().data_dir
+        data_dir = current_settings().data_dir
     if not isinstance(data_dir, str | Path) or not str(data_dir):
         raise ValidationError("data_dir", f"{data_dir!r} is not a folder path", "give a str or Path, or None")
     return Path(data_dir).expanduser().resolve()

@@ -6,13 +6,14 @@ declare, or of the wrong type, is refused before anything runs or is written; a 
 parameters and an output that would contain one is deleted, never left behind.
 
 The kernel runs in the notebook's folder, as Jupyter runs it, and the notebook finds its lake as
-every entry point does (see `commerce_reports.locate`): an export sets nothing about it.
+every entry point does (see `commerce_reports.locate`): an export sets nothing about it. The
+secrets it guards are those of the process's settings (the environment over `.env`, resolved once
+by `config.current_settings`) and of the variables the kernel is given.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 import nbformat
 import papermill
 
+from ..config import current_settings
 from ..errors import ExportError, ValidationError
 from ..files import apply_mode, make_folder, move_atomic, save_atomic
 from ..redaction import known_secrets
@@ -57,7 +59,7 @@ def output_stem(notebook: Path, params: dict[str, Any]) -> str:
 def secrets_in_environment(extra: Mapping[str, str] | None = None) -> list[str]:
     """Every value a report must not contain: the known keys, and every `*KEY*`, `*SECRET*`,
     `*TOKEN*` or `*PASSWORD*` variable's value (of the process, and `extra`)."""
-    variables = {**os.environ, **(extra or {})}
+    variables = {**current_settings().env, **(extra or {})}
     values = {v for k, v in variables.items() if _SECRET_NAME.search(k) and len(v) >= 6}
     return sorted(values | {s for s in known_secrets() if len(s) >= 6})
 

@@ -272,6 +272,7 @@ def _link_frame(
         "merchant_group_name": [merchants[link.merchant].name for link in links],
         "network": [merchants[link.merchant].network for link in links],
         "program_type": [merchants[link.merchant].program for link in links],
+        "program_code": [merchants[link.merchant].program.upper() for link in links],
     }
     for i, key in enumerate(utm_keys):
         columns[f"link_utm_{key}"] = [link.link_utm[i] for link in links]

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
+from ..endpoints import DIALECTS, Dialect
 from ..errors import ValidationError
 from .faults import FaultConfig
 from .incidents import Incident
@@ -23,8 +24,6 @@ __all__ = [
 
 FAST_PACE = 0.05  # seconds: the `--fast` pace, quick enough for demos and tests
 SHAPES = ("nested", "flat")
-# contract: the names and nested shape of service-contract.md; published: the vendor's OpenAPI file.
-DIALECTS = ("contract", "published")
 # How the published dialect writes transaction dates (see shapes.py); "iso" is yyyy-mm-dd.
 DATE_STYLES = ("iso", "datetime", "slashes", "us", "epoch-ms", "mixed")
 _SITE_NAME = re.compile(r"[a-z0-9_-]+")
@@ -77,7 +76,7 @@ class SandboxConfig:
     shape: str = "nested"
     faults: FaultConfig = field(default_factory=FaultConfig)
     transactions_per_day: int = 400
-    dialect: str = "contract"
+    dialect: Dialect = "contract"
     date_style: str = "iso"
     incidents: tuple[Incident, ...] = ()
 

@@ -1,11 +1,12 @@
 """Query-string validation of the reporting endpoints: every rule of contract part 4 as a 400.
 
-Each parser turns a query into a typed request or raises `BadRequest` whose message names the
-parameter, what is allowed and what was given. The dialects differ in the product filter's name
-(contract `partnerProduct`, published `sovrnProduct`) and in unknown parameters: the contract
-dialect ignores them; the published one answers 400, so that a client sending a name the published
-API does not declare (say `partnerProduct`, which the real service would silently ignore) is
-caught in tests instead of storing unfiltered numbers as a filtered slice.
+What each endpoint takes, in each dialect, is read from the declaration
+(`commerce_reports.endpoints`, the contract's part of the house); what each filter restricts in
+the sandbox's world is this module's own table (`WORLD`). Each parser turns a query into a typed
+request or raises `BadRequest` whose message names the parameter, what is allowed and what was
+given. A parameter the dialect does not declare is a 400 in both dialects: the real service
+silently ignores it, so a client that sent one would store unfiltered numbers as a filtered slice;
+here its mistake shows.
 """
 
 from __future__ import annotations
@@ -15,56 +16,43 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from .catalog import COUNTRIES, DEVICE_CODES, PARTNER_PRODUCTS
+from ..endpoints import ENDPOINTS, Dialect, Filter, Window
+from .catalog import COUNTRIES, DEVICE_CODES
 from .queries import GROUP_COLUMNS, TRUTH_BY, Filters
 
 __all__ = [
-    "MAX_WINDOW_DAYS",
+    "WORLD",
     "BadRequest",
     "TransactionsRequest",
     "TruthRequest",
     "WindowRequest",
-    "declared_parameters",
     "parse_transactions",
     "parse_truth",
     "parse_window",
 ]
 
-MAX_WINDOW_DAYS = 31
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _IDS = re.compile(r"[0-9,]+")
 _COUNTRY = re.compile(r"[A-Z]{2}")
-_PROGRAM_TYPES = ("CPA", "CPC")
-_PARTNER_CODES = tuple(code for code, _ in PARTNER_PRODUCTS.values())
-# Comma-list filters -> link-frame column; subIds is matched against the CUID (see queries.py).
-_LIST_FILTERS = {
-    "subIds": "cuid",
+_UTM = tuple(
+    f"{where}_utm_{part}"
+    for where in ("page", "link")
+    for part in ("source", "medium", "campaign", "term", "content")
+)
+# What each declared filter restricts in the world: a column of the link frame (`catalog.py`), or the
+# click's "device" or "country". The sandbox knows no sub id apart from the CUID, so `sub_ids`
+# matches the CUID too. A filter declared without a row here is refused with a 400 that says so.
+WORLD: dict[str, str] = {
+    "campaign_ids": "campaign_id",
+    "merchant_group_ids": "merchant_group_id",
+    "program_type": "program_code",
+    "partner_product": "partner_code",
+    "device_type": "device",
+    "country": "country",
+    "sub_ids": "cuid",
     "cuids": "cuid",
-    **{
-        f"{where}Utm{key.capitalize()}": f"{where}_utm_{key}"
-        for where in ("page", "link")
-        for key in ("source", "medium", "campaign", "term", "content")
-    },
+    **{name: name for name in _UTM},
 }
-_PRODUCT_PARAMS = {"contract": "partnerProduct", "published": "sovrnProduct"}
-_TRANSACTION_PARAMS = (
-    "clickDate",
-    "commissionDate",
-    "updateDate",
-    "campaignIds",
-    "merchantGroupIds",
-    "programType",
-)
-_WINDOW_PARAMS = (
-    "clickDateStart",
-    "clickDateEnd",
-    "campaignIds",
-    "merchantGroupIds",
-    "programType",
-    "deviceType",
-    "country",
-    *_LIST_FILTERS,
-)
 
 
 class BadRequest(Exception):
@@ -95,32 +83,28 @@ class TruthRequest:
     group_by: tuple[str, ...]
 
 
-def declared_parameters(endpoint: str, dialect: str) -> tuple[str, ...]:
-    """The query parameters `endpoint` ("transactions", "networks", "merchandise") reads in `dialect`."""
-    if endpoint == "transactions":
-        return _TRANSACTION_PARAMS
-    return (*_WINDOW_PARAMS, _PRODUCT_PARAMS[dialect])
-
-
 def _checked(
-    query: Mapping[str, str], repeated: tuple[str, ...], names: tuple[str, ...], dialect: str
+    query: Mapping[str, str],
+    repeated: tuple[str, ...],
+    names: tuple[str, ...],
+    where: str,
+    filters: tuple[Filter, ...] = (),
 ) -> None:
-    """Each known parameter given once; in the published dialect no unknown parameter at all."""
+    """Each parameter given once, and only the `names` declared for `where`."""
     for name in repeated:
         if name in names:
             raise BadRequest(f"{name}: given more than once; give each parameter once")
-    if dialect == "contract":
-        return
     for name in query:
         if name not in names:
-            product = _PRODUCT_PARAMS[dialect]
-            hint = (
-                f"; the product filter is {product}" if product in names and name.endswith("Product") else ""
+            hint = next(
+                (
+                    f"; this API calls that filter {ours[0]}"
+                    for spec in filters
+                    if name in spec.wire.values() and (ours := [w for w in spec.wire.values() if w in names])
+                ),
+                "",
             )
-            raise BadRequest(
-                f"{name}: not a parameter of this endpoint in the {dialect} API{hint};"
-                f" parameters: {', '.join(names)}"
-            )
+            raise BadRequest(f"{name}: not a parameter of {where}{hint}; parameters: {', '.join(names)}")
 
 
 def _date(name: str, value: str) -> date:
@@ -149,74 +133,84 @@ def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def _filters(query: Mapping[str, str], product: str | None) -> Filters:
-    """The id and program filters (every endpoint), and the click filters of the aggregates.
+def _values(spec: Filter, name: str, value: str) -> frozenset[object]:
+    """The values of one filter parameter (`name` on this wire), checked by the filter's kind."""
+    if spec.kind == "ids":
+        return _ids(name, value)
+    if spec.kind == "strings":
+        return frozenset(value.split(","))
+    if spec.kind == "country":
+        if not _COUNTRY.fullmatch(value):
+            raise BadRequest(f"{name}: expected a two-letter upper-case ISO code like US (got {value!r})")
+        return frozenset({value})
+    assert spec.codes is not None, "a code filter declares its codes"
+    return frozenset({_choice(name, value, tuple(code.value for code in spec.codes))})
 
-    `product` names the aggregates' product filter in the dialect; None for transactions.
-    """
+
+def _filters(query: Mapping[str, str], declared: tuple[Filter, ...], dialect: Dialect) -> Filters:
+    """The filters of `query` that `declared` names in `dialect`, as what they restrict in the world."""
     links: dict[str, frozenset[object]] = {}
-    for name, column in (("campaignIds", "campaign_id"), ("merchantGroupIds", "merchant_group_id")):
-        if name in query:
-            links[column] = _ids(name, query[name])
-    if "programType" in query:
-        links["program_type"] = frozenset(
-            {_choice("programType", query["programType"], _PROGRAM_TYPES).lower()}
-        )
-    if product is None:
-        return Filters(links)
-    if product in query:
-        links["partner_code"] = frozenset({_choice(product, query[product], _PARTNER_CODES)})
-    for name, column in _LIST_FILTERS.items():
-        if name in query:
-            values: frozenset[object] = frozenset(query[name].split(","))
-            links[column] = links[column] & values if column in links else values
-    device = None
-    if "deviceType" in query:
-        device = DEVICE_CODES.index(_choice("deviceType", query["deviceType"], DEVICE_CODES))
-    country = None
-    if "country" in query:
-        code = query["country"]
-        if not _COUNTRY.fullmatch(code):
-            raise BadRequest(f"country: expected a two-letter upper-case ISO code like US (got {code!r})")
-        country = COUNTRIES.index(code.lower()) if code.lower() in COUNTRIES else -1
+    device = country = None
+    for spec in declared:
+        name = spec.wire.get(dialect)
+        if name is None or name not in query:
+            continue
+        values = _values(spec, name, query[name])
+        where = WORLD.get(spec.name)
+        if where is None:
+            raise BadRequest(f"{name}: the sandbox does not know what this filter restricts in its world")
+        one = str(next(iter(values)))
+        if where == "device":
+            device = DEVICE_CODES.index(one) if one in DEVICE_CODES else -1
+        elif where == "country":
+            country = COUNTRIES.index(one.lower()) if one.lower() in COUNTRIES else -1
+        else:
+            links[where] = links[where] & values if where in links else values
     return Filters(links, device, country)
 
 
 def parse_transactions(
-    query: Mapping[str, str], repeated: tuple[str, ...], dialect: str = "contract"
+    query: Mapping[str, str], repeated: tuple[str, ...], dialect: Dialect = "contract"
 ) -> TransactionsRequest:
-    _checked(query, repeated, _TRANSACTION_PARAMS, dialect)
+    declared = ENDPOINTS["transactions"]
+    where = f"transactions in the {dialect} API"
+    _checked(query, repeated, declared.parameters(dialect), where, declared.filters)
     click = _optional_date(query, "clickDate")
     commission = _optional_date(query, "commissionDate")
     update = _optional_date(query, "updateDate")
     if not (click or commission or update):
-        raise BadRequest("clickDate, commissionDate, updateDate: give at least one date (yyyy-mm-dd)")
-    return TransactionsRequest(click, commission, update, _filters(query, product=None))
+        dates = ", ".join(declared.span.names)
+        raise BadRequest(f"{dates}: give at least one date (yyyy-mm-dd)")
+    return TransactionsRequest(click, commission, update, _filters(query, declared.filters, dialect))
 
 
 def parse_window(
-    query: Mapping[str, str], repeated: tuple[str, ...], dialect: str = "contract"
+    endpoint: str, query: Mapping[str, str], repeated: tuple[str, ...], dialect: Dialect = "contract"
 ) -> WindowRequest:
-    names = declared_parameters("networks", dialect)
-    _checked(query, repeated, names, dialect)
-    for name in ("clickDateStart", "clickDateEnd"):
+    """A networks or merchandise query: its window (the end excluded, at most the declared days)."""
+    declared = ENDPOINTS[endpoint]
+    window = declared.span
+    assert isinstance(window, Window), "the aggregates are declared with a window"
+    where = f"{endpoint} in the {dialect} API"
+    _checked(query, repeated, declared.parameters(dialect), where, declared.filters)
+    for name in window.required:
         if name not in query:
             raise BadRequest(f"{name}: required (a date yyyy-mm-dd)")
-    start = _date("clickDateStart", query["clickDateStart"])
-    end = _date("clickDateEnd", query["clickDateEnd"])
+    start = _date(window.start, query[window.start])
+    end = _date(window.end, query[window.end])
     if end <= start:
-        raise BadRequest(f"clickDateEnd: must be after clickDateStart (got {start} and {end})")
-    if (end - start).days > MAX_WINDOW_DAYS:
+        raise BadRequest(f"{window.end}: must be after {window.start} (got {start} and {end})")
+    if (end - start).days > window.max_days:
         raise BadRequest(
-            f"clickDateEnd: at most {MAX_WINDOW_DAYS} days after clickDateStart, the end excluded"
+            f"{window.end}: at most {window.max_days} days after {window.start}, the end excluded"
             f" (got {start} to {end}, {(end - start).days} days)"
         )
-    return WindowRequest(start, end, _filters(query, product=_PRODUCT_PARAMS[dialect]))
+    return WindowRequest(start, end, _filters(query, declared.filters, dialect))
 
 
 def parse_truth(query: Mapping[str, str], repeated: tuple[str, ...]) -> TruthRequest:
     """The `/_sandbox/truth` query: site, start, end (inclusive), by, group_by=a,b."""
-    _checked(query, repeated, ("site", "start", "end", "by", "group_by"), "contract")
+    _checked(query, repeated, ("site", "start", "end", "by", "group_by"), "/_sandbox/truth")
     for name in ("site", "start", "end"):
         if not query.get(name):
             raise BadRequest(f"{name}: required")

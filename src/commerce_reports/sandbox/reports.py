@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 import orjson
 import polars as pl
 
+from ..endpoints import ENDPOINTS
 from . import queries, shapes
 from .config import SandboxConfig
 from .faults import ANSWER_KINDS, FaultPlan, alter, fault_response
@@ -35,10 +36,9 @@ from .params import (
 )
 from .world import World
 
-__all__ = ["ENDPOINTS", "ReportsSandbox", "RequestRecord"]
+__all__ = ["ReportsSandbox", "RequestRecord"]
 
-ENDPOINTS = ("transactions", "networks", "merchandise")
-_PREFIX = "/v1/reports/"
+_BY_PATH = {declared.path: name for name, declared in ENDPOINTS.items()}
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ class ReportsSandbox:
     def __call__(self, request: Request) -> Response:
         site: str | None = None
         fault: str | None = None
-        endpoint = request.path.removeprefix(_PREFIX) if request.path.startswith(_PREFIX) else request.path
+        endpoint = _BY_PATH.get(request.path, request.path)
         if request.method != "GET":
             response = _error(405, "Method Not Allowed", f"{request.method}: only GET is served")
         elif endpoint in ENDPOINTS:
@@ -192,7 +192,7 @@ class ReportsSandbox:
             query: TransactionsRequest | WindowRequest = (
                 parse_transactions(request.query, request.repeated_query, dialect)
                 if endpoint == "transactions"
-                else parse_window(request.query, request.repeated_query, dialect)
+                else parse_window(endpoint, request.query, request.repeated_query, dialect)
             )
         except BadRequest as exc:
             return site, None, _error(400, "Bad Request", str(exc))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import ENDPOINTS
+from ..endpoints import ENDPOINTS
 from ..errors import ValidationError
 from ..files import save_atomic
 from ..pace import default_pace_dir, prune_state

@@ -18,9 +18,9 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import locate
-from ..config import Settings, parse_pace
+from ..config import parse_pace
 from ..contract import AGGREGATES, PartitionKey
+from ..endpoints import PACE_KEYS
 from ..errors import LakeError, ServiceError, ValidationError
 from ..lake.failures import record_failures
 from ..lake.manifest import Manifest
@@ -49,11 +49,9 @@ __all__ = [
     "Launch",
     "SliceSpec",
     "SyncOptions",
-    "data_dir_of",
     "day_span",
     "fetch_keys",
     "lake_errors",
-    "lake_of",
     "ledger",
     "now_of",
     "options_of",
@@ -156,16 +154,6 @@ def slices_of(specs: SliceSpec | Iterable[SliceSpec] | None, default: Sequence[F
     return list(dict.fromkeys(slices))
 
 
-def data_dir_of(data_dir: str | Path | None) -> Path:
-    """The caller's data folder, or the one the configuration names (see `commerce_reports.locate`)."""
-    return lake_of(data_dir).path
-
-
-def lake_of(data_dir: str | Path | None) -> locate.LakeLocation:
-    """The caller's data folder, or the one the configuration names, and why."""
-    return Settings.from_env().lake if data_dir is None else locate.where(data_dir)
-
-
 def now_of(options: SyncOptions) -> datetime:
     moment = options.now() if options.now else datetime.now(UTC)
     if moment.tzinfo is None:
@@ -225,10 +213,12 @@ def ledger(
 
 
 def pace_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[str, float]:
+    """The pace a plan counts: the options', else per pace key the slowest of the sites' (the
+    entry points gave each profile its pace)."""
     if options.pace is not None:
         return parse_pace(options.pace)
-    own = {p.pace for p in profiles.values() if p.pace is not None}
-    return parse_pace(max(own)) if own else dict(Settings.from_env().pace)
+    paces = [parse_pace(p.pace) for p in profiles.values()]
+    return {key: max(p[key] for p in paces) for key in PACE_KEYS} if paces else parse_pace(None)
 
 
 def policies_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> dict[str, SettlePolicy]:
