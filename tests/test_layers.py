@@ -279,6 +279,9 @@ SETTINGS_READERS = {
         "cli",
         "db.sources",
         "export.notebook",
+        # the notebooks' helpers: a chart's currency and the alerts' thresholds when not handed them
+        "charts.style",
+        "alerting.check",
     ),
 }
 

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from ..charts.selection import Selection, check_connection, resolve
-from ..config import Settings
+from ..config import current_settings
 from ..errors import ValidationError
 from ..money import Currency
 from .alert import Alert, AlertReport
@@ -62,7 +62,7 @@ def alerts(
         raise ValidationError("data_dir", f"{data_dir!r} is not a folder path", "give a str or Path, or None")
     if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
         raise ValidationError("now", f"{now!r} is not an aware datetime", "give datetime.now(UTC) or similar")
-    settings = Settings.from_env() if thresholds is None or currency is None or data_dir is None else None
+    settings = current_settings() if thresholds is None or currency is None or data_dir is None else None
     limits = thresholds or Thresholds.from_table(settings.alerts if settings else None)
     money = (
         Currency.of(currency) if currency is not None else (settings.currency if settings else Currency.of())

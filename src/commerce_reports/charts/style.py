@@ -10,7 +10,7 @@ from typing import Any, Final
 import altair as alt
 import polars as pl
 
-from ..config import Settings
+from ..config import current_settings
 from ..errors import ValidationError
 from ..money import Currency
 from .dimensions import DIMENSION_TABLE
@@ -62,7 +62,7 @@ use_offline_renderer()  # charts in a notebook draw with the Vega shipped in the
 def money_of(currency: Currency | str | None) -> Currency:
     """The currency money is shown in: `currency` when given (a code or a Currency), else the
     configured one (`COMMERCE_REPORTS_CURRENCY`, commerce-reports.toml, default USD)."""
-    return Settings.from_env().currency if currency is None else Currency.of(currency)
+    return current_settings().currency if currency is None else Currency.of(currency)
 
 
 def number_format(kind: str, money: Currency, digits: int | None = None) -> str:

@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..config import Settings
+    from ..config import current_settings
     from ..export import checked_parameters, export_notebook  # papermill and nbconvert: only when used
     from ..export.mail import MailSettings, mail_report, recipients
 
@@ -74,7 +74,7 @@ def _export(args: argparse.Namespace) -> int:
             known_sites("export", [site], None, stored=False)
     # Where the notebook's kernel runs (its folder), so both find the same lake and settings.
     with contextlib.chdir(args.notebook.resolve().parent):
-        settings = Settings.from_env()
+        settings = current_settings()
     mail = MailSettings.from_env(settings.env) if to else None  # a wrong setting fails before the run
     out = args.out if args.out is not None else settings.data_dir / "reports"
     if args.sync:
