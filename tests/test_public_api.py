@@ -34,6 +34,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "BadRequestError",
             "CommerceReportsError",
             "ConfigurationError",
+            "DeliveryError",
             "ExportError",
             "Fatal",
             "ForbiddenError",

@@ -6,9 +6,8 @@
 The entry points (the package's functions, the CLI, the notebooks' helpers, the export runner) ask
 `current_settings()` and hand what it gives down; nothing below them reads the environment. It
 resolves the settings once per process and keeps them while what they come from stays as it was:
-the working folder, the `COMMERCE_REPORTS_*` variables (and those placing the user's data folder)
-and the `.env` file (a stat, not a read). So `.env` is
-read once, a test that changes the environment or a notebook that sets a variable is seen at the
+the working folder, the `COMMERCE_REPORTS_*` variables (and those placing the user's data folder),
+the `.env` files and the project marker (a stat, not a read). So `.env` is read once, a test that changes the environment or a notebook that sets a variable is seen at the
 next call, and an edited `.env` is read again.
 """
 
@@ -25,7 +24,7 @@ from dotenv import dotenv_values
 
 from .endpoints import DIALECTS, PACE_KEYS, Dialect
 from .errors import ConfigurationError
-from .locate import ENV_DATA_DIR, LakeLocation, project_root, project_setting, where
+from .locate import ENV_DATA_DIR, MARKER, LakeLocation, project_root, project_setting, where
 from .money import Currency
 from .secret import Secret
 
@@ -288,7 +287,7 @@ def _currency(env: Mapping[str, str]) -> Currency:
 @dataclass(frozen=True)
 class _Resolved:
     """Settings and what they were resolved from: the working folder, the environment, and the
-    stat of each place a `.env` may be (None where there is none)."""
+    stat of each file they may be read from (None where there is none)."""
 
     folder: Path
     environ: frozenset[tuple[str, str]]
@@ -302,24 +301,33 @@ _resolved: _Resolved | None = None
 
 
 def current_settings() -> Settings:
-    """The process's settings, read once and kept while the working folder, the environment and
-    `.env` stay as they were (see the module docstring). Only the entry points call this."""
+    """The process's settings, read once and kept while the working folder, the environment, `.env`
+    and the project marker stay as they were (see the module docstring). Only the entry points call
+    this."""
     global _resolved
     folder, environ = Path.cwd(), _what_settings_read()
+    files = _sources(folder)
     with _lock:
         kept = _resolved
         if (
             kept is not None
-            and (kept.folder, kept.environ) == (folder, environ)
-            and kept.stamps == _stamps(kept.env_files)
+            and (kept.folder, kept.environ, kept.env_files) == (folder, environ, files)
+            and kept.stamps == _stamps(files)
         ):
             return kept.settings
-        root = project_root()
-        files = (folder / ".env",) if root is None else (folder / ".env", root / ".env")
         stamps = _stamps(files)
         settings = Settings.from_env()
         _resolved = _Resolved(folder, environ, files, stamps, settings)
         return settings
+
+
+def _sources(folder: Path) -> tuple[Path, ...]:
+    """The files settings are read from: `.env` here, and the project's `.env` and marker (its
+    `commerce-reports.toml` or `pyproject.toml`, which hold the currency and the alerts' table)."""
+    root = project_root(folder)
+    if root is None:
+        return (folder / ".env",)
+    return (folder / ".env", root / ".env", root / MARKER, root / "pyproject.toml")
 
 
 def _what_settings_read() -> frozenset[tuple[str, str]]:

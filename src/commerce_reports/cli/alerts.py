@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from .options import existing_lake, known_sites
+from .options import add_data_dir, existing_lake, known_sites
 
 __all__ = ["register"]
 
@@ -47,9 +47,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--as-of", type=_day, help="the last day judged (default: each site's last complete day)"
     )
-    parser.add_argument(
-        "--data-dir", type=Path, help="the lake's folder (default: as every command finds it)"
-    )
+    add_data_dir(parser)
     parser.set_defaults(handler=_alerts)
 
 
