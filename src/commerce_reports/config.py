@@ -7,8 +7,9 @@ The entry points (the package's functions, the CLI, the notebooks' helpers, the 
 `current_settings()` and hand what it gives down; nothing below them reads the environment. It
 resolves the settings once per process and keeps them while what they come from stays as it was:
 the working folder, the `COMMERCE_REPORTS_*` variables (and those placing the user's data folder),
-the `.env` files and the project marker (a stat, not a read). So `.env` is read once, a test that changes the environment or a notebook that sets a variable is seen at the
-next call, and an edited `.env` is read again.
+the `.env` files and the project marker (a stat, not a read). So `.env` is read once, a test that
+changes the environment or a notebook that sets a variable is seen at the next call, and an edited
+`.env` or marker is read again.
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 from .options import add_data_dir, existing_lake, known_sites
