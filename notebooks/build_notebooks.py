@@ -94,7 +94,17 @@ def getting_started() -> nbformat.NotebookNode:
             ),
             new_code_cell("from commerce_reports.charts import daily_chart\n\ndaily_chart(con, selection)"),
             new_markdown_cell(
-                "## 4. Explore\n\nEvery control re-queries DuckDB (aggregated answers only); sliders "
+                "## 4. Compare\n\nThe period against the previous one of the same length: a polars frame "
+                "(`<figure>`, `<figure>_previous`, `<figure>_change`), in total or per network, device, country, "
+                "merchant or link. Money is in the configured currency (`COMMERCE_REPORTS_CURRENCY`, default USD)."
+            ),
+            new_code_cell(
+                'cr.compare(con, selection, by="network", top_n=5).select(\n'
+                '    "key", "revenue", "revenue_previous", "revenue_change", "orders", "orders_change"\n'
+                ")"
+            ),
+            new_markdown_cell(
+                "## 5. Explore\n\nEvery control re-queries DuckDB (aggregated answers only); sliders "
                 "report when released."
             ),
             new_code_cell("from commerce_reports.widgets import dashboard\n\ndashboard(con, selection)"),
@@ -150,6 +160,10 @@ def devices_and_countries() -> nbformat.NotebookNode:
                 "    country_chart,\n    device_chart,\n    network_epc_chart,\n    network_gap_chart,\n)\n\n"
                 "device_chart(con, selection)"
             ),
+            new_markdown_cell("Each device against the previous period of the same length:"),
+            new_code_cell(
+                'from commerce_reports.charts import comparison_chart\n\ncomparison_chart(con, selection, by="device")'
+            ),
             new_code_cell("country_chart(con, selection, top_n=12)"),
             new_markdown_cell("Pick a network in the dropdown under the chart to highlight it."),
             new_code_cell("network_epc_chart(con, selection)"),
@@ -163,56 +177,77 @@ def devices_and_countries() -> nbformat.NotebookNode:
     )
 
 
+REPORT_PARAMETERS = """\
+from datetime import date  # the type of `start` and `end`: give them as "YYYY-MM-DD"
+
+site: str | None = None  # a site name; None: every configured site
+start: date | None = None  # first day; None: `days` days up to `end`
+end: date | None = None  # last day; None: yesterday, the last whole day
+days = 7  # days reported when `start` is None, against the days before (whole months: the months before)
+countries = ["US", "GB"]  # a networks slice per country (clicks and EPC by country)
+sync = True  # False: read the lake as it is
+daily_clicks = False  # also keep the networks report per day (EPC and conversion for any period; a request per day and slice)"""
+
+REPORT_SETUP = """\
+from datetime import UTC, datetime, timedelta
+
+import commerce_reports as cr
+from commerce_reports import report
+from commerce_reports.charts import (
+    Selection,
+    comparison_chart,
+    country_map_chart,
+    daily_chart,
+    device_chart,
+    network_epc_chart,
+    previous_period,
+    top_links_chart,
+    top_products_chart,
+)
+
+sites = [site] if site else cr.site_names()  # the configured sites, never a sandbox's name
+last_day = date.fromisoformat(str(end)) if end else datetime.now(UTC).date() - timedelta(days=1)
+first_day = date.fromisoformat(str(start)) if start else last_day - timedelta(days=days - 1)
+selection = Selection(site=sites, start=first_day, end=last_day)  # what every section shows
+if sync:  # the period and the one before it; quietly: the report shows figures, not the sync
+    quiet = cr.SyncOptions(progress=False, say=lambda _: None)
+    since = previous_period(selection).start
+    cr.sync(since, last_day, sites=sites, countries=countries, options=quiet)
+    if daily_clicks:
+        cr.sync(since, last_day, sites=sites, countries=countries, grain="day", merchandise=[], options=quiet)
+con = cr.connect()  # the project's lake, found as every entry point finds it"""
+
+
 def report() -> nbformat.NotebookNode:
     return new_notebook(
         cells=[
-            parameters(
-                TYPES
-                + "site: str | None = None  # the site reported on; None: the first configured\n"
-                + WINDOW
-            ),
-            new_code_cell(
-                SYNC.replace(
-                    "import commerce_reports as cr\n",
-                    "import commerce_reports as cr\n\nsite = site or cr.site_names()[0]  # the configured site\n\n",
-                )
-                + "\n\n"
-                "from IPython.display import Markdown\n\n"
-                "from commerce_reports.charts import (\n"
-                "    country_map_chart,\n    daily_chart,\n    device_chart,\n    network_epc_chart,\n"
-                "    ranking_frame,\n    top_links_chart,\n    top_products_chart,\n)\n"
-                "from commerce_reports.export import escape_markdown as md"
-            ),
-            new_code_cell(
-                "totals = con.sql(\n"
-                '    "SELECT coalesce(sum(revenue), 0) AS revenue, coalesce(sum(transactions), 0) AS orders, "\n'
-                '    "coalesce(sum(returns), 0) AS returns FROM daily_performance "\n'
-                '    "WHERE site = $site AND day BETWEEN $start AND $end",\n'
-                '    params={"site": site, "start": first_day, "end": last_day},\n'
-                ").pl().row(0, named=True)\n"
-                'top = {d: ranking_frame(con, d, selection, top_n=1) for d in ("network", "device", "country", "link")}\n'
-                'best = {d: (f["key"][0], f["revenue"][0]) if f.height else ("none", 0.0) for d, f in top.items()}\n'
-                'rate = totals["returns"] / totals["orders"] if totals["orders"] else 0.0\n\n\n'
-                "def money(value: float) -> str:\n"
-                '    return md(f"${value:,.2f}")  # escaped: two bare dollar signs would make a maths span\n\n\n'
-                "Markdown(\n"
-                '    f"# {md(site)}: {first_day} to {last_day}\\n\\n"\n'
-                "    f\"**{money(totals['revenue'])}** of revenue from **{totals['orders']:,}** orders; \"\n"
-                "    f\"{totals['returns']:,} returned ({rate:.1%}).\\n\\n\"\n"
-                "    f\"The leading network was **{md(best['network'][0])}** ({money(best['network'][1])}), \"\n"
-                "    f\"the leading device **{md(best['device'][0])}** and country **{md(best['country'][0])}**; \"\n"
-                "    f\"the best link earned {money(best['link'][1])}.\"\n"
-                ")"
-            ),
+            parameters(REPORT_PARAMETERS),
+            new_code_cell(REPORT_SETUP),
+            new_code_cell("report.title(con, selection)"),
+            new_code_cell("report.alerts_section(con, selection)"),
+            new_code_cell("report.summary(con, selection)"),
             new_markdown_cell("## Revenue over the period"),
             new_code_cell("daily_chart(con, selection)"),
+            new_markdown_cell(
+                "## Against the previous period\n\nEach cell holds this period's figure and, below it, the "
+                "previous period's; the change is green when it is good news."
+            ),
+            new_code_cell('report.comparison(con, selection, "network")'),
+            new_code_cell('comparison_chart(con, selection, by="network")'),
+            new_code_cell('report.comparison(con, selection, "device")'),
+            new_code_cell('report.comparison(con, selection, "country")'),
+            new_markdown_cell("## Top links, merchants and networks"),
+            new_code_cell('report.top_table(con, selection, "link")'),
+            new_code_cell('report.top_table(con, selection, "merchant")'),
+            new_code_cell('report.top_table(con, selection, "network")'),
             new_markdown_cell("## Links"),
             new_code_cell("top_links_chart(con, selection, top_n=15)"),
             new_markdown_cell("## Devices and countries"),
             new_code_cell("device_chart(con, selection)"),
             new_code_cell("country_map_chart(con, selection)"),
             new_markdown_cell(
-                "## Networks\n\nClicks and EPC are the service's month aggregates (click date)."
+                "## Networks\n\nClicks and EPC are the service's month aggregates (click date); the "
+                "networks with the most revenue are named."
             ),
             new_code_cell("network_epc_chart(con, selection)"),
             new_markdown_cell("## Products"),

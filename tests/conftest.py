@@ -26,9 +26,11 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 # xdist_group units, largest first), so these start early and a run ends on quick tests: no worker
 # idles while the other finishes a long one.
 SLOW_FIRST = (
+    "tests/alerting/test_alerts.py",  # builds the alerts lake (180 days) that the next one reads too
     "tests/lake/test_revisions.py",
     "tests/test_wheel.py",
     "tests/notebooks/test_dashboard_lab.py",
+    "tests/export/test_report.py",
     "tests/test_demo.py",
     "tests/db/test_incremental.py",
     "tests/export/test_export.py",

@@ -110,3 +110,42 @@ def notebook_lake(dialect: str, factory: pytest.TempPathFactory) -> Path:
         factory,
         lambda folder: sandbox_lake(folder, now=synced_at(factory), days=DAYS, dialect=dialect),
     )
+
+
+ALERTS_NOW = datetime(2026, 11, 24, 12, tzinfo=UTC)
+ALERTS_DAYS = 180
+INCIDENT_FROM = date(2026, 11, 17)  # the last 7 complete days of the alerts lake
+INCIDENT = f"site=alpha,network=Northwind Affiliates,from={INCIDENT_FROM},epc=-50%"
+
+
+def alerts_lake(factory: pytest.TempPathFactory) -> Path:
+    """180 days of the two demo sites as a daily sync keeps them for alerts: the ledger and the
+    networks report per day (the unfiltered slice: clicks per site and network), from a sandbox
+    frozen at `ALERTS_NOW` whose world has one incident staged over its last 7 complete days
+    (alpha's Northwind Affiliates pays half per order: EPC -50%). The days before it are the
+    ordinary world's, draw for draw; so is every day of beta."""
+    from commerce_reports.sandbox import Incident
+
+    def build(folder: Path) -> None:
+        first = ALERTS_NOW.date() - timedelta(days=ALERTS_DAYS - 1)
+        config = SandboxConfig(
+            now=ALERTS_NOW,
+            first_day=first - timedelta(days=30),
+            pace=0.0,
+            transactions_per_day=200,
+            incidents=(Incident.parse(INCIDENT),),
+        )
+        with run_sandbox(config) as running:
+            options = SyncOptions(now=lambda: running.sandbox.now, pace=0, progress=False, say=lambda _: None)
+            result = sync(
+                first,
+                sites=sandbox_sites(running),
+                data_dir=folder,
+                networks=["all"],
+                merchandise=[],
+                grain="day",
+                options=options,
+            )
+            assert not result.failed
+
+    return shared("alerts-lake", factory, build)

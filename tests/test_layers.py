@@ -1,9 +1,9 @@
 """The house's flow goes one way: an import that runs against it fails here, naming both ends.
 
-    errors, secret -> endpoints (the declaration) -> config, locate, files, params -> contract, pace
-    -> http -> client -> parse -> lake (storage only) -> sync -> db -> charts / widgets / export;
-    api on top; sandbox beside (sharing nothing with the client but the declaration of the
-    endpoints and the error types); deals on their own.
+    errors, secret, money -> endpoints (the declaration) -> config, locate, files, params
+    -> contract, pace -> http -> client -> parse -> lake (storage only) -> sync -> db -> charts
+    -> alerting -> report, widgets, export; api on top; sandbox beside (sharing nothing with the
+    client but the declaration of the endpoints and the error types); deals on their own.
 
 Every import counts, `if TYPE_CHECKING:` and function-level ones included: an arrow is an arrow.
 """
@@ -23,6 +23,7 @@ BOTTOM = (
     "redaction",
     "errors",
     "secret",
+    "money",
     "_version",
     "endpoints",
     "config",
@@ -33,8 +34,8 @@ BOTTOM = (
     "pace",
 )
 ENTRY = ("api", "checkup", "loaders", "status", "embedded", "demo", "cli", "__init__", "__main__")
-PRESENTATION = ("charts", "widgets", "export")
-HIGH = ("db", "charts", "widgets", "export", "spark", *ENTRY)
+PRESENTATION = ("charts", "alerting", "report", "widgets", "export")
+HIGH = ("db", *PRESENTATION, "spark", *ENTRY)
 
 # For each part: the parts it must never import.
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -50,21 +51,49 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "sites": ("http", "client", "parse", "lake", "syncing", "sandbox", "deals", *HIGH),
     "lake": ("http", "client", "parse", "syncing", "sandbox", "deals", *HIGH),
     "syncing": ("sandbox", "deals", *HIGH),
-    "db": ("http", "client", "parse", "syncing", "sandbox", "deals", "charts", "widgets", "export", *ENTRY),
-    "spark": (
+    "db": ("http", "client", "parse", "syncing", "sandbox", "deals", *PRESENTATION, *ENTRY),
+    "spark": ("http", "client", "parse", "syncing", "sandbox", "deals", *PRESENTATION, *ENTRY),
+    "charts": (
         "http",
         "client",
         "parse",
         "syncing",
         "sandbox",
         "deals",
-        "charts",
+        "alerting",
+        "report",
         "widgets",
         "export",
         *ENTRY,
     ),
-    "charts": ("http", "client", "parse", "sandbox", "deals"),
-    "widgets": ("http", "client", "parse", "sandbox", "deals"),
+    # alerting reads the views (and the lake's manifests for its health), above the charts' frames
+    "alerting": (
+        "http",
+        "client",
+        "parse",
+        "syncing",
+        "sandbox",
+        "deals",
+        "report",
+        "widgets",
+        "export",
+        *ENTRY,
+    ),
+    # the report's sections: charts, comparisons and alerts as HTML; `export` reads their parts
+    "report": ("http", "client", "parse", "syncing", "sandbox", "deals", "widgets", *ENTRY),
+    "widgets": ("http", "client", "parse", "sandbox", "deals", "alerting", "report", "export"),
+    "export": (
+        "http",
+        "client",
+        "parse",
+        "syncing",
+        "sandbox",
+        "deals",
+        "alerting",
+        "report",
+        "widgets",
+        *ENTRY,
+    ),
     # The sandbox reads the declaration of the endpoints and raises the toolkit's errors; nothing of
     # the client side (its validation, settings, lake contract) may leak into what it serves.
     "sandbox": (
@@ -250,6 +279,9 @@ SETTINGS_READERS = {
         "cli",
         "db.sources",
         "export.notebook",
+        # the notebooks' helpers: a chart's currency and the alerts' thresholds when not handed them
+        "charts.style",
+        "alerting.check",
     ),
 }
 

@@ -72,7 +72,7 @@ def test_the_wheel_installs_anywhere_then_init_and_demo_run_the_tour(tmp_path: P
     tour = _run([bin_dir / "commerce-reports", "demo", "--days", "3"], project, env)
     assert f"the lake: {project / 'data'}" in tour, tour
     assert "skipped" not in tour and "Traceback" not in tour
-    reports = list((project / "reports").glob("report_*.html"))
+    reports = list((project / "data" / "reports").glob("report_*.html"))  # beside the lake
     assert len(reports) == 1 and reports[0].read_text().count('id="commerce-chart-') >= 5, tour
     assert (project / "data" / "lake" / "site=alpha" / "manifest.json").is_file()
     assert f"open {project / 'notebooks' / '01_getting_started.ipynb'}" in tour

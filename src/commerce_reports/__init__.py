@@ -4,6 +4,8 @@
     cr.sync()                                   # the lake up to date (sandbox when no key is set)
     con = cr.connect()                          # DuckDB with the views
     con.sql("SELECT * FROM network_performance").pl()
+    cr.compare(con, site="alpha", start="2026-11-16", end="2026-11-22", by="network")  # and the week before
+    print(cr.alerts().describe())               # what changed that matters, and the lake's health
 
 Every exception the toolkit raises is here too (`cr.CommerceReportsError`, `cr.ValidationError`,
 ...): the tree is drawn in `commerce_reports.errors`.
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .alerting import alerts
     from .api import (
         SyncOptions,
         invalidate,
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
         status,
         sync,
     )
+    from .charts.compare import compare
     from .checkup import check
     from .client import ReportsClient
     from .db import connect, write_catalog
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
         BadRequestError,
         CommerceReportsError,
         ConfigurationError,
+        DeliveryError,
         ExportError,
         Fatal,
         ForbiddenError,
@@ -65,6 +70,7 @@ __all__ = [
     "BadRequestError",
     "CommerceReportsError",
     "ConfigurationError",
+    "DeliveryError",
     "DeviceType",
     "ExportError",
     "Fatal",
@@ -88,7 +94,9 @@ __all__ = [
     "UnreachableError",
     "ValidationError",
     "__version__",
+    "alerts",
     "check",
+    "compare",
     "connect",
     "invalidate",
     "lake_location",
@@ -104,6 +112,8 @@ __all__ = [
 ]
 
 _HOMES = {
+    "alerts": "alerting",
+    "compare": "charts.compare",
     "SyncOptions": "api",
     "open_client": "api",
     "invalidate": "api",
@@ -128,6 +138,7 @@ _HOMES = {
     "BadRequestError": "errors",
     "CommerceReportsError": "errors",
     "ConfigurationError": "errors",
+    "DeliveryError": "errors",
     "ExportError": "errors",
     "Fatal": "errors",
     "ForbiddenError": "errors",

@@ -6,10 +6,10 @@
 The entry points (the package's functions, the CLI, the notebooks' helpers, the export runner) ask
 `current_settings()` and hand what it gives down; nothing below them reads the environment. It
 resolves the settings once per process and keeps them while what they come from stays as it was:
-the working folder, the `COMMERCE_REPORTS_*` variables (and those placing the user's data folder)
-and the `.env` file (a stat, not a read). So `.env` is
-read once, a test that changes the environment or a notebook that sets a variable is seen at the
-next call, and an edited `.env` is read again.
+the working folder, the `COMMERCE_REPORTS_*` variables (and those placing the user's data folder),
+the `.env` files and the project marker (a stat, not a read). So `.env` is read once, a test that
+changes the environment or a notebook that sets a variable is seen at the next call, and an edited
+`.env` or marker is read again.
 """
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dotenv import dotenv_values
 
 from .endpoints import DIALECTS, PACE_KEYS, Dialect
 from .errors import ConfigurationError
-from .locate import ENV_DATA_DIR, LakeLocation, project_root, project_setting, where
+from .locate import ENV_DATA_DIR, MARKER, LakeLocation, project_root, project_setting, where
+from .money import Currency
 from .secret import Secret
 
 __all__ = [
@@ -64,6 +66,7 @@ ENV_MAX_RETRY_WAIT = "COMMERCE_REPORTS_MAX_RETRY_WAIT"
 ENV_SHARE_GROUP = "COMMERCE_REPORTS_SHARE_GROUP"
 ENV_REVISION_DAYS = "COMMERCE_REPORTS_REVISION_DAYS"
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+ENV_CURRENCY = "COMMERCE_REPORTS_CURRENCY"
 
 
 def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, float]:
@@ -222,9 +225,11 @@ def check_base_url(url: str, where: str = ENV_BASE_URL) -> str:
 
 @dataclass(frozen=True)
 class Settings:
-    """What the toolkit needs to know about where to fetch from and where to store.
+    """What the toolkit needs to know about where to fetch from, where to store and how to show money.
 
     With no secret key, the entry points (the package's functions, the CLI) use the sandbox.
+    `alerts` is the `[alerts]` table of the project marker (`commerce-reports.toml`; None without
+    one), read once here with the rest and checked by `alerting.Thresholds.from_table`.
     """
 
     secret_key: Secret | None = None
@@ -234,6 +239,8 @@ class Settings:
     dialect: Dialect = "contract"
     limits: Limits = field(default_factory=Limits)
     revision_days: int = DEFAULT_REVISION_DAYS
+    currency: Currency = field(default_factory=Currency.of)
+    alerts: Any = field(default=None, repr=False, compare=False)
     env: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -263,14 +270,25 @@ class Settings:
             dialect=check_dialect(dialect) if dialect else "contract",
             limits=Limits.from_env(env),
             revision_days=check_revision_days(revision_days) if revision_days else DEFAULT_REVISION_DAYS,
+            currency=_currency(env),
+            alerts=project_setting("alerts")[0],
             env=env,
         )
+
+
+def _currency(env: Mapping[str, str]) -> Currency:
+    """`COMMERCE_REPORTS_CURRENCY`, else the marker's `currency`, else USD (checked: ISO 4217)."""
+    chosen = env.get(ENV_CURRENCY, "").strip()
+    if chosen:
+        return Currency.of(chosen, ENV_CURRENCY)
+    value, marker = project_setting("currency")
+    return Currency.of() if value is None else Currency.of(value, f"{marker}: currency")
 
 
 @dataclass(frozen=True)
 class _Resolved:
     """Settings and what they were resolved from: the working folder, the environment, and the
-    stat of each place a `.env` may be (None where there is none)."""
+    stat of each file they may be read from (None where there is none)."""
 
     folder: Path
     environ: frozenset[tuple[str, str]]
@@ -284,24 +302,33 @@ _resolved: _Resolved | None = None
 
 
 def current_settings() -> Settings:
-    """The process's settings, read once and kept while the working folder, the environment and
-    `.env` stay as they were (see the module docstring). Only the entry points call this."""
+    """The process's settings, read once and kept while the working folder, the environment, `.env`
+    and the project marker stay as they were (see the module docstring). Only the entry points call
+    this."""
     global _resolved
     folder, environ = Path.cwd(), _what_settings_read()
+    files = _sources(folder)
     with _lock:
         kept = _resolved
         if (
             kept is not None
-            and (kept.folder, kept.environ) == (folder, environ)
-            and kept.stamps == _stamps(kept.env_files)
+            and (kept.folder, kept.environ, kept.env_files) == (folder, environ, files)
+            and kept.stamps == _stamps(files)
         ):
             return kept.settings
-        root = project_root()
-        files = (folder / ".env",) if root is None else (folder / ".env", root / ".env")
         stamps = _stamps(files)
         settings = Settings.from_env()
         _resolved = _Resolved(folder, environ, files, stamps, settings)
         return settings
+
+
+def _sources(folder: Path) -> tuple[Path, ...]:
+    """The files settings are read from: `.env` here, and the project's `.env` and marker (its
+    `commerce-reports.toml` or `pyproject.toml`, which hold the currency and the alerts' table)."""
+    root = project_root(folder)
+    if root is None:
+        return (folder / ".env",)
+    return (folder / ".env", root / ".env", root / MARKER, root / "pyproject.toml")
 
 
 def _what_settings_read() -> frozenset[tuple[str, str]]:

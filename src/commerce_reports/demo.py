@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,8 @@ def run_demo(
     The lake goes to `data_dir`, by default the project's lake (see `commerce_reports.locate`), so
     that notebooks, `commerce-reports sql` and the DuckDB CLI read what the demo stored; when real
     sites are configured, to a `demo-data` folder beside it instead, never mixed with real data.
-    The report goes to `reports` (default: `reports/` beside the lake). Returns the headline numbers.
+    The report goes to `reports` (default: `<data dir>/reports`, as exports put it). Returns the
+    headline numbers.
     """
     settings = current_settings()
     folder = _demo_lake(data_dir, settings, say)
@@ -67,7 +68,7 @@ def run_demo(
         again = sync(start, sites=profiles, countries=DEMO_COUNTRIES, data_dir=folder, options=quiet)
         say(f"a second sync right after: {len(again.plan.requests)} requests")
         _show_views(folder, say)
-        report = _export_report(folder, reports or folder.parent / "reports", say)
+        report = _export_report(folder, reports or folder / "reports", say)
         _say_what_next(folder, settings, say)
         return {
             "stored": len(result.stored),
@@ -139,16 +140,11 @@ def _show_views(folder: Path, say: Callable[[str], None]) -> None:
 
 
 def _export_report(folder: Path, out_dir: Path, say: Callable[[str], None]) -> Path:
-    """The report notebook (the project's copy, else the package's), run for site alpha's last 30 days."""
+    """The report notebook (the project's copy, else the package's), run on both sites for the last
+    whole week against the week before."""
     notebook = notebook_path("report.ipynb")
     say(f"exporting {notebook} (papermill, a real kernel) ...")
-    end = datetime.now(UTC).date()
-    params = {
-        "site": "alpha",
-        "start": str(end - timedelta(days=29)),
-        "end": str(end),
-        "sync": False,
-    }
+    params = {"sync": False}
     result = export_notebook(
         notebook, out_dir, params, environment={"COMMERCE_REPORTS_DATA_DIR": str(folder)}
     )

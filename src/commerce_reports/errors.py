@@ -18,6 +18,7 @@
     │       └── ServerError           [retriable] 5xx
     ├── LakeError                 [fatal]     the local lake is unusable or locked
     ├── ExportError               [fatal]     a report notebook failed, or its output would leak a secret
+    │   └── DeliveryError         [fatal]     the report was written but could not be mailed
     └── DealError                             the deal-request interface: its own tree in deals/errors.py
 
 Retry decisions are made from the kind (`Retriable` / `Fatal` mixins, or `error.retriable`),
@@ -36,6 +37,7 @@ __all__ = [
     "BadRequestError",
     "CommerceReportsError",
     "ConfigurationError",
+    "DeliveryError",
     "ExportError",
     "Fatal",
     "ForbiddenError",
@@ -98,6 +100,10 @@ class ValidationError(Fatal, CommerceReportsError, ValueError):
 
 class ExportError(Fatal, CommerceReportsError):
     """A scheduled export failed: a cell raised, or a secret would have been written out."""
+
+
+class DeliveryError(ExportError):
+    """A report was written but its mail was not sent (the SMTP server refused it or was out of reach)."""
 
 
 class LakeError(Fatal, CommerceReportsError):

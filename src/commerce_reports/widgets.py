@@ -27,27 +27,27 @@ import duckdb
 import ipywidgets as w
 import polars as pl
 
+from .charts.dimensions import AGGREGATED, DIMENSION_TABLE, DIMENSIONS, Dimension
 from .charts.offline import chart_html, vega_bundle_html
 from .charts.performance import ranking_chart
 from .charts.queries import (
     AGGREGATE_METRICS,
-    DIMENSIONS,
     METRICS,
-    Dimension,
     Metric,
     aggregate_span,
+    check_dimension,
     check_top_n,
     filter_options,
     ranking_frame,
 )
 from .charts.selection import Coverage, Selection, as_selection, check_connection, coverage, resolve
-from .charts.style import EMPTY_TITLE, METRIC_LABELS, aggregate_note, empty_chart
+from .charts.style import EMPTY_TITLE, METRIC_LABELS, aggregate_note, empty_chart, money_of
 from .errors import ValidationError
+from .money import Currency
 
 __all__ = ["Dashboard", "DashboardBox", "DashboardState", "Rendered", "dashboard", "render_state"]
 
 _ALL = ""  # the "no filter" option of a dropdown (ipywidgets treats a None value as no selection)
-_AGGREGATED_BY = ("device", "country", "network")
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,7 @@ class DashboardState:
             raise ValidationError(
                 "selection", f"{self.selection!r} is not a Selection", "give Selection(...)"
             )
-        if self.dimension not in DIMENSIONS:
-            raise ValidationError(
-                "dimension", f"{self.dimension!r} is not a dimension", f"use one of {', '.join(DIMENSIONS)}"
-            )
+        check_dimension(self.dimension)
         if self.metric not in METRICS:
             raise ValidationError(
                 "metric", f"{self.metric!r} is not a metric", f"use one of {', '.join(METRICS)}"
@@ -96,11 +93,15 @@ def _message_chart(message: str) -> alt.Chart:
 
 
 def render_state(
-    con: duckdb.DuckDBPyConnection, state: DashboardState, cover: Coverage | None = None
+    con: duckdb.DuckDBPyConnection,
+    state: DashboardState,
+    cover: Coverage | None = None,
+    currency: Currency | str | None = None,
 ) -> Rendered:
     """Query DuckDB for `state` and build its chart. A selection the lake cannot answer and an
     empty one come back as a message and a chart saying so, never as an exception (a dashboard
-    must not die on a click). `cover`: the lake's coverage of the sites, when already known."""
+    must not die on a click). `cover`: the lake's coverage of the sites, when already known;
+    money in `currency` (default: the configured one)."""
     started = time.perf_counter()
     check_connection(con)
     if not isinstance(state, DashboardState):
@@ -112,13 +113,13 @@ def render_state(
             None, pl.DataFrame(), _message_chart(str(error)), str(error), time.perf_counter() - started
         )
     label = METRIC_LABELS[state.metric][0]
-    if state.metric in AGGREGATE_METRICS and state.dimension not in _AGGREGATED_BY:
+    if state.metric in AGGREGATE_METRICS and state.dimension not in AGGREGATED:
         message = f"{label} is aggregated by the service only per device, country and network"
         chart = empty_chart(sel, f"{label} per {state.dimension}", cover)
         return Rendered(sel, pl.DataFrame(), chart, message, 0.0)
     frame = ranking_frame(con, state.dimension, sel, metric=state.metric, top_n=state.top_n)
     notes = (aggregate_note(aggregate_span(con, sel)),) if state.metric in AGGREGATE_METRICS else ()
-    chart = ranking_chart(frame, state.dimension, state.metric, sel, cover, notes=notes)
+    chart = ranking_chart(frame, state.dimension, state.metric, sel, cover, notes=notes, currency=currency)
     message = "" if not frame.is_empty() else f"No data for this selection ({cover.describe(sel)})"
     return Rendered(sel, frame, chart, message, time.perf_counter() - started)
 
@@ -145,8 +146,10 @@ class Dashboard:
         state: DashboardState | None = None,
         *,
         debounce: float = 0.3,
+        currency: Currency | str | None = None,
     ) -> None:
         self.con = check_connection(con)
+        self.money = money_of(currency)  # resolved once: every redraw shows the same currency
         state = state or DashboardState()
         if not isinstance(state, DashboardState):
             raise ValidationError("state", f"{state!r} is not a DashboardState", "give DashboardState(...)")
@@ -175,7 +178,10 @@ class Dashboard:
         self.country = w.Dropdown(description="Country", style=style)
         self._set_filter_options(options, state.selection.filters())
         self.dimension = w.ToggleButtons(
-            options=[(d.title(), d) for d in DIMENSIONS], value=state.dimension, description="By", style=style
+            options=[(DIMENSION_TABLE[d].label, d) for d in DIMENSIONS],
+            value=state.dimension,
+            description="By",
+            style=style,
         )
         self.metric = w.Dropdown(
             options=[(METRIC_LABELS[m][0], m) for m in METRICS],
@@ -304,7 +310,7 @@ class Dashboard:
         except ValidationError as error:
             rendered = Rendered(None, pl.DataFrame(), _message_chart(str(error)), str(error), 0.0)
         else:
-            rendered = render_state(self.con, state, self.cover)
+            rendered = render_state(self.con, state, self.cover, self.money)
         self.rendered = rendered
         self.refreshes += 1
         if rendered.message:
@@ -356,9 +362,11 @@ def dashboard(
     metric: Metric = "revenue",
     top_n: int = 15,
     debounce: float = 0.3,
+    currency: Currency | str | None = None,
     **where: Any,
 ) -> DashboardBox:
     """The dashboard over `con`, as a widget to display, starting on `selection` (or its fields as
-    keywords, e.g. `site="alpha"`) by `dimension`, `metric` and `top_n`."""
+    keywords, e.g. `site="alpha"`) by `dimension`, `metric` and `top_n`; money in `currency`
+    (default: the configured one)."""
     state = DashboardState(as_selection(selection, **where), dimension, metric, top_n)
-    return Dashboard(con, state, debounce=debounce).widget
+    return Dashboard(con, state, debounce=debounce, currency=currency).widget

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import commerce_reports.charts as charts
 from commerce_reports.charts import Selection, ranking_frame
 from commerce_reports.charts.queries import DIMENSIONS
 from commerce_reports.db import connect
-from commerce_reports.errors import ValidationError
+from commerce_reports.errors import ConfigurationError, ValidationError
 from tests.charts.conftest import END, START
 
 ALPHA = Selection(site="alpha", start=START, end=END)
@@ -69,10 +70,45 @@ def test_every_chart_has_marks_titles_tooltips_and_few_rows(
     assert "url" not in json.dumps(spec)  # everything inline: renders offline
 
 
-def test_axes_format_currency_and_percent(con: duckdb.DuckDBPyConnection) -> None:
-    spec = charts.device_chart(con, ALPHA).to_dict()
-    formats = {u["encoding"]["x"]["field"]: u["encoding"]["x"]["axis"]["format"] for u in units(spec)}
-    assert formats == {"revenue": "$,.2f", "orders": ",.0f", "epc": "$,.2f", "conversion_rate": ".1%"}
+def _axes(spec: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    axes = {u["encoding"]["x"]["field"]: u["encoding"]["x"]["axis"] for u in units(spec)}
+    return {field: (axis["title"], axis["format"]) for field, axis in axes.items()}
+
+
+def test_axes_format_money_in_the_configured_currency_and_percent(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _axes(charts.device_chart(con, ALPHA).to_dict()) == {
+        "revenue": ("Revenue (USD)", ",.2f"),  # the default currency
+        "orders": ("Orders", ",.0f"),
+        "epc": ("EPC, earnings per click (USD)", ",.2f"),
+        "conversion_rate": ("Conversion rate", ".1%"),
+    }
+    monkeypatch.setenv("COMMERCE_REPORTS_CURRENCY", "jpy")  # no minor units
+    axes = _axes(charts.device_chart(con, ALPHA).to_dict())
+    assert axes["revenue"] == ("Revenue (JPY)", ",.0f") and axes["orders"] == ("Orders", ",.0f")
+    spec = charts.top_links_chart(con, ALPHA, currency="EUR").to_dict()  # the argument wins
+    assert spec["encoding"]["x"]["axis"]["title"] == "Revenue (EUR)"
+    assert [p["bind"]["name"] for p in params(spec)] == ["Minimum revenue (EUR) "]
+    monkeypatch.setenv("COMMERCE_REPORTS_CURRENCY", "dollars")
+    with pytest.raises(ConfigurationError, match="COMMERCE_REPORTS_CURRENCY: 'DOLLARS' is not an ISO 4217"):
+        charts.daily_chart(con, ALPHA)
+
+
+def test_no_dollar_sign_is_written_in_the_package_or_the_notebooks() -> None:
+    """Money is formatted by `money.Currency` alone: no dollar sign before an amount (`${value:,.2f}`,
+    `$1`), in a d3 format (`$,.2f`) or as a label (`"$"`, `revenue $ `). (`$name` and `${name}` are
+    DuckDB parameters, a `$` ending a regular expression an anchor: none is money.)"""
+    root = Path(__file__).resolve().parents[2]
+    sources = [*(root / "src" / "commerce_reports").rglob("*.py"), *(root / "notebooks").glob("*.ip*")]
+    money = re.compile(r"\$\{[^}]*:|\$[,\d]|[\"']\$[\"']|\$ ")
+    found = [
+        f"{path.relative_to(root)}:{number}: {line.strip()}"
+        for path in [*sources, root / "notebooks" / "build_notebooks.py"]
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if money.search(line)
+    ]
+    assert found == []
 
 
 def test_device_chart_has_epc_and_conversion_from_the_device_slices(con: duckdb.DuckDBPyConnection) -> None:
@@ -109,6 +145,17 @@ def test_network_dropdown_lists_the_charted_networks(con: duckdb.DuckDBPyConnect
     rows = next(iter(spec["datasets"].values()))
     assert pick["bind"]["options"] == [None, *sorted(r["key"] for r in rows)]
     assert len(rows) == 5 and all(r["clicks"] > 0 for r in rows)
+
+
+def test_the_network_scatter_names_its_largest_dots(con: duckdb.DuckDBPyConnection) -> None:
+    spec = charts.network_epc_chart(con, ALPHA, top_n=12, labels=4).to_dict()
+    dots, names = spec["layer"]
+    assert dots["mark"]["type"] == "circle" and names["mark"]["type"] == "text"
+    assert names["encoding"]["text"]["field"] == "label"
+    rows = next(iter(spec["datasets"].values()))
+    largest = sorted(rows, key=lambda r: -(r["aggregate_revenue"] or 0))[:4]
+    assert {r["label"] for r in rows if r["label"]} == {r["key"] for r in largest}
+    assert "Named: the 4 networks with the most revenue" in spec["title"]["subtitle"]
 
 
 def test_country_map_joins_values_to_the_offline_shapes(con: duckdb.DuckDBPyConnection) -> None:

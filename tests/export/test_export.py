@@ -12,10 +12,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from commerce_reports.charts import EMPTY_TITLE, Selection, ranking_frame
+from commerce_reports.charts import EMPTY_TITLE, Selection, compare, ranking_frame
 from commerce_reports.db import connect
 from commerce_reports.errors import ExportError, ValidationError
 from commerce_reports.export import chart_specs, checked_parameters, export_notebook, notebook_html
+from commerce_reports.money import Currency
 from tests.browser import chart_marks, chromium_available, external_references, rendered_dom
 from tests.charts.specs import figures
 
@@ -70,13 +71,13 @@ def test_the_report_exports_to_html_whose_charts_render_offline(
     in_the_lake: Path, tmp_path: Path, with_secret: str
 ) -> None:
     result = export_notebook(REPORT, tmp_path / "out", {"site": "alpha", "sync": "false"}, png=True)
-    assert result.html.name == "report_site-alpha.html"
+    last = datetime.now(UTC).date() - timedelta(days=1)  # the default: the last 7 whole days
+    assert result.html.name == f"report_alpha_{last - timedelta(days=6)}_{last}.html"
     page = result.html.read_text()
     assert external_references(page) == []
-    headline = page.split('data-mime-type="text/markdown"', 1)[1].split("</div>", 1)[0]
-    assert headline.count("<strong>") == 5 and "**" not in headline, headline  # no maths span ate them
+    assert "Commerce report: alpha</h1>" in page and "This period against the previous one" in page
     marks = chart_marks(rendered_dom(result.html))
-    assert len(marks) >= 5 and all(count > 0 for count in marks), marks
+    assert len(marks) == 7 and all(count > 0 for count in marks), marks
     assert len([p for p in result.images if p.suffix == ".png"]) == len(marks)
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in result.images)
     for path in (tmp_path / "out").iterdir():
@@ -88,29 +89,24 @@ def test_the_report_exports_from_a_published_lake_with_the_contract_lakes_figure
     in_the_published_lake: Path, notebook_lake: Path, tmp_path: Path
 ) -> None:
     """The same export on a lake synced in the published dialect: every chart drawn from data, and
-    the headline's figures those of the contract lake of the same world."""
-    result = export_notebook(REPORT, tmp_path / "out", {"site": "alpha", "sync": "false"})
+    the summary's figures those of the contract lake of the same world."""
+    result = export_notebook(REPORT, tmp_path / "out", {"site": "alpha", "sync": "false", "days": 14})
     page = result.html.read_text()
-    assert external_references(page) == [] and page.count('id="commerce-chart-') == 6
+    assert external_references(page) == [] and page.count('id="commerce-chart-') == 7
     specs = chart_specs(nbformat.read(result.notebook, as_version=4))
-    assert len(specs) == 6 and all(figures(spec) for spec in specs) and EMPTY_TITLE not in str(specs)
-    headline = page.split('data-mime-type="text/markdown"', 1)[1].split("</div>", 1)[0]
-    last = datetime.now(UTC).date()
-    alpha = Selection(site="alpha", start=last - timedelta(days=29), end=last)
+    assert len(specs) == 7 and all(figures(spec) for spec in specs) and EMPTY_TITLE not in str(specs)
+    last = datetime.now(UTC).date() - timedelta(days=1)
+    alpha = Selection(site="alpha", start=last - timedelta(days=13), end=last)
     with connect(notebook_lake) as con:
-        ((revenue, orders, returns),) = con.execute(
-            "SELECT sum(revenue), sum(transactions), sum(returns) FROM daily_performance "
-            "WHERE site = 'alpha' AND day BETWEEN ? AND ?",
-            [alpha.start, alpha.end],
-        ).fetchall()
-        best = {
-            d: ranking_frame(con, d, alpha, top_n=1).row(0, named=True)
-            for d in ("network", "device", "country", "link")
-        }
-    expected = [f"${revenue:,.2f}", f"<strong>{orders:,}</strong>", f"{returns:,} returned"]
-    expected += [f"<strong>{best[d]['key']}</strong>" for d in ("network", "device", "country")]
-    expected += [f"${best[d]['revenue']:,.2f}" for d in ("network", "link")]
-    assert [e for e in expected if e not in headline] == [], headline
+        (row,) = compare(con, alpha).to_dicts()
+        best = ranking_frame(con, "merchant", alpha, top_n=1).row(0, named=True)
+    summary = page.split("This period against the previous one", 1)[1].split("</table>", 1)[0]
+    usd = Currency.of("USD")
+    expected = [usd.format(row["revenue"]), usd.format(row["revenue_previous"]), f"{row['orders']:,}"]
+    expected += [f"{row['revenue_change']:+.1%}"]
+    assert [e for e in expected if e not in summary] == [], summary
+    merchants = page.split("Top 10 merchants by revenue", 1)[1].split("</table>", 1)[0]
+    assert best["key"] in merchants and usd.format(best["revenue"]) in merchants
 
 
 def test_a_small_notebook_exports_html_and_svg(tmp_path: Path) -> None:

@@ -61,6 +61,49 @@ def test_a_file_where_a_day_folder_belongs_fails_those_days_and_the_command_exit
     assert stored == set(days) - set(blocked)  # the lane went on past each failure
 
 
+def test_a_partition_that_keeps_failing_is_counted_sync_after_sync_and_alerted(
+    today: RunningSandbox, tmp_path: Path
+) -> None:
+    """Each sync records what it could not store (`failures.json` beside the manifest); the third
+    failure in a row of the same partition is an alert; storing it at last clears the record."""
+    from commerce_reports.alerting import alerts
+    from commerce_reports.db import connect
+    from commerce_reports.lake import load_failures
+
+    now = today.sandbox.now
+    days = [now.date() - timedelta(days=n) for n in range(3, -1, -1)]
+    blocked = tmp_path / "lake" / "site=alpha" / "transactions" / "by=updateDate" / f"day={days[1]}"
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("a file, not a folder")
+    profile = SiteProfile("alpha", Secret("sandbox-alpha-key"), today.base_url, sandbox=True, pace=0.0)
+
+    def again() -> None:
+        sync(
+            days[0],
+            sites=[profile],
+            data_dir=tmp_path,
+            networks=[],
+            merchandise=[],
+            options=options_for(today),
+        )
+
+    for count in (1, 2, 3):
+        again()
+        (record,) = load_failures(tmp_path, "alpha").values()
+        assert (record.what, record.count) == (f"transactions updateDate={days[1]}", count)
+        assert record.reason.startswith("could not store it: ")
+    with connect(tmp_path) as con:
+        report = alerts(con, days=1, data_dir=tmp_path, now=now)
+    (failing,) = [a for a in report.alerts if a.kind == "failing"]
+    assert failing.describe().startswith(
+        f"alpha: 1 partition failed in 3 or more syncs in a row: transactions updateDate={days[1]} (3 syncs: "
+    )
+    assert report.exit_code == 3
+    blocked.unlink()
+    again()
+    assert load_failures(tmp_path, "alpha") == {}
+
+
 def test_a_refused_key_reports_every_partition_of_its_lanes(running: RunningSandbox, tmp_path: Path) -> None:
     wrong = SiteProfile("alpha", Secret("not-the-key-123"), running.base_url)
     start = running.sandbox.now.date() - timedelta(days=3)

@@ -1,9 +1,12 @@
-"""The dashboard in a real front end: JupyterLab on loopback, headless Chromium driven by playwright
-(Debian's chromium: no browser download), every request off loopback refused.
+"""The dashboard and the notebooks' charts in a real front end: JupyterLab on loopback, headless
+Chromium driven by playwright (Debian's chromium: no browser download), every request off loopback
+refused.
 
 The notebook's cell runs in the page (JupyterLab's own run-all command), the Site filter is changed
 in its <select>, and the chart must redraw with other data; the time that takes in the browser is
-printed, and a full-page screenshot is kept (also copied to /tmp/dashboard.png).
+printed, and a full-page screenshot is kept (also copied to /tmp/dashboard.png). Notebook 01 runs
+whole in the same server: every chart it shows must draw (Altair's own output would load Vega from
+a CDN, refused here).
 """
 
 from __future__ import annotations
@@ -58,11 +61,15 @@ def _server_url(lines: queue.Queue[str | None], log: list[str]) -> str:
             return found.group(1)
 
 
-@pytest.fixture
-def jupyter_lab(in_the_lake: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """JupyterLab serving a folder with the dashboard notebook: (address, token). Its settings,
-    runtime files and workspaces live under the test's folder; the kernel finds the lake through
-    the environment it inherits."""
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "src" / "commerce_reports" / "notebooks"
+
+
+@pytest.fixture(scope="module")
+def jupyter_lab(notebook_lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """JupyterLab serving a folder with the dashboard notebook and notebook 01: (address, token).
+    Its settings, runtime files and workspaces live under a folder of its own; its kernels find
+    the lake through the environment they inherit."""
+    tmp_path = tmp_path_factory.mktemp("lab")
     root, home = tmp_path / "root", tmp_path / "jupyter"
     root.mkdir()
     (home / "config" / "labconfig").mkdir(parents=True)
@@ -74,9 +81,11 @@ def jupyter_lab(in_the_lake: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
     )
     nbformat.write(notebook, root / "dashboard.ipynb")
+    shutil.copyfile(NOTEBOOKS / "01_getting_started.ipynb", root / "01_getting_started.ipynb")
     token = secrets.token_hex(16)
     env = {
         **os.environ,
+        "COMMERCE_REPORTS_DATA_DIR": str(notebook_lake),
         "JUPYTER_CONFIG_DIR": str(home / "config"),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "JUPYTER_DATA_DIR": str(home / "data"),
@@ -121,6 +130,31 @@ def jupyter_lab(in_the_lake: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
             server.wait(timeout=10)
 
 
+def _refusing(url: str, refused: list[str]) -> Any:
+    """A playwright route handler: requests to the server pass, every other one is refused (and noted)."""
+
+    def local_only(route: Any) -> None:
+        if route.request.url.startswith(url):
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.abort()
+
+    return local_only
+
+
+def _run_all(page: Any, url: str, token: str, notebook: str) -> None:
+    page.goto(f"{url}/lab/tree/{notebook}?reset&token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    page.evaluate(
+        """async () => {
+            const app = window.jupyterapp;
+            await app.shell.currentWidget.sessionContext.ready;
+            await app.commands.execute('notebook:run-all-cells');
+        }"""
+    )
+
+
 def _chart(page: Any) -> dict[str, Any]:
     """The dashboard's chart as drawn: element id, axis labels, bars."""
     chart: dict[str, Any] = page.eval_on_selector(
@@ -138,33 +172,17 @@ def _chart(page: Any) -> dict[str, Any]:
 def test_the_dashboard_redraws_in_jupyterlab_when_a_filter_changes(
     jupyter_lab: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from playwright.sync_api import Route, sync_playwright
+    from playwright.sync_api import sync_playwright
 
     url, token = jupyter_lab
     refused: list[str] = []
-
-    def local_only(route: Route) -> None:
-        if route.request.url.startswith(url):
-            route.continue_()
-        else:
-            refused.append(route.request.url)
-            route.abort()
-
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.set_default_timeout(WAIT_MS)
-            page.route("**/*", local_only)
-            page.goto(f"{url}/lab/tree/dashboard.ipynb?reset&token={token}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell")
-            page.evaluate(
-                """async () => {
-                    const app = window.jupyterapp;
-                    await app.shell.currentWidget.sessionContext.ready;
-                    await app.commands.execute('notebook:run-all-cells');
-                }"""
-            )
+            page.route("**/*", _refusing(url, refused))
+            _run_all(page, url, token, "dashboard.ipynb")
             page.wait_for_selector(".commerce-chart svg .role-mark")
             before = _chart(page)
             assert before["bars"] == 15 and any(label.startswith("https://") for label in before["labels"])
@@ -196,3 +214,44 @@ def test_the_dashboard_redraws_in_jupyterlab_when_a_filter_changes(
     assert any(text.startswith("beta ·") for text in after["title"]), after["title"]
     assert refused == []  # Vega came with the dashboard, not from a CDN
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_chart_of_notebook_01_draws_in_jupyterlab_with_the_network_cut_off(
+    jupyter_lab: tuple[str, str],
+) -> None:
+    """Its charts (Altair's, shown by the package's renderer, and the dashboard's) draw with the
+    Vega the package ships: nothing is asked of a CDN, no chart says it failed, no cell errs."""
+    from playwright.sync_api import sync_playwright
+
+    url, token = jupyter_lab
+    refused: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.set_default_timeout(WAIT_MS * 2)
+            page.route("**/*", _refusing(url, refused))
+            _run_all(page, url, token, "01_getting_started.ipynb")
+            # the daily chart (a cell's output) and the dashboard's, each drawn as SVG marks
+            page.wait_for_function(
+                """() => {
+                    const charts = [...document.querySelectorAll('.commerce-chart')];
+                    return charts.length >= 2 && charts.every(c => c.querySelector('svg .role-mark'));
+                }"""
+            )
+            charts = page.eval_on_selector_all(
+                ".commerce-chart",
+                """elements => elements.map(e => ({
+                    marks: e.querySelectorAll('svg .role-mark').length,
+                    title: Array.from(e.querySelectorAll('.role-title text')).map(t => t.textContent),
+                    failed: e.textContent.includes('chart failed'),
+                }))""",
+            )
+            errors = page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+            tracebacks = page.locator(".jp-RenderedText[data-mime-type='application/vnd.jupyter.error']")
+            error_count, traceback_count = errors.count(), tracebacks.count()
+        finally:
+            browser.close()
+    assert len(charts) == 2 and all(c["marks"] > 0 and not c["failed"] for c in charts), charts
+    assert charts[0]["title"][0] == "Revenue per day"
+    assert refused == [] and traceback_count == 0 and error_count == 0

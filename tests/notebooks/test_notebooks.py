@@ -11,11 +11,10 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from commerce_reports.charts import Selection, daily_chart
 from commerce_reports.db import connect
-from commerce_reports.export import chart_specs, notebook_parameters
+from commerce_reports.export import chart_specs, notebook_parameters, report_name, report_parts
 from commerce_reports.export.kernel import run_notebook
 from tests.charts.specs import figures
 from tests.notebooks.conftest import DAYS
@@ -61,7 +60,9 @@ def test_saved_without_outputs_with_one_typed_parameters_cell(name: str) -> None
     assert "data_dir" not in json.dumps(notebook.cells) and "data/" not in json.dumps(notebook.cells)
     declared = notebook_parameters(NOTEBOOKS / name)
     assert declared["start"].kinds == declared["end"].kinds == ("date", "None")
-    assert declared["days"].kinds == ("int",) and declared["days"].default == str(DAYS)
+    days = "7" if name == "report.ipynb" else str(DAYS)  # the report: a week against the week before
+    assert declared["days"].kinds == ("int",) and declared["days"].default == days
+    assert declared["site"].default == "None"  # every configured site, never a sandbox name
 
 
 def test_getting_started(in_the_lake: Path, tmp_path: Path) -> None:
@@ -111,19 +112,30 @@ def test_the_default_window_is_the_synced_one(in_the_lake: Path, tmp_path: Path)
 def test_devices_and_countries(in_the_lake: Path, tmp_path: Path) -> None:
     notebook = run("03_devices_and_countries.ipynb", tmp_path, sync=False)
     specs = [json.dumps(s) for s in charts(notebook)]
-    assert len(specs) == 4 and "geoshape" in specs[1] and "network_pick" in specs[2]
-    assert "the days both sides cover" in specs[3] or "No month window" in specs[3]
+    assert len(specs) == 5 and '"type": "rule"' in specs[1] and "geoshape" in specs[2]
+    assert "against the previous 30 days" in specs[1] and "network_pick" in specs[3]
+    assert "the days both sides cover" in specs[4] or "No month window" in specs[4]
 
 
 def test_report(in_the_lake: Path, tmp_path: Path) -> None:
+    """The report syncs (nothing: the lake is current) without a word, then shows its parts: the
+    title naming the site and the resolved week (its files' name), the alerts, the comparison."""
     notebook = run("report.ipynb", tmp_path, site="beta")
-    markdown = [o["data"]["text/markdown"] for o in outputs(notebook) if "text/markdown" in o.get("data", {})]
-    assert len(markdown) == 1 and markdown[0].startswith("# beta:") and "orders" in markdown[0]
-    assert "**\\$" in markdown[0]  # amounts escaped: "$...$" would be a maths span
-    rendered = markdown2html_mistune(markdown[0])
-    assert "**" not in rendered and rendered.count("<strong>") == 5, rendered
-    assert len(charts(notebook)) == 6
-    assert "0 requests" in "".join(o.get("text", "") for o in outputs(notebook))
+    assert not [o for o in outputs(notebook) if o.output_type in ("stream", "error")]  # no sync text
+    parts = report_parts(notebook)
+    last = datetime.now(UTC).date() - timedelta(days=1)
+    first = last - timedelta(days=6)
+    assert [p for p, _, _ in parts[:3]] == ["title", "alerts", "summary"]
+    assert report_name(notebook) == f"beta_{first}_{last}"
+    title = parts[0][2]
+    assert title.startswith("<h1") and "Commerce report: beta</h1>" in title and f"{first} to {last}" in title
+    summary = parts[2][2]
+    assert (
+        f"{first - timedelta(days=7)} to {first - timedelta(days=1)}" in summary
+        and ">Revenue</td>" in summary
+    )
+    assert [p for p, meta, _ in parts if p == "comparison"] == ["comparison"] * 3
+    assert len(charts(notebook)) == 7
 
 
 def test_the_packaged_notebooks_are_what_the_generator_writes(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ def test_public_api_is_pinned() -> None:
             "DATA_KINDS",
             "FAULT_KINDS",
             "FaultConfig",
+            "Incident",
             "ReportsSandbox",
             "RequestRecord",
             "RunningSandbox",

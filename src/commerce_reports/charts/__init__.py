@@ -18,6 +18,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .compare import Comparison, compare, compare_periods, comparison_chart, previous_period
+    from .dimensions import DIMENSION_TABLE, DIMENSIONS, DimensionSpec
     from .geo import country_numeric_id, world_countries, world_topojson
     from .maps import country_bars_chart, country_chart, country_map_chart
     from .networks import network_epc_chart, network_gap_chart
@@ -35,10 +37,17 @@ if TYPE_CHECKING:
     from .style import EMPTY_TITLE, PALETTE, empty_chart
 
 __all__ = [
+    "DIMENSIONS",
+    "DIMENSION_TABLE",
     "EMPTY_TITLE",
     "PALETTE",
+    "Comparison",
     "Coverage",
+    "DimensionSpec",
     "Selection",
+    "compare",
+    "compare_periods",
+    "comparison_chart",
     "country_bars_chart",
     "country_chart",
     "country_map_chart",
@@ -54,6 +63,7 @@ __all__ = [
     "network_epc_chart",
     "network_gap_chart",
     "network_gap_frame",
+    "previous_period",
     "ranking_chart",
     "ranking_frame",
     "resolve",
@@ -64,6 +74,14 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Comparison": "compare",
+    "DIMENSIONS": "dimensions",
+    "DIMENSION_TABLE": "dimensions",
+    "DimensionSpec": "dimensions",
+    "compare": "compare",
+    "compare_periods": "compare",
+    "comparison_chart": "compare",
+    "previous_period": "compare",
     "Coverage": "selection",
     "EMPTY_TITLE": "style",
     "PALETTE": "style",

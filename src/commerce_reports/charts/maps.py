@@ -8,12 +8,12 @@ import altair as alt
 import duckdb
 import polars as pl
 
+from ..money import Currency
 from .geo import country_numeric_id, world_countries
 from .performance import ranking_chart
 from .queries import AGGREGATE_METRICS, Metric, aggregate_span, check_top_n, ranking_frame
 from .selection import Selection, scoped
 from .style import (
-    FORMATS,
     GREY,
     METRIC_LABELS,
     SEQUENTIAL,
@@ -21,7 +21,10 @@ from .style import (
     chart_data,
     chart_title,
     empty_chart,
+    money_of,
+    number_format,
     tip,
+    title_of,
 )
 
 __all__ = ["country_bars_chart", "country_chart", "country_map_chart"]
@@ -32,9 +35,11 @@ def country_map_chart(
     selection: Selection | None = None,
     *,
     metric: Metric = "revenue",
+    currency: Currency | str | None = None,
     **where: Any,
 ) -> alt.Chart:
     """A world choropleth of `metric` per country, drawn from the offline shapes in the package."""
+    money = money_of(currency)
     sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "country", sel, metric=metric, top_n=300)
     ids = [country_numeric_id(str(k)) if len(str(k)) == 2 else None for k in frame["key"].to_list()]
@@ -56,19 +61,19 @@ def country_map_chart(
                 f"isValid(datum.{metric})",
                 alt.Color(
                     f"{metric}:Q",
-                    title=label,
+                    title=title_of(label, kind, money),
                     scale=alt.Scale(scheme=SEQUENTIAL),
-                    legend=alt.Legend(format=FORMATS[kind]),
+                    legend=alt.Legend(format=number_format(kind, money)),
                 ),
                 alt.value(GREY),
             ),
             tooltip=[
                 alt.Tooltip("properties.name:N", title="Country"),
-                tip("revenue", "Revenue", "currency"),
-                tip("orders", "Orders"),
-                tip("return_rate", "Return rate", "percent"),
-                tip("clicks", "Clicks"),
-                alt.Tooltip("epc:Q", title="EPC", format="$,.3f"),
+                tip("revenue", "Revenue", money, "currency"),
+                tip("orders", "Orders", money),
+                tip("return_rate", "Return rate", money, "percent"),
+                tip("clicks", "Clicks", money),
+                tip("epc", "EPC", money, "currency", money.digits + 1),
             ],
         )
         .project(type="equalEarth")
@@ -83,6 +88,7 @@ def country_bars_chart(
     *,
     metric: Metric = "revenue",
     top_n: int = 15,
+    currency: Currency | str | None = None,
     **where: Any,
 ) -> alt.Chart:
     """The `top_n` countries by `metric`."""
@@ -90,7 +96,7 @@ def country_bars_chart(
     sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "country", sel, metric=metric, top_n=top_n)
     notes = (aggregate_note(aggregate_span(con, sel)),) if metric in AGGREGATE_METRICS else ()
-    return ranking_chart(frame, "country", metric, sel, cover, notes=notes)
+    return ranking_chart(frame, "country", metric, sel, cover, notes=notes, currency=currency)
 
 
 def country_chart(
@@ -99,11 +105,13 @@ def country_chart(
     *,
     metric: Metric = "revenue",
     top_n: int = 15,
+    currency: Currency | str | None = None,
     **where: Any,
 ) -> alt.VConcatChart:
     """The world map above the ranked bars of the same selection."""
     check_top_n(top_n)
+    money = money_of(currency)
     return alt.vconcat(
-        country_map_chart(con, selection, metric=metric, **where),
-        country_bars_chart(con, selection, metric=metric, top_n=top_n, **where),
+        country_map_chart(con, selection, metric=metric, currency=money, **where),
+        country_bars_chart(con, selection, metric=metric, top_n=top_n, currency=money, **where),
     )

@@ -23,7 +23,9 @@ import duckdb
 import polars as pl
 
 from ..errors import ValidationError
-from .queries import AGGREGATE_METRICS, METRICS, Dimension, Metric, aggregate_span, check_top_n, ranking_frame
+from ..money import Currency
+from .dimensions import Dimension
+from .queries import AGGREGATE_METRICS, METRICS, Metric, aggregate_span, check_top_n, ranking_frame
 from .selection import Coverage, Selection, scoped
 from .series import daily_frame, link_trend_frame
 from .style import (
@@ -36,6 +38,7 @@ from .style import (
     chart_data,
     chart_title,
     empty_chart,
+    money_of,
     quantity,
     ranking_tooltips,
     tip,
@@ -60,14 +63,16 @@ def ranking_chart(
     *,
     title: str | None = None,
     notes: tuple[str, ...] = (),
+    currency: Currency | str | None = None,
 ) -> alt.Chart:
     """Horizontal bars of `metric` per key of a `ranking_frame`, in rank order; the subtitle says
-    the days `cover` holds of `sel`, then `notes`."""
+    the days `cover` holds of `sel`, then `notes`; money in `currency` (default: the configured one)."""
     if not isinstance(frame, pl.DataFrame) or "key" not in frame.columns:
         raise ValidationError("frame", "is not a ranking", "give the frame of ranking_frame(...)")
     if metric not in METRICS:
         raise ValidationError("metric", f"{metric!r} is not a metric", f"use one of {', '.join(METRICS)}")
     label = METRIC_LABELS[metric][0]
+    money = money_of(currency)
     rows = frame.filter(pl.col(metric).is_not_null()) if metric in frame.columns else frame.clear()
     if rows.is_empty():
         return empty_chart(sel, f"{label.lower()} per {dimension}", cover)
@@ -77,9 +82,9 @@ def ranking_chart(
         alt.Chart(chart_data(rows), title=chart_title(text, sel, cover, *notes))
         .mark_bar(color=BAR)
         .encode(
-            x=quantity(metric),
+            x=quantity(metric, money),
             y=alt.Y("key:N", sort=alt.EncodingSortField("rank"), title=None, axis=alt.Axis(labelLimit=260)),
-            tooltip=ranking_tooltips(dimension, bool(aggregates)),
+            tooltip=ranking_tooltips(dimension, bool(aggregates), money),
         )
         .properties(width=420, height=alt.Step(18))
     )
@@ -87,13 +92,20 @@ def ranking_chart(
 
 
 def top_links_chart(
-    con: duckdb.DuckDBPyConnection, selection: Selection | None = None, *, top_n: int = 15, **where: Any
+    con: duckdb.DuckDBPyConnection,
+    selection: Selection | None = None,
+    *,
+    top_n: int = 15,
+    currency: Currency | str | None = None,
+    **where: Any,
 ) -> alt.Chart:
     """The `top_n` links by revenue, coloured by return rate; a slider (a Vega param bound to an
     input, so it works in exported HTML) hides links under a minimum revenue.
 
-    `selection`, or its fields as keywords (`site=`, `start=`, ...), says what to chart."""
+    `selection`, or its fields as keywords (`site=`, `start=`, ...), says what to chart; money is
+    shown in `currency` (default: the configured one), as in every chart."""
     check_top_n(top_n)
+    money = money_of(currency)
     sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "link", sel, top_n=top_n)
     if frame.is_empty():
@@ -103,7 +115,10 @@ def top_links_chart(
         name="min_revenue",
         value=0,
         bind=alt.binding_range(
-            min=0, max=round(highest), step=max(round(highest / 100), 1), name="Minimum revenue $ "
+            min=0,
+            max=round(highest),
+            step=max(round(highest / 100), 1),
+            name=f"Minimum revenue ({money.code}) ",
         ),
     )
     title = chart_title(
@@ -113,7 +128,7 @@ def top_links_chart(
         alt.Chart(chart_data(frame), title=title)
         .mark_bar()
         .encode(
-            x=quantity("revenue"),
+            x=quantity("revenue", money),
             y=alt.Y("key:N", sort=alt.EncodingSortField("rank"), title=None, axis=alt.Axis(labelLimit=300)),
             color=alt.Color(
                 "return_rate:Q",
@@ -121,7 +136,7 @@ def top_links_chart(
                 scale=alt.Scale(scheme="orangered", domainMin=0),
                 legend=alt.Legend(format=".0%"),
             ),
-            tooltip=ranking_tooltips("link", False),
+            tooltip=ranking_tooltips("link", False, money),
         )
         .add_params(minimum)
         .transform_filter(alt.datum.revenue >= minimum)
@@ -136,10 +151,12 @@ def link_trend_chart(
     *,
     links: list[str] | None = None,
     top_n: int = 5,
+    currency: Currency | str | None = None,
     **where: Any,
 ) -> alt.Chart:
     """Revenue over time for `links` (default: the `top_n` by revenue, at most 12); click the
     legend to pick one. Long ranges show weeks or months so the series stays short."""
+    money = money_of(currency)
     sel, cover = scoped(con, selection, where)
     frame = link_trend_frame(con, sel, links, top_n=top_n)
     if frame.is_empty():
@@ -154,7 +171,7 @@ def link_trend_chart(
         .mark_line(point=True)
         .encode(
             x=alt.X("period:T", title=None, axis=alt.Axis(format="%b %d")),
-            y=alt.Y("revenue:Q", axis=axis("currency", "Revenue")),
+            y=alt.Y("revenue:Q", axis=axis("currency", "Revenue", money)),
             color=alt.Color(
                 "link:N",
                 title="Link",
@@ -165,8 +182,8 @@ def link_trend_chart(
             tooltip=[
                 alt.Tooltip("link:N", title="Link"),
                 alt.Tooltip("period:T", title=grain.title(), format="%Y-%m-%d"),
-                tip("revenue", "Revenue", "currency"),
-                tip("orders", "Orders"),
+                tip("revenue", "Revenue", money, "currency"),
+                tip("orders", "Orders", money),
             ],
         )
         .add_params(pick)
@@ -176,9 +193,14 @@ def link_trend_chart(
 
 
 def device_chart(
-    con: duckdb.DuckDBPyConnection, selection: Selection | None = None, **where: Any
+    con: duckdb.DuckDBPyConnection,
+    selection: Selection | None = None,
+    *,
+    currency: Currency | str | None = None,
+    **where: Any,
 ) -> alt.HConcatChart | alt.Chart:
     """Revenue, orders, EPC and conversion rate per device, side by side (one row per device)."""
+    money = money_of(currency)
     sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "device", sel, top_n=10)
     if frame.is_empty():
@@ -191,9 +213,9 @@ def device_chart(
             alt.Chart(title=label)
             .mark_bar(color=BAR)
             .encode(
-                x=alt.X(f"{metric}:Q", axis=axis(kind, label)),
+                x=alt.X(f"{metric}:Q", axis=axis(kind, label, money)),
                 y=alt.Y("key:N", sort=alt.EncodingSortField("rank"), title=None),
-                tooltip=ranking_tooltips("device", aggregates),
+                tooltip=ranking_tooltips("device", aggregates, money),
             )
             .properties(width=160, height=alt.Step(22))
         )
@@ -217,10 +239,15 @@ def _period_of(day: Any, grain: str) -> Any:
 
 
 def daily_chart(
-    con: duckdb.DuckDBPyConnection, selection: Selection | None = None, **where: Any
+    con: duckdb.DuckDBPyConnection,
+    selection: Selection | None = None,
+    *,
+    currency: Currency | str | None = None,
+    **where: Any,
 ) -> alt.LayerChart | alt.Chart:
     """Revenue per day (weeks or months on long ranges). A last day that was fetched before it
     ended (the service still filling it) is drawn apart and labelled partial, not read as a drop."""
+    money = money_of(currency)
     sel, cover = scoped(con, selection, where)
     frame = daily_frame(con, sel)
     if frame.is_empty():
@@ -235,15 +262,17 @@ def daily_chart(
     )
     tips = [
         alt.Tooltip("period:T", title=grain.title(), format="%a %Y-%m-%d"),
-        tip("revenue", "Revenue", "currency"),
-        tip("order_value", "Order value", "currency"),
-        tip("orders", "Orders"),
-        tip("returns", "Returns"),
-        tip("return_rate", "Return rate", "percent"),
+        tip("revenue", "Revenue", money, "currency"),
+        tip("order_value", "Order value", money, "currency"),
+        tip("orders", "Orders", money),
+        tip("returns", "Returns", money),
+        tip("return_rate", "Return rate", money, "percent"),
         alt.Tooltip("partial:N", title="Partial (still being filled)"),
     ]
     base = alt.Chart(chart_data(frame)).encode(
-        x=alt.X("period:T", title=None), y=alt.Y("revenue:Q", axis=axis("currency", "Revenue")), tooltip=tips
+        x=alt.X("period:T", title=None),
+        y=alt.Y("revenue:Q", axis=axis("currency", "Revenue", money)),
+        tooltip=tips,
     )
     # Vega expressions, not Python comparisons:
     whole, last, tail = alt.datum.partial == False, alt.datum.partial == True, alt.datum.tail == True  # noqa: E712
@@ -266,6 +295,7 @@ def top_products_chart(
     *,
     metric: Metric = "revenue",
     top_n: int = 15,
+    currency: Currency | str | None = None,
     **where: Any,
 ) -> alt.Chart:
     """The `top_n` products by `metric` (revenue split by each item's share of the order)."""
@@ -275,5 +305,12 @@ def top_products_chart(
     label = METRIC_LABELS[metric][0].lower()
     notes = (aggregate_note(aggregate_span(con, sel)),) if metric in AGGREGATE_METRICS else ()
     return ranking_chart(
-        frame, "product", metric, sel, cover, title=f"Top {frame.height} products by {label}", notes=notes
+        frame,
+        "product",
+        metric,
+        sel,
+        cover,
+        title=f"Top {frame.height} products by {label}",
+        notes=notes,
+        currency=currency,
     )

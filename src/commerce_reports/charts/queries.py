@@ -5,7 +5,8 @@ Every function here returns at most a few hundred rows whatever the lake's size:
 `top_n`, time series switch from days to weeks or months on long ranges. Transaction figures
 (revenue, order value, orders, returns) count the commission days of the range exactly; the service
 aggregates clicks only by click date and calendar month, so clicks, EPC and conversion rate are
-those of the month windows overlapping the range (NULL when that slice was not synced).
+those of the month windows overlapping the range (NULL when that slice was not synced). Which
+columns and views a dimension reads is the table in `dimensions.py`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import polars as pl
 
 from ..contract import MONEY_SUM
 from ..errors import ValidationError
-from ..params import DeviceType
+from .dimensions import DIMENSION_TABLE, DIMENSIONS, FILTERED, Dimension
 from .selection import Selection, check_connection, resolve
 
 __all__ = [
@@ -27,25 +28,27 @@ __all__ = [
     "METRICS",
     "Dimension",
     "Metric",
+    "aggregate_slice",
     "aggregate_span",
+    "check_dimension",
     "check_top_n",
     "closed",
+    "columns_of",
+    "fetch_frame",
     "filter_options",
     "network_gap_frame",
     "ranking_frame",
+    "transaction_side",
 ]
 
-Dimension = Literal["link", "device", "country", "network", "product"]
 Metric = Literal[
     "revenue", "orders", "order_value", "returns", "return_rate", "clicks", "epc", "conversion_rate"
 ]
-DIMENSIONS: tuple[Dimension, ...] = get_args(Dimension)
 METRICS: tuple[Metric, ...] = get_args(Metric)
 AGGREGATE_METRICS: frozenset[Metric] = frozenset({"clicks", "epc", "conversion_rate"})
-"""Metrics the service aggregates (by network, device and country only; month windows, click date)."""
+"""Metrics the service aggregates (by network, device and country only; by click date)."""
 
 MAX_TOP_N = 200
-_DEVICES = {d.label: d.value for d in DeviceType}  # Desktop -> DSK
 
 
 def fetch_frame(
@@ -53,6 +56,14 @@ def fetch_frame(
 ) -> pl.DataFrame:
     frame: pl.DataFrame = con.sql(sql, params=params or {}).pl()
     return frame
+
+
+def columns_of(con: duckdb.DuckDBPyConnection, view: str) -> dict[str, str]:
+    """The columns of a view and their SQL types, in order: what code reading a column that not every
+    lake has yet (e.g. `complete`) checks first."""
+    check_connection(con)
+    rows = con.execute(f"DESCRIBE SELECT * FROM {view} LIMIT 0").fetchall()
+    return {str(row[0]): str(row[1]) for row in rows}
 
 
 def closed(con: duckdb.DuckDBPyConnection, sel: Selection) -> Selection:
@@ -78,20 +89,16 @@ def check_top_n(top_n: int, limit: int = MAX_TOP_N) -> int:
 
 TXN_MEASURES = """sum(publisher_net_revenue) AS revenue, sum(order_value) AS order_value,
         count(*) AS orders, count(*) FILTER (WHERE returned) AS returns"""
-_KEYS: dict[str, str] = {
-    "link": "coalesce(link_url, '(no click detail)')",
-    "device": "device",
-    "country": "coalesce(upper(country), '(unknown)')",
-    "network": "coalesce(network, '(unknown)')",
-}
 _SORT: dict[str, str] = {"orders": "orders", "conversion_rate": "conversion_rate"}
 
 
-_MONTHLY = {
-    "device": "device",
-    "country": "coalesce(country, '(unknown)')",
-    "network": "coalesce(network, '(unknown)')",
-}
+def check_dimension(dimension: Any) -> Dimension:
+    """`dimension` if the table knows it, else a ValidationError listing those it knows."""
+    if not isinstance(dimension, str) or dimension not in DIMENSION_TABLE:
+        raise ValidationError(
+            "dimension", f"{dimension!r} is not a dimension", f"use one of {', '.join(DIMENSIONS)}"
+        )
+    return DIMENSION_TABLE[dimension].name
 
 
 def _whole_months(sel: Selection) -> tuple[date, date] | None:
@@ -103,91 +110,86 @@ def _whole_months(sel: Selection) -> tuple[date, date] | None:
     return (first, last) if first < last else None
 
 
-def _transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str, Any]]:
+def transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str, Any]]:
+    """SQL (and parameters) of the transaction figures per key of `dimension` over the selection's
+    commission days: key, detail, revenue, order_value, orders, returns."""
+    spec = DIMENSION_TABLE[dimension]
     # detail: one page of a link, one merchant of a product. min(), not any_value(): the same
     # lake must give the same chart on every run (any_value's pick changes with the threads).
-    if dimension == "product":
+    detail = spec.detail or "NULL::VARCHAR"
+    if spec.view == "transaction_items":
         # orders: order lines carrying the product (count(DISTINCT commission_id) costs 2.5x more)
         where, params = sel.where()
         return (
-            f"""SELECT coalesce(product_name, '(unnamed)') AS key, min(merchant_group_name) AS detail,
-        sum(revenue) AS revenue, sum(order_value) AS order_value, count(*) AS orders,
-        count(*) FILTER (WHERE returned) AS returns
-    FROM transaction_items WHERE {where} GROUP BY 1""",
+            f"""SELECT {spec.key} AS key, {detail} AS detail, sum(revenue) AS revenue,
+        sum(order_value) AS order_value, count(*) AS orders, count(*) FILTER (WHERE returned) AS returns
+    FROM {spec.view} WHERE {where} GROUP BY 1""",
             params,
         )
-    if dimension == "link" and not sel.filtered:
-        # The daily link rollup: a fraction of the transactions' rows.
+    if spec.daily and not sel.filtered:
+        # The daily rollup: a fraction of the transactions' rows.
         where, params = sel.where("day", filters=False)
         return (
-            f"""SELECT coalesce(link_url, '(no click detail)') AS key, min(page_url) AS detail,
-        sum(revenue) AS revenue, sum(order_value) AS order_value, sum(transactions) AS orders,
-        sum(returns) AS returns
-    FROM link_performance WHERE {where} GROUP BY 1""",
+            f"""SELECT {spec.key} AS key, {detail} AS detail, sum(revenue) AS revenue,
+        sum(order_value) AS order_value, sum(transactions) AS orders, sum(returns) AS returns
+    FROM {spec.daily} WHERE {where} GROUP BY 1""",
             params,
         )
-    detail = "min(page_url)" if dimension == "link" else "NULL::VARCHAR"
     where, params = sel.where()
     plain = (
-        f"SELECT {_KEYS[dimension]} AS key, {detail} AS detail, {TXN_MEASURES} FROM transactions "
+        f"SELECT {spec.key} AS key, {detail} AS detail, {TXN_MEASURES} FROM {spec.view} "
         f"WHERE {where} GROUP BY 1"
     )
     months = _whole_months(sel)
-    foreign = {
-        "device": (sel.network, sel.country),
-        "country": (sel.network, sel.device),
-        "network": (sel.device, sel.country),
-    }.get(dimension, (True,))
-    if months is None or any(foreign):
+    foreign = [sel.filters().get(other.filter or "") for other in FILTERED if other.filter != spec.filter]
+    if spec.monthly is None or spec.filter is None or months is None or any(foreign):
         return plain, params
     # Whole months from the monthly rollup (a few rows per month), the edge days from transactions.
-    own = {"device": sel.device, "country": sel.country, "network": sel.network}[dimension]
     rollup = ["window_start >= $m_first", "window_end <= $m_last", "transactions > 0"]
     site = sel.site_clause(params)
     if site:
         rollup.append(site)
-    if own:
-        rollup.append(f"{dimension} = ${dimension}")
+    if sel.filters().get(spec.filter):
+        rollup.append(f"{spec.filter} = ${spec.filter}")
     edges = f"{where} AND (commission_date < $m_first OR commission_date >= $m_last)"
     sql = f"""SELECT key, NULL::VARCHAR AS detail, sum(revenue) AS revenue, sum(order_value) AS order_value,
         sum(orders) AS orders, sum(returns) AS returns
     FROM (
-        SELECT {_MONTHLY[dimension]} AS key, revenue, order_value, transactions AS orders, returns
-        FROM {dimension}_performance WHERE {" AND ".join(rollup)}
+        SELECT {spec.monthly_key} AS key, revenue, order_value, transactions AS orders, returns
+        FROM {spec.monthly} WHERE {" AND ".join(rollup)}
         UNION ALL
-        SELECT {_KEYS[dimension]} AS key, publisher_net_revenue, order_value, 1, returned::INT
-        FROM transactions WHERE {edges}
+        SELECT {spec.key} AS key, publisher_net_revenue, order_value, 1, returned::INT
+        FROM {spec.view} WHERE {edges}
     ) GROUP BY 1"""
     return sql, {**params, "m_first": months[0], "m_last": months[1]}
 
 
-def _aggregate_slice(dimension: Dimension, sel: Selection) -> tuple[str, str] | None:
+def aggregate_slice(dimension: Dimension, sel: Selection) -> tuple[str, str] | None:
     """(key expression, slice condition) over the `networks` view, or None when no stored slice
     answers this dimension under these filters (the service slices by one filter at a time)."""
-    if dimension == "device":
-        if sel.country:
+    spec = DIMENSION_TABLE[dimension]
+    if spec.aggregate_key is None or spec.slice is None:
+        return None
+    set_filters = sel.filters()
+    chosen = [
+        (other, set_filters[other.filter])
+        for other in FILTERED
+        if other.slice not in (None, "all") and other.filter in set_filters and other.name != spec.name
+    ]
+    if spec.slice == "all":  # the unfiltered report, or the one slice a filter names
+        if len(chosen) > 1:
             return None
-        case = " ".join(f"WHEN 'deviceType={c}' THEN '{label}'" for label, c in _DEVICES.items())
-        cond = f"slice = 'deviceType={_DEVICES[sel.device]}'" if sel.device else "slice LIKE 'deviceType=%'"
-        return f"CASE slice {case} END", cond
-    if dimension == "country":
-        if sel.device:
-            return None
-        cond = f"slice = 'country={sel.country}'" if sel.country else "slice LIKE 'country=%'"
-        return "upper(country)", cond
-    if dimension == "network":
-        if sel.device and sel.country:
-            return None
-        if sel.device:
-            return "network_name", f"slice = 'deviceType={_DEVICES[sel.device]}'"
-        if sel.country:
-            return "network_name", f"slice = 'country={sel.country}'"
-        return "network_name", "slice = 'all'"
-    return None
+        condition = f"slice = '{chosen[0][0].slice_of(chosen[0][1])}'" if chosen else "slice = 'all'"
+        return spec.aggregate_key, condition
+    if chosen:
+        return None
+    own = set_filters.get(spec.filter or "")
+    condition = f"slice = '{spec.slice_of(own)}'" if own else f"slice LIKE '{spec.slice}=%'"
+    return spec.aggregate_key, condition
 
 
 def _aggregate_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str, Any]] | None:
-    chosen = _aggregate_slice(dimension, sel)
+    chosen = aggregate_slice(dimension, sel)
     if chosen is None:
         return None
     key, cond = chosen
@@ -217,14 +219,11 @@ def ranking_frame(
     revenue, order_value, orders, returns, return_rate, clicks, aggregate_revenue, epc,
     conversion_rate, rank."""
     sel = closed(con, sel)
-    if dimension not in DIMENSIONS:
-        raise ValidationError(
-            "dimension", f"{dimension!r} is not a dimension", f"use one of {', '.join(DIMENSIONS)}"
-        )
+    check_dimension(dimension)
     if metric not in METRICS:
         raise ValidationError("metric", f"{metric!r} is not a metric", f"use one of {', '.join(METRICS)}")
     check_top_n(top_n, 400)
-    t_sql, params = _transaction_side(dimension, sel)
+    t_sql, params = transaction_side(dimension, sel)
     aggregate = _aggregate_side(dimension, sel)
     if aggregate is not None:
         a_sql, a_params = aggregate

@@ -1,5 +1,6 @@
-"""The house look of every chart: a colour-blind-safe palette, currency and percent formats,
-tooltips with the same names everywhere, titles that say the selection, and the empty chart."""
+"""The house look of every chart: a colour-blind-safe palette, money in the configured currency
+(its code in the titles, its minor units in the numbers), percent formats, tooltips with the same
+names everywhere, titles that say the selection, and the empty chart."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from typing import Any, Final
 import altair as alt
 import polars as pl
 
+from ..config import current_settings
 from ..errors import ValidationError
+from ..money import Currency
+from .dimensions import DIMENSION_TABLE
+from .render import use_offline_renderer
 from .selection import Coverage, Selection
 
 __all__ = [
     "ACCENT",
     "BAR",
-    "DIMENSION_LABELS",
     "EMPTY_TITLE",
-    "FORMATS",
     "GREY",
     "METRIC_LABELS",
     "PALETTE",
@@ -27,9 +30,12 @@ __all__ = [
     "chart_data",
     "chart_title",
     "empty_chart",
+    "money_of",
+    "number_format",
     "quantity",
     "ranking_tooltips",
     "tip",
+    "title_of",
 ]
 
 EMPTY_TITLE = "No data for this selection"
@@ -45,17 +51,28 @@ METRIC_LABELS: dict[str, tuple[str, str]] = {
     "returns": ("Returns", "count"),
     "return_rate": ("Return rate", "percent"),
     "clicks": ("Clicks", "count"),
-    "epc": ("EPC (earnings per click)", "currency"),
+    "epc": ("EPC, earnings per click", "currency"),
     "conversion_rate": ("Conversion rate", "percent"),
 }
-FORMATS = {"currency": "$,.2f", "percent": ".1%", "count": ",.0f"}
-DIMENSION_LABELS = {
-    "link": "Link",
-    "device": "Device",
-    "country": "Country",
-    "network": "Network",
-    "product": "Product",
-}
+_FORMATS = {"percent": ".1%", "count": ",.0f"}
+
+use_offline_renderer()  # charts in a notebook draw with the Vega shipped in the package, not a CDN's
+
+
+def money_of(currency: Currency | str | None) -> Currency:
+    """The currency money is shown in: `currency` when given (a code or a Currency), else the
+    configured one (`COMMERCE_REPORTS_CURRENCY`, commerce-reports.toml, default USD)."""
+    return current_settings().currency if currency is None else Currency.of(currency)
+
+
+def number_format(kind: str, money: Currency, digits: int | None = None) -> str:
+    """The d3 format of a figure of `kind` (currency, percent, count)."""
+    return money.d3_format(digits) if kind == "currency" else _FORMATS[kind]
+
+
+def title_of(title: str, kind: str, money: Currency) -> str:
+    """A title, with the currency's code when it names money: 'Revenue (EUR)'."""
+    return money.label(title) if kind == "currency" else title
 
 
 def aggregate_note(span: tuple[date, date] | None) -> str:
@@ -65,34 +82,39 @@ def aggregate_note(span: tuple[date, date] | None) -> str:
     return f"Clicks, EPC, conversion: month windows {span[0]} to {span[1]}, by click date"
 
 
-def axis(kind: str, title: str) -> alt.Axis:
-    return alt.Axis(title=title, format=FORMATS[kind])
+def axis(kind: str, title: str, money: Currency, digits: int | None = None) -> alt.Axis:
+    return alt.Axis(title=title_of(title, kind, money), format=number_format(kind, money, digits))
 
 
-def quantity(metric: str, **kwargs: Any) -> alt.X:
+def quantity(metric: str, money: Currency, **kwargs: Any) -> alt.X:
     label, kind = METRIC_LABELS[metric]
-    return alt.X(f"{metric}:Q", axis=axis(kind, label), **kwargs)
+    return alt.X(f"{metric}:Q", axis=axis(kind, label, money), **kwargs)
 
 
-def tip(field: str, title: str, kind: str = "count") -> alt.Tooltip:
-    return alt.Tooltip(f"{field}:Q", title=title, format=FORMATS[kind])
+def tip(
+    field: str, title: str, money: Currency, kind: str = "count", digits: int | None = None
+) -> alt.Tooltip:
+    return alt.Tooltip(
+        f"{field}:Q", title=title_of(title, kind, money), format=number_format(kind, money, digits)
+    )
 
 
-def ranking_tooltips(dimension: str, aggregates: bool) -> list[alt.Tooltip]:
-    tips = [alt.Tooltip("key:N", title=DIMENSION_LABELS.get(dimension, dimension.title()))]
-    if dimension in ("link", "product"):
-        tips.append(alt.Tooltip("detail:N", title="Page" if dimension == "link" else "Merchant"))
+def ranking_tooltips(dimension: str, aggregates: bool, money: Currency) -> list[alt.Tooltip]:
+    spec = DIMENSION_TABLE[dimension]
+    tips = [alt.Tooltip("key:N", title=spec.label)]
+    if spec.detail_label:
+        tips.append(alt.Tooltip("detail:N", title=spec.detail_label))
     tips += [
-        tip("revenue", "Revenue", "currency"),
-        tip("order_value", "Order value", "currency"),
-        tip("orders", "Orders"),
-        tip("returns", "Returns"),
-        tip("return_rate", "Return rate", "percent"),
+        tip("revenue", "Revenue", money, "currency"),
+        tip("order_value", "Order value", money, "currency"),
+        tip("orders", "Orders", money),
+        tip("returns", "Returns", money),
+        tip("return_rate", "Return rate", money, "percent"),
     ]
     if aggregates:
         tips += [
-            tip("clicks", "Clicks"),
-            alt.Tooltip("epc:Q", title="EPC", format="$,.3f"),
+            tip("clicks", "Clicks", money),
+            tip("epc", "EPC", money, "currency", money.digits + 1),
             alt.Tooltip("conversion_rate:Q", title="Conversion rate", format=".2%"),
         ]
     return tips

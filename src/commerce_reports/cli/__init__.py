@@ -34,9 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines (-vv: debug)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from . import deals, export, reports, sandbox, sql
+    from . import alerts, deals, export, reports, sandbox, sql
 
-    for module in (reports, sql, export, sandbox, deals):
+    for module in (reports, sql, alerts, export, sandbox, deals):
         module.register(subparsers)
     return parser
 

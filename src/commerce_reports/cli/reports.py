@@ -54,9 +54,7 @@ def register(subparsers: Any) -> None:
     demo.add_argument(
         "--dialect", choices=("contract", "published"), default="contract", help="the sandbox's wire dialect"
     )
-    demo.add_argument(
-        "--reports", type=Path, help="where the report goes (default: reports/ beside the lake)"
-    )
+    demo.add_argument("--reports", type=Path, help="where the report goes (default: <data dir>/reports)")
     demo.set_defaults(handler=_demo)
 
     run = subparsers.add_parser(

@@ -8,7 +8,17 @@ import sys
 from datetime import UTC, date, datetime, time
 from typing import Any
 
-from ..sandbox import DATA_KINDS, DEMO_SITES, FAST_PACE, FAULT_KINDS, FaultConfig, SandboxConfig, Site
+from ..errors import ValidationError
+from ..sandbox import (
+    DATA_KINDS,
+    DEMO_SITES,
+    FAST_PACE,
+    FAULT_KINDS,
+    FaultConfig,
+    Incident,
+    SandboxConfig,
+    Site,
+)
 from ..sandbox.config import DATE_STYLES, DIALECTS
 
 __all__ = ["register"]
@@ -69,6 +79,24 @@ def _faults(text: str) -> tuple[frozenset[str], float]:
             f" {','.join(sorted(FAULT_KINDS | DATA_KINDS))} (got {text!r})"
         )
     return kinds, rate
+
+
+def _incident(text: str) -> Incident:
+    try:
+        return Incident.parse(text)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+_INCIDENT_HELP = (
+    "stage an incident in the world (repeatable): comma-separated KEY=VALUE pairs: a scope (site=NAME,"
+    " network=NAME, device=Mobile|Desktop|Tablet|Unknown, country=CC; none: everything), from=YYYY-MM-DD"
+    " (the first click day changed; required), until=YYYY-MM-DD (the last, included; default: ongoing)"
+    " and changes as percentages: epc=-50%% (each order pays half: revenue and EPC fall, clicks and"
+    " conversion stay), conversion=-50%% (half the orders are lost: revenue, EPC and conversion fall),"
+    " revenue=-50%% (half the clicks are lost, with their orders: EPC and conversion stay);"
+    " e.g. --incident 'network=Foxglove Network,from=2026-11-10,epc=-80%%'"
+)
 
 
 def register(subparsers: Any) -> None:
@@ -145,6 +173,9 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="mean transactions per site per day (default 400)",
     )
+    parser.add_argument(
+        "--incident", type=_incident, action="append", default=[], metavar="SPEC", help=_INCIDENT_HELP
+    )
     deals = parser.add_argument_group("deals sandbox")
     deals.add_argument("--deals", action="store_true", help="serve the deal-request sandbox instead")
     deals.add_argument("--write-key", metavar="KEY", help="API key allowed to write deals")
@@ -199,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
             date_style=args.date_style,
             faults=FaultConfig(rate=rate, kinds=kinds, seed=args.seed),
             transactions_per_day=args.transactions_per_day,
+            incidents=tuple(args.incident),
         )
     except ValueError as exc:
         print(f"commerce-reports sandbox: error: {exc}", file=sys.stderr)

@@ -1,7 +1,7 @@
 """Text for Markdown outputs (`IPython.display.Markdown`) that reads as written.
 
 In a notebook's Markdown, and in the HTML an export makes of it, two dollar amounts on one line
-are a TeX maths span: "$1,200 ... **Mobile** ... $80" shows the stars literally. Names carry
+are a TeX maths span: everything between the two dollar signs, stars included, shows literally. Names carry
 `_`, `*` or `#` that would turn into emphasis or headings. Escaping each such character with a
 backslash (CommonMark allows it before any ASCII punctuation) keeps the text as it is.
 """

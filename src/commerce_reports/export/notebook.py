@@ -25,13 +25,14 @@ import papermill
 
 from ..config import current_settings
 from ..errors import ExportError, ValidationError
-from ..files import apply_mode, make_folder, save_atomic
+from ..files import apply_mode, make_folder, move_atomic, save_atomic
 from ..redaction import known_secrets
 from .html import chart_specs, notebook_html, save_images
 from .kernel import checked_environment, run_notebook
 from .parameters import check_parameters
+from .parts import report_name
 
-__all__ = ["ExportResult", "checked_parameters", "export_notebook", "output_stem"]
+__all__ = ["ExportResult", "checked_parameters", "export_notebook", "output_stem", "secrets_in_environment"]
 
 log = logging.getLogger(__name__)
 _SECRET_NAME = re.compile(r"key|secret|token|password", re.IGNORECASE)
@@ -55,9 +56,9 @@ def output_stem(notebook: Path, params: dict[str, Any]) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(parts))[:180]
 
 
-def _secrets_in_environment(extra: Mapping[str, str] | None = None) -> list[str]:
-    """Values never to pass as a parameter nor to write out: variables named like secrets (the
-    environment over `.env`, then `extra`), and every key the process registered."""
+def secrets_in_environment(extra: Mapping[str, str] | None = None) -> list[str]:
+    """Every value a report must not contain: the known keys, and every `*KEY*`, `*SECRET*`,
+    `*TOKEN*` or `*PASSWORD*` variable's value (of the process, and `extra`)."""
     variables = {**current_settings().env, **(extra or {})}
     values = {v for k, v in variables.items() if _SECRET_NAME.search(k) and len(v) >= 6}
     return sorted(values | {s for s in known_secrets() if len(s) >= 6})
@@ -71,7 +72,7 @@ def checked_parameters(notebook: Path, params: dict[str, Any]) -> dict[str, Any]
 
 
 def _refuse_secrets(params: dict[str, Any]) -> None:
-    secrets = _secrets_in_environment()
+    secrets = secrets_in_environment()
     for name, value in params.items():
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValidationError("param", f"{name!r} is not a parameter name", "use a Python identifier")
@@ -100,7 +101,10 @@ def export_notebook(
     timeout: int = 600,
 ) -> ExportResult:
     """Execute `notebook` with `params` into `out_dir`: the executed .ipynb, a self-contained .html
-    (code hidden unless `show_code`), and with `png`/`svg` each chart as an image.
+    (code hidden unless `show_code`), and with `png`/`svg` each chart as an image. The files are
+    named after the sites and dates the notebook resolved when its title says them (a report:
+    `report_alpha_2026-11-16_2026-11-22.html`, so scheduled runs never overwrite each other), else
+    after the parameters.
 
     `params` must be declared by the notebook's `parameters` cell, of its types (text is read as
     the declared type: '30' for an int, '2026-11-01' for a date); anything else is a
@@ -134,6 +138,10 @@ def export_notebook(
             f"the executed notebook, with the error, is at {executed}"
         ) from None
     node = nbformat.read(executed, as_version=4)
+    named = report_name(node)  # a report names itself after the period and sites it resolved
+    if named is not None:
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{source.stem}_{named}")[:180]
+        executed = move_atomic(executed, folder / f"{stem}.ipynb")
     page = save_atomic(folder / f"{stem}.html", notebook_html(node, title=stem, show_code=show_code))
     images = save_images(chart_specs(node), folder, stem, png=png, svg=svg) if png or svg else []
     result = ExportResult(apply_mode(executed), page, [apply_mode(image) for image in images])
@@ -145,7 +153,7 @@ def export_notebook(
 def _refuse_leaks(result: ExportResult, extra: Mapping[str, str]) -> None:
     """Delete every output and fail if any of them contains a secret value of the environment
     (the process's, or the variables `extra` gave the kernel)."""
-    secrets = _secrets_in_environment(extra)
+    secrets = secrets_in_environment(extra)
     paths = [result.notebook, result.html, *result.images]
     for path in paths:
         content = path.read_bytes()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .failures import FailureRecord, load_failures, record_failures
 from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Entry",
+    "FailureRecord",
     "Finality",
     "Manifest",
     "Repair",
@@ -28,10 +30,12 @@ __all__ = [
     "VerifyReport",
     "WindowState",
     "WrittenPartition",
+    "load_failures",
     "load_or_rebuild",
     "quarantine",
     "rebuild",
     "reconcile",
+    "record_failures",
     "revisable_until",
     "site_lock",
     "verify",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import DEMO_SITES, FAST_PACE, SandboxConfig, Site
 from .faults import DATA_KINDS, FAULT_KINDS, FaultConfig
+from .incidents import Incident
 
 if TYPE_CHECKING:
     from .reports import ReportsSandbox, RequestRecord
@@ -23,6 +24,7 @@ __all__ = [
     "FAST_PACE",
     "FAULT_KINDS",
     "FaultConfig",
+    "Incident",
     "ReportsSandbox",
     "RequestRecord",
     "RunningSandbox",

@@ -9,8 +9,18 @@ from datetime import UTC, date, datetime
 from ..endpoints import DIALECTS, Dialect
 from ..errors import ValidationError
 from .faults import FaultConfig
+from .incidents import Incident
 
-__all__ = ["DATE_STYLES", "DEMO_SITES", "DIALECTS", "FAST_PACE", "SHAPES", "SandboxConfig", "Site"]
+__all__ = [
+    "DATE_STYLES",
+    "DEMO_SITES",
+    "DIALECTS",
+    "FAST_PACE",
+    "SHAPES",
+    "Incident",
+    "SandboxConfig",
+    "Site",
+]
 
 FAST_PACE = 0.05  # seconds: the `--fast` pace, quick enough for demos and tests
 SHAPES = ("nested", "flat")
@@ -53,7 +63,9 @@ class SandboxConfig:
     in seconds between two requests of one key to one endpoint (0 = no limit). `dialect` names the
     wire: parameter names and response shapes; both dialects serve the same world. `shape` (nested
     or flat transactions) belongs to the contract dialect, `date_style` (how transaction dates are
-    written, for parser tests) to the published one.
+    written, for parser tests) to the published one. `incidents` change the world from a day on
+    (see `sandbox.incidents`: a network's EPC halved, a device's conversion lost, ...); every
+    endpoint serves the changed world.
     """
 
     sites: tuple[Site, ...] = DEMO_SITES
@@ -66,6 +78,7 @@ class SandboxConfig:
     transactions_per_day: int = 400
     dialect: Dialect = "contract"
     date_style: str = "iso"
+    incidents: tuple[Incident, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.sites:
@@ -91,3 +104,21 @@ class SandboxConfig:
             raise ValidationError(
                 "date_style", "the contract dialect writes yyyy-mm-dd only", "use dialect='published'"
             )
+        object.__setattr__(self, "incidents", tuple(self.incidents))
+        from .catalog import NETWORKS  # the world's names: loaded when a sandbox is configured
+
+        for incident in self.incidents:
+            if not isinstance(incident, Incident):
+                raise ValidationError(
+                    "incidents", f"{incident!r} is not an Incident", "give Incident.parse(...)"
+                )
+            if incident.site is not None and incident.site not in names:
+                raise ValidationError(
+                    "incident", f"site {incident.site!r} is not served", f"use {', '.join(names)}"
+                )
+            if incident.network is not None and incident.network not in NETWORKS:
+                raise ValidationError(
+                    "incident",
+                    f"network {incident.network!r} is not in the sandbox",
+                    f"use one of {', '.join(NETWORKS)}",
+                )

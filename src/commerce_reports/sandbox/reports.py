@@ -103,6 +103,7 @@ class ReportsSandbox:
             tuple(s.name for s in self.config.sites),
             first_day,
             self.config.transactions_per_day,
+            self.config.incidents,
         )
         self._keys = {site.secret_key: site.name for site in self.config.sites}
         self._faults = FaultPlan(self.config.faults)

@@ -54,6 +54,8 @@ def serve_sandbox_forever(
         announce(f"Clock {clock} at {sandbox.now:%Y-%m-%d %H:%M:%S} UTC; data from {sandbox.first_day}")
         for site in config.sites:
             announce(f"  site {site.name}={site.secret_key}")
+        for incident in config.incidents:
+            announce(f"  incident {incident}")
         announce("Press Ctrl-C to stop.")
 
     serve_forever(sandbox, host, port, on_ready=ready)

@@ -34,6 +34,7 @@ from .catalog import (
     build_catalog,
     derive_seed,
 )
+from .incidents import Incident, apply_incidents
 
 __all__ = [
     "HORIZON_DAYS",
@@ -128,7 +129,7 @@ class _Builder:
     def __init__(self, catalog: Catalog, day: date, rng: random.Random) -> None:
         self.catalog = catalog
         self.rng = rng
-        self.prefix = f"{derive_seed(catalog.site) % 900 + 100}{day:%y%m%d}"
+        self.prefix = _prefix(catalog, day)
         self.rows: list[dict[str, object]] = []
 
     def add(self, seq: int, click_ts: int, link: int, device: int, country: int) -> None:
@@ -216,6 +217,20 @@ class _Builder:
         )
 
 
+def _prefix(catalog: Catalog, day: date) -> str:
+    """What the ids of a site's click day start with (click `ck<prefix><n>` is the day's n-th click)."""
+    return f"{derive_seed(catalog.site) % 900 + 100}{day:%y%m%d}"
+
+
+def _with_incidents(day: ClickDay, catalog: Catalog, on: date, incidents: tuple[Incident, ...]) -> ClickDay:
+    """The click day as the incidents change it (the clicks numbered as their ids say)."""
+    ids = pl.lit(f"ck{_prefix(catalog, on)}") + pl.int_range(pl.len()).cast(pl.String).str.zfill(6)
+    clicks, versions = apply_incidents(
+        day.clicks.with_columns(click_id=ids), day.versions, catalog, on, incidents
+    )
+    return ClickDay(clicks.drop("click_id").sort("ts"), versions)
+
+
 def generate_day(catalog: Catalog, seed: int, day: date, transactions_per_day: int) -> ClickDay:
     """All clicks of `day` for one site and the transaction versions they cause."""
     rng = random.Random(derive_seed(seed, catalog.site, day.isoformat()))
@@ -243,9 +258,16 @@ def _catalog(seed: int, site: str) -> Catalog:
     return build_catalog(seed, site)
 
 
-# Days are pure functions of their key, so every sandbox of the process shares one cache.
+# Days are pure functions of their key, so every sandbox of the process shares one cache (an
+# incident is part of the key of the days it changes only: the others are the ordinary world's).
 @lru_cache(maxsize=512)
-def _cached_day(seed: int, site: str, day: date, transactions_per_day: int) -> ClickDay:
+def _cached_day(
+    seed: int, site: str, day: date, transactions_per_day: int, incidents: tuple[Incident, ...]
+) -> ClickDay:
+    if incidents:
+        return _with_incidents(
+            _cached_day(seed, site, day, transactions_per_day, ()), _catalog(seed, site), day, incidents
+        )
     return generate_day(_catalog(seed, site), seed, day, transactions_per_day)
 
 
@@ -254,19 +276,28 @@ def _cached_day(seed: int, site: str, day: date, transactions_per_day: int) -> C
 _generating = threading.Lock()
 
 
-def _click_day(seed: int, site: str, day: date, transactions_per_day: int) -> ClickDay:
-    with _generating:
-        return _cached_day(seed, site, day, transactions_per_day)
-
-
 class World:
-    """The history of every site under one seed, generated lazily and cached per (site, day)."""
+    """The history of every site under one seed, generated lazily and cached per (site, day), as
+    the `incidents` (none: the ordinary world) change it."""
 
-    def __init__(self, seed: int, sites: tuple[str, ...], first_day: date, transactions_per_day: int) -> None:
+    def __init__(
+        self,
+        seed: int,
+        sites: tuple[str, ...],
+        first_day: date,
+        transactions_per_day: int,
+        incidents: tuple[Incident, ...] = (),
+    ) -> None:
         self.seed = seed
         self.first_day = first_day
         self.transactions_per_day = transactions_per_day
         self.sites = sites
+        self.incidents = incidents
+
+    def _click_day(self, site: str, day: date) -> ClickDay:
+        changing = tuple(i for i in self.incidents if i.applies(site, day))
+        with _generating:
+            return _cached_day(self.seed, site, day, self.transactions_per_day, changing)
 
     def catalog(self, site: str) -> Catalog:
         if site not in self.sites:
@@ -276,10 +307,7 @@ class World:
     def _days(self, site: str, first: date, last: date, now: datetime) -> list[ClickDay]:
         first = max(first, self.first_day)
         last = min(last, now.date())
-        return [
-            _click_day(self.seed, site, first + timedelta(n), self.transactions_per_day)
-            for n in range((last - first).days + 1)
-        ]
+        return [self._click_day(site, first + timedelta(n)) for n in range((last - first).days + 1)]
 
     def clicks(self, site: str, first: date, last: date, now: datetime) -> pl.DataFrame:
         """Clicks of click days `first`..`last` (inclusive) that happened by `now`."""

@@ -22,6 +22,7 @@ from ..config import parse_pace
 from ..contract import AGGREGATES, PartitionKey
 from ..endpoints import PACE_KEYS
 from ..errors import LakeError, ServiceError, ValidationError
+from ..lake.failures import record_failures
 from ..lake.manifest import Manifest
 from ..pace import Clock, SystemClock
 from ..params import Filters, Grain, as_date
@@ -282,6 +283,7 @@ def fetch_keys(
     kept too."""
     book = CostBook()
     result = _fetch(data_dir, profiles, keys, options, refresh, finish is not None, book, launch, revisions)
+    _keep_failures(data_dir, result, now_of(options))
     learned: dict[str, dict[str, list[float]]] = {}
     for (site, endpoint), costs in result.request_costs().items():
         learned.setdefault(service_of(profiles[site]), {}).setdefault(endpoint, []).extend(costs)
@@ -295,6 +297,18 @@ def fetch_keys(
         finish(data_dir, result.changed())
         book.record_finish(len(result.stored), timer.time() - started)
     return result
+
+
+def _keep_failures(data_dir: Path, result: SyncResult, at: datetime) -> None:
+    """Record, per site, the partitions this sync failed and those it stored (see
+    `lake.failures`): what `alerts` reads to tell a partition that keeps failing."""
+    sites = {r.site for r, _ in result.stored} | {f.request.site for f in result.failed}
+    for site in sorted(sites):
+        failed = [
+            (f.request.key, str(f.error)) for f in result.failed if f.request.site == site and f.attempted
+        ]
+        stored = [r.key for r, _ in result.stored if r.site == site]
+        record_failures(data_dir, site, failed, stored, at)
 
 
 def _fetch(

@@ -1,0 +1,383 @@
+"""A period against the one before it, of the same length: what a Monday report is read for.
+
+    from commerce_reports.charts import compare, comparison_chart
+    compare(con, site="alpha", start="2026-11-16", end="2026-11-22")               # the total
+    compare(con, site="alpha", start="2026-11-16", end="2026-11-22", by="network")  # per network
+    comparison_chart(con, site="alpha", start="2026-11-16", end="2026-11-22", by="device")
+
+Transaction figures (revenue, orders, returns, return rate) count commission days exactly (revenue
+stays DECIMAL in the frame; the chart hands Vega floats). Clicks,
+EPC and conversion rate come from the service's aggregates: the daily windows of the networks
+report when the lake holds one for every day of both periods (`sync --grain day`), else the month
+windows when both periods are whole calendar months; otherwise they are left empty and the
+comparison says why. A period the lake does not cover whole is marked (`complete`), and so is one
+the service may still revise where the views say so (`final`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
+from typing import Any
+
+import altair as alt
+import duckdb
+import polars as pl
+
+from ..contract import MONEY_SCALE, MONEY_SUM
+from ..errors import ValidationError
+from ..money import Currency
+from .dimensions import DIMENSION_TABLE, Dimension
+from .queries import (
+    TXN_MEASURES,
+    aggregate_slice,
+    check_dimension,
+    check_top_n,
+    columns_of,
+    fetch_frame,
+    transaction_side,
+)
+from .selection import Coverage, Selection, scoped
+from .style import (
+    ACCENT,
+    BAR,
+    GREY,
+    METRIC_LABELS,
+    chart_data,
+    chart_title,
+    empty_chart,
+    money_of,
+    number_format,
+    title_of,
+)
+
+__all__ = ["COMPARED", "Comparison", "compare", "compare_periods", "comparison_chart", "previous_period"]
+
+COMPARED = ("revenue", "orders", "returns", "return_rate", "clicks", "epc", "conversion_rate")
+"""The figures compared: each has `<name>`, `<name>_previous` and `<name>_change` columns."""
+TOTAL = "Total"
+_COUNTS = {"orders", "returns", "clicks"}
+
+
+def _type_of(column: str) -> pl.DataType:
+    """A comparison column's type: revenue exact (the views' DECIMAL), counts whole, the rest (rates,
+    EPC, changes) floats."""
+    figure = column.removesuffix("_previous")
+    if figure == "revenue":
+        return pl.Decimal(38, MONEY_SCALE)
+    return pl.Int64() if figure in _COUNTS else pl.Float64()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two periods and their figures: `frame` (one row per key, `TOTAL` without a dimension),
+    whether each period is covered whole by the lake (`complete`, `previous_complete`) and final
+    (None: the views do not say), the grain of the windows EPC and conversion came from ('day',
+    'month', or '' with `aggregate_note` saying why there are none), and notes for readers."""
+
+    current: Selection
+    previous: Selection
+    frame: pl.DataFrame
+    complete: bool
+    previous_complete: bool
+    final: bool | None
+    aggregates: str
+    aggregate_note: str
+    notes: tuple[str, ...]
+
+
+def previous_period(sel: Selection) -> Selection:
+    """The period just before `sel`'s (a resolved selection), of the same length: the same number
+    of calendar months before a period of whole months (October against September), else the same
+    number of days (a week against the week before)."""
+    start, end = sel.bounds
+    if _whole_months(start, end):
+        months = (end.year - start.year) * 12 + end.month - start.month + 1
+        first = start
+        for _ in range(months):
+            first = (first - timedelta(days=1)).replace(day=1)
+        return replace(sel, start=first, end=start - timedelta(days=1))
+    return replace(sel, start=start - timedelta(days=sel.days), end=start - timedelta(days=1))
+
+
+def _whole_months(start: date, end: date) -> bool:
+    return start.day == 1 and (end + timedelta(days=1)).day == 1
+
+
+def _ledger(con: duckdb.DuckDBPyConnection, dimension: Dimension | None, sel: Selection) -> pl.DataFrame:
+    """key, revenue, order_value, orders, returns of one period."""
+    if dimension is not None:
+        sql, params = transaction_side(dimension, sel)
+    elif sel.filtered:
+        where, params = sel.where()
+        sql = f"SELECT '{TOTAL}' AS key, {TXN_MEASURES} FROM transactions WHERE {where}"
+    else:
+        where, params = sel.where("day", filters=False)
+        sql = (
+            f"SELECT '{TOTAL}' AS key, sum(revenue) AS revenue, sum(order_value) AS order_value, "
+            f"sum(transactions) AS orders, sum(returns) AS returns FROM daily_performance WHERE {where}"
+        )
+    return fetch_frame(
+        con,
+        f"""SELECT key::VARCHAR AS key, coalesce(revenue, 0)::{MONEY_SUM} AS revenue,
+       coalesce(orders, 0)::BIGINT AS orders, coalesce(returns, 0)::BIGINT AS returns
+FROM ({sql}) WHERE orders IS NOT NULL AND orders > 0""",
+        params,
+    )
+
+
+def _aggregate_source(
+    con: duckdb.DuckDBPyConnection, condition: str, periods: list[Selection]
+) -> tuple[str, str] | None:
+    """The grain whose windows answer every period whole ('day' or 'month') and its window
+    condition, or None when neither does."""
+    first, last = periods[-1].bounds[0], periods[0].bounds[1]
+    params: dict[str, Any] = {"first": first, "last": last}
+    site = periods[0].site_clause(params)
+    scope = f" AND {site}" if site else ""
+    # Every day's clicks are in once the day has ended; whether a period is whole (its windows
+    # settled, its ledger days stored) is said apart, by the views' `complete` (see `_flags`).
+    rows = con.execute(
+        f"""SELECT site, slice, count(DISTINCT window_start) FROM networks
+WHERE grain = 'day' AND {condition} AND window_start BETWEEN $first AND $last
+  AND fetched_at >= window_end::TIMESTAMPTZ{scope}
+GROUP BY ALL""",
+        params,
+    ).fetchall()
+    days = (last - first).days + 1
+    if rows and all(count == days for _, _, count in rows):
+        return "day", "grain = 'day'"
+    if all(_whole_months(*p.bounds) for p in periods):
+        return "month", "grain = 'month'"
+    return None
+
+
+def _aggregates(
+    con: duckdb.DuckDBPyConnection, key: str, condition: str, grain: str, sel: Selection
+) -> pl.DataFrame:
+    """key, clicks, aggregate_revenue, actions of one period from windows of `grain`."""
+    start, end = sel.bounds
+    params: dict[str, Any] = {"start": start, "end": end}
+    clauses = [f"grain = '{grain}'", condition, "window_start >= $start", "window_end <= $end + 1"]
+    site = sel.site_clause(params)
+    if site:
+        clauses.append(site)
+    if sel.network:
+        clauses.append("network_name = $network")
+        params["network"] = sel.network
+    return fetch_frame(
+        con,
+        f"""SELECT ({key})::VARCHAR AS key, sum(clicks)::DOUBLE AS clicks,
+       sum(revenue)::DOUBLE AS aggregate_revenue, sum(actions)::DOUBLE AS actions  -- for ratios
+FROM networks WHERE {" AND ".join(clauses)} GROUP BY 1""",
+        params,
+    )
+
+
+def _period_frame(ledger: pl.DataFrame, aggregates: pl.DataFrame | None) -> pl.DataFrame:
+    frame = ledger.with_columns(return_rate=pl.col("returns") / pl.col("orders"))
+    if aggregates is None:
+        return frame.with_columns(
+            clicks=pl.lit(None, pl.Float64),
+            epc=pl.lit(None, pl.Float64),
+            conversion_rate=pl.lit(None, pl.Float64),
+        )
+    both = frame.join(aggregates, on="key", how="full", coalesce=True)
+    clicks = pl.when(pl.col("clicks") > 0).then(pl.col("clicks"))
+    return both.with_columns(
+        pl.col("revenue").fill_null(0),
+        pl.col("orders").fill_null(0),
+        pl.col("returns").fill_null(0),
+        epc=pl.col("aggregate_revenue") / clicks,
+        conversion_rate=pl.col("actions") / clicks,
+    ).drop("aggregate_revenue", "actions")
+
+
+def _flags(con: duckdb.DuckDBPyConnection, sel: Selection, cover: Coverage) -> tuple[bool, bool | None]:
+    """(complete, final) of a period: the lake holds every day of it whole (the views' `complete`
+    column where they have it, else the ledger's days), and the service will no longer revise it
+    (the views' `final` column; None where they have none)."""
+    start, end = sel.bounds
+    columns = columns_of(con, "daily_performance")
+    span = cover.span(sel)
+    complete = span == (start, end) and cover.partial_in(sel) is None
+    final: bool | None = None
+    wanted = [c for c in ("complete", "final") if c in columns]
+    if wanted:
+        where, params = sel.where("day", filters=False)
+        row = con.execute(
+            f"SELECT {', '.join(f'coalesce(bool_and({c}), false)' for c in wanted)} "
+            f"FROM daily_performance WHERE {where}",
+            params,
+        ).fetchall()[0]
+        flags = dict(zip(wanted, row, strict=True))
+        complete = complete and bool(flags.get("complete", True))
+        final = bool(flags["final"]) if "final" in flags else None
+    return complete, final
+
+
+def compare_periods(
+    con: duckdb.DuckDBPyConnection,
+    selection: Selection | None = None,
+    *,
+    by: Dimension | None = None,
+    top_n: int = 15,
+    **where: Any,
+) -> Comparison:
+    """The selection's period against the previous one of the same length, in total (`by` None)
+    or per key of a dimension (the `top_n` keys by current revenue, then by previous revenue)."""
+    if by is not None:
+        check_dimension(by)
+    check_top_n(top_n)
+    sel, cover = scoped(con, selection, where)
+    before = previous_period(sel)
+    notes: list[str] = []
+    aggregate_note = ""
+    chosen = aggregate_slice(by or "network", sel) if by is None or DIMENSION_TABLE[by].aggregated else None
+    source = _aggregate_source(con, chosen[1], [sel, before]) if chosen else None
+    frames = []
+    for period in (sel, before):
+        ledger = _ledger(con, by, period)
+        aggregates = None
+        if chosen and source:
+            key = chosen[0] if by is not None else f"'{TOTAL}'"
+            aggregates = _aggregates(con, key, chosen[1], source[0], period)
+        frames.append(_period_frame(ledger, aggregates))
+    if chosen is None:
+        aggregate_note = "Clicks, EPC and conversion rate: the service does not aggregate clicks this way"
+    elif source is None:
+        aggregate_note = (
+            "Clicks, EPC and conversion rate: the service counts clicks by month, and the lake holds no "
+            "daily windows for every day of both periods (`commerce-reports sync --grain day` stores them)"
+        )
+    now, then = frames
+    suffixed = then.rename({c: f"{c}_previous" for c in then.columns if c != "key"})
+    frame = now.join(suffixed, on="key", how="full", coalesce=True)
+    counted = ("revenue", "orders", "returns")  # a key of one period only had none in the other
+    frame = frame.with_columns(pl.col(*counted, *(f"{c}_previous" for c in counted)).fill_null(0))
+    frame = frame.with_columns(
+        *(
+            (
+                pl.col(m).cast(pl.Float64)
+                / pl.when(pl.col(f"{m}_previous") != 0).then(pl.col(f"{m}_previous").cast(pl.Float64))
+                - 1
+            ).alias(f"{m}_change")
+            for m in COMPARED
+        )
+    )
+    ordered = [c for m in COMPARED for c in (m, f"{m}_previous", f"{m}_change")]
+    frame = (
+        frame.select("key", *ordered)
+        .sort(["revenue", "revenue_previous", "key"], descending=[True, True, False], nulls_last=True)
+        .head(top_n)
+        .with_columns(pl.col(c).cast(_type_of(c)) for c in ordered)
+    )
+    complete, final = _flags(con, sel, cover)
+    previous_complete, _ = _flags(con, before, cover)
+    if not complete:
+        notes.append(f"{sel.start} to {sel.end} is not complete in the lake: its figures are partial")
+    if not previous_complete:
+        notes.append(f"{before.start} to {before.end} is not complete in the lake: the comparison is partial")
+    if final is False:
+        notes.append("the service may still revise these figures (late commissions and returns)")
+    return Comparison(
+        sel,
+        before,
+        frame,
+        complete,
+        previous_complete,
+        final,
+        source[0] if source else "",
+        aggregate_note,
+        tuple(notes),
+    )
+
+
+def compare(
+    con: duckdb.DuckDBPyConnection,
+    selection: Selection | None = None,
+    *,
+    by: Dimension | None = None,
+    top_n: int = 15,
+    **where: Any,
+) -> pl.DataFrame:
+    """The period against the previous one of the same length, as a frame: `key` (`Total`, or each
+    of the `top_n` keys of `by`), then for revenue, orders, returns, return_rate, clicks, epc and
+    conversion_rate the value, `<name>_previous` and `<name>_change` (a fraction: -0.25 is -25%).
+    `selection`, or its fields as keywords (`site=`, `start=`, `end=`, ...), says the period."""
+    return compare_periods(con, selection, by=by, top_n=top_n, **where).frame
+
+
+def comparison_chart(
+    con: duckdb.DuckDBPyConnection,
+    selection: Selection | None = None,
+    *,
+    by: Dimension = "network",
+    metric: str = "revenue",
+    top_n: int = 10,
+    currency: Currency | str | None = None,
+    **where: Any,
+) -> alt.LayerChart | alt.Chart:
+    """Per key of `by`: `metric` in the previous period (grey) and this one (a dot, blue when up,
+    orange when down), joined by a line, each labelled with its change."""
+    if metric not in COMPARED:
+        raise ValidationError("metric", f"{metric!r} is not compared", f"use one of {', '.join(COMPARED)}")
+    money = money_of(currency)
+    result = compare_periods(con, selection, by=by, top_n=top_n, **where)
+    sel = result.current
+    label, kind = METRIC_LABELS[metric]
+    frame = result.frame.filter(pl.col(metric).is_not_null() | pl.col(f"{metric}_previous").is_not_null())
+    if frame.is_empty():
+        return empty_chart(sel, f"{label.lower()} to compare")
+    frame = frame.with_columns(
+        rank=pl.int_range(pl.len()),
+        percent=(pl.col(f"{metric}_change") * 100).round(0).cast(pl.Int64),
+        up=pl.col(metric).fill_null(0) >= pl.col(f"{metric}_previous").fill_null(0),
+        label_at=pl.max_horizontal(metric, f"{metric}_previous"),
+    ).with_columns(
+        change_label=pl.when(pl.col("percent").is_null())
+        .then(pl.lit("new"))  # nothing the period before
+        .when(pl.col("percent") > 0)
+        .then(pl.format("+{}%", pl.col("percent")))
+        .otherwise(pl.format("{}%", pl.col("percent")))
+    )
+    fmt = number_format(kind, money)
+    y = alt.Y("key:N", sort=alt.EncodingSortField("rank"), title=None, axis=alt.Axis(labelLimit=220))
+    axis_title = title_of(label, kind, money)
+    tips = [
+        alt.Tooltip("key:N", title=DIMENSION_TABLE[by].label),
+        alt.Tooltip(f"{metric}:Q", title=f"{axis_title}, {sel.start} to {sel.end}", format=fmt),
+        alt.Tooltip(
+            f"{metric}_previous:Q",
+            title=f"previous, {result.previous.start} to {result.previous.end}",
+            format=fmt,
+        ),
+        alt.Tooltip(f"{metric}_change:Q", title="Change", format="+.1%"),
+    ]
+    base = alt.Chart(chart_data(frame)).encode(y=y, tooltip=tips)
+    line = base.mark_rule(color=GREY, strokeWidth=2).encode(
+        x=alt.X(f"{metric}_previous:Q", axis=alt.Axis(title=axis_title, format=fmt)), x2=f"{metric}:Q"
+    )
+    before = base.mark_point(color="#888888", filled=True, size=50).encode(x=f"{metric}_previous:Q")
+    after = base.mark_point(filled=True, size=90).encode(
+        x=f"{metric}:Q",
+        color=alt.condition(alt.datum.up, alt.value(BAR), alt.value(ACCENT)),
+    )
+    text = base.mark_text(align="left", dx=8, fontSize=11).encode(
+        x="label_at:Q",
+        text="change_label:N",
+        color=alt.condition(alt.datum.up, alt.value(BAR), alt.value(ACCENT)),
+    )
+    notes = [
+        f"Grey: {result.previous.start} to {result.previous.end}; dot: {sel.start} to {sel.end}",
+        *result.notes,
+    ]
+    if metric in ("clicks", "epc", "conversion_rate") and result.aggregate_note:
+        notes.append(result.aggregate_note)
+    title = chart_title(
+        f"{label} by {DIMENSION_TABLE[by].label.lower()}, against the previous {sel.days} days",
+        sel,
+        None,
+        *notes,
+    )
+    return alt.LayerChart(layer=[line, before, after, text], title=title, width=460, height=alt.Step(22))

@@ -1,0 +1,206 @@
+"""A report delivered by mail: an HTML body with the report's title, alerts and summary, the whole
+report attached (it opens offline, in any browser), sent through the SMTP server the environment
+names:
+
+    COMMERCE_REPORTS_SMTP_URL=smtp://reports@example.org@mail.example.org:587   # STARTTLS
+    COMMERCE_REPORTS_SMTP_URL=smtps://reports@example.org@mail.example.org:465  # TLS from the start
+    COMMERCE_REPORTS_SMTP_PASSWORD=...     # a secret: masked wherever text is shown or stored
+    COMMERCE_REPORTS_MAIL_FROM=Reports <reports@example.org>   # default: the user, if an address
+
+`smtp://` upgrades the connection with STARTTLS when the server offers it; a server that does not
+is only given a password on loopback (a local relay): anywhere else that would send it in clear,
+and the delivery fails instead. The password never goes into the URL.
+"""
+
+from __future__ import annotations
+
+import re
+import smtplib
+import ssl
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid, parseaddr
+from html import escape
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+
+from ..errors import ConfigurationError, DeliveryError, ValidationError
+from ..redaction import redact
+from ..secret import Secret
+from .notebook import ExportResult, secrets_in_environment
+from .parts import report_parts
+
+__all__ = [
+    "ENV_MAIL_FROM",
+    "ENV_SMTP_PASSWORD",
+    "ENV_SMTP_URL",
+    "MailSettings",
+    "mail_report",
+    "recipients",
+    "report_message",
+    "send",
+]
+
+ENV_SMTP_URL = "COMMERCE_REPORTS_SMTP_URL"
+ENV_SMTP_PASSWORD = "COMMERCE_REPORTS_SMTP_PASSWORD"
+ENV_MAIL_FROM = "COMMERCE_REPORTS_MAIL_FROM"
+_ADDRESS = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\"]+|[^@\s<>,;\"]+@localhost")
+_LOOPBACK = ("127.", "::1", "localhost")
+_BODY_PARTS = ("title", "alerts", "summary")
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    """Where and how to send: the SMTP server, its security (`starttls` or `ssl`), the login, the
+    sender. Built from the environment by `from_env`; its repr never shows the password."""
+
+    host: str
+    port: int
+    security: Literal["starttls", "ssl"]
+    sender: str
+    user: str | None = None
+    password: Secret | None = None
+    timeout: float = 60.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> MailSettings:
+        """The settings of `COMMERCE_REPORTS_SMTP_URL` (+ `_PASSWORD`, `COMMERCE_REPORTS_MAIL_FROM`),
+        or a ConfigurationError saying what to set."""
+        url = env.get(ENV_SMTP_URL, "").strip()
+        if not url:
+            raise ConfigurationError(
+                f"{ENV_SMTP_URL} is not set: give the mail server, e.g. smtp://reports@example.org@mail.example.org:587"
+            )
+        parts = urlsplit(url)
+        if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
+            raise ConfigurationError(
+                f"{ENV_SMTP_URL}: {redact(url)!r} is not smtp://[user@]host[:port] or smtps://[user@]host[:port]"
+            )
+        if parts.password is not None:
+            raise ConfigurationError(
+                f"{ENV_SMTP_URL} holds a password: put it in {ENV_SMTP_PASSWORD} instead (a URL gets printed)"
+            )
+        try:
+            port = parts.port or (465 if parts.scheme == "smtps" else 587)
+        except ValueError:
+            raise ConfigurationError(f"{ENV_SMTP_URL}: the port is not a number from 1 to 65535") from None
+        user = unquote(parts.username) if parts.username else None
+        secret = env.get(ENV_SMTP_PASSWORD, "")
+        password = Secret(secret) if secret.strip() else None
+        sender = env.get(ENV_MAIL_FROM, "").strip() or (user if user and _ADDRESS.fullmatch(user) else "")
+        if not sender or not _ADDRESS.search(parseaddr(sender)[1] or ""):
+            raise ConfigurationError(
+                f"{ENV_MAIL_FROM} is not set (and the SMTP user is not an address): give the sender, "
+                "e.g. Reports <reports@example.org>"
+            )
+        security: Literal["starttls", "ssl"] = "ssl" if parts.scheme == "smtps" else "starttls"
+        return cls(parts.hostname, port, security, sender, user, password)
+
+    def __repr__(self) -> str:
+        login = f"{self.user}:***@" if self.password else (f"{self.user}@" if self.user else "")
+        scheme = "smtps" if self.security == "ssl" else "smtp"
+        return f"MailSettings({scheme}://{login}{self.host}:{self.port}, from {self.sender!r})"
+
+
+def recipients(text: str | Iterable[str]) -> list[str]:
+    """Addresses from `a@x.org,b@y.org` (or a list), each checked, or a ValidationError."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    found = [item.strip() for item in items if isinstance(item, str) and item.strip()]
+    wrong = [item for item in found if not _ADDRESS.fullmatch(item)]
+    if not found or wrong:
+        raise ValidationError(
+            "email",
+            f"{wrong[0] if wrong else text!r} is not an address",
+            "give addresses separated by commas: a@x.org,b@y.org",
+        )
+    return list(dict.fromkeys(found))
+
+
+def report_message(
+    report: Path, notebook: Mapping[str, Any], to: list[str], sender: str, subject: str | None = None
+) -> EmailMessage:
+    """The mail of an exported report: the notebook's title, alerts and summary as the HTML body (a
+    plain-text part beside it), the report's HTML file attached."""
+    parts = {name: (meta, html) for name, meta, html in report_parts(notebook)}
+    body = "".join(parts[name][1] for name in _BODY_PARTS if name in parts)
+    if not body:
+        body = f"<p>{escape(report.name)}</p>"
+    heading = parts.get("title", ({}, ""))[0]
+    alerts = parts.get("alerts", ({}, ""))[0].get("count")
+    said = subject or (
+        "Commerce report: "
+        + (
+            f"{', '.join(heading['sites'])}, {heading['start']} to {heading['end']}"
+            if heading
+            else report.stem
+        )
+        + (f" ({alerts} alert{'s' if alerts != 1 else ''})" if alerts else "")
+    )
+    message = EmailMessage()
+    message["Subject"] = said
+    message["From"] = sender
+    message["To"] = ", ".join(to)
+    message["Date"] = formatdate(localtime=False, usegmt=True)
+    message["Message-ID"] = make_msgid(domain=(parseaddr(sender)[1].rpartition("@")[2] or None))
+    note = (
+        "<p style='color:#555'>The whole report is attached: open it in a browser (it needs no network).</p>"
+    )
+    text = re.sub(r"<[^>]+>", " ", body.replace("<br>", "\n").replace("</p>", "\n").replace("</li>", "\n"))
+    message.set_content(re.sub(r"[ \t]+", " ", text).strip() + "\n\nThe whole report is attached.\n")
+    message.add_alternative(f"<!DOCTYPE html><html><body>{body}{note}</body></html>", subtype="html")
+    message.add_attachment(report.read_text(encoding="utf-8"), subtype="html", filename=report.name)
+    return message
+
+
+def send(message: EmailMessage, settings: MailSettings) -> None:
+    """Send `message` through the server of `settings`, or a DeliveryError saying why not (secrets
+    masked); the report stays on disk either way."""
+    where = f"{settings.host}:{settings.port}"
+    context = ssl.create_default_context()
+    try:
+        if settings.security == "ssl":
+            server: smtplib.SMTP = smtplib.SMTP_SSL(
+                settings.host, settings.port, timeout=settings.timeout, context=context
+            )
+        else:
+            server = smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout)
+        with server:
+            server.ehlo()
+            if settings.security == "starttls" and server.has_extn("starttls"):
+                server.starttls(context=context)
+                server.ehlo()
+            elif (
+                settings.security == "starttls"
+                and settings.password
+                and not settings.host.startswith(_LOOPBACK)
+            ):
+                raise DeliveryError(
+                    f"the mail server at {where} offers no STARTTLS: the password would travel in clear; "
+                    "use an smtps:// address or a server that offers STARTTLS"
+                )
+            if settings.user and settings.password:
+                server.login(settings.user, settings.password.reveal())
+            refused = server.send_message(message)
+    except DeliveryError:
+        raise
+    except (smtplib.SMTPException, OSError, ssl.SSLError) as error:
+        raise DeliveryError(f"the report could not be mailed through {where}: {redact(str(error))}") from None
+    if refused:
+        raise DeliveryError(f"the mail server at {where} refused {', '.join(sorted(refused))}")
+
+
+def mail_report(result: ExportResult, to: str | Iterable[str], settings: MailSettings) -> EmailMessage:
+    """Mail an exported report (see `report_message`) to `to`, and return the message sent. A
+    message that would carry a secret is not sent (DeliveryError); nor is one the server refuses."""
+    addresses = recipients(to)
+    notebook = nbformat.read(result.notebook, as_version=4)
+    message = report_message(result.html, notebook, addresses, settings.sender)
+    raw = message.as_bytes()
+    if any(secret.encode() in raw for secret in secrets_in_environment()):
+        raise DeliveryError(f"the mail of {result.html.name} would contain a secret value; it was not sent")
+    send(message, settings)
+    return message

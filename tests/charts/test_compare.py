@@ -1,0 +1,88 @@
+"""A period against the previous one: the right previous period, figures that add up to the
+views', whole-month EPC from the month windows, incomplete periods said, and the chart's labels."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import duckdb
+import polars as pl
+import pytest
+
+from commerce_reports.charts import Selection, compare, compare_periods, comparison_chart, previous_period
+from commerce_reports.errors import ValidationError
+from tests.charts.conftest import END
+
+
+def test_the_previous_period_is_as_long_or_the_months_before() -> None:
+    week = previous_period(Selection(site="alpha", start="2026-03-02", end="2026-03-08"))
+    assert (week.start, week.end, week.site) == (date(2026, 2, 23), date(2026, 3, 1), "alpha")
+    month = previous_period(Selection(start="2026-03-01", end="2026-03-31"))
+    assert (month.start, month.end) == (date(2026, 2, 1), date(2026, 2, 28))
+    quarter = previous_period(Selection(start="2026-01-01", end="2026-03-31"))
+    assert (quarter.start, quarter.end) == (date(2025, 10, 1), date(2025, 12, 31))
+
+
+def _sums(con: duckdb.DuckDBPyConnection, start: date, end: date) -> tuple[Decimal, int, int]:
+    ((revenue, orders, returns),) = con.execute(
+        "SELECT sum(revenue), sum(transactions), sum(returns) FROM daily_performance "
+        "WHERE site = 'alpha' AND day BETWEEN ? AND ?",
+        [start, end],
+    ).fetchall()
+    return Decimal(revenue), int(orders), int(returns)
+
+
+def test_totals_and_changes_are_the_views_figures(con: duckdb.DuckDBPyConnection) -> None:
+    result = compare_periods(con, site="alpha", start="2026-03-02", end="2026-03-08")
+    (row,) = result.frame.to_dicts()
+    revenue, orders, returns = _sums(con, date(2026, 3, 2), date(2026, 3, 8))
+    before = _sums(con, date(2026, 2, 23), date(2026, 3, 1))
+    assert row["key"] == "Total" and row["revenue"] == revenue  # to the cent: money stays exact
+    assert (row["orders"], row["returns"], row["orders_previous"]) == (orders, returns, before[1])
+    assert row["revenue_change"] == pytest.approx(float(revenue / before[0]) - 1)
+    assert row["return_rate"] == pytest.approx(returns / orders)
+    assert result.complete and result.previous_complete and result.final is False  # the views' columns
+    assert result.notes == ("the service may still revise these figures (late commissions and returns)",)
+    assert row["epc"] is None and "sync --grain day" in result.aggregate_note  # weeks: no daily clicks here
+    per_network = compare(con, site="alpha", start="2026-03-02", end="2026-03-08", by="network", top_n=200)
+    assert per_network["revenue"].sum() == revenue
+    assert per_network["orders_previous"].sum() == before[1]
+    assert per_network["revenue"].to_list() == sorted(per_network["revenue"].to_list(), reverse=True)
+    gone = per_network.filter(pl.col("orders") == 0)  # networks of the week before only
+    assert gone["revenue_change"].to_list() == [-1.0] * gone.height
+
+
+def test_whole_months_compare_month_windows_and_a_period_beyond_the_lake_is_partial(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    result = compare_periods(con, site="alpha", start="2026-03-01", end="2026-03-31", by="device")
+    assert (result.previous.start, result.previous.end) == (date(2026, 2, 1), date(2026, 2, 28))
+    assert result.aggregates == "month" and result.aggregate_note == ""
+    frame = result.frame
+    assert frame["epc"].is_not_null().all() and frame["clicks"].dtype == pl.Int64
+    ((clicks,),) = con.execute(
+        "SELECT sum(clicks)::BIGINT FROM networks WHERE site = 'alpha' AND grain = 'month' "
+        "AND window_start = '2026-03-01' AND slice = 'deviceType=MBL'"
+    ).fetchall()
+    assert frame.filter(pl.col("key") == "Mobile")["clicks"].item() == clicks
+    assert not result.complete and not result.previous_complete  # March ends after the lake; February
+    assert "2026-03-01 to 2026-03-31 is not complete in the lake" in result.notes[0]  # began after the 1st
+    assert date(2026, 3, 31) > END
+
+
+def test_a_comparison_chart_labels_each_change(con: duckdb.DuckDBPyConnection) -> None:
+    spec = comparison_chart(con, site="alpha", start="2026-03-02", end="2026-03-08", by="device").to_dict()
+    rule, before, _, text = spec["layer"]
+    assert (rule["mark"]["type"], before["mark"]["type"], text["mark"]["type"]) == ("rule", "point", "text")
+    rows = next(iter(spec["datasets"].values()))
+    for row in rows:
+        change = row["revenue_change"]
+        percent = round(change * 100)
+        assert row["change_label"] == (f"+{percent}%" if percent > 0 else f"{percent}%")
+    assert spec["layer"][0]["encoding"]["x"]["axis"]["title"] == "Revenue (USD)"
+    assert "Grey: 2026-02-23 to 2026-03-01; dot: 2026-03-02 to 2026-03-08" in spec["title"]["subtitle"]
+    with pytest.raises(ValidationError, match="'sales' is not compared"):
+        comparison_chart(con, site="alpha", metric="sales")
+    with pytest.raises(ValidationError, match="'campaign' is not a dimension"):
+        compare(con, site="alpha", by="campaign")  # type: ignore[arg-type]
