@@ -25,6 +25,7 @@ BOTTOM = (
     "secret",
     "money",
     "_version",
+    "_lazy",
     "endpoints",
     "config",
     "locate",
@@ -94,10 +95,11 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "widgets",
         *ENTRY,
     ),
-    # The sandbox reads the declaration of the endpoints and raises the toolkit's errors; nothing of
-    # the client side (its validation, settings, lake contract) may leak into what it serves.
+    # The sandbox reads the declaration of the endpoints and raises the toolkit's errors (and its face
+    # loads lazily, as every package's); nothing of the client side (its validation, settings, lake
+    # contract) may leak into what it serves.
     "sandbox": (
-        *(name for name in BOTTOM if name not in ("errors", "endpoints")),
+        *(name for name in BOTTOM if name not in ("errors", "endpoints", "_lazy")),
         *("http", "client", "parse", "lake", "syncing", "sites", "deals", *HIGH),
     ),
     "deals": ("client", "parse", "lake", "syncing", "sites", "sandbox", *HIGH),

@@ -24,7 +24,8 @@ from commerce_reports.secret import Secret
 from tests.lakes import ALERTS_DAYS, ALERTS_NOW, INCIDENT_FROM, alerts_lake
 
 # the lake: 720 partitions synced over loopback, once per run (by the first test that asks)
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+# one worker builds and reads it (another asking meanwhile would wait for it, idle)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("alerts-lake")]
 LAST = ALERTS_NOW.date() - timedelta(days=1)  # the last complete day
 
 

@@ -45,6 +45,7 @@ def _export(data_dir: Path, *args: str, env: dict[str, str]) -> subprocess.Compl
     )
 
 
+@pytest.mark.xdist_group("alerts-lake")  # on the worker that builds the alerts lake
 def test_the_weekly_report_is_written_beside_the_lake_and_mailed(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:

@@ -159,12 +159,7 @@ def _aggregates(
     start, end = sel.bounds
     params: dict[str, Any] = {"start": start, "end": end}
     clauses = [f"grain = '{grain}'", condition, "window_start >= $start", "window_end <= $end + 1"]
-    site = sel.site_clause(params)
-    if site:
-        clauses.append(site)
-    if sel.network:
-        clauses.append("network_name = $network")
-        params["network"] = sel.network
+    clauses += sel.network_clauses(params)
     return fetch_frame(
         con,
         f"""SELECT ({key})::VARCHAR AS key, sum(clicks)::DOUBLE AS clicks,

@@ -193,14 +193,9 @@ def _aggregate_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str
     if chosen is None:
         return None
     key, cond = chosen
-    clauses = ["grain = 'month'", "window_start <= $end", "window_end > $start", cond]
     params: dict[str, Any] = {"start": sel.start, "end": sel.end}
-    site = sel.site_clause(params)
-    if site:
-        clauses.append(site)
-    if sel.network:
-        clauses.append("network_name = $network")
-        params["network"] = sel.network
+    clauses = ["grain = 'month'", "window_start <= $end", "window_end > $start", cond]
+    clauses += sel.network_clauses(params)
     sql = f"""SELECT {key} AS key, sum(clicks)::DOUBLE AS clicks,
         CAST(sum(revenue) AS {MONEY_SUM}) AS aggregate_revenue, sum(actions)::DOUBLE AS actions
     FROM networks WHERE {" AND ".join(clauses)} GROUP BY 1"""

@@ -156,6 +156,16 @@ class Selection:
         params.update({name[1:]: site for name, site in zip(names, self.sites, strict=True)})
         return f"site = {names[0]}" if len(names) == 1 else f"site IN ({', '.join(names)})"
 
+    def network_clauses(self, params: dict[str, Any]) -> list[str]:
+        """The chosen sites and network as conditions on the networks view (its `network_name`),
+        adding their parameters to `params`."""
+        site = self.site_clause(params)
+        clauses = [site] if site else []
+        if self.network:
+            clauses.append("network_name = $network")
+            params["network"] = self.network
+        return clauses
+
     def where(
         self, date_column: str = "commission_date", *, filters: bool = True
     ) -> tuple[str, dict[str, Any]]:

@@ -7,8 +7,9 @@ load papermill or nbconvert.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .html import chart_specs, notebook_html, standalone_chart_html
@@ -55,15 +56,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load a name's module on first use (PEP 562): importing one submodule stays cheap."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

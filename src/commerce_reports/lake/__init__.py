@@ -9,8 +9,9 @@ The store (and pyarrow) loads on first use of its names (PEP 562): reading manif
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from .failures import FailureRecord, load_failures, record_failures
 from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock, writing_sites
@@ -44,9 +45,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("WrittenPartition", "write_partition"):
-        from . import store
-
-        return getattr(store, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_STORE = {"WrittenPartition": "store", "write_partition": "store"}
+__getattr__, __dir__ = lazy_names(__name__, _STORE, __all__)

@@ -7,9 +7,9 @@ first use, so a user of `sandbox.http` alone does not pay for it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from .config import DEMO_SITES, FAST_PACE, SandboxConfig, Site
 from .faults import DATA_KINDS, FAULT_KINDS, FaultConfig
 from .incidents import Incident
@@ -43,7 +43,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)

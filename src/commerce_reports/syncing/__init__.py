@@ -7,9 +7,9 @@ first use of its names (PEP 562), so `status` and `sync --plan` start at once.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from .costs import CostBook, Expected, service_of
 from .plan import (
     DEFAULT_MERCHANDISE_SLICES,
@@ -53,7 +53,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _RUN:
-        return getattr(importlib.import_module(".run", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, {name: "run" for name in _RUN}, __all__)
