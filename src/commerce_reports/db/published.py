@@ -39,7 +39,7 @@ from .coverage import SiteCoverage
 from .listing import dataset_of, listing_digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
 from .sources import MIXED
-from .state import STATE_FILE, rollup_files, site_folder
+from .state import rollup_files, site_places
 
 __all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
 
@@ -102,7 +102,7 @@ def _digest(snapshot: Snapshot) -> str:
     """What a generation of `snapshot` would hold: equal digests, the same generation."""
     parts = []
     for site in snapshot.sites:
-        state = site_folder(snapshot.data_dir, site.site) / STATE_FILE
+        state = site_places(snapshot.data_dir, site.site).state_file
         stamp = state.stat() if state.exists() else None
         parts.append(
             f"{site.site}|{listing_digest(site.listing)}|{site.fresh}|{sorted(site.unreadable)}"
@@ -163,8 +163,9 @@ def _fill(snapshot: Snapshot, folder: Path) -> None:
         readable = [r for d in DATASETS for r in site.readable(d)]
         _link_tree(site_root(snapshot.data_dir, site.site), site_root(folder, site.site), readable)
         if site.fresh:
-            files = sorted(rollup_files(snapshot.data_dir, site.site))
-            _link_tree(site_folder(snapshot.data_dir, site.site), site_folder(folder, site.site), files)
+            places = site_places(snapshot.data_dir, site.site)
+            files = sorted(rollup_files(places))
+            _link_tree(places.folder, site_places(folder, site.site).folder, files)
         for dataset in {dataset_of(r) for r in readable}:
             shapes[dataset] = MIXED if snapshot.by_name(dataset) else "same"
     record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
