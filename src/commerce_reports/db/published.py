@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..contract import DATASETS, site_root
+from ..contract import DATASETS
 from ..files import held, make_folder, save_atomic
 from .coverage import SiteCoverage
 from .listing import dataset_of, listing_digest
@@ -102,7 +102,7 @@ def _digest(snapshot: Snapshot) -> str:
     """What a generation of `snapshot` would hold: equal digests, the same generation."""
     parts = []
     for site in snapshot.sites:
-        state = site_places(snapshot.data_dir, site.site).state_file
+        state = site.places.state_file
         stamp = state.stat() if state.exists() else None
         parts.append(
             f"{site.site}|{listing_digest(site.listing)}|{site.fresh}|{sorted(site.unreadable)}"
@@ -161,11 +161,11 @@ def _fill(snapshot: Snapshot, folder: Path) -> None:
     shapes: dict[str, str] = {}
     for site in snapshot.sites:
         readable = [r for d in DATASETS for r in site.readable(d)]
-        _link_tree(site_root(snapshot.data_dir, site.site), site_root(folder, site.site), readable)
+        linked = site_places(folder, site.site)  # its places in the generation
+        _link_tree(site.places.lake, linked.lake, readable)
         if site.fresh:
-            places = site_places(snapshot.data_dir, site.site)
-            files = sorted(rollup_files(places))
-            _link_tree(places.folder, site_places(folder, site.site).folder, files)
+            files = sorted(rollup_files(site.places))
+            _link_tree(site.places.folder, linked.folder, files)
         for dataset in {dataset_of(r) for r in readable}:
             shapes[dataset] = MIXED if snapshot.by_name(dataset) else "same"
     record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..contract import DATASETS, site_root
+from ..contract import DATASETS
 from .coverage import SiteCoverage, coverage_of, with_status
 from .listing import Listing, dataset_of, listing_digest, site_listing, unreadable_files
 from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
-from .state import SiteState, load_state, rollup_files, site_places
+from .state import SitePlaces, SiteState, load_state, rollup_files, site_places
 from .views import View, render
 
 __all__ = [
@@ -36,14 +36,19 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SiteSnapshot:
-    """One site: its partition files now, its rollup state, and the files left out as unreadable."""
+    """One site (at `places`): its partition files now, its rollup state, and the files left out
+    as unreadable."""
 
-    site: str
+    places: SitePlaces
     listing: Listing
     state: SiteState | None
     unreadable: dict[str, str]  # relpath -> why
 
     rollups: Listing | None = None  # the rollup files now (read when the state matches the lake)
+
+    @property
+    def site(self) -> str:
+        return self.places.site
 
     @property
     def fresh(self) -> bool:
@@ -74,7 +79,7 @@ class Snapshot:
 
     def by_name(self, dataset: str) -> bool:
         """Whether the readable files of `dataset` differ in their columns (read them by name)."""
-        signatures = {_signature(self.data_dir, s, dataset) for s in self.sites} - {None}
+        signatures = {_signature(s, dataset) for s in self.sites} - {None}
         return len(signatures) > 1 or MIXED in signatures
 
     def reading(self) -> Reading:
@@ -117,7 +122,7 @@ def reading_of(
 _signatures: dict[str, str] = {}
 
 
-def _signature(data_dir: Path, site: SiteSnapshot, dataset: str) -> str | None:
+def _signature(site: SiteSnapshot, dataset: str) -> str | None:
     """The schema signature of a site's readable files of `dataset` (None: it has none)."""
     files = site.readable(dataset)
     if not files:
@@ -126,20 +131,19 @@ def _signature(data_dir: Path, site: SiteSnapshot, dataset: str) -> str | None:
         return site.state.schemas[dataset]
     key = listing_digest({r: site.listing[r] for r in files})
     if key not in _signatures:
-        root = site_root(data_dir, site.site)
-        distinct = set(file_schemas([root / r for r in files]).values())
+        distinct = set(file_schemas([site.places.lake / r for r in files]).values())
         _signatures[key] = distinct.pop() if len(distinct) == 1 else MIXED
     return _signatures[key]
 
 
 def _source(data_dir: Path, sites: Sequence[SiteSnapshot], dataset: str) -> str:
-    signatures = {_signature(data_dir, s, dataset) for s in sites} - {None}
+    signatures = {_signature(s, dataset) for s in sites} - {None}
     if not signatures:
         return read_sql(dataset, [], by_name=False)
     by_name = len(signatures) > 1 or MIXED in signatures
     if not any(dataset_of(r) == dataset for s in sites for r in s.unreadable):
         return read_sql(dataset, [part_glob(data_dir, dataset)], by_name=by_name)
-    paths = [site_root(data_dir, s.site) / r for s in sites for r in s.readable(dataset)]
+    paths = [s.places.lake / r for s in sites for r in s.readable(dataset)]
     return read_sql(dataset, paths, by_name=by_name)
 
 
@@ -154,7 +158,7 @@ def take_snapshot(data_dir: Path) -> Snapshot:
         known, skipped = (state.listing, state.skipped) if state is not None else ({}, {})
         unreadable = unreadable_files(places.lake, listing, known, skipped)
         rollups = rollup_files(places) if state is not None and state.matches(listing) else None
-        sites.append(SiteSnapshot(site, listing, state, unreadable, rollups))
+        sites.append(SiteSnapshot(places, listing, state, unreadable, rollups))
     coverage = tuple(coverage_of(root, s.site) for s in sites)
     return Snapshot(root, tuple(sites), coverage)
 
