@@ -34,7 +34,6 @@ __all__ = [
     "staged_buckets",
     "within_months",
     "write_buckets",
-    "write_file",
 ]
 
 NONE = "none"  # the bucket of rows whose date is NULL
@@ -109,10 +108,11 @@ def write_buckets(
     folder: Path,
     *,
     only: Collection[str] | None,
+    prefix: str = "",
 ) -> set[str]:
-    """Store the rows of `select` as `folder/<bucket>.parquet`, one file per value of `bucket`.
+    """Store the rows of `select` as `folder/<prefix><bucket>.parquet`, one file per value of `bucket`.
 
-    `only=None`: the whole rollup (files of buckets without rows are deleted; `_empty.parquet`, the
+    `only=None`: the whole rollup (every other file of `folder` is deleted; `_empty.parquet`, the
     columns and no rows, is rewritten). Otherwise just the buckets in `only` (one of them left
     without rows is deleted; rows of other buckets are not written). Returns the buckets written.
     """
@@ -120,20 +120,20 @@ def write_buckets(
         if not only:
             return set()
         select = f"SELECT * FROM ({select}) WHERE {bucket} IN ({', '.join(quote(b) for b in sorted(only))})"
-    make_folder(folder)
-    with staged_buckets(con, select, bucket, folder.parent) as files:
-        place(files, lambda value: folder / f"{value}.parquet")
+    with staged_buckets(con, select, bucket, folder.parent) as files:  # moving a file in makes `folder`
+        place(files, lambda value: folder / f"{prefix}{value}.parquet")
+        written = {prefix + value for value in files}
         if only is None:
-            write_file(con, f"SELECT * FROM ({select}) LIMIT 0", folder / EMPTY)
-            stale = {p.stem for p in folder.glob("*.parquet") if p.name != EMPTY} - set(files)
+            _write_file(con, f"SELECT * FROM ({select}) LIMIT 0", folder / EMPTY)
+            stale = {p.stem for p in folder.glob("*.parquet") if p.name != EMPTY} - written
         else:
-            stale = set(only) - set(files)
-    for value in stale:
-        (folder / f"{value}.parquet").unlink(missing_ok=True)
+            stale = {prefix + value for value in only} - written
+    for name in stale:
+        (folder / f"{name}.parquet").unlink(missing_ok=True)
     return set(files)
 
 
-def write_file(con: duckdb.DuckDBPyConnection, select: str, target: Path) -> None:
+def _write_file(con: duckdb.DuckDBPyConnection, select: str, target: Path) -> None:
     """Store the rows of `select` as the Parquet file `target`, replacing it atomically."""
 
     def copy(temp: Path) -> None:

@@ -31,8 +31,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..contract import DATASETS, PartitionKey, site_root
-from ..files import make_folder
+from ..contract import DATASETS, PartitionKey
 from .buckets import (
     NONE,
     day_bucket,
@@ -42,13 +41,12 @@ from .buckets import (
     staged_buckets,
     within_months,
     write_buckets,
-    write_file,
 )
 from .listing import Listing, Stat, dataset_of
 from .merge import merged_sql
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
-from .state import EMPTY, WHOLE_PREFIX, index_folder, rollup_folder
+from .state import EMPTY, WHOLE_PREFIX, SitePlaces
 from .views import VIEW_LIST, View, render
 
 __all__ = ["PATCH_SHARE", "Plan", "SiteBuild"]
@@ -113,26 +111,26 @@ class Plan:
 
 
 class SiteBuild:
-    """The rollups of one site, written through `con` (a DuckDB connection of its own)."""
+    """The rollups of one site (at `places`), written through `con` (a DuckDB connection of its own)."""
 
     def __init__(
         self,
         con: duckdb.DuckDBPyConnection,
-        data_dir: Path,
-        site: str,
+        places: SitePlaces,
         readable: Listing,
         schemas: Mapping[str, str],
         whole_days: frozenset[str] = frozenset(),
     ) -> None:
         self.con = con
-        self.data_dir = data_dir
-        self.site = site
-        self.root = site_root(data_dir, site)
+        self.site = places.site
+        self.root = places.lake
+        self.index = places.index
         self.readable = readable
         self.schemas = schemas
         self.whole_days = whole_days
-        self.base = rollup_folder(data_dir, site, _T, "base")
-        self.patch = rollup_folder(data_dir, site, _T, "patch")
+        self.base = places.rollup_folder(_T, "base")
+        self.patch = places.rollup_folder(_T, "patch")
+        self.folders = {view.name: places.rollup_folder(view.name) for view in _ROLLUPS}
         con.execute("CREATE SCHEMA IF NOT EXISTS inc")
 
     # ------------------------------------------------------------------ inputs
@@ -151,7 +149,7 @@ class SiteBuild:
         """The index file of one version of a ledger file."""
         key = PartitionKey.from_relpath(relpath.rsplit("/", 1)[0])
         version = "-".join(map(str, stat))
-        return index_folder(self.data_dir, self.site) / f"{key.by}_{key.start}.{version}.parquet"
+        return self.index / f"{key.by}_{key.start}.{version}.parquet"
 
     def _existing(self, folder: Path, buckets: Iterable[str]) -> list[Path]:
         return [folder / f"{b}.parquet" for b in sorted(buckets) if (folder / f"{b}.parquet").exists()]
@@ -195,14 +193,13 @@ class SiteBuild:
         )
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
         named = {self.index_path(r, self.readable[r]).name.split(".", 1)[0]: r for r in relpaths}
-        with staged_buckets(self.con, select, bucket, index_folder(self.data_dir, self.site)) as files:
+        with staged_buckets(self.con, select, bucket, self.index) as files:
             place(files, lambda value: self.index_path(named[value], self.readable[named[value]]))
 
     def remove_old_index(self) -> None:
         """Delete the index files of ledger file versions no longer in the lake."""
-        folder = index_folder(self.data_dir, self.site)
         keep = {self.index_path(r, self.readable[r]).name for r in self.of(_T)}
-        for path in folder.glob("*.parquet"):
+        for path in self.index.glob("*.parquet"):
             if path.name not in keep:
                 path.unlink(missing_ok=True)
 
@@ -223,9 +220,9 @@ class SiteBuild:
         self._install("inc", _ROLLUPS, transactions, sources)
         written: set[str] = set()
         for view in _ROLLUPS:
-            folder = rollup_folder(self.data_dir, self.site, view.name)
             select = f"SELECT * FROM inc.{view.name}"
-            written |= write_buckets(self.con, select, month_bucket(_date_column(view)), folder, only=None)
+            bucket = month_bucket(_date_column(view))
+            written |= write_buckets(self.con, select, bucket, self.folders[view.name], only=None)
         return written
 
     # ------------------------------------------------------------------ full
@@ -236,18 +233,12 @@ class SiteBuild:
         sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
         self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
-        make_folder(self.base)
         select = render(_VIEWS[_T], "inc", sources)
-        with staged_buckets(self.con, select, month_bucket("commission_date"), self.base.parent) as files:
-            whole = {month: self.base / f"{WHOLE_PREFIX}{month}.parquet" for month in files}
-            place(files, whole.__getitem__)
-        for path in self.base.glob("*.parquet"):
-            if path not in whole.values():
-                path.unlink()
-        write_file(self.con, f"SELECT * FROM ({select}) LIMIT 0", self.base / EMPTY)
+        by_month = month_bucket("commission_date")
+        months = write_buckets(self.con, select, by_month, self.base, only=None, prefix=WHOLE_PREFIX)
         no_patch = f"SELECT *, false AS _deleted FROM read_parquet({quote(str(self.base / EMPTY))})"
         write_buckets(self.con, no_patch, f"'{NONE}'", self.patch, only=None)
-        base = [*whole.values(), self.base / EMPTY]
+        base = self._base_files(months)  # the `whole-*` files just written
         days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
         self._write_index(self.of(_T))
         stored = stored_transactions_sql(base, [self.patch / EMPTY])
@@ -410,7 +401,7 @@ class SiteBuild:
             self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
             self._install("inc_reports", merging, "SELECT * FROM inc.old_rows WHERE false", sources)
         for view in _ROLLUPS:
-            folder = rollup_folder(self.data_dir, self.site, view.name)
+            folder = self.folders[view.name]
             bucket = month_bucket(_date_column(view))
             selects = []  # each for its own months: the report sources hold the rows of both
             if recompute[view.name]:

@@ -4,7 +4,8 @@ The rollups and the views decide from a listing whether a rollup still matches t
 partitions changed since it was built: a `stat` per file (a year of days lists in a few
 milliseconds), no reading. A file whose Parquet frame is broken (cut short, overwritten, not
 Parquet) is found by reading its first and last bytes, once per size and mtime: such a file is left
-out of every view with a warning saying how to repair it, instead of failing every query.
+out of every view with a warning saying how to repair it, instead of failing every query. One whose
+frame is whole but whose content cannot be decoded is found only when a rollup build over it fails.
 """
 
 from __future__ import annotations
@@ -15,16 +16,19 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..contract import DATASETS, PART_FILE, site_root
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..contract import DATASETS, PART_FILE
 
 __all__ = [
     "Listing",
     "Stat",
     "dataset_of",
-    "frame_problem",
     "listing_digest",
     "site_listing",
-    "warn_unreadable",
+    "undecodable_files",
+    "unreadable_files",
 ]
 
 log = logging.getLogger(__name__)
@@ -57,9 +61,9 @@ def _leaf_folders(folder: str, depth: int) -> list[str]:
     return level
 
 
-def site_listing(data_dir: Path, site: str) -> Listing:
-    """Every partition file of `site` (relpath below the site folder) with its size and mtime."""
-    root = str(site_root(data_dir, site))
+def site_listing(site_folder: Path) -> Listing:
+    """Every partition file of a site (relpath below its lake folder) with its size and mtime."""
+    root = str(site_folder)
     listing: Listing = {}
     for dataset in DATASETS:
         for folder in _leaf_folders(os.path.join(root, dataset), _DEPTH[dataset]):
@@ -85,7 +89,44 @@ def listing_digest(listing: Mapping[str, Stat]) -> str:
     return digest.hexdigest()
 
 
-def frame_problem(path: Path, stat: Stat) -> str | None:
+def unreadable_files(
+    site_folder: Path, listing: Listing, known: Listing, skipped: Mapping[str, str]
+) -> dict[str, str]:
+    """The files of `listing` (below `site_folder`) that cannot be read, each with why, and a
+    warning for each: the Parquet frame of every file is checked, but those in `known` at the same
+    version keep what was found then (`skipped`: why each unreadable one was left out)."""
+    found: dict[str, str] = {}
+    for relpath, stat in listing.items():
+        if known.get(relpath) == stat:
+            if relpath in skipped:
+                found[relpath] = skipped[relpath]
+            continue
+        problem = _frame_problem(site_folder / relpath, stat)
+        if problem is not None:
+            found[relpath] = problem
+    for relpath, reason in found.items():
+        _warn_unreadable(site_folder / relpath, reason, listing[relpath])
+    return found
+
+
+def undecodable_files(site_folder: Path, listing: Listing, skipped: Mapping[str, str]) -> dict[str, str]:
+    """The files of `listing` not in `skipped` whose content cannot be decoded, each with why
+    (read in full: only after a build over them failed)."""
+    found: dict[str, str] = {}
+    for relpath, stat in listing.items():
+        if relpath in skipped:
+            continue
+        try:
+            pq.read_table(site_folder / relpath)
+        except FileNotFoundError:
+            continue
+        except (pa.ArrowException, OSError, ValueError) as error:
+            found[relpath] = f"cannot be decoded ({' '.join(str(error).split())[:200]})"
+            _warn_unreadable(site_folder / relpath, found[relpath], stat)
+    return found
+
+
+def _frame_problem(path: Path, stat: Stat) -> str | None:
     """Why the file at `path` cannot be a whole Parquet file (None when its frame is whole).
 
     Checks the leading and trailing magic bytes and the footer length: a file cut short, or
@@ -120,7 +161,7 @@ def _check_frame(path: Path) -> str | None:
     return None
 
 
-def warn_unreadable(path: Path, reason: str, stat: Stat) -> None:
+def _warn_unreadable(path: Path, reason: str, stat: Stat) -> None:
     """Log, once per version of the file, that it is left out and how to repair it."""
     key = (str(path), *stat)
     if key in _warned:

@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..contract import DATASETS, site_root
+from ..contract import DATASETS
 from ..files import held, make_folder, save_atomic
 from .coverage import SiteCoverage
 from .listing import dataset_of, listing_digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
 from .sources import MIXED
-from .state import STATE_FILE, rollup_files, site_folder
+from .state import rollup_files, site_places
 
 __all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
 
@@ -102,7 +102,7 @@ def _digest(snapshot: Snapshot) -> str:
     """What a generation of `snapshot` would hold: equal digests, the same generation."""
     parts = []
     for site in snapshot.sites:
-        state = site_folder(snapshot.data_dir, site.site) / STATE_FILE
+        state = site.places.state_file
         stamp = state.stat() if state.exists() else None
         parts.append(
             f"{site.site}|{listing_digest(site.listing)}|{site.fresh}|{sorted(site.unreadable)}"
@@ -161,10 +161,11 @@ def _fill(snapshot: Snapshot, folder: Path) -> None:
     shapes: dict[str, str] = {}
     for site in snapshot.sites:
         readable = [r for d in DATASETS for r in site.readable(d)]
-        _link_tree(site_root(snapshot.data_dir, site.site), site_root(folder, site.site), readable)
+        linked = site_places(folder, site.site)  # its places in the generation
+        _link_tree(site.places.lake, linked.lake, readable)
         if site.fresh:
-            files = sorted(rollup_files(snapshot.data_dir, site.site))
-            _link_tree(site_folder(snapshot.data_dir, site.site), site_folder(folder, site.site), files)
+            files = sorted(rollup_files(site.places))
+            _link_tree(site.places.folder, linked.folder, files)
         for dataset in {dataset_of(r) for r in readable}:
             shapes[dataset] = MIXED if snapshot.by_name(dataset) else "same"
     record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)

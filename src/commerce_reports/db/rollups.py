@@ -11,6 +11,10 @@ sums allow), the months of changed aggregate windows (see `build.py`). A site wi
 whose views' code changed, is built whole, as `rebuild_rollups` (and `commerce-reports rollups
 --rebuild`) does on demand.
 
+A site is refreshed in steps, each called once from `_refresh_site` with the site's places
+(`state.SitePlaces`, found once): list the lake, load the state, decide whole or delta, find the
+unreadable files, build (`_build`: the state marked before any rollup is written, saved after).
+
 Writes are safe beside readers: readers read the state last published (`published.py`), and a
 refresh publishes the lake and its rollups once it is done. Each file is replaced atomically and the
 state written last; while a refresh runs the state says so. A refresh killed half way
@@ -30,19 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from ..contract import DATASETS, PART_FILE, PartitionKey, check_site_name, site_root
+from ..contract import PART_FILE, PartitionKey, check_site_name
 from ..errors import LakeError, ValidationError
 from ..lake.locks import writing_sites
 from .buckets import remove_staging
 from .build import SiteBuild
-from .listing import Listing, dataset_of, frame_problem, site_listing, warn_unreadable
+from .listing import Listing, dataset_of, site_listing, undecodable_files, unreadable_files
 from .published import publish
 from .snapshot import take_snapshot
-from .sources import MIXED, file_schemas, lake_sites, resolve_data_dir
-from .state import CODE, SiteState, load_state, rollup_files, save_state, site_folder
+from .sources import dataset_schemas, lake_sites, resolve_data_dir
+from .state import SitePlaces, SiteState, changed_rollups, load_state, rollup_files, save_state, site_places
 
 __all__ = ["SiteRefresh", "fresh_rollups", "rebuild_rollups", "refresh_rollups", "verify_rollups"]
 
@@ -51,6 +53,7 @@ log = logging.getLogger(__name__)
 # A scheduled sync must not take the machine's memory: past these, DuckDB spills to disk.
 _FULL_MEMORY = "3GB"
 _DELTA_MEMORY = "600MB"
+_NOTHING = SiteState(listing={})  # what rollups not built yet reflect: no lake file
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ def refresh_rollups(
     folder = resolve_data_dir(data_dir)
     done = []
     for site, hints in _targets(folder, changed).items():
-        result = _refresh_site(folder, site, hints, force)
+        result = _refresh_site(site_places(folder, site), hints, force)
         if result is not None:
             done.append(result)
     publish(folder)
@@ -97,7 +100,7 @@ def rebuild_rollups(
     """Rebuild the rollups of `sites` (default: every site of the lake) whole, from the lake files."""
     folder = resolve_data_dir(data_dir)
     chosen = lake_sites(folder) if sites is None else _site_names(sites)
-    done = [r for site in chosen if (r := _refresh_site(folder, site, set(), True)) is not None]
+    done = [r for site in chosen if (r := _refresh_site(site_places(folder, site), set(), True)) is not None]
     publish(folder)
     return done
 
@@ -110,10 +113,11 @@ def verify_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | No
     chosen = lake_sites(folder) if sites is None else _site_names(sites)
     found = []
     for site in chosen:
-        state = load_state(folder, site)
-        changed = [] if state is None else _changed_files(state.files, rollup_files(folder, site))
+        places = site_places(folder, site)
+        state = load_state(places)
+        changed = [] if state is None else changed_rollups(places, state)
         if changed:
-            _refresh_site(folder, site, set(), True)
+            _refresh_site(places, set(), True)
             found.append(
                 f"{site}: rollup files changed after they were built ({', '.join(changed[:5])}"
                 f"{', ...' if len(changed) > 5 else ''}): rebuilt from the lake"
@@ -121,11 +125,6 @@ def verify_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | No
     if found:
         publish(folder)
     return found
-
-
-def _changed_files(recorded: Listing, now: Listing) -> list[str]:
-    """The rollup files added, removed or rewritten since `recorded`, sorted."""
-    return sorted(r for r in recorded.keys() | now.keys() if recorded.get(r) != now.get(r))
 
 
 def fresh_rollups(data_dir: Path | str | None = None) -> list[str]:
@@ -177,38 +176,26 @@ def _connection(folder: Path, memory: str) -> Iterator[duckdb.DuckDBPyConnection
         shutil.rmtree(spill, ignore_errors=True)
 
 
-def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> SiteRefresh | None:
+def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefresh | None:
+    """Refresh one site's rollups under its lock, in steps: list the lake, load the state, decide
+    whole or delta, find the unreadable files, build (up to three attempts, each leaving out
+    what the one before found undecodable); None when nothing was to be done."""
     started = time.perf_counter()
-    with writing_sites(data_dir, [site]):
-        folder = site_folder(data_dir, site)
-        remove_staging(folder)
-        listing = site_listing(data_dir, site)
-        before = load_state(data_dir, site)
-        if not force and before is not None and before.matches(listing) and not hints & listing.keys():
-            changed = _changed_files(before.files, rollup_files(data_dir, site))
-            if not changed:
-                return None
-            log.warning(
-                "the rollups of site %s were changed after they were built (%s): rebuilding them",
-                site,
-                ", ".join(changed[:3]),
-            )
-            force = True
-        full = (
-            force
-            or before is None
-            or before.code != CODE
-            or before.rebuilding
-            or _mostly_new(before, listing)
-        )
-        skipped = _frame_problems(data_dir, site, listing, None if full else before)
+    site = places.site
+    with writing_sites(places.data_dir, [site]):
+        remove_staging(places.folder)
+        listing = site_listing(places.lake)
+        before = load_state(places)
+        full = _decide(places, before, listing, hints, force)
+        if full is None:
+            return None
+        basis = _NOTHING if full or before is None else before
+        skipped = unreadable_files(places.lake, listing, basis.listing, basis.skipped)
         for _ in range(3):
-            before = load_state(data_dir, site)  # a failed attempt may have left months pending
-            full = full or before is None or before.rebuilding
             try:
-                months, recomputed = _build(data_dir, site, listing, skipped, None if full else before, hints)
+                months, recomputed = _build(places, listing, skipped, None if full else before, hints)
             except (duckdb.Error, LakeError) as error:
-                found = _content_problems(data_dir, site, listing, skipped)
+                found = undecodable_files(places.lake, listing, skipped)
                 if not found and full:
                     raise LakeError(
                         f"the rollups of site {site} could not be built: {error}. The views read the lake "
@@ -219,7 +206,9 @@ def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> Si
                         "the rollups of site %s could not be updated (%s): rebuilding them whole", site, error
                     )
                 skipped |= found
-                full = full or not found  # nothing in the lake is to blame: rebuild the rollups whole
+                before = load_state(places)  # the failed attempt may have left months pending
+                # nothing in the lake is to blame: rebuild the rollups whole
+                full = full or not found or before is None or before.rebuilding
                 continue
             seconds = time.perf_counter() - started
             log.info(
@@ -231,114 +220,61 @@ def _refresh_site(data_dir: Path, site: str, hints: set[str], force: bool) -> Si
     raise LakeError(f"the rollups of site {site} could not be built: unreadable partitions keep failing them")
 
 
-def _mostly_new(before: SiteState, listing: Listing) -> bool:
-    """Whether most ledger files differ from what the rollups reflect (a lake copied to another
-    file system, a refetch of everything): then a full build costs less than an incremental one."""
-    ledger = [r for r in listing if dataset_of(r) == "transactions"]
-    changed = sum(1 for r in ledger if before.listing.get(r) != listing[r])
-    return changed > max(50, len(ledger) // 2)
+def _decide(
+    places: SitePlaces, before: SiteState | None, listing: Listing, hints: set[str], force: bool
+) -> bool | None:
+    """Whether the site's rollups are built whole (True) or for what changed (False); None when
+    they reflect `listing` already, untouched since (a changed rollup file is rebuilt whole)."""
+    if not force and before is not None and before.matches(listing) and not hints & listing.keys():
+        changed = changed_rollups(places, before)
+        if not changed:
+            return None
+        log.warning(
+            "the rollups of site %s were changed after they were built (%s): rebuilding them",
+            places.site,
+            ", ".join(changed[:3]),
+        )
+        return True
+    return force or before is None or before.outdated(listing)
 
 
 def _build(
-    data_dir: Path,
-    site: str,
+    places: SitePlaces,
     listing: Listing,
     skipped: dict[str, str],
     before: SiteState | None,
     hints: set[str],
 ) -> tuple[Collection[str], Collection[str]]:
     """Build the site's rollups whole (`before` None) or for what changed since `before`; return
-    the months written, and those of them recomputed from their stored transactions."""
+    the months written, and those of them recomputed from their stored transactions. The state says
+    what is being rewritten before any rollup file is, and what the rollups reflect once all are."""
     readable = {r: s for r, s in listing.items() if r not in skipped}
-    schemas = _schemas(data_dir, site, readable, before)
-    folder = site_folder(data_dir, site)
-    if before is None:
-        save_state(data_dir, site, SiteState(listing={}, rebuilding=True))
-        with _connection(folder, _FULL_MEMORY) as con:
-            build = SiteBuild(con, data_dir, site, readable, schemas)
+    basis = before or _NOTHING
+    schemas = dataset_schemas(places.lake, readable, basis.listing, basis.schemas)
+    with _connection(places.folder, _FULL_MEMORY if before is None else _DELTA_MEMORY) as con:
+        build = SiteBuild(con, places, readable, schemas, basis.whole_days)
+        if before is None:
+            save_state(places, SiteState(listing={}, rebuilding=True))
             months, whole_days = build.full()
             whole = months
-    else:
-        whole_days = before.whole_days
-        known = before.listing.keys() | listing.keys()
-        changed = {r for r in known if listing.get(r) != before.listing.get(r)}
-        changed |= (hints | (skipped.keys() ^ before.skipped.keys())) & known
-        with _connection(folder, _DELTA_MEMORY) as con:
-            build = SiteBuild(con, data_dir, site, readable, schemas, whole_days)
+        else:
+            known = before.listing.keys() | listing.keys()
+            changed = {r for r in known if listing.get(r) != before.listing.get(r)}
+            changed |= (hints | (skipped.keys() ^ before.skipped.keys())) & known
             plan = build.plan(before.listing, before.skipped, changed)
             months = plan.months | before.pending_months
-            save_state(data_dir, site, dataclasses.replace(before, pending_months=months))
-            whole = before.pending_months
+            save_state(places, dataclasses.replace(before, pending_months=months))
+            whole, whole_days = before.pending_months, before.whole_days
             build.apply(plan, whole, [r for r in changed if dataset_of(r) == "transactions"])
     build.remove_old_index()
     save_state(
-        data_dir,
-        site,
+        places,
         SiteState(
             listing=listing,
             skipped=dict(skipped),
             schemas=schemas,
             whole_days=whole_days,
-            files=rollup_files(data_dir, site),
+            files=rollup_files(places),
         ),
     )
     return months, whole
-
-
-def _schemas(data_dir: Path, site: str, readable: Listing, before: SiteState | None) -> dict[str, str]:
-    """Each dataset's schema signature (MIXED when its files' columns differ), reading the footers
-    of the files changed since `before` only, unless the dataset was mixed."""
-    root = site_root(data_dir, site)
-    found: dict[str, str] = {}
-    for dataset in DATASETS:
-        files = [r for r in readable if dataset_of(r) == dataset]
-        if not files:
-            continue
-        previous = before.schemas.get(dataset) if before is not None else None
-        unchanged = [r for r in files if before is not None and before.listing.get(r) == readable[r]]
-        if previous is None or previous == MIXED or not unchanged:
-            read = files
-            signatures = set()
-        else:
-            read = [r for r in files if r not in unchanged]
-            signatures = {previous}
-        signatures |= set(file_schemas([root / r for r in read]).values())
-        found[dataset] = signatures.pop() if len(signatures) == 1 else MIXED
-    return found
-
-
-def _frame_problems(data_dir: Path, site: str, listing: Listing, before: SiteState | None) -> dict[str, str]:
-    """The files whose Parquet frame is broken: checked for those changed since `before` (all
-    when None); the others keep what `before` found."""
-    root = site_root(data_dir, site)
-    found: dict[str, str] = {}
-    for relpath, stat in listing.items():
-        if before is not None and before.listing.get(relpath) == stat:
-            if relpath in before.skipped:
-                found[relpath] = before.skipped[relpath]
-            continue
-        problem = frame_problem(root / relpath, stat)
-        if problem is not None:
-            found[relpath] = problem
-            warn_unreadable(root / relpath, problem, stat)
-    return found
-
-
-def _content_problems(
-    data_dir: Path, site: str, listing: Listing, skipped: Mapping[str, str]
-) -> dict[str, str]:
-    """The readable-looking files whose content cannot be decoded (read in full: only after a
-    build failed)."""
-    root = site_root(data_dir, site)
-    found: dict[str, str] = {}
-    for relpath, stat in listing.items():
-        if relpath in skipped:
-            continue
-        try:
-            pq.read_table(root / relpath)
-        except FileNotFoundError:
-            continue
-        except (pa.ArrowException, OSError, ValueError) as error:
-            found[relpath] = f"cannot be decoded ({' '.join(str(error).split())[:200]})"
-            warn_unreadable(root / relpath, found[relpath], stat)
-    return found

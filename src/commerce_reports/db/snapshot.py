@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..contract import DATASETS, site_root
+from ..contract import DATASETS
 from .coverage import SiteCoverage, coverage_of, with_status
-from .listing import Listing, dataset_of, frame_problem, listing_digest, site_listing, warn_unreadable
+from .listing import Listing, dataset_of, listing_digest, site_listing, unreadable_files
 from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
-from .state import SiteState, load_state, rollup_files, rollup_folder
+from .state import SitePlaces, SiteState, load_state, rollup_files, site_places
 from .views import View, render
 
 __all__ = [
@@ -36,14 +36,19 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SiteSnapshot:
-    """One site: its partition files now, its rollup state, and the files left out as unreadable."""
+    """One site (at `places`): its partition files now, its rollup state, and the files left out
+    as unreadable."""
 
-    site: str
+    places: SitePlaces
     listing: Listing
     state: SiteState | None
     unreadable: dict[str, str]  # relpath -> why
 
     rollups: Listing | None = None  # the rollup files now (read when the state matches the lake)
+
+    @property
+    def site(self) -> str:
+        return self.places.site
 
     @property
     def fresh(self) -> bool:
@@ -74,7 +79,7 @@ class Snapshot:
 
     def by_name(self, dataset: str) -> bool:
         """Whether the readable files of `dataset` differ in their columns (read them by name)."""
-        signatures = {_signature(self.data_dir, s, dataset) for s in self.sites} - {None}
+        signatures = {_signature(s, dataset) for s in self.sites} - {None}
         return len(signatures) > 1 or MIXED in signatures
 
     def reading(self) -> Reading:
@@ -114,28 +119,10 @@ def reading_of(
     return Reading(root, tuple(fresh), tuple(stale), sources, tuple(coverage))
 
 
-def _unreadable(data_dir: Path, site: str, listing: Listing, state: SiteState | None) -> dict[str, str]:
-    """Files of `listing` that cannot be read: those the state skipped (same version), and those
-    not covered by the state whose Parquet frame is broken."""
-    known = state.listing if state is not None else {}
-    found: dict[str, str] = {}
-    for relpath, stat in listing.items():
-        if known.get(relpath) == stat and state is not None:
-            if relpath in state.skipped:
-                found[relpath] = state.skipped[relpath]
-            continue
-        problem = frame_problem(site_root(data_dir, site) / relpath, stat)
-        if problem is not None:
-            found[relpath] = problem
-    for relpath, reason in found.items():
-        warn_unreadable(site_root(data_dir, site) / relpath, reason, listing[relpath])
-    return found
-
-
 _signatures: dict[str, str] = {}
 
 
-def _signature(data_dir: Path, site: SiteSnapshot, dataset: str) -> str | None:
+def _signature(site: SiteSnapshot, dataset: str) -> str | None:
     """The schema signature of a site's readable files of `dataset` (None: it has none)."""
     files = site.readable(dataset)
     if not files:
@@ -144,20 +131,19 @@ def _signature(data_dir: Path, site: SiteSnapshot, dataset: str) -> str | None:
         return site.state.schemas[dataset]
     key = listing_digest({r: site.listing[r] for r in files})
     if key not in _signatures:
-        root = site_root(data_dir, site.site)
-        distinct = set(file_schemas([root / r for r in files]).values())
+        distinct = set(file_schemas([site.places.lake / r for r in files]).values())
         _signatures[key] = distinct.pop() if len(distinct) == 1 else MIXED
     return _signatures[key]
 
 
 def _source(data_dir: Path, sites: Sequence[SiteSnapshot], dataset: str) -> str:
-    signatures = {_signature(data_dir, s, dataset) for s in sites} - {None}
+    signatures = {_signature(s, dataset) for s in sites} - {None}
     if not signatures:
         return read_sql(dataset, [], by_name=False)
     by_name = len(signatures) > 1 or MIXED in signatures
     if not any(dataset_of(r) == dataset for s in sites for r in s.unreadable):
         return read_sql(dataset, [part_glob(data_dir, dataset)], by_name=by_name)
-    paths = [site_root(data_dir, s.site) / r for s in sites for r in s.readable(dataset)]
+    paths = [s.places.lake / r for s in sites for r in s.readable(dataset)]
     return read_sql(dataset, paths, by_name=by_name)
 
 
@@ -166,11 +152,13 @@ def take_snapshot(data_dir: Path) -> Snapshot:
     root = Path(data_dir).resolve()
     sites = []
     for site in lake_sites(root):
-        listing = site_listing(root, site)
-        state = load_state(root, site)
-        unreadable = _unreadable(root, site, listing, state)
-        rollups = rollup_files(root, site) if state is not None and state.matches(listing) else None
-        sites.append(SiteSnapshot(site, listing, state, unreadable, rollups))
+        places = site_places(root, site)
+        listing = site_listing(places.lake)
+        state = load_state(places)
+        known, skipped = (state.listing, state.skipped) if state is not None else ({}, {})
+        unreadable = unreadable_files(places.lake, listing, known, skipped)
+        rollups = rollup_files(places) if state is not None and state.matches(listing) else None
+        sites.append(SiteSnapshot(places, listing, state, unreadable, rollups))
     coverage = tuple(coverage_of(root, s.site) for s in sites)
     return Snapshot(root, tuple(sites), coverage)
 
@@ -197,11 +185,12 @@ def stored_transactions_sql(
 def rollup_read_sql(root: Path, sites: Sequence[str], view: View) -> str:
     """A SELECT of the stored rollup of `view` for `sites`: every bucket file of each (a folder
     always holds `_empty.parquet`, so its glob matches)."""
+    places = [site_places(root, s) for s in sites]
     if view.name == "transactions":  # _empty.parquet always exists: the globs match
-        base = [rollup_folder(root, s, view.name, "base") / "*.parquet" for s in sites]
-        patch = [rollup_folder(root, s, view.name, "patch") / "*.parquet" for s in sites]
+        base = [p.rollup_folder(view.name, "base") / "*.parquet" for p in places]
+        patch = [p.rollup_folder(view.name, "patch") / "*.parquet" for p in places]
         return stored_transactions_sql(base, patch)
-    files = [rollup_folder(root, s, view.name) / "*.parquet" for s in sites]
+    files = [p.rollup_folder(view.name) / "*.parquet" for p in places]
     return f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
 
 

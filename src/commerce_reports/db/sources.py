@@ -19,7 +19,7 @@ each file is read once, from one open handle. `file_schemas` tells which case ap
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -36,11 +36,13 @@ from ..contract import (
     sql_type,
 )
 from ..errors import LakeError, ValidationError
+from .listing import Listing, dataset_of
 
 __all__ = [
     "FOLDERS",
     "HIVE_KEYS",
     "MIXED",
+    "dataset_schemas",
     "file_schemas",
     "lake_sites",
     "part_glob",
@@ -115,6 +117,30 @@ def file_schemas(paths: Sequence[str | Path]) -> dict[str, str]:
         except duckdb.Error as error:
             raise LakeError(f"a lake file could not be read: {error}") from None
     return {str(name): str(signature) for name, signature in rows}
+
+
+def dataset_schemas(
+    site_folder: Path, readable: Listing, known: Listing, previous: Mapping[str, str]
+) -> dict[str, str]:
+    """Each dataset's schema signature over the `readable` files of a site (MIXED when their
+    columns differ). The footers of the files in `known` at the same version are not read again
+    when their dataset had one signature then (`previous`)."""
+    found: dict[str, str] = {}
+    for dataset in DATASETS:
+        files = [r for r in readable if dataset_of(r) == dataset]
+        if not files:
+            continue
+        before = previous.get(dataset)
+        unchanged = [r for r in files if known.get(r) == readable[r]]
+        if before is None or before == MIXED or not unchanged:
+            read = files
+            signatures = set()
+        else:
+            read = [r for r in files if r not in unchanged]
+            signatures = {before}
+        signatures |= set(file_schemas([site_folder / r for r in read]).values())
+        found[dataset] = signatures.pop() if len(signatures) == 1 else MIXED
+    return found
 
 
 def lake_sites(data_dir: Path) -> list[str]:

@@ -20,34 +20,35 @@ and a view over it never depends on which buckets exist.
 as unreadable, each dataset's schema signature (so readers need not read every footer), and, while
 a refresh is writing, the months it is rewriting (`pending_months`; `rebuilding` for a full build).
 A rollup counts only while its state matches the lake listing exactly and nothing is pending.
+
+`site_places` works these paths out once per site; a refresh hands the `SitePlaces` down.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..contract import DATASETS, check_site_name, dataset_schema
+from ..contract import DATASETS, check_site_name, dataset_schema, site_root
 from ..files import save_atomic
-from .listing import Listing
+from .listing import Listing, dataset_of
 from .views import VIEW_LIST
 
 __all__ = [
     "CODE",
     "EMPTY",
     "WHOLE_PREFIX",
+    "SitePlaces",
     "SiteState",
-    "index_folder",
+    "changed_rollups",
     "load_state",
     "rollup_files",
-    "rollup_folder",
     "rollups_root",
     "save_state",
-    "site_folder",
+    "site_places",
 ]
 
 STATE_FILE = "state.json"
@@ -65,18 +66,29 @@ def rollups_root(data_dir: Path) -> Path:
     return Path(data_dir) / "rollups"
 
 
-def site_folder(data_dir: Path, site: str) -> Path:
-    return rollups_root(data_dir) / f"site={check_site_name(site)}"
+@dataclass(frozen=True)
+class SitePlaces:
+    """Where one site's lake files and rollups are: found once (`site_places`) and handed down,
+    so that no step of a refresh works a path out of (data_dir, site) again."""
+
+    data_dir: Path
+    site: str
+    lake: Path  # the site's partition files
+    folder: Path  # its rollups (and their state, index, staging)
+    state_file: Path
+    index: Path  # the index files of its ledger files
+
+    def rollup_folder(self, view: str, part: str = "") -> Path:
+        """The folder of one rollup view (`part`: `base` or `patch` for transactions)."""
+        folder = self.folder / view
+        return folder / part if part else folder
 
 
-def rollup_folder(data_dir: Path, site: str, view: str, part: str = "") -> Path:
-    """The folder of one rollup view (`part`: `base` or `patch` for transactions)."""
-    folder = site_folder(data_dir, site) / view
-    return folder / part if part else folder
-
-
-def index_folder(data_dir: Path, site: str) -> Path:
-    return site_folder(data_dir, site) / "index"
+def site_places(data_dir: Path, site: str) -> SitePlaces:
+    """The places of `site` in the data folder `data_dir` (the site's name checked)."""
+    folder = rollups_root(data_dir) / f"site={check_site_name(site)}"
+    lake = site_root(data_dir, site)
+    return SitePlaces(Path(data_dir), site, lake, folder, folder / STATE_FILE, folder / "index")
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,16 @@ class SiteState:
         return (
             self.code == CODE and not self.rebuilding and not self.pending_months and self.listing == listing
         )
+
+    def outdated(self, listing: Listing) -> bool:
+        """Whether the rollups must be built whole to reflect `listing`: other views' code, a full
+        build unfinished, or most ledger files differing from what they reflect (a lake copied to
+        another file system, a refetch of everything: a full build then costs less)."""
+        if self.code != CODE or self.rebuilding:
+            return True
+        ledger = [r for r in listing if dataset_of(r) == "transactions"]
+        changed = sum(1 for r in ledger if self.listing.get(r) != listing[r])
+        return changed > max(50, len(ledger) // 2)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -138,13 +160,13 @@ class SiteState:
 _cache: dict[str, tuple[tuple[int, int, int], SiteState | None]] = {}
 
 
-def load_state(data_dir: Path, site: str) -> SiteState | None:
+def load_state(places: SitePlaces) -> SiteState | None:
     """The site's rollup state, or None when there is none (or it is unreadable: then rebuild).
 
     Parsed once per version of the file (size, mtime, inode), so checking freshness at every query
     costs a `stat`.
     """
-    path = site_folder(data_dir, site) / STATE_FILE
+    path = places.state_file
     try:
         stat = path.stat()
     except OSError:
@@ -162,10 +184,10 @@ def load_state(data_dir: Path, site: str) -> SiteState | None:
     return state
 
 
-def rollup_files(data_dir: Path, site: str) -> Listing:
+def rollup_files(places: SitePlaces) -> Listing:
     """The rollup files of a site the views read (below its rollup folder, not the index), with
     their stat: what a refresh records in the state, and what `verify` compares with it."""
-    folder = site_folder(data_dir, site)
+    folder = places.folder
     found: Listing = {}
     for path in folder.rglob("*.parquet"):
         relpath = path.relative_to(folder)
@@ -176,12 +198,13 @@ def rollup_files(data_dir: Path, site: str) -> Listing:
     return found
 
 
-def save_state(data_dir: Path, site: str, state: SiteState | None) -> None:
-    """Write (or, with None, remove) the site's state atomically."""
-    folder = site_folder(data_dir, site)
-    path = folder / STATE_FILE
-    if state is None:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        return
-    save_atomic(path, json.dumps(state.to_json(), separators=(",", ":")))
+def changed_rollups(places: SitePlaces, state: SiteState) -> list[str]:
+    """The rollup files added, removed or rewritten since `state` recorded them, sorted (a rollup
+    changed by anything but a refresh must not answer for the lake)."""
+    now = rollup_files(places)
+    return sorted(r for r in state.files.keys() | now.keys() if state.files.get(r) != now.get(r))
+
+
+def save_state(places: SitePlaces, state: SiteState) -> None:
+    """Write the site's state atomically."""
+    save_atomic(places.state_file, json.dumps(state.to_json(), separators=(",", ":")))
