@@ -16,7 +16,7 @@ from pathlib import Path
 import commerce_reports
 
 PACKAGE = Path(commerce_reports.__file__).parent
-WING_MAY_USE = {"http", "secret", "redaction", "errors", "config", "_version"}
+WING_MAY_USE = {"http", "secret", "redaction", "errors", "config", "_version", "_lazy"}
 SANDBOX_MAY_USE = {"sandbox.http", "errors"}
 MAY_USE_THE_WING = {"cli.deals", "cli.sandbox"}
 
