@@ -67,36 +67,29 @@ def with_secret(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @needs_chromium
-def test_the_report_exports_to_html_whose_charts_render_offline(
-    in_the_lake: Path, tmp_path: Path, with_secret: str
+@pytest.mark.xdist_group("published-lake")
+def test_the_report_exports_from_a_published_lake_to_html_that_renders_offline_with_its_figures(
+    in_the_published_lake: Path, notebook_lake: Path, tmp_path: Path, with_secret: str
 ) -> None:
+    """The report, exported from a lake synced in the published dialect: named after its default
+    period, nothing off the page, every chart drawn in Chromium from data (and written as PNG), no
+    secret in any file, and the summary's figures those of the contract lake of the same world."""
     result = export_notebook(REPORT, tmp_path / "out", {"site": "alpha", "sync": "false"}, png=True)
     last = datetime.now(UTC).date() - timedelta(days=1)  # the default: the last 7 whole days
-    assert result.html.name == f"report_alpha_{last - timedelta(days=6)}_{last}.html"
+    first = last - timedelta(days=6)
+    assert result.html.name == f"report_alpha_{first}_{last}.html"
     page = result.html.read_text()
     assert external_references(page) == []
     assert "Commerce report: alpha</h1>" in page and "This period against the previous one" in page
+    specs = chart_specs(nbformat.read(result.notebook, as_version=4))
+    assert len(specs) == 7 and all(figures(spec) for spec in specs) and EMPTY_TITLE not in str(specs)
     marks = chart_marks(rendered_dom(result.html))
     assert len(marks) == 7 and all(count > 0 for count in marks), marks
     assert len([p for p in result.images if p.suffix == ".png"]) == len(marks)
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in result.images)
     for path in (tmp_path / "out").iterdir():
         assert with_secret.encode() not in path.read_bytes()
-
-
-@pytest.mark.xdist_group("published-lake")
-def test_the_report_exports_from_a_published_lake_with_the_contract_lakes_figures(
-    in_the_published_lake: Path, notebook_lake: Path, tmp_path: Path
-) -> None:
-    """The same export on a lake synced in the published dialect: every chart drawn from data, and
-    the summary's figures those of the contract lake of the same world."""
-    result = export_notebook(REPORT, tmp_path / "out", {"site": "alpha", "sync": "false", "days": 14})
-    page = result.html.read_text()
-    assert external_references(page) == [] and page.count('id="commerce-chart-') == 7
-    specs = chart_specs(nbformat.read(result.notebook, as_version=4))
-    assert len(specs) == 7 and all(figures(spec) for spec in specs) and EMPTY_TITLE not in str(specs)
-    last = datetime.now(UTC).date() - timedelta(days=1)
-    alpha = Selection(site="alpha", start=last - timedelta(days=13), end=last)
+    alpha = Selection(site="alpha", start=first, end=last)
     with connect(notebook_lake) as con:
         (row,) = compare(con, alpha).to_dicts()
         best = ranking_frame(con, "merchant", alpha, top_n=1).row(0, named=True)

@@ -7,8 +7,12 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.spark.conftest import Lake
 from tests.test_readme import python_blocks
+
+pytestmark = pytest.mark.xdist_group("spark")  # the worker whose Spark session is already up
 
 
 def test_the_readme_spark_block_runs(spark: Any, lake: Lake, tmp_path: Path) -> None:
