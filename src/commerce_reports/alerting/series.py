@@ -15,7 +15,7 @@ country (the dimensions of `charts.dimensions` the service aggregates):
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 import duckdb
@@ -23,7 +23,7 @@ import polars as pl
 
 from ..charts.dimensions import AGGREGATED, DIMENSION_TABLE
 from ..charts.queries import fetch_frame
-from ..charts.selection import Selection
+from ..charts.selection import Coverage, Selection
 
 __all__ = ["SITE_SCOPE", "click_series", "daily_coverage", "ledger_series"]
 
@@ -43,10 +43,6 @@ _WINDOW_COLUMNS = (
 )
 
 
-def _moment(day: date) -> datetime:
-    return datetime.combine(day, time(), tzinfo=UTC)
-
-
 def daily_coverage(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, tuple[date, date]]:
     """Per site, the first stored ledger day and the last one fetched after it ended (complete)."""
     params: dict[str, Any] = {}
@@ -60,8 +56,8 @@ def daily_coverage(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, 
     ).fetchall()
     days: dict[str, tuple[date, date]] = {}
     for site, first, last, fetched in rows:
-        fetched = fetched if fetched.tzinfo else fetched.replace(tzinfo=UTC)
-        complete = last if fetched >= _moment(last + timedelta(days=1)) else last - timedelta(days=1)
+        partial = Coverage(first, last, fetched).partial  # the last day, when fetched before it ended
+        complete = last if partial is None else last - timedelta(days=1)
         if complete >= first:
             days[str(site)] = (first, complete)
     return days

@@ -192,10 +192,8 @@ def _flags(con: duckdb.DuckDBPyConnection, sel: Selection, cover: Coverage) -> t
     """(complete, final) of a period: the lake holds every day of it whole (the views' `complete`
     column where they have it, else the ledger's days), and the service will no longer revise it
     (the views' `final` column; None where they have none)."""
-    start, end = sel.bounds
     columns = columns_of(con, "daily_performance")
-    span = cover.span(sel)
-    complete = span == (start, end) and cover.partial_in(sel) is None
+    complete = cover.holds(sel)
     final: bool | None = None
     wanted = [c for c in ("complete", "final") if c in columns]
     if wanted:

@@ -235,6 +235,10 @@ class Coverage:
         fetched = self.fetched_at if self.fetched_at.tzinfo else self.fetched_at.replace(tzinfo=UTC)
         return self.last if fetched < ended else None
 
+    def holds(self, sel: Selection) -> bool:
+        """True when the ledger holds every day of the resolved selection's range, none partial."""
+        return self.span(sel) == sel.bounds and self.partial_in(sel) is None
+
     def partial_in(self, sel: Selection) -> date | None:
         """The partial day, if it lies in the selection's range."""
         span = self.span(sel)

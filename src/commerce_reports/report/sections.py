@@ -69,8 +69,7 @@ def title(
     sel, cover = resolve(con, selection)
     sites = _sites(con, sel)
     made = (now or datetime.now(UTC)).astimezone(UTC)
-    span = cover.span(sel)
-    whole = span == sel.bounds and cover.partial_in(sel) is None
+    whole = cover.holds(sel)
     lake = f"the lake holds {cover.first} to {cover.last}" if cover.first else "the lake holds no day yet"
     partial = (
         ""
