@@ -29,12 +29,12 @@ from ..errors import ValidationError
 from ..money import Currency
 from .dimensions import DIMENSION_TABLE, Dimension
 from .queries import (
-    TXN_MEASURES,
     aggregate_slice,
     check_dimension,
     check_top_n,
     columns_of,
     fetch_frame,
+    totals_side,
     transaction_side,
 )
 from .selection import Coverage, Selection, scoped
@@ -108,15 +108,9 @@ def _ledger(con: duckdb.DuckDBPyConnection, dimension: Dimension | None, sel: Se
     """key, revenue, order_value, orders, returns of one period."""
     if dimension is not None:
         sql, params = transaction_side(dimension, sel)
-    elif sel.filtered:
-        where, params = sel.where()
-        sql = f"SELECT '{TOTAL}' AS key, {TXN_MEASURES} FROM transactions WHERE {where}"
     else:
-        where, params = sel.where("day", filters=False)
-        sql = (
-            f"SELECT '{TOTAL}' AS key, sum(revenue) AS revenue, sum(order_value) AS order_value, "
-            f"sum(transactions) AS orders, sum(returns) AS returns FROM daily_performance WHERE {where}"
-        )
+        totals, params = totals_side(sel)
+        sql = f"SELECT '{TOTAL}' AS key, * FROM ({totals})"
     return fetch_frame(
         con,
         f"""SELECT key::VARCHAR AS key, coalesce(revenue, 0)::{MONEY_SUM} AS revenue,

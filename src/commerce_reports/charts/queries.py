@@ -38,6 +38,7 @@ __all__ = [
     "filter_options",
     "network_gap_frame",
     "ranking_frame",
+    "totals_side",
     "transaction_side",
 ]
 
@@ -89,6 +90,9 @@ def check_top_n(top_n: int, limit: int = MAX_TOP_N) -> int:
 
 TXN_MEASURES = """sum(publisher_net_revenue) AS revenue, sum(order_value) AS order_value,
         count(*) AS orders, count(*) FILTER (WHERE returned) AS returns"""
+ROLLUP_MEASURES = """sum(revenue) AS revenue, sum(order_value) AS order_value,
+        sum(transactions) AS orders, sum(returns) AS returns"""
+"""The same figures as `TXN_MEASURES`, over a daily rollup's rows (one per day and key)."""
 _SORT: dict[str, str] = {"orders": "orders", "conversion_rate": "conversion_rate"}
 
 
@@ -130,9 +134,8 @@ def transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[st
         # The daily rollup: a fraction of the transactions' rows.
         where, params = sel.where("day", filters=False)
         return (
-            f"""SELECT {spec.key} AS key, {detail} AS detail, sum(revenue) AS revenue,
-        sum(order_value) AS order_value, sum(transactions) AS orders, sum(returns) AS returns
-    FROM {spec.daily} WHERE {where} GROUP BY 1""",
+            f"SELECT {spec.key} AS key, {detail} AS detail, {ROLLUP_MEASURES} FROM {spec.daily} "
+            f"WHERE {where} GROUP BY 1",
             params,
         )
     where, params = sel.where()
@@ -162,6 +165,21 @@ def transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[st
         FROM {spec.view} WHERE {edges}
     ) GROUP BY 1"""
     return sql, {**params, "m_first": months[0], "m_last": months[1]}
+
+
+def totals_side(sel: Selection, *, per_day: bool = False) -> tuple[str, dict[str, Any]]:
+    """SQL (and parameters) of the selection's transaction figures in total, or per commission day
+    (`day`): revenue, order_value, orders, returns. Without a filter the daily rollup answers (a
+    fraction of the transactions' rows)."""
+    if sel.filtered:
+        where, params = sel.where()
+        day, measures, view = "commission_date", TXN_MEASURES, "transactions"
+    else:
+        where, params = sel.where("day", filters=False)
+        day, measures, view = "day", ROLLUP_MEASURES, "daily_performance"
+    if per_day:
+        return f"SELECT {day} AS day, {measures} FROM {view} WHERE {where} GROUP BY 1", params
+    return f"SELECT {measures} FROM {view} WHERE {where}", params
 
 
 def aggregate_slice(dimension: Dimension, sel: Selection) -> tuple[str, str] | None:

@@ -13,7 +13,7 @@ import polars as pl
 
 from ..contract import MONEY_SUM
 from ..errors import ValidationError
-from .queries import TXN_MEASURES, check_top_n, closed, fetch_frame, ranking_frame
+from .queries import check_top_n, closed, fetch_frame, ranking_frame, totals_side
 from .selection import Selection
 
 __all__ = ["Grain", "daily_frame", "link_trend_frame", "trend_grain"]
@@ -38,16 +38,7 @@ def daily_frame(con: duckdb.DuckDBPyConnection, sel: Selection, *, max_periods: 
     """Revenue, order value, orders and returns per period (day, week or month: see `trend_grain`)."""
     sel = closed(con, sel)
     grain = trend_grain(sel, max_periods)
-    if sel.filtered:
-        where, params = sel.where()
-        source = f"SELECT commission_date AS day, {TXN_MEASURES} FROM transactions WHERE {where} GROUP BY 1"
-    else:
-        where, params = sel.where("day", filters=False)
-        source = (
-            "SELECT day, sum(revenue) AS revenue, sum(order_value) AS order_value, "
-            "sum(transactions) AS orders, sum(returns) AS returns "
-            f"FROM daily_performance WHERE {where} GROUP BY 1"
-        )
+    source, params = totals_side(sel, per_day=True)
     sql = f"""SELECT date_trunc('{grain}', day)::DATE AS period, '{grain}' AS grain,
        sum(revenue)::{MONEY_SUM} AS revenue, sum(order_value)::{MONEY_SUM} AS order_value,
        sum(orders)::BIGINT AS orders, sum(returns)::BIGINT AS returns,
