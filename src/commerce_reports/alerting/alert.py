@@ -11,6 +11,7 @@ from typing import Any, Literal
 import polars as pl
 
 from ..charts.dimensions import DIMENSION_TABLE
+from ..charts.figures import figure
 from ..money import Currency
 from .series import SITE_SCOPE
 from .thresholds import AlertMetric, Thresholds
@@ -23,7 +24,6 @@ _NAMES = {
     "conversion_rate": "conversion rate",
     "return_rate": "return rate",
 }
-_MONEY = {"revenue", "epc"}
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ class Alert:
         if self.kind != "change" or self.metric is None:
             return f"{self.where}: {self.detail}"
         money = Currency.of(currency)
-        value, base = _figure(self.metric, self.value, money), _figure(self.metric, self.baseline, money)
-        spread = _figure(self.metric, self.spread, money)
+        value, base = figure(self.metric, self.value, money), figure(self.metric, self.baseline, money)
+        spread = figure(self.metric, self.spread, money)
         change = self.change or 0.0
         direction = "down" if change < 0 else "up"
         span = "on" if self.days == 1 else f"over the {self.days} days from"
@@ -72,14 +72,6 @@ class Alert:
             f"{abs(change):.0%} from {base} (the median of the same weekdays in the {self.weeks} weeks "
             f"before; usual spread ±{spread})"
         )
-
-
-def _figure(metric: str, value: float | None, money: Currency) -> str:
-    if value is None:
-        return "–"
-    if metric in _MONEY:
-        return money.format(value, digits=money.digits + 1 if metric == "epc" else None)
-    return f"{value:.2%}"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import polars as pl
 
 from ..charts.compare import Comparison
 from ..charts.dimensions import DIMENSION_TABLE
+from ..charts.figures import figure
 from ..money import Currency
 
 __all__ = ["change_cell", "comparison_table", "figure", "ranking_table", "summary_table"]
@@ -29,19 +30,6 @@ _LABELS = {
     "conversion_rate": "Conversion",
 }
 _WORSE_WHEN_UP = {"returns", "return_rate"}
-
-
-def figure(metric: str, value: float | int | None, money: Currency) -> str:
-    """A figure as people read it: money with its symbol, rates as percentages, counts grouped."""
-    if value is None:
-        return "–"
-    if metric == "revenue":
-        return money.format(value)
-    if metric == "epc":
-        return money.format(value, digits=money.digits + 1)
-    if metric in ("return_rate", "conversion_rate"):
-        return f"{value:.2%}"
-    return f"{value:,.0f}"
 
 
 def change_cell(metric: str, change: float | None) -> str:
