@@ -25,6 +25,7 @@ __all__ = [
     "as_selection",
     "check_connection",
     "coverage",
+    "known_sites",
     "resolve",
     "scoped",
 ]
@@ -282,7 +283,8 @@ def coverage(con: duckdb.DuckDBPyConnection, sites: str | Iterable[str] | None =
     return Coverage(first, last, fetched)
 
 
-def _known_sites(con: duckdb.DuckDBPyConnection) -> list[str]:
+def known_sites(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The sites the lake holds, sorted."""
     rows = con.sql("SELECT DISTINCT site FROM daily_performance ORDER BY 1").fetchall()
     return [str(site) for (site,) in rows]
 
@@ -297,7 +299,7 @@ def resolve(
     if not isinstance(selection, Selection):
         raise ValidationError("selection", f"{selection!r} is not a Selection", "give Selection(...)")
     if selection.sites:
-        stored = _known_sites(con)
+        stored = known_sites(con)
         missing = [s for s in selection.sites if s not in stored]
         if missing:
             raise ValidationError(

@@ -24,8 +24,8 @@ import duckdb
 from ..alerting import Thresholds, alerts
 from ..charts.compare import compare_periods
 from ..charts.dimensions import DIMENSION_TABLE, Dimension
-from ..charts.queries import aggregate_span, check_top_n, filter_options, ranking_frame
-from ..charts.selection import Selection, resolve
+from ..charts.queries import aggregate_span, check_top_n, ranking_frame
+from ..charts.selection import Selection, known_sites, resolve
 from ..charts.style import aggregate_note, money_of
 from ..export.parts import OUTPUT_KEY as METADATA_KEY
 from ..money import Currency
@@ -51,7 +51,7 @@ class Section:
 
 
 def _sites(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[str]:
-    return list(sel.sites) or filter_options(con)["sites"]
+    return list(sel.sites) or known_sites(con)
 
 
 def title(
