@@ -220,7 +220,7 @@ def compare_periods(
     before = previous_period(sel)
     notes: list[str] = []
     aggregate_note = ""
-    chosen = aggregate_slice(by or "network", sel) if by is None or DIMENSION_TABLE[by].aggregated else None
+    chosen = aggregate_slice(by or "network", sel)  # None for a dimension the service does not aggregate
     source = _aggregate_source(con, chosen[1], [sel, before]) if chosen else None
     frames = []
     for period in (sel, before):
