@@ -62,12 +62,10 @@ def alerts(
         raise ValidationError("data_dir", f"{data_dir!r} is not a folder path", "give a str or Path, or None")
     if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
         raise ValidationError("now", f"{now!r} is not an aware datetime", "give datetime.now(UTC) or similar")
-    settings = current_settings() if thresholds is None or currency is None or data_dir is None else None
-    limits = thresholds or Thresholds.from_table(settings.alerts if settings else None)
-    money = (
-        Currency.of(currency) if currency is not None else (settings.currency if settings else Currency.of())
-    )
-    folder = Path(data_dir) if data_dir is not None else (settings.data_dir if settings else Path("data"))
+    # what was not handed in comes from the process's settings (resolved once, kept)
+    limits = thresholds or Thresholds.from_table(current_settings().alerts)
+    money = Currency.of(currency) if currency is not None else current_settings().currency
+    folder = Path(data_dir) if data_dir is not None else current_settings().data_dir
     moment = now or datetime.now(UTC)
     if con is None:
         from ..db import connect
