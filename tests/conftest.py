@@ -95,12 +95,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """Block non-loopback connections; clear COMMERCE_REPORTS_*; private cwd and pace folder."""
+    """Block non-loopback connections; clear COMMERCE_REPORTS_*; a private cwd, and private user
+    folders (the pace state in the cache; the default lake in the data home: a user's own lake
+    must not be what a test finds)."""
     monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
     for name in list(os.environ):
         if name.startswith("COMMERCE_REPORTS_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data-home"))
     monkeypatch.chdir(tmp_path)
     yield
 

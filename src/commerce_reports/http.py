@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import errno
+import functools
 import logging
 import random
 import re
@@ -201,6 +202,13 @@ def _shut(held: socket.socket) -> None:
         held.shutdown(socket.SHUT_RDWR)
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The certificates httpx would trust (certifi's, or `SSL_CERT_FILE`/`SSL_CERT_DIR`), loaded once
+    per process: loading them took ~20 ms, paid by every client of every site and lane."""
+    return httpx.create_ssl_context(trust_env=True)
+
+
 class Session:
     """An httpx client whose every request is bounded in size and time. Raises TransportError
     (no complete answer, deadline passed), ResponseTooLargeError, or MalformedResponseError
@@ -231,6 +239,7 @@ class Session:
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0, deadline)),
             limits=httpx.Limits(max_keepalive_connections=0),
             transport=transport,
+            verify=_tls_context(),
         )
 
     def close(self) -> None:

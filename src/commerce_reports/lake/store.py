@@ -54,7 +54,7 @@ __all__ = [
 
 PARAMS_METADATA = b"commerce_reports.params"
 # Labels after which redaction masks key-shaped tokens (see redaction.py): rows holding one are scrubbed.
-_KEY_LABELS = r"(?i)(authorization|x-api-key|secret\s|bearer\s|[?&](key|api_key|apikey|token|secret)=)"
+_KEY_LABELS = r"(?i:authorization|x-api-key|secret\s|bearer\s|[?&](?:key|api_key|apikey|token|secret)=)"
 
 
 @dataclass(frozen=True)
@@ -169,25 +169,31 @@ def touched_by(table: pa.Table, day: date) -> Touched | None:
 
 def scrub_table(table: pa.Table) -> pa.Table:
     """`table` with every known secret value (and key-shaped token after a key's label) masked in
-    every string, nested ones included. Columns without a suspect string are left untouched."""
+    every string, nested ones included. Columns without a suspect string are left untouched.
+
+    The strings of every column are searched together, with one pattern: Arrow compiles the
+    pattern at each search, and with keys known (a sync's) their disguises make it long."""
     secrets = sorted(known_secrets())
     echoes = echo_pattern()
+    pattern = _KEY_LABELS if echoes is None else f"{_KEY_LABELS}|{echoes}"
+    leaves = [_string_leaves(table.column(index)) for index in range(table.num_columns)]
+    if not _suspect([leaf for column in leaves for leaf in column], secrets, pattern):
+        return table
     for index, field in enumerate(table.schema):
-        column = table.column(index)
-        if any(_suspect(leaf, secrets, echoes) for leaf in _string_leaves(column)):
-            cleaned = pa.array(scrub(column.to_pylist()), type=field.type)
+        if _suspect(leaves[index], secrets, pattern):
+            cleaned = pa.array(scrub(table.column(index).to_pylist()), type=field.type)
             table = table.set_column(index, field, cleaned)
     return table
 
 
 def _string_leaves(column: pa.ChunkedArray | pa.Array) -> list[pa.Array]:
-    """Every string array inside a column (through lists and structs)."""
+    """Every string array inside a column (through lists and structs), as large strings."""
     arrays = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     leaves: list[pa.Array] = []
     for array in arrays:
         kind = array.type
         if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            leaves.append(array)
+            leaves.append(array.cast(pa.large_string()))
         elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
             leaves += _string_leaves(pc.list_flatten(array))
         elif pa.types.is_struct(kind):
@@ -196,14 +202,14 @@ def _string_leaves(column: pa.ChunkedArray | pa.Array) -> list[pa.Array]:
     return leaves
 
 
-def _suspect(strings: pa.Array, secrets: list[str], echoes: str | None) -> bool:
+def _suspect(leaves: list[pa.Array], secrets: list[str], pattern: str) -> bool:
+    """Whether a string holds a known key (as it is: a plain search) or `pattern`."""
+    strings = pa.concat_arrays(leaves) if leaves else pa.array([], pa.large_string())
     if not len(strings) or strings.null_count == len(strings):
         return False
-    hits = pc.match_substring_regex(strings, _KEY_LABELS)
+    hits = pc.match_substring_regex(strings, pattern)
     for secret in secrets:
         hits = pc.or_kleene(hits, pc.match_substring(strings, secret))
-    if echoes is not None:  # the keys in disguise (hex, reversed, spaced out, base64)
-        hits = pc.or_kleene(hits, pc.match_substring_regex(strings, echoes))
     return bool(pc.any(hits).as_py())
 
 
