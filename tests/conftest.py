@@ -108,6 +108,28 @@ def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> It
     yield
 
 
+@pytest.fixture(scope="session")
+def _vega_bundle_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from commerce_reports.charts import offline
+
+    cache = tmp_path_factory.mktemp("vega-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        offline._bundle.cache_clear()
+        offline.vega_bundle_html()
+    return cache / "commerce-reports" / "vega"
+
+
+@pytest.fixture
+def kept_vega_bundle(_vega_bundle_folder: Path) -> None:
+    """This test's user cache holding the Vega bundle, as the user's first chart leaves it: the
+    test's kernels and exports read it rather than bundle it again (a second each;
+    `tests/charts/test_offline.py` covers the bundling)."""
+    folder = Path(os.environ["XDG_CACHE_HOME"]) / "commerce-reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vega").symlink_to(_vega_bundle_folder, target_is_directory=True)
+
+
 class FakeClock:
     """Wall-clock time that only moves when someone sleeps: tests never wait for real."""
 

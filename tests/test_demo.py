@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from commerce_reports.demo import run_demo
 from commerce_reports.syncing import CostBook
 
 
+@pytest.mark.usefixtures("kept_vega_bundle")  # bundling it is the offline charts' tests' work
 def test_the_demo_syncs_two_sites_then_needs_nothing_and_shows_the_views(tmp_path: Path) -> None:
     lines: list[str] = []
     result = run_demo(days=5, data_dir=tmp_path, reports=tmp_path / "reports", say=lines.append)

@@ -30,6 +30,7 @@ def test_the_readme_has_python_blocks() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
+@pytest.mark.usefixtures("kept_vega_bundle")  # bundling it is the offline charts' tests' work
 def test_every_python_block_runs_in_a_new_project(tmp_path: Path) -> None:
     project = init_project(tmp_path / "my-reports").folder
     env = {k: v for k, v in os.environ.items() if not k.startswith("COMMERCE_REPORTS_")}

@@ -43,6 +43,7 @@ __all__ = [
     "save_atomic",
     "sha256_of",
     "temp_path",
+    "user_cache_dir",
 ]
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,14 @@ def _modes(cwd: str, variable: str | None) -> Modes:
     from .config import share_group  # the settings layer reads `.env` and the marker
 
     return GROUP if share_group() else PRIVATE
+
+
+def user_cache_dir() -> Path:
+    """The user's own folder for what every process of theirs shares and can rebuild (the pace
+    state, the learned request costs, the offline Vega bundle): `$XDG_CACHE_HOME/commerce-reports`,
+    else `~/.cache/commerce-reports`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "commerce-reports"
 
 
 def make_folder(folder: Path) -> Path:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .errors import ConfigurationError
-from .files import describe_os_error, held, save_atomic
+from .files import describe_os_error, held, save_atomic, user_cache_dir
 
 __all__ = ["LONG_WAIT", "Clock", "Pacer", "SystemClock", "Turn", "default_pace_dir", "prune_state", "spacing"]
 
@@ -62,8 +62,7 @@ class SystemClock:
 
 def default_pace_dir() -> Path:
     """Per-user state folder, so every process of the user that shares a key shares its pace."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "commerce-reports" / "pace"
+    return user_cache_dir() / "pace"
 
 
 def spacing(interval: float) -> float:

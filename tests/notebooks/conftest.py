@@ -12,7 +12,19 @@ import pytest
 from tests.lakes import DAYS
 from tests.lakes import notebook_lake as notebook_lake_of
 
-__all__ = ["DAYS", "in_the_lake", "in_the_published_lake", "notebook_lake", "published_notebook_lake"]
+__all__ = [
+    "DAYS",
+    "in_the_lake",
+    "in_the_published_lake",
+    "notebook_lake",
+    "published_notebook_lake",
+    "vega_bundle_kept",
+]
+
+
+@pytest.fixture(autouse=True)
+def vega_bundle_kept(kept_vega_bundle: None) -> None:
+    """Kernels and exports find the Vega bundle in the user's cache (see `kept_vega_bundle`)."""
 
 
 @pytest.fixture(scope="session")

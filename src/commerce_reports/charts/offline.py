@@ -9,25 +9,44 @@ outputs holding the bundle and the chart may render in either order).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import logging
 import re
+from importlib.metadata import version
 from typing import Any
 
 import vl_convert
 
 from ..errors import ValidationError
+from ..files import save_atomic, user_cache_dir
 
 __all__ = ["READY_EVENT", "chart_html", "vega_bundle_html"]
 
+log = logging.getLogger(__name__)
+
 READY_EVENT = "commerce-vega-ready"
+_BUNDLE_END = "\n// commerce-reports: the whole bundle\n"
 _ELEMENT_ID = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,80}")
 
 
 @functools.cache
 def _bundle() -> str:
-    """vega, vega-lite and vega-embed as one script (about 1 MB), offline, from vl-convert."""
+    """vega, vega-lite and vega-embed as one script (about 1 MB), offline, from vl-convert. Bundling
+    takes a second, so the bundle is kept in the user's cache per vl-convert version: a notebook
+    kernel's first chart, or an export, reads it instead (a cache that cannot be written is no
+    error: the bundle is made again next time)."""
+    kept = user_cache_dir() / "vega" / f"bundle-{version('vl-convert-python')}.js"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = kept.read_text()
+        if text.endswith(_BUNDLE_END):  # written whole (save_atomic), by this code
+            return text[: -len(_BUNDLE_END)]
     bundle: str = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # optional, though its stub says not
+    try:
+        save_atomic(kept, bundle + _BUNDLE_END, durable=False)
+    except OSError as error:
+        log.debug("could not keep the Vega bundle in %s: %s", kept, error)
     return bundle
 
 
