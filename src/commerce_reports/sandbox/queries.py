@@ -116,18 +116,17 @@ def transactions(
 def _window(
     world: World, site: str, now: datetime, start: date, end: date, filters: Filters
 ) -> tuple[pl.DataFrame, pl.DataFrame] | None:
-    """Click counts and current transactions with a click in [start, end); None if both empty."""
+    """The clicks and the current transactions with a click in [start, end) that pass `filters`,
+    each with its link's attributes (an aggregate reads neither device nor country names: not
+    decoded, unlike a transactions answer); clicks counted per link. None if both are empty."""
     link_frame = world.catalog(site).link_frame
     last = end - timedelta(1)
-    clicks = (
-        filters.apply(world.clicks(site, start, last, now), link_frame)
-        .group_by("link", "device", "country")
-        .agg(pl.len().alias("clicks"))
-    )
+    clicks = filters.apply(world.clicks(site, start, last, now), link_frame)
     state = filters.apply(current_state(world.versions(site, start, last, now)), link_frame)
     if clicks.is_empty() and state.is_empty():
         return None
-    return _described(clicks, world, site), _described(state, world, site)
+    per_link = clicks.group_by("link").agg(pl.len().alias("clicks"))
+    return per_link.join(link_frame, on="link", how="left"), state.join(link_frame, on="link", how="left")
 
 
 def _money(column: str) -> pl.Expr:
