@@ -29,8 +29,8 @@ from typing import Any
 
 from ..endpoints import ENDPOINTS
 from ..errors import ValidationError
-from ..files import save_atomic
-from ..pace import default_pace_dir, prune_state
+from ..files import save_atomic, user_cache_dir
+from ..pace import prune_state
 from ..sites import SiteProfile
 
 __all__ = [
@@ -72,8 +72,8 @@ class Expected:
 
 
 def default_cost_dir() -> Path:
-    """Beside the pace state, under the user's cache folder."""
-    return default_pace_dir().parent / "costs"
+    """Beside the pace state, in the user's cache folder."""
+    return user_cache_dir() / "costs"
 
 
 def service_of(profile: SiteProfile) -> str:
