@@ -23,7 +23,6 @@ CLI session left open keeps reading its generation through the day).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -36,10 +35,10 @@ from pathlib import Path
 from ..contract import DATASETS
 from ..files import held, make_folder, save_atomic
 from .coverage import SiteCoverage
-from .listing import dataset_of, listing_digest
+from .listing import dataset_of
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
 from .sources import MIXED
-from .state import rollup_files, site_places
+from .state import site_places
 
 __all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
 
@@ -98,20 +97,6 @@ def _link_tree(source: Path, target: Path, files: list[str]) -> None:
         os.link(source / relpath, destination)
 
 
-def _digest(snapshot: Snapshot) -> str:
-    """What a generation of `snapshot` would hold: equal digests, the same generation."""
-    parts = []
-    for site in snapshot.sites:
-        state = site.places.state_file
-        stamp = state.stat() if state.exists() else None
-        parts.append(
-            f"{site.site}|{listing_digest(site.listing)}|{site.fresh}|{sorted(site.unreadable)}"
-            f"|{stamp and (stamp.st_size, stamp.st_mtime_ns, stamp.st_ino)}"
-        )
-    parts += [json.dumps(c.to_json(), sort_keys=True) for c in snapshot.coverage]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
 def _current(root: Path) -> dict[str, str]:
     try:
         data = json.loads((root / _CURRENT).read_text())
@@ -142,7 +127,7 @@ def publish(data_dir: Path) -> Path | None:
 
 def _publish(data_dir: Path, root: Path) -> Path:
     snapshot = take_snapshot(data_dir)
-    digest = _digest(snapshot)
+    digest = snapshot.digest()
     current = _current(root)
     if current.get("digest") == digest and (root / current.get("generation", "-") / _READING).exists():
         return root / current["generation"]
@@ -158,17 +143,19 @@ def _publish(data_dir: Path, root: Path) -> Path:
 
 
 def _fill(snapshot: Snapshot, folder: Path) -> None:
-    shapes: dict[str, str] = {}
-    for site in snapshot.sites:
-        readable = [r for d in DATASETS for r in site.readable(d)]
-        linked = site_places(folder, site.site)  # its places in the generation
-        _link_tree(site.places.lake, linked.lake, readable)
-        if site.fresh:
-            files = sorted(rollup_files(site.places))
-            _link_tree(site.places.folder, linked.folder, files)
-        for dataset in {dataset_of(r) for r in readable}:
-            shapes[dataset] = MIXED if snapshot.by_name(dataset) else "same"
+    """Link the snapshot's readable lake files, and the rollup files of its fresh sites (as the
+    snapshot found them), into the generation `folder`; write its record last."""
+    readable = {site.site: [r for d in DATASETS for r in site.readable(d)] for site in snapshot.sites}
+    shapes = {
+        dataset: MIXED if snapshot.by_name(dataset) else "same"
+        for dataset in {dataset_of(r) for files in readable.values() for r in files}
+    }
     record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
+    for site in snapshot.sites:
+        linked = site_places(folder, site.site)  # its places in the generation
+        _link_tree(site.places.lake, linked.lake, readable[site.site])
+        if site.fresh and site.rollups is not None:
+            _link_tree(site.places.folder, linked.folder, sorted(site.rollups))
     save_atomic(folder / _READING, json.dumps(record.to_json()))
 
 

@@ -11,6 +11,8 @@ and `live` for the others.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +83,20 @@ class Snapshot:
         """Whether the readable files of `dataset` differ in their columns (read them by name)."""
         signatures = {_signature(s, dataset) for s in self.sites} - {None}
         return len(signatures) > 1 or MIXED in signatures
+
+    def digest(self) -> str:
+        """What a published generation of this snapshot would hold: equal digests, the same
+        generation (each site's listing, freshness, unreadable files and state file version)."""
+        parts = []
+        for site in self.sites:
+            state = site.places.state_file
+            stamp = state.stat() if state.exists() else None
+            parts.append(
+                f"{site.site}|{listing_digest(site.listing)}|{site.fresh}|{sorted(site.unreadable)}"
+                f"|{stamp and (stamp.st_size, stamp.st_mtime_ns, stamp.st_ino)}"
+            )
+        parts += [json.dumps(c.to_json(), sort_keys=True) for c in self.coverage]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
     def reading(self) -> Reading:
         """The views over the lake files themselves, as they are in this snapshot."""
