@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -121,7 +121,7 @@ def write_buckets(
             return set()
         select = f"SELECT * FROM ({select}) WHERE {bucket} IN ({', '.join(quote(b) for b in sorted(only))})"
     with staged_buckets(con, select, bucket, folder.parent) as files:  # moving a file in makes `folder`
-        place(files, lambda value: folder / f"{prefix}{value}.parquet")
+        place(files, {value: folder / f"{prefix}{value}.parquet" for value in files})
         written = {prefix + value for value in files}
         if only is None:
             _write_file(con, f"SELECT * FROM ({select}) LIMIT 0", folder / EMPTY)
@@ -142,11 +142,10 @@ def _write_file(con: duckdb.DuckDBPyConnection, select: str, target: Path) -> No
     save_atomic(target, copy)
 
 
-def place(files: dict[str, Path], target: Callable[[str], Path]) -> None:
-    """Move staged bucket files to `target(value)`, each atomically."""
+def place(files: Mapping[str, Path], targets: Mapping[str, Path]) -> None:
+    """Move each staged bucket file to its target (by bucket value), atomically."""
     for value, path in files.items():
-        destination = target(value)
-        move_atomic(path, destination)
+        move_atomic(path, targets[value])
 
 
 def remove_staging(folder: Path) -> None:

@@ -192,9 +192,10 @@ class SiteBuild:
             "WHERE commission_id IS NOT NULL"
         )
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
-        named = {self.index_path(r, self.readable[r]).name.split(".", 1)[0]: r for r in relpaths}
+        paths = [self.index_path(r, self.readable[r]) for r in relpaths]
+        targets = {path.name.split(".", 1)[0]: path for path in paths}  # by bucket value: <by>_<day>
         with staged_buckets(self.con, select, bucket, self.index) as files:
-            place(files, lambda value: self.index_path(named[value], self.readable[named[value]]))
+            place(files, targets)
 
     def remove_old_index(self) -> None:
         """Delete the index files of ledger file versions no longer in the lake."""
