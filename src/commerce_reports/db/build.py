@@ -25,7 +25,9 @@ the columns those views name) and the months' files.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+import shutil
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,8 +51,10 @@ from .sources import MIXED, quote, read_sql, sql_list
 from .state import EMPTY, WHOLE_PREFIX, SitePlaces
 from .views import VIEW_LIST, View, render
 
-__all__ = ["PATCH_SHARE", "Plan", "SiteBuild"]
+__all__ = ["PATCH_SHARE", "Plan", "SiteBuild", "build_connection"]
 
+_FULL_MEMORY = "3GB"
+_DELTA_MEMORY = "600MB"
 PATCH_SHARE = 0.25  # a day of its own whose patched rows pass this share of its rows is rewritten
 _T = "transactions"
 _VIEWS = {view.name: view for view in VIEW_LIST}
@@ -110,6 +114,25 @@ class Plan:
     touched: frozenset[str] = frozenset()
 
 
+@contextmanager
+def build_connection(places: SitePlaces, *, full: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB connection for one site's build, closed at exit: a scheduled sync must not take the
+    machine's memory, so past a limit (larger for a `full` build) DuckDB spills to the site's
+    rollup folder."""
+    spill = places.folder / ".spill"
+    memory = _FULL_MEMORY if full else _DELTA_MEMORY
+    con = duckdb.connect(
+        config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
+    )
+    try:
+        con.execute("SET enable_progress_bar = false")
+        con.execute("SET partitioned_write_flush_threshold = 65536")
+        yield con
+    finally:
+        con.close()
+        shutil.rmtree(spill, ignore_errors=True)
+
+
 class SiteBuild:
     """The rollups of one site (at `places`), written through `con` (a DuckDB connection of its own)."""
 
@@ -128,9 +151,9 @@ class SiteBuild:
         self.readable = readable
         self.schemas = schemas
         self.whole_days = whole_days
-        self.base = places.rollup_folder(_T, "base")
-        self.patch = places.rollup_folder(_T, "patch")
-        self.folders = {view.name: places.rollup_folder(view.name) for view in _ROLLUPS}
+        self.base = places.base
+        self.patch = places.patch
+        self.folders = places.views
         con.execute("CREATE SCHEMA IF NOT EXISTS inc")
 
     # ------------------------------------------------------------------ inputs

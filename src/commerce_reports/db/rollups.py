@@ -26,10 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import shutil
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,20 +37,26 @@ from ..contract import PART_FILE, PartitionKey, check_site_name
 from ..errors import LakeError, ValidationError
 from ..lake.locks import writing_sites
 from .buckets import remove_staging
-from .build import SiteBuild
+from .build import SiteBuild, build_connection
 from .listing import Listing, dataset_of, site_listing, undecodable_files, unreadable_files
 from .published import publish
 from .snapshot import take_snapshot
 from .sources import dataset_schemas, lake_sites, resolve_data_dir
-from .state import SitePlaces, SiteState, changed_rollups, load_state, rollup_files, save_state, site_places
+from .state import (
+    SitePlaces,
+    SiteState,
+    changed_rollups,
+    decide_build,
+    load_state,
+    rollup_files,
+    save_state,
+    site_places,
+)
 
 __all__ = ["SiteRefresh", "fresh_rollups", "rebuild_rollups", "refresh_rollups", "verify_rollups"]
 
 log = logging.getLogger(__name__)
 
-# A scheduled sync must not take the machine's memory: past these, DuckDB spills to disk.
-_FULL_MEMORY = "3GB"
-_DELTA_MEMORY = "600MB"
 _NOTHING = SiteState(listing={})  # what rollups not built yet reflect: no lake file
 
 
@@ -161,21 +165,6 @@ def _targets(data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]] | Non
     return targets
 
 
-@contextmanager
-def _connection(folder: Path, memory: str) -> Iterator[duckdb.DuckDBPyConnection]:
-    spill = folder / ".spill"
-    con = duckdb.connect(
-        config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
-    )
-    try:
-        con.execute("SET enable_progress_bar = false")
-        con.execute("SET partitioned_write_flush_threshold = 65536")
-        yield con
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
-
-
 def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefresh | None:
     """Refresh one site's rollups under its lock, in steps: list the lake, load the state, decide
     whole or delta, find the unreadable files, build (up to three attempts, each leaving out
@@ -186,7 +175,7 @@ def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefre
         remove_staging(places.folder)
         listing = site_listing(places.lake)
         before = load_state(places)
-        full = _decide(places, before, listing, hints, force)
+        full = decide_build(places, before, listing, hints, force)
         if full is None:
             return None
         basis = _NOTHING if full or before is None else before
@@ -220,24 +209,6 @@ def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefre
     raise LakeError(f"the rollups of site {site} could not be built: unreadable partitions keep failing them")
 
 
-def _decide(
-    places: SitePlaces, before: SiteState | None, listing: Listing, hints: set[str], force: bool
-) -> bool | None:
-    """Whether the site's rollups are built whole (True) or for what changed (False); None when
-    they reflect `listing` already, untouched since (a changed rollup file is rebuilt whole)."""
-    if not force and before is not None and before.matches(listing) and not hints & listing.keys():
-        changed = changed_rollups(places, before)
-        if not changed:
-            return None
-        log.warning(
-            "the rollups of site %s were changed after they were built (%s): rebuilding them",
-            places.site,
-            ", ".join(changed[:3]),
-        )
-        return True
-    return force or before is None or before.outdated(listing)
-
-
 def _build(
     places: SitePlaces,
     listing: Listing,
@@ -251,10 +222,11 @@ def _build(
     readable = {r: s for r, s in listing.items() if r not in skipped}
     basis = before or _NOTHING
     schemas = dataset_schemas(places.lake, readable, basis.listing, basis.schemas)
-    with _connection(places.folder, _FULL_MEMORY if before is None else _DELTA_MEMORY) as con:
+    if before is None:
+        save_state(places, SiteState(listing={}, rebuilding=True))
+    with build_connection(places, full=before is None) as con:
         build = SiteBuild(con, places, readable, schemas, basis.whole_days)
         if before is None:
-            save_state(places, SiteState(listing={}, rebuilding=True))
             months, whole_days = build.full()
             whole = months
         else:

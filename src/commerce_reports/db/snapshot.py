@@ -203,10 +203,10 @@ def rollup_read_sql(root: Path, sites: Sequence[str], view: View) -> str:
     always holds `_empty.parquet`, so its glob matches)."""
     places = [site_places(root, s) for s in sites]
     if view.name == "transactions":  # _empty.parquet always exists: the globs match
-        base = [p.rollup_folder(view.name, "base") / "*.parquet" for p in places]
-        patch = [p.rollup_folder(view.name, "patch") / "*.parquet" for p in places]
+        base = [p.base / "*.parquet" for p in places]
+        patch = [p.patch / "*.parquet" for p in places]
         return stored_transactions_sql(base, patch)
-    files = [p.rollup_folder(view.name) / "*.parquet" for p in places]
+    files = [p.views[view.name] / "*.parquet" for p in places]
     return f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ __all__ = [
     "SitePlaces",
     "SiteState",
     "changed_rollups",
+    "decide_build",
     "load_state",
     "rollup_files",
     "rollups_root",
@@ -54,6 +56,8 @@ __all__ = [
 STATE_FILE = "state.json"
 EMPTY = "_empty.parquet"
 WHOLE_PREFIX = "whole-"  # whole-<YYYY-MM|none>.parquet: the last full build, by commission month
+log = logging.getLogger(__name__)
+
 _LAYOUT = "buckets-4"  # bump when the files' layout changes: every rollup is rebuilt
 CODE = hashlib.sha256(
     "\n".join(
@@ -77,18 +81,28 @@ class SitePlaces:
     folder: Path  # its rollups (and their state, index, staging)
     state_file: Path
     index: Path  # the index files of its ledger files
-
-    def rollup_folder(self, view: str, part: str = "") -> Path:
-        """The folder of one rollup view (`part`: `base` or `patch` for transactions)."""
-        folder = self.folder / view
-        return folder / part if part else folder
+    base: Path  # the base files of `transactions`
+    patch: Path  # its patch files
+    views: dict[str, Path]  # the folder of every other rollup view
 
 
 def site_places(data_dir: Path, site: str) -> SitePlaces:
     """The places of `site` in the data folder `data_dir` (the site's name checked)."""
     folder = rollups_root(data_dir) / f"site={check_site_name(site)}"
     lake = site_root(data_dir, site)
-    return SitePlaces(Path(data_dir), site, lake, folder, folder / STATE_FILE, folder / "index")
+    views = {v.name: folder / v.name for v in VIEW_LIST if v.rollup and v.name != "transactions"}
+    transactions = folder / "transactions"
+    return SitePlaces(
+        Path(data_dir),
+        site,
+        lake,
+        folder,
+        folder / STATE_FILE,
+        folder / "index",
+        transactions / "base",
+        transactions / "patch",
+        views,
+    )
 
 
 @dataclass(frozen=True)
@@ -203,6 +217,25 @@ def changed_rollups(places: SitePlaces, state: SiteState) -> list[str]:
     changed by anything but a refresh must not answer for the lake)."""
     now = rollup_files(places)
     return sorted(r for r in state.files.keys() | now.keys() if state.files.get(r) != now.get(r))
+
+
+def decide_build(
+    places: SitePlaces, before: SiteState | None, listing: Listing, hints: set[str], force: bool
+) -> bool | None:
+    """Whether the site's rollups are built whole (True) or for what changed (False); None when
+    they reflect `listing` already, untouched since (a changed rollup file is rebuilt whole).
+    `hints`: partitions said to be stored again; `force`: build whole whatever the state."""
+    if not force and before is not None and before.matches(listing) and not hints & listing.keys():
+        changed = changed_rollups(places, before)
+        if not changed:
+            return None
+        log.warning(
+            "the rollups of site %s were changed after they were built (%s): rebuilding them",
+            places.site,
+            ", ".join(changed[:3]),
+        )
+        return True
+    return force or before is None or before.outdated(listing)
 
 
 def save_state(places: SitePlaces, state: SiteState) -> None:
