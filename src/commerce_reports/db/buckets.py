@@ -29,11 +29,10 @@ __all__ = [
     "day_bucket",
     "in_list",
     "month_bucket",
-    "place",
     "remove_staging",
-    "staged_buckets",
     "within_months",
     "write_buckets",
+    "write_named_buckets",
 ]
 
 NONE = "none"  # the bucket of rows whose date is NULL
@@ -74,7 +73,7 @@ def _temp(folder: Path, name: str, suffix: str) -> Path:
 
 
 @contextmanager
-def staged_buckets(
+def _staged_buckets(
     con: duckdb.DuckDBPyConnection, select: str, bucket: str, near: Path
 ) -> Iterator[dict[str, Path]]:
     """Write the rows of `select` into a staging folder in `near`, one file per value of the SQL
@@ -120,11 +119,16 @@ def write_buckets(
         if not only:
             return set()
         select = f"SELECT * FROM ({select}) WHERE {bucket} IN ({', '.join(quote(b) for b in sorted(only))})"
-    with staged_buckets(con, select, bucket, folder.parent) as files:  # moving a file in makes `folder`
-        place(files, {value: folder / f"{prefix}{value}.parquet" for value in files})
+    with _staged_buckets(con, select, bucket, folder.parent) as files:  # moving a file in makes `folder`
+        for value, path in files.items():
+            move_atomic(path, folder / f"{prefix}{value}.parquet")
         written = {prefix + value for value in files}
         if only is None:
-            _write_file(con, f"SELECT * FROM ({select}) LIMIT 0", folder / EMPTY)
+
+            def no_rows(temp: Path) -> None:  # the columns alone: every glob of `folder` matches
+                con.execute(f"COPY (SELECT * FROM ({select}) LIMIT 0) TO {quote(str(temp))} ({_COPY})")
+
+            save_atomic(folder / EMPTY, no_rows)
             stale = {p.stem for p in folder.glob("*.parquet") if p.name != EMPTY} - written
         else:
             stale = {prefix + value for value in only} - written
@@ -133,19 +137,14 @@ def write_buckets(
     return set(files)
 
 
-def _write_file(con: duckdb.DuckDBPyConnection, select: str, target: Path) -> None:
-    """Store the rows of `select` as the Parquet file `target`, replacing it atomically."""
-
-    def copy(temp: Path) -> None:
-        con.execute(f"COPY ({select}) TO {quote(str(temp))} ({_COPY})")
-
-    save_atomic(target, copy)
-
-
-def place(files: Mapping[str, Path], targets: Mapping[str, Path]) -> None:
-    """Move each staged bucket file to its target (by bucket value), atomically."""
-    for value, path in files.items():
-        move_atomic(path, targets[value])
+def write_named_buckets(
+    con: duckdb.DuckDBPyConnection, select: str, bucket: str, targets: Mapping[str, Path], near: Path
+) -> None:
+    """Store the rows of `select` as one file per value of `bucket`, each at its path in `targets`
+    (replaced atomically), staged in `near`."""
+    with _staged_buckets(con, select, bucket, near) as files:
+        for value, path in files.items():
+            move_atomic(path, targets[value])
 
 
 def remove_staging(folder: Path) -> None:

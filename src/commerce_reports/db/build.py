@@ -39,10 +39,9 @@ from .buckets import (
     day_bucket,
     in_list,
     month_bucket,
-    place,
-    staged_buckets,
     within_months,
     write_buckets,
+    write_named_buckets,
 )
 from .listing import Listing, Stat, dataset_of
 from .merge import merged_sql
@@ -217,8 +216,7 @@ class SiteBuild:
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
         paths = [self.index_path(r, self.readable[r]) for r in relpaths]
         targets = {path.name.split(".", 1)[0]: path for path in paths}  # by bucket value: <by>_<day>
-        with staged_buckets(self.con, select, bucket, self.index) as files:
-            place(files, targets)
+        write_named_buckets(self.con, select, bucket, targets, self.index)
 
     def remove_old_index(self) -> None:
         """Delete the index files of ledger file versions no longer in the lake."""
