@@ -237,9 +237,11 @@ class SiteBuild:
             sql = render(view, schema, reading)
             self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name} AS {sql}")
 
-    def _downstream(self, transactions: str, sources: dict[str, str]) -> set[str]:
-        """Recompute every rollup but `transactions`, whole, from the stored one."""
-        self._install("inc", _ROLLUPS, transactions, sources)
+    def _downstream(self, base: list[Path], sources: dict[str, str]) -> set[str]:
+        """Recompute every rollup but `transactions`, whole, from the stored one (the `base` files
+        of a full build: no patch)."""
+        stored = stored_transactions_sql(base, [self.patch / EMPTY])
+        self._install("inc", _ROLLUPS, stored, sources)
         written: set[str] = set()
         for view in _ROLLUPS:
             select = f"SELECT * FROM inc.{view.name}"
@@ -253,6 +255,7 @@ class SiteBuild:
         """Rewrite every rollup of the site from its lake files; return the months written and the
         commission days of `whole.parquet`."""
         sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
+        self._write_index(self.of(_T))
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
         self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
         select = render(_VIEWS[_T], "inc", sources)
@@ -262,9 +265,7 @@ class SiteBuild:
         write_buckets(self.con, no_patch, f"'{NONE}'", self.patch, only=None)
         base = self._base_files(months)  # the `whole-*` files just written
         days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
-        self._write_index(self.of(_T))
-        stored = stored_transactions_sql(base, [self.patch / EMPTY])
-        return frozenset(self._downstream(stored, sources)), days
+        return frozenset(self._downstream(base, sources)), days
 
     # ------------------------------------------------------------------ incremental
 
@@ -381,17 +382,11 @@ class SiteBuild:
         )
 
     def apply(self, plan: Plan, whole: frozenset[str], ledger: Iterable[str]) -> None:
-        """Write what `plan` found, index the changed ledger files, and bring the other rollups up
+        """Index the changed ledger files, write what `plan` found, and bring the other rollups up
         to date for the plan's months: recomputed from their stored transactions for the months in
         `whole` (those a killed refresh left pending), updated by the change alone for the others
         (see `merge.py`); a rollup without a Merge is recomputed for the months where what it reads
         changed."""
-        if plan.rewrite or plan.patched:
-            write_buckets(self.con, "SELECT * FROM inc.base_rows", _DAY, self.base, only=plan.rewrite)
-            patch_bucket = month_bucket("commission_date")
-            write_buckets(
-                self.con, "SELECT * FROM inc.patch_rows", patch_bucket, self.patch, only=plan.patch_months
-            )
         self._write_index([r for r in ledger if r in self.readable])
         merged = plan.months - whole
         recompute = {
@@ -406,7 +401,13 @@ class SiteBuild:
             for dataset in DATASETS
             if dataset != _T
         }
-        if read:
+        if plan.rewrite or plan.patched:
+            write_buckets(self.con, "SELECT * FROM inc.base_rows", _DAY, self.base, only=plan.rewrite)
+            patch_bucket = month_bucket("commission_date")
+            write_buckets(
+                self.con, "SELECT * FROM inc.patch_rows", patch_bucket, self.patch, only=plan.patch_months
+            )
+        if read:  # the stored transactions, the rows just written included
             stored = stored_transactions_sql(
                 self._base_files(read),
                 self._patches(read),
