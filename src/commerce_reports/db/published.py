@@ -90,11 +90,11 @@ class _Record:
         )
 
 
-def _link_tree(source: Path, target: Path, files: list[str]) -> None:
-    for relpath in files:
-        destination = target / relpath
+def _link(links: list[tuple[Path, Path]]) -> None:
+    """Hard-link each (file, link) pair, making the link's folder first."""
+    for source, destination in links:
         make_folder(destination.parent)
-        os.link(source / relpath, destination)
+        os.link(source, destination)
 
 
 def _current(root: Path) -> dict[str, str]:
@@ -153,9 +153,10 @@ def _fill(snapshot: Snapshot, folder: Path) -> None:
     record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
     for site in snapshot.sites:
         linked = site_places(folder, site.site)  # its places in the generation
-        _link_tree(site.places.lake, linked.lake, readable[site.site])
+        links = [(site.places.lake / r, linked.lake / r) for r in readable[site.site]]
         if site.fresh and site.rollups is not None:
-            _link_tree(site.places.folder, linked.folder, sorted(site.rollups))
+            links += [(site.places.folder / r, linked.folder / r) for r in sorted(site.rollups)]
+        _link(links)
     save_atomic(folder / _READING, json.dumps(record.to_json()))
 
 
