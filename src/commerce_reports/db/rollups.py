@@ -11,9 +11,11 @@ sums allow), the months of changed aggregate windows (see `build.py`). A site wi
 whose views' code changed, is built whole, as `rebuild_rollups` (and `commerce-reports rollups
 --rebuild`) does on demand.
 
-A site is refreshed in steps, each called once from `_refresh_site` with the site's places
-(`state.SitePlaces`, found once): list the lake, load the state, decide whole or delta, find the
-unreadable files, build (`_build`: the state marked before any rollup is written, saved after).
+A site is refreshed in one pass, each step called once from `_refresh_site` with the site's places
+(`state.SitePlaces`, found once, every rollup folder included) or what the step before produced:
+list the lake (`listing.py`), load the state and decide whole, delta or nothing
+(`state.decide_build`), find the unreadable files, build (`_build`: the state marked before any
+rollup is written, the build over a connection of its own, the state saved after).
 
 Writes are safe beside readers: readers read the state last published (`published.py`), and a
 refresh publishes the lake and its rollups once it is done. Each file is replaced atomically and the

@@ -83,7 +83,7 @@ class SitePlaces:
     index: Path  # the index files of its ledger files
     base: Path  # the base files of `transactions`
     patch: Path  # its patch files
-    views: dict[str, Path]  # the folder of every other rollup view
+    views: dict[str, Path] = field(hash=False)  # the folder of every other rollup view (derived)
 
 
 def site_places(data_dir: Path, site: str) -> SitePlaces:
