@@ -47,7 +47,7 @@ from .listing import Listing, Stat, dataset_of
 from .merge import merged_sql
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
-from .state import EMPTY, WHOLE_PREFIX, SitePlaces
+from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces
 from .views import VIEW_LIST, View, render
 
 __all__ = ["PATCH_SHARE", "Plan", "SiteBuild", "build_connection"]
@@ -66,7 +66,6 @@ _SAME_ROW = (
 
 
 _KEYS = ["site", "commission_id", "commission_date"]
-_ROLLUPS = tuple(v for v in VIEW_LIST if v.rollup and v.name != _T)  # computed from `transactions`
 
 
 def _with_inputs(views: Iterable[View]) -> list[View]:
@@ -241,9 +240,9 @@ class SiteBuild:
         """Recompute every rollup but `transactions`, whole, from the stored one (the `base` files
         of a full build: no patch)."""
         stored = stored_transactions_sql(base, [self.patch / EMPTY])
-        self._install("inc", _ROLLUPS, stored, sources)
+        self._install("inc", DERIVED_ROLLUPS, stored, sources)
         written: set[str] = set()
-        for view in _ROLLUPS:
+        for view in DERIVED_ROLLUPS:
             select = f"SELECT * FROM inc.{view.name}"
             bucket = month_bucket(_date_column(view))
             written |= write_buckets(self.con, select, bucket, self.folders[view.name], only=None)
@@ -316,7 +315,7 @@ class SiteBuild:
         if old:
             stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM read_parquet({sql_list(old)})"))
         # Their stored rows, with what the merged rollups name: the old rows a refresh subtracts.
-        columns = self._named_columns(v for v in _ROLLUPS if v.merge is not None)
+        columns = self._named_columns(v for v in DERIVED_ROLLUPS if v.merge is not None)
         rows = stored_transactions_sql(self._base_files(stored_in), self._patches(stored_in), _DIRTY, columns)
         con.execute(f"CREATE OR REPLACE TABLE inc.old_rows AS {rows}")
         con.execute(
@@ -393,7 +392,7 @@ class SiteBuild:
             v.name: whole
             if v.merge is not None
             else whole | (merged if _reads_reports(v) else merged & plan.touched)
-            for v in _ROLLUPS
+            for v in DERIVED_ROLLUPS
         }
         read = frozenset[str]().union(*recompute.values())
         sources: dict[str, str] = {
@@ -412,18 +411,18 @@ class SiteBuild:
                 self._base_files(read),
                 self._patches(read),
                 within_months("commission_date", read),
-                self._named_columns(v for v in _ROLLUPS if recompute[v.name]),
+                self._named_columns(v for v in DERIVED_ROLLUPS if recompute[v.name]),
             )
             self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")  # read once, used by each
-            computed = [v for v in _ROLLUPS if recompute[v.name]]
+            computed = [v for v in DERIVED_ROLLUPS if recompute[v.name]]
             self._install("inc", computed, "SELECT * FROM inc.stored", sources)
         if merged:
             changed = within_months("commission_date", merged)
-            merging = [v for v in _ROLLUPS if v.merge is not None]
+            merging = [v for v in DERIVED_ROLLUPS if v.merge is not None]
             self._install("inc_new", merging, f"SELECT * FROM inc.u WHERE {changed}", {})
             self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
             self._install("inc_reports", merging, "SELECT * FROM inc.old_rows WHERE false", sources)
-        for view in _ROLLUPS:
+        for view in DERIVED_ROLLUPS:
             folder = self.folders[view.name]
             bucket = month_bucket(_date_column(view))
             selects = []  # each for its own months: the report sources hold the rows of both

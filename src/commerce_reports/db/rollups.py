@@ -45,6 +45,7 @@ from .published import publish
 from .snapshot import take_snapshot
 from .sources import dataset_schemas, lake_sites, resolve_data_dir
 from .state import (
+    NOTHING,
     SitePlaces,
     SiteState,
     changed_rollups,
@@ -58,8 +59,6 @@ from .state import (
 __all__ = ["SiteRefresh", "fresh_rollups", "rebuild_rollups", "refresh_rollups", "verify_rollups"]
 
 log = logging.getLogger(__name__)
-
-_NOTHING = SiteState(listing={})  # what rollups not built yet reflect: no lake file
 
 
 @dataclass(frozen=True)
@@ -180,7 +179,7 @@ def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefre
         full = decide_build(places, before, listing, hints, force)
         if full is None:
             return None
-        basis = _NOTHING if full or before is None else before
+        basis = NOTHING if full or before is None else before
         skipped = unreadable_files(places.lake, listing, basis.listing, basis.skipped)
         for _ in range(3):
             try:
@@ -222,7 +221,7 @@ def _build(
     the months written, and those of them recomputed from their stored transactions. The state says
     what is being rewritten before any rollup file is, and what the rollups reflect once all are."""
     readable = {r: s for r, s in listing.items() if r not in skipped}
-    basis = before or _NOTHING
+    basis = before or NOTHING
     schemas = dataset_schemas(places.lake, readable, basis.listing, basis.schemas)
     if before is None:
         save_state(places, SiteState(listing={}, rebuilding=True))

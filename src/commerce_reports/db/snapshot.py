@@ -21,7 +21,7 @@ from ..contract import DATASETS
 from .coverage import SiteCoverage, coverage_of, with_status
 from .listing import Listing, dataset_of, listing_digest, site_listing, unreadable_files
 from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
-from .state import SitePlaces, SiteState, load_state, rollup_files, site_places
+from .state import NOTHING, SitePlaces, SiteState, load_state, rollup_files, site_places
 from .views import View, render
 
 __all__ = [
@@ -171,8 +171,8 @@ def take_snapshot(data_dir: Path) -> Snapshot:
         places = site_places(root, site)
         listing = site_listing(places.lake)
         state = load_state(places)
-        known, skipped = (state.listing, state.skipped) if state is not None else ({}, {})
-        unreadable = unreadable_files(places.lake, listing, known, skipped)
+        basis = state or NOTHING
+        unreadable = unreadable_files(places.lake, listing, basis.listing, basis.skipped)
         rollups = rollup_files(places) if state is not None and state.matches(listing) else None
         sites.append(SiteSnapshot(places, listing, state, unreadable, rollups))
     coverage = tuple(coverage_of(root, s.site) for s in sites)

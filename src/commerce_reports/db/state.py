@@ -40,7 +40,9 @@ from .views import VIEW_LIST
 
 __all__ = [
     "CODE",
+    "DERIVED_ROLLUPS",
     "EMPTY",
+    "NOTHING",
     "WHOLE_PREFIX",
     "SitePlaces",
     "SiteState",
@@ -64,6 +66,10 @@ CODE = hashlib.sha256(
         [_LAYOUT, *(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
     ).encode()
 ).hexdigest()  # a change to any view or stored schema makes every rollup stale
+
+
+DERIVED_ROLLUPS = tuple(v for v in VIEW_LIST if v.rollup and v.name != "transactions")
+"""The rollups computed from the stored `transactions` rollup, each in a folder of its own."""
 
 
 def rollups_root(data_dir: Path) -> Path:
@@ -90,7 +96,7 @@ def site_places(data_dir: Path, site: str) -> SitePlaces:
     """The places of `site` in the data folder `data_dir` (the site's name checked)."""
     folder = rollups_root(data_dir) / f"site={check_site_name(site)}"
     lake = site_root(data_dir, site)
-    views = {v.name: folder / v.name for v in VIEW_LIST if v.rollup and v.name != "transactions"}
+    views = {view.name: folder / view.name for view in DERIVED_ROLLUPS}
     transactions = folder / "transactions"
     return SitePlaces(
         Path(data_dir),
@@ -170,6 +176,9 @@ class SiteState:
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None
 
+
+NOTHING = SiteState(listing={})
+"""What rollups not built yet reflect: no lake file, none skipped, no schema known."""
 
 _cache: dict[str, tuple[tuple[int, int, int], SiteState | None]] = {}
 
