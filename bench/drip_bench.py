@@ -1,11 +1,15 @@
-"""How long a request takes to fail against a server that drips its response headers.
+"""How long a request takes to fail against a server that drips its response headers, or behind
+a name the resolver answers late.
 
 A raw loopback server sends the status line, then one header line every `--gap` seconds, forever
 (or `--lines` of them and then a complete answer). Both clients (reports and deals) stand on one
 `http.Session`; each is timed at the deadline of COMMERCE_REPORTS_REQUEST_DEADLINE (`--deadline`).
+With `--resolver N` the server is reached by a name that the system resolver (replaced in this
+process) answers only after N seconds, and it answers at once: what is timed is the name lookup.
 
     .venv/bin/python bench/drip_bench.py --deadline 10           # headers that never end
     .venv/bin/python bench/drip_bench.py --deadline 10 --lines 60  # 60 s of headers, then an answer
+    .venv/bin/python bench/drip_bench.py --deadline 10 --resolver 25  # a resolver 25 s late
 """
 
 from __future__ import annotations
@@ -50,6 +54,20 @@ def serve(lines: int | None, gap: float) -> str:
     return f"http://127.0.0.1:{listener.getsockname()[1]}"
 
 
+def slow_name(seconds: float) -> str:
+    """A name for loopback that this process's resolver answers only after `seconds`."""
+    name, real = "slow-resolver.bench.test", socket.getaddrinfo
+
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
+        if host == name:
+            time.sleep(seconds)
+            return real("127.0.0.1", *args, **kwargs)  # type: ignore[arg-type]
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+    return name
+
+
 def timed(request: Callable[[], object]) -> tuple[float, str]:
     began = time.monotonic()
     try:
@@ -67,8 +85,13 @@ def main() -> None:
     parser.add_argument("--deadline", type=float, default=10.0, help="seconds per attempt (default 10)")
     parser.add_argument("--gap", type=float, default=1.0, help="seconds between header lines (default 1)")
     parser.add_argument("--lines", type=int, help="header lines before a complete answer (default: never)")
+    parser.add_argument(
+        "--resolver", type=float, help="seconds the resolver takes to answer the server's name"
+    )
     args = parser.parse_args()
-    url = serve(args.lines, args.gap)
+    url = serve(0 if args.resolver is not None else args.lines, args.gap)
+    if args.resolver is not None:
+        url = url.replace("127.0.0.1", slow_name(args.resolver))
     limits = Limits(request_deadline=args.deadline)
     once = RetryPolicy(max_attempts=1)
     with tempfile.TemporaryDirectory() as pace:

@@ -28,6 +28,8 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 SLOW_FIRST = (
     "tests/alerting/test_alerts.py",  # builds the alerts lake (180 days) that the next one reads too
     "tests/lake/test_revisions.py",
+    "tests/lake/test_full_disk.py",  # two syncs in a mount namespace of their own, on a small tmpfs
+    "tests/lake/test_integrity.py",
     "tests/test_wheel.py",
     "tests/notebooks/test_dashboard_lab.py",
     "tests/export/test_report.py",

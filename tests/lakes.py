@@ -16,11 +16,16 @@ from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from filelock import FileLock
 
 from commerce_reports.api import SyncOptions, sync
+from commerce_reports.contract import PART_FILE, PartitionKey, site_root
 from commerce_reports.embedded import sandbox_sites
+from commerce_reports.files import sha256_of
+from commerce_reports.lake import Manifest
+from commerce_reports.lake.store import WrittenPartition
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 
 DAYS = 30  # the notebooks' default `days`
@@ -37,6 +42,16 @@ def isolated(cache: Path) -> Iterator[None]:
             env.delenv(name)
         env.setenv("XDG_CACHE_HOME", str(cache))
         yield
+
+
+def record_as_stored(data_dir: Path, site: str, key: PartitionKey, fetched_at: datetime) -> None:
+    """Record the file a test wrote at `key` (as an older version of the toolkit wrote it) in the
+    site's manifest, as the sync that stored it would have: its digest vouches for it."""
+    path = site_root(data_dir, site) / key.relpath / PART_FILE
+    stat = path.stat()
+    rows = pq.read_metadata(path).num_rows
+    stored = WrittenPartition(path, rows, sha256_of(path), 0, stat.st_size, stat.st_mtime_ns)
+    Manifest.record(data_dir, site, key, stored, fetched_at, settled=False)
 
 
 def _run_folder(factory: pytest.TempPathFactory) -> Path:

@@ -255,11 +255,17 @@ def invalidate(
 
 
 def verify(
-    *, site: SiteSelection = None, sites: SiteSelection = None, data_dir: str | Path | None = None
+    *,
+    site: SiteSelection = None,
+    sites: SiteSelection = None,
+    data_dir: str | Path | None = None,
+    fast: bool = False,
 ) -> VerifyReport:
-    """Check every partition (its sha256 against the manifest, and that it reads) and every rollup
-    (that it is the file its last refresh wrote); quarantine what fails (the next sync fetches it
-    again), rebuild forged rollups, and publish the repaired lake for the views."""
+    """Check every partition by content (its sha256 against the manifest's, and that it decodes)
+    and every rollup file (that it holds what its last refresh wrote); quarantine what fails (the
+    next sync fetches it again), rebuild forged rollups, and publish the lake for the views.
+    `fast=True` trusts a file whose stamp (size, times, inode) is unchanged since it was last
+    hashed, and reads only the others: a copied or restored lake is read in full either way."""
     from .db import refresh_rollups, verify_rollups
     from .lake import verify as verify_partitions
 
@@ -268,8 +274,8 @@ def verify(
     chosen = selection_of(site, sites)
     names = list(_profiles(chosen, None, settings)) if chosen is not None else None
     with lake_errors(folder):
-        report = verify_partitions(folder, names)
-        report.rollups = verify_rollups(folder, names)
-        if report.repairs:
-            refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
+        report = verify_partitions(folder, names, fast=fast)
+        report.rollups = verify_rollups(folder, names, fast=fast)
+        # brings rollups up to date with what was quarantined, and publishes (the digests read too)
+        refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
     return report

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from ._version import __version__
 from .config import Dialect, Limits, check_base_url, check_dialect, parse_pace
+from .contract import SERVED_AT
 from .endpoints import ENDPOINTS, Window
 from .errors import (
     AuthenticationError,
@@ -309,8 +310,8 @@ class ReportsClient:
                 # interval after this one ended, however late it was sent (cross-process pace).
                 with self._pacer.slot(declared.pace) as turn:  # a long wait for it is said by the pacer
                     self._waits.seconds += max(0.0, turn - asked)
-                    body = self._get(endpoint, params, sent, attempt)
-                return parse(body)
+                    body, served_at = self._get(endpoint, params, sent, attempt)
+                return _served(parse(body), served_at)
             except ServiceError as error:
                 given_up = self._reach.failed(endpoint, error) if isinstance(error, TransportError) else None
                 if given_up is not None:
@@ -348,8 +349,11 @@ class ReportsClient:
                 self._waits.seconds += delay
                 self.clock.sleep(delay)
 
-    def _get(self, endpoint: str, params: dict[str, str], sent: dict[str, str], attempt: int) -> bytes | None:
-        """One GET of `sent` (the wire's names); errors name the request by `params` (the lake's)."""
+    def _get(
+        self, endpoint: str, params: dict[str, str], sent: dict[str, str], attempt: int
+    ) -> tuple[bytes | None, datetime | None]:
+        """One GET of `sent` (the wire's names): its body, and when the service says it answered;
+        errors name the request by `params` (the lake's)."""
         declared = ENDPOINTS[endpoint]
         log.info("GET %s %s%s", endpoint, _describe(sent), f" (attempt {attempt})" if attempt > 1 else "")
         try:
@@ -366,11 +370,11 @@ class ReportsClient:
                     endpoint=endpoint,
                     params=params,
                 )
-            return answer.body
+            return answer.body, answer.served_at
         if answer.status == 404 and declared.not_found == "no rows":
             if answer.is_html:
                 raise self._not_the_api(answer)
-            return None
+            return None, answer.served_at
         raise _status_error(answer, endpoint, params)
 
     def _not_the_api(self, answer: Answer) -> ConfigurationError:
@@ -389,6 +393,15 @@ def _require_body(parse: Callable[[bytes], pa.Table]) -> Callable[[bytes | None]
         return parse(body)
 
     return parse_body
+
+
+def _served(table: pa.Table, served_at: datetime | None) -> pa.Table:
+    """`table` with the moment the service answered in its metadata (see `SERVED_AT`)."""
+    if served_at is None:
+        return table
+    return table.replace_schema_metadata(
+        {**(table.schema.metadata or {}), SERVED_AT: served_at.isoformat().encode()}
+    )
 
 
 def _status_error(answer: Answer, endpoint: str, params: Mapping[str, str]) -> StatusError:

@@ -48,6 +48,7 @@ __all__ = [
     "PART_FILE",
     "PRODUCT_TYPE",
     "SCHEMA_VERSION",
+    "SERVED_AT",
     "TRANSACTION_SCHEMA",
     "UNPARSED",
     "Dataset",
@@ -66,6 +67,8 @@ Dataset = Literal["transactions", "networks", "merchandise"]
 DATASETS: tuple[Dataset, ...] = ("transactions", "networks", "merchandise")
 AGGREGATES: tuple[Dataset, ...] = ("networks", "merchandise")
 PART_FILE = "part.parquet"
+# A fetched table's metadata (not stored): when the service answered, from its Date header (ISO, UTC).
+SERVED_AT = b"served_at"
 # 2: clicks and actions keep fractions; partner_product_sub_type. 3: money is DECIMAL(18,4) (was a
 # binary float), aggregates keep the service's `totals`. Older files read by name, cast (FORMER_TYPES).
 SCHEMA_VERSION = 3

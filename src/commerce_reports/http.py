@@ -13,18 +13,22 @@ import contextlib
 import email.utils
 import errno
 import functools
+import ipaddress
 import logging
 import random
 import re
 import socket
 import ssl
 import threading
+import time
+import urllib.request
 import zlib
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import httpcore
 import httpx
 
 from .config import Limits
@@ -134,6 +138,19 @@ class Answer:
         return str(self.headers.get("content-type", ""))
 
     @property
+    def served_at(self) -> datetime | None:
+        """The moment the server says it answered (its `Date` header, UTC), or None when it sent
+        none that parses: the service's clock, against which a client's own is judged."""
+        header = self.headers.get("date", "")
+        try:
+            moment = email.utils.parsedate_to_datetime(header) if header else None
+        except (TypeError, ValueError, IndexError):
+            return None
+        if moment is None:
+            return None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+    @property
     def is_success(self) -> bool:
         return 200 <= self.status < 300
 
@@ -148,8 +165,8 @@ class Deadline:
     httpx's timeouts bound each read and write, not the exchange: a server sending one header line
     a second, or the body a byte at a time, resets them forever. So the attempt's socket is taken
     as it connects (httpcore's `trace` extension) and shut down by a timer when the deadline passes:
-    whatever read or write waits on it returns at once, the headers included. Connecting is bounded
-    by the connect timeout, never longer than the deadline (a name lookup is the resolver's to bound).
+    whatever read or write waits on it returns at once, the headers included. Connecting, the name
+    lookup included (`_Resolving`), is bounded by the connect timeout, never longer than the deadline.
     """
 
     def __init__(self, seconds: float) -> None:
@@ -202,6 +219,99 @@ def _shut(held: socket.socket) -> None:
         held.shutdown(socket.SHUT_RDWR)
 
 
+class _Resolving(httpcore.NetworkBackend):
+    """httpcore's own network backend, with the host name looked up within the connect timeout.
+
+    The system resolver cannot be interrupted, and a slow one (25 s to answer) held every attempt
+    that long whatever the deadline. So the lookup runs in a thread of its own, and when the time is
+    up the attempt fails and the thread is left to finish on its own (its late answer is dropped).
+    Then each address is tried in turn, as `socket.create_connection` does, in the time left."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        started = time.monotonic()
+        addresses = _resolve(host, port, timeout)
+        failure: Exception | None = None
+        for address in addresses:
+            left = None if timeout is None else max(0.001, timeout - (time.monotonic() - started))
+            try:
+                return self._backend.connect_tcp(address, port, left, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
+                failure = error
+        raise failure or httpcore.ConnectError(f"{host} resolved to no address")
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        return self._backend.connect_unix_socket(path, timeout, socket_options)
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+_UNRESOLVED = "was not resolved"
+
+
+def _resolve(host: str, port: int, timeout: float | None) -> list[str]:
+    """The addresses of `host` (an address as it is), looked up in a thread within `timeout`."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return [host.strip("[]")]
+    except ValueError:
+        pass
+    found: list[Any] = []
+    done = threading.Event()
+
+    def lookup() -> None:
+        try:
+            found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as error:
+            found.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=lookup, name=f"resolve-{host}", daemon=True).start()
+    if not done.wait(timeout):
+        raise httpcore.ConnectTimeout(
+            f"the name {host} {_UNRESOLVED} within {timeout:g} s: the system's resolver did not "
+            "answer; check the network's DNS (each attempt's lookup is bounded by its deadline)"
+        )
+    if isinstance(found[0], OSError):
+        raise httpcore.ConnectError(str(found[0])) from found[0]
+    return list(dict.fromkeys(str(info[4][0]) for info in found[0]))
+
+
+def _lookup_failure(failure: Exception | None) -> str:
+    """What a name lookup that did not answer in time said (empty for any other failure)."""
+    return str(failure) if isinstance(failure, httpx.ConnectTimeout) and _UNRESOLVED in str(failure) else ""
+
+
+def _transport(limits: httpx.Limits) -> httpx.BaseTransport | None:
+    """The transport whose connections look names up within the deadline (`_Resolving`); None
+    when the environment names a proxy (then httpx's own, which honours it: the proxy resolves)."""
+    if urllib.request.getproxies():
+        return None
+    transport = httpx.HTTPTransport(verify=_tls_context(), limits=limits)
+    # httpx takes no network backend (encode/httpx#3749): its pool, made again with ours
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=_tls_context(),
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_Resolving(),
+    )
+    return transport
+
+
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """The certificates httpx would trust (certifi's, or `SSL_CERT_FILE`/`SSL_CERT_DIR`), loaded once
@@ -231,14 +341,16 @@ class Session:
             raise ConfigurationError(f"timeout must be a positive number of seconds, got {timeout!r}")
         self.limits = limits or Limits()
         deadline = self.limits.request_deadline
+        pool = httpx.Limits(max_keepalive_connections=0)
         self._http = httpx.Client(
             base_url=base_url,
             auth=auth,
             headers={"Accept-Encoding": "gzip", **(headers or {})},
-            # After connecting, `Deadline` cuts the attempt at its end; connecting it cannot cut.
+            # After connecting, `Deadline` cuts the attempt at its end; connecting it cannot cut, so
+            # connecting (the name lookup included) has a timeout of its own, within the deadline.
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0, deadline)),
-            limits=httpx.Limits(max_keepalive_connections=0),
-            transport=transport,
+            limits=pool,
+            transport=transport or _transport(pool),
             verify=_tls_context(),
         )
 
@@ -280,13 +392,16 @@ class Session:
         finally:
             connected = deadline.connected
             passed = deadline.close()
+        lookup = _lookup_failure(failure)
         if passed:  # whatever the cut socket looked like (an error, or a body that ended early)
             raise TransportError(
                 f"no complete answer within the {self.limits.request_deadline:g} s deadline "
-                "(COMMERCE_REPORTS_REQUEST_DEADLINE)",
+                f"(COMMERCE_REPORTS_REQUEST_DEADLINE){f': {lookup}' if lookup else ''}",
                 endpoint=label,
                 sent=connected,
             ) from None
+        if lookup:
+            raise TransportError(lookup, endpoint=label, sent=False) from None
         if isinstance(failure, httpx.TimeoutException):
             sent = not isinstance(failure, _NEVER_SENT)
             raise TransportError(f"timed out ({type(failure).__name__})", endpoint=label, sent=sent) from None
@@ -353,9 +468,40 @@ def describe_failure(error: BaseException) -> str:
             return "connection refused: nothing listens at that address and port"
         if isinstance(seen, socket.gaierror):
             return f"the host name does not resolve (DNS: {seen.strerror or seen})"
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return _certificate_problem(seen)
         if isinstance(seen, ssl.SSLError):
             return f"the TLS handshake failed ({seen.reason or seen})"
         if isinstance(seen, OSError) and seen.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
             return f"no route to the host ({seen.strerror})"
         seen = seen.__cause__ or seen.__context__
     return f"connection failed ({type(error).__name__}: {error})"
+
+
+# OpenSSL's verify codes (X509_V_ERR_*) that say which check of the server's certificate failed.
+_EXPIRED, _NOT_YET_VALID = 10, 9
+_HOST_MISMATCH = {62, 64}  # the host name, or the IP address, is not the certificate's
+_UNTRUSTED = {18, 19, 20, 21, 27}  # self-signed, self-signed in chain, unknown issuer, untrusted
+
+
+def _certificate_problem(error: ssl.SSLCertVerificationError) -> str:
+    """Which check of the server's certificate failed, and what to do about it."""
+    code, said = error.verify_code, error.verify_message or error.reason or str(error)
+    if code == _EXPIRED:
+        return (
+            f"the server's TLS certificate has expired ({said}): the service must renew it; if it is "
+            "not expired, this machine's clock is wrong"
+        )
+    if code == _NOT_YET_VALID:
+        return f"the server's TLS certificate is not valid yet ({said}): check this machine's clock"
+    if code in _HOST_MISMATCH:
+        return (
+            f"the server's TLS certificate is for another host name ({said}): check the address in "
+            "COMMERCE_REPORTS_BASE_URL (a proxy or a wrong host answers there)"
+        )
+    if code in _UNTRUSTED:
+        return (
+            f"the server's TLS certificate is issued by an authority this machine does not trust "
+            f"({said}): if the service uses a private authority, point SSL_CERT_FILE at its certificate"
+        )
+    return f"the server's TLS certificate was refused ({said})"

@@ -19,7 +19,16 @@ from typing import Any
 
 from .errors import ConfigurationError
 
-__all__ = ["ENV_DATA_DIR", "MARKER", "LakeLocation", "data_dir", "project_root", "project_setting", "where"]
+__all__ = [
+    "ENV_DATA_DIR",
+    "MARKER",
+    "LakeLocation",
+    "check_folder_path",
+    "data_dir",
+    "project_root",
+    "project_setting",
+    "where",
+]
 
 ENV_DATA_DIR = "COMMERCE_REPORTS_DATA_DIR"
 MARKER = "commerce-reports.toml"
@@ -73,7 +82,40 @@ def _where(explicit: str | os.PathLike[str] | None, env: dict[str, str] | None) 
     )
 
 
+def check_folder_path(path: Path, what: str = "data_dir") -> Path:
+    """`path` when the operating system could take it as a folder's path; else a
+    ConfigurationError saying what is wrong with it (a NUL byte, a name or a path too long), so
+    no raw ValueError or OSError escapes from wherever it is used next."""
+    text = str(path)
+    if "\x00" in text:
+        raise ConfigurationError(
+            f"{what}: {text[:80]!r} holds a NUL byte, which no path can; give a folder path"
+        )
+    longest = _limit("PC_PATH_MAX", 4096)
+    if len(os.fsencode(text)) >= longest:
+        raise ConfigurationError(
+            f"{what}: the path is {len(text):,} characters long, over this system's {longest:,}; give a "
+            "shorter folder path"
+        )
+    name_max = _limit("PC_NAME_MAX", 255)
+    for part in path.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise ConfigurationError(
+                f"{what}: a folder name in it is {len(part):,} characters long, over this system's "
+                f"{name_max}; give a shorter folder path"
+            )
+    return path
+
+
+def _limit(name: str, default: int) -> int:
+    try:
+        return os.pathconf("/", name)
+    except (OSError, ValueError):
+        return default
+
+
 def _folder(location: LakeLocation) -> LakeLocation:
+    check_folder_path(location.path)
     if location.path.exists() and not location.path.is_dir():
         raise ConfigurationError(
             f"the data folder {location.path} ({location.reason}) is a file, not a folder; give a "

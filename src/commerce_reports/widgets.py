@@ -20,10 +20,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
-import duckdb
 import ipywidgets as w
 import polars as pl
 
@@ -44,6 +43,9 @@ from .charts.selection import Coverage, Selection, as_selection, check_connectio
 from .charts.style import EMPTY_TITLE, METRIC_LABELS, aggregate_note, empty_chart, money_of
 from .errors import ValidationError
 from .money import Currency
+
+if TYPE_CHECKING:
+    from .db.readonly import Connection
 
 __all__ = ["Dashboard", "DashboardBox", "DashboardState", "Rendered", "dashboard", "render_state"]
 
@@ -93,7 +95,7 @@ def _message_chart(message: str) -> alt.Chart:
 
 
 def render_state(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     state: DashboardState,
     cover: Coverage | None = None,
     currency: Currency | str | None = None,
@@ -142,7 +144,7 @@ class Dashboard:
 
     def __init__(
         self,
-        con: duckdb.DuckDBPyConnection,
+        con: Connection,
         state: DashboardState | None = None,
         *,
         debounce: float = 0.3,
@@ -355,7 +357,7 @@ class DashboardBox(w.VBox):  # type: ignore[misc]
 
 
 def dashboard(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     dimension: Dimension = "link",

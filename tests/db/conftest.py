@@ -16,7 +16,7 @@ import pytest
 from commerce_reports.client import ReportsClient
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import connect
-from commerce_reports.lake.store import write_partition
+from commerce_reports.lake.store import store_partition
 from commerce_reports.params import Filters
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.reports import ReportsSandbox
@@ -49,13 +49,13 @@ def sync_site(client: ReportsClient, data_dir: Path, site: str, days: list[date]
     """What a sync stores: every updateDate day, then the month slices of both aggregates."""
     for day in days:
         table = client.transactions(update_date=day)
-        write_partition(data_dir, site, PartitionKey.transactions(day), table, NOW)
+        store_partition(data_dir, site, PartitionKey.transactions(day), table, NOW)
     for month in MONTHS:
         for filters in SLICES:
             for dataset in ("networks", "merchandise"):
                 key = PartitionKey.aggregate(dataset, month, filters, "month")
                 fetch = client.networks if dataset == "networks" else client.merchandise
-                write_partition(data_dir, site, key, fetch(month, key.end, filters), NOW)
+                store_partition(data_dir, site, key, fetch(month, key.end, filters), NOW)
 
 
 CONFIG = SandboxConfig(now=NOW, first_day=FIRST_DAY, pace=0.0, transactions_per_day=25)

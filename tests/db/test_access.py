@@ -19,9 +19,10 @@ from commerce_reports.cli import main
 from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, rebuild_rollups, refresh_rollups, write_catalog
 from commerce_reports.db.published import publish
-from commerce_reports.lake.store import write_partition
+from commerce_reports.lake.store import store_partition
 from commerce_reports.params import Filters
 from tests.db.conftest import SyncedLake
+from tests.lakes import record_as_stored
 
 
 def _version(cid: str, update: date, revenue: float, order: float) -> dict[str, object]:
@@ -43,14 +44,14 @@ def _table(*rows: dict[str, object]) -> pa.Table:
 def test_latest_version_wins_and_flags_returns(tmp_path: Path) -> None:
     at = datetime(2026, 2, 1, tzinfo=UTC)
     later = datetime(2026, 2, 2, tzinfo=UTC)
-    write_partition(
+    store_partition(
         tmp_path,
         "s",
         PartitionKey.transactions(date(2026, 1, 5)),
         _table(_version("a", date(2026, 1, 5), 10.0, 100.0), _version("b", date(2026, 1, 5), 5.0, 50.0)),
         at,
     )
-    write_partition(
+    store_partition(
         tmp_path,
         "s",
         PartitionKey.transactions(date(2026, 1, 20)),
@@ -59,7 +60,7 @@ def test_latest_version_wins_and_flags_returns(tmp_path: Path) -> None:
     )
     # a loader's copy of the same update day, fetched later, wins the tie
     loader = PartitionKey.transactions(date(2026, 1, 5), by="commissionDate")
-    write_partition(tmp_path, "s", loader, _table(_version("b", date(2026, 1, 5), 6.0, 50.0)), later)
+    store_partition(tmp_path, "s", loader, _table(_version("b", date(2026, 1, 5), 6.0, 50.0)), later)
     with connect(tmp_path) as con:
         rows = con.sql("SELECT * FROM transactions ORDER BY commission_id").pl()
     assert rows["commission_id"].to_list() == ["a", "a9", "b"]
@@ -78,7 +79,7 @@ def test_unknown_device_and_partner_product_read_alike_whichever_the_dialect(tmp
         {**_version("published", date(2026, 1, 5), 1.0, 10.0), "partner_product": "Unknown", "device": None},
         {**_version("detail", date(2026, 1, 5), 1.0, 10.0), "partner_product": "Link", "device": "Mobile"},
     ]
-    write_partition(
+    store_partition(
         tmp_path, "s", PartitionKey.transactions(date(2026, 1, 5)), _table(*rows), datetime.now(UTC)
     )
     with connect(tmp_path) as con:
@@ -126,7 +127,7 @@ def test_rollups_answer_like_the_lake_and_stale_ones_are_not_used(synced: Synced
             ):
                 assert differing[0] == 0, view
     day = date(2026, 2, 3)
-    write_partition(
+    store_partition(
         data_dir,
         "alpha",
         PartitionKey.transactions(day),
@@ -207,15 +208,15 @@ from datetime import UTC, date, datetime, timedelta
 import pyarrow.parquet as pq
 from pathlib import Path
 from commerce_reports.contract import PartitionKey
-from commerce_reports.lake.store import write_partition
+from commerce_reports.lake.store import store_partition
 data_dir = Path(sys.argv[1])
 source = data_dir / "lake/site=alpha" / PartitionKey.transactions(date(2026, 2, 3)).relpath / "part.parquet"
 table = pq.read_table(source)
 for n in range(40):
     for offset in range(5):
         day = date(2026, 2, 1) + timedelta(days=offset)
-        write_partition(data_dir, "alpha", PartitionKey.transactions(day), table, datetime.now(UTC))
-    write_partition(data_dir, "alpha", PartitionKey.transactions(date(2026, 6, 1) + timedelta(days=n)), table,
+        store_partition(data_dir, "alpha", PartitionKey.transactions(day), table, datetime.now(UTC))
+    store_partition(data_dir, "alpha", PartitionKey.transactions(date(2026, 6, 1) + timedelta(days=n)), table,
                     datetime.now(UTC))
 """
 
@@ -245,7 +246,7 @@ def test_files_written_before_a_column_existed_still_read(tmp_path: Path) -> Non
     """A file of schema version 2 (money as binary floats, no cuid or extra column) beside a new
     one: both read, the old money as the DECIMAL it stood for; verify finds nothing wrong."""
     at = datetime(2026, 2, 1, tzinfo=UTC)
-    write_partition(
+    store_partition(
         tmp_path,
         "s",
         PartitionKey.transactions(date(2026, 1, 5)),
@@ -264,6 +265,7 @@ def test_files_written_before_a_column_existed_still_read(tmp_path: Path) -> Non
     pq.write_table(
         table.append_column("fetched_at", pa.array([at], pa.timestamp("us", tz="UTC"))), old / "part.parquet"
     )
+    record_as_stored(tmp_path, "s", PartitionKey.transactions(date(2026, 1, 6)), at)
     with connect(tmp_path) as con:
         rows = con.sql(
             "SELECT commission_id, cuid, publisher_net_revenue, order_value, typeof(publisher_net_revenue) "
@@ -297,7 +299,7 @@ def test_a_new_update_day_rewrites_only_the_months_it_touches(synced: SyncedLake
     returned = {**old, "update_date": day, "publisher_net_revenue": Decimal(0), "order_value": Decimal(0)}
     sale = {**old, "commission_id": "new-sale", "commission_date": day, "update_date": day}
     key = PartitionKey.transactions(day)
-    write_partition(data_dir, "alpha", key, _table(returned, sale), datetime(2026, 3, 11, 12, tzinfo=UTC))
+    store_partition(data_dir, "alpha", key, _table(returned, sale), datetime(2026, 3, 11, 12, tzinfo=UTC))
     before = {p: p.stat().st_mtime_ns for p in rollups.rglob("*.parquet")}
 
     [done] = refresh_rollups(data_dir, {"alpha": [key]})
@@ -320,7 +322,7 @@ def test_a_new_update_day_rewrites_only_the_months_it_touches(synced: SyncedLake
     table = table.set_column(
         table.schema.get_field_index("clicks"), "clicks", pc.multiply(table["clicks"], 2)
     )
-    write_partition(data_dir, "alpha", window, table, datetime(2026, 3, 12, tzinfo=UTC))
+    store_partition(data_dir, "alpha", window, table, datetime(2026, 3, 12, tzinfo=UTC))
     [done] = refresh_rollups(data_dir, {"alpha": [window]})
     assert not done.full and done.months == ("2026-02",) and done.recomputed == ()
     _assert_rollups_equal_live(data_dir)

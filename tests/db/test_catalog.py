@@ -15,7 +15,7 @@ import pytest
 
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import CATALOG_FILE, catalog_problem, refresh_rollups, write_catalog
-from commerce_reports.lake.store import write_partition
+from commerce_reports.lake.store import store_partition
 from tests.db.conftest import SyncedLake
 from tests.db.test_access import _table, _version
 
@@ -101,7 +101,7 @@ def test_the_catalog_is_rewritten_only_when_its_views_change(synced: SyncedLake,
     assert write_catalog(data_dir).stat().st_ino == first.st_ino  # nothing changed: not rewritten
     day = date(2026, 3, 9)  # a day stored again, as a sync does
     table = _table(_version("late", day, 5.0, 50.0))
-    write_partition(data_dir, "alpha", PartitionKey.transactions(day), table, datetime.now(UTC))
+    store_partition(data_dir, "alpha", PartitionKey.transactions(day), table, datetime.now(UTC))
     assert catalog_problem(data_dir) is None  # the views read the state last published
     refresh_rollups(data_dir)  # the writer is done: a new state is published
     assert catalog_problem(data_dir) is not None

@@ -33,7 +33,7 @@ from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, Par
 from commerce_reports.db import fresh_rollups, rebuild_rollups, refresh_rollups
 from commerce_reports.db.snapshot import rollup_read_sql
 from commerce_reports.db.views import VIEW_LIST
-from commerce_reports.lake.store import write_partition
+from commerce_reports.lake.store import store_partition
 from commerce_reports.params import Filters
 
 SITE = "s"
@@ -120,7 +120,7 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
                 )
             )
         table = pa.Table.from_pylist(rows, schema=TRANSACTION_SCHEMA)
-        write_partition(data_dir, SITE, PartitionKey.transactions(day, by), table, _fetched())
+        store_partition(data_dir, SITE, PartitionKey.transactions(day, by), table, _fetched())
     elif kind in ("drop", "damage"):
         part = site_root(data_dir, SITE) / PartitionKey.transactions(DAYS[step[1]]).relpath / "part.parquet"
         if part.exists():
@@ -157,7 +157,7 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
                 [{**r, "window_start": key.start, "window_end": key.end} for r in rows],
                 schema=AGGREGATE_SCHEMAS[dataset],
             )
-            write_partition(data_dir, SITE, key, table, _fetched())
+            store_partition(data_dir, SITE, key, table, _fetched())
     elif kind == "refresh":
         refresh_rollups(data_dir)
     elif kind == "rebuild":

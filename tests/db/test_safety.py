@@ -16,7 +16,7 @@ from commerce_reports.cli import main
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, query, refresh_rollups, write_catalog
 from commerce_reports.errors import LakeError, ValidationError
-from commerce_reports.lake.store import write_partition
+from commerce_reports.lake.store import store_partition
 from tests.db.conftest import SyncedLake
 from tests.db.test_access import _table, _version
 
@@ -79,7 +79,7 @@ def test_a_connection_kept_open_through_a_sync_never_contradicts_itself(
             day = date(2026, 3, 11) + timedelta(days=n)
             rows = [_version(f"new-{n}-{k}", day, 10.0, 100.0) for k in range(4)]
             rows.append(_version("returned-later", day, -5.0 * n, 10.0))
-            write_partition(
+            store_partition(
                 data_dir, "alpha", PartitionKey.transactions(day), _table(*rows), datetime.now(UTC)
             )
             # the writer is at work: the views read the state it last published, whole
@@ -112,10 +112,12 @@ def test_a_damaged_partition_is_left_out_and_named_never_a_crash(
     with caplog.at_level(logging.WARNING):
         done = {r.site: r for r in refresh_rollups(data_dir)}
     assert list(done["alpha"].skipped) == ["transactions/by=updateDate/day=2026-02-03/part.parquet"]
+    assert list(done["beta"].skipped) == ["transactions/by=updateDate/day=2026-02-04/part.parquet"]
+    for why in (*done["alpha"].skipped.values(), *done["beta"].skipped.values()):
+        assert "not what the sync stored" in why  # its digest is not its manifest entry's
     assert (
-        "cannot be decoded" in done["beta"].skipped["transactions/by=updateDate/day=2026-02-04/part.parquet"]
+        str(cut) in caplog.text and str(garbled) in caplog.text and "commerce-reports verify" in caplog.text
     )
-    assert str(cut) in caplog.text and "commerce-reports verify" in caplog.text
     assert fresh_rollups(data_dir) == ["alpha", "beta"]  # what is readable is rolled up
     write_catalog(data_dir)
     assert main(["sql", "SELECT count(*) AS n FROM transaction_versions", "--data-dir", str(data_dir)]) == 0

@@ -33,6 +33,7 @@ from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
 from commerce_reports.syncing.plan import SettlePolicy
 from tests.factories import body, nested
+from tests.lakes import record_as_stored
 
 FETCHED = datetime(2026, 3, 10, 12, tzinfo=UTC)
 
@@ -115,7 +116,8 @@ def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) ->
     table = table.set_column(
         index, "publisher_net_revenue", table["publisher_net_revenue"].cast(pa.float64())
     )
-    pq.write_table(table, old_file)  # as an older version wrote it
+    pq.write_table(table, old_file)  # as an older version wrote it, and recorded it
+    record_as_stored(tmp_path, "alpha", old_key, FETCHED)
     profile = SiteProfile("alpha", Secret("unused-key-123"), "http://127.0.0.1:9")
     frame = load_transactions(
         "2026-03-01",

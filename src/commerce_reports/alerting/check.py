@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 import polars as pl
 
@@ -28,6 +27,9 @@ from .health import health_alerts
 from .series import click_series, daily_coverage, ledger_series
 from .thresholds import AlertMetric, Thresholds
 
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
+
 __all__ = ["alerts"]
 
 _LEDGER: tuple[AlertMetric, ...] = ("revenue", "return_rate")
@@ -36,7 +38,7 @@ _LEDGER_PARTS = ("revenue", "revenue_capped", "revenue_capped_sq", "orders", "re
 
 
 def alerts(
-    con: duckdb.DuckDBPyConnection | None = None,
+    con: Connection | None = None,
     *,
     site: str | Iterable[str] | None = None,
     days: int = 7,
@@ -111,7 +113,7 @@ def alerts(
 
 
 def _changes(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     window: Selection,
     evaluated: dict[str, tuple[date, date]],
     complete: dict[str, tuple[date, date]],

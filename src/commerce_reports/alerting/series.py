@@ -16,7 +16,7 @@ country (the dimensions of `charts.dimensions` the service aggregates):
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
@@ -24,6 +24,9 @@ import polars as pl
 from ..charts.dimensions import AGGREGATED, DIMENSION_TABLE
 from ..charts.queries import fetch_frame
 from ..charts.selection import Coverage, Selection
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = ["SITE_SCOPE", "click_series", "daily_coverage", "ledger_series"]
 
@@ -43,7 +46,7 @@ _WINDOW_COLUMNS = (
 )
 
 
-def daily_coverage(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, tuple[date, date]]:
+def daily_coverage(con: Connection, sel: Selection) -> dict[str, tuple[date, date]]:
     """Per site, the first stored ledger day and the last one fetched after it ended (complete)."""
     params: dict[str, Any] = {}
     scope = sel.site_clause(params)
@@ -63,9 +66,7 @@ def daily_coverage(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, 
     return days
 
 
-def ledger_series(
-    con: duckdb.DuckDBPyConnection, sel: Selection, by: str = "commission_date"
-) -> pl.DataFrame:
+def ledger_series(con: Connection, sel: Selection, by: str = "commission_date") -> pl.DataFrame:
     """Revenue, orders and returns per site, scope, key, day (`by`: commission_date or click_date)
     and age (0-6), each as known `age` days after the day: a transaction counts once its first
     version is in the ledger, with its latest revenue once that version's update day is reached,
@@ -105,7 +106,7 @@ FROM aged GROUP BY ALL"""
     return fetch_frame(con, sql, params)
 
 
-def click_series(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
+def click_series(con: Connection, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Clicks per site, scope, key and click day from the daily windows of the networks report, and
     the coverage: (site, scope, key, day) of every complete stored window (fetched after its day
     ended, or marked `complete` where the view has that column): a key without clicks that day has

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
-import duckdb
 import polars as pl
 
 from ..contract import MONEY_SCALE, MONEY_SUM
@@ -50,6 +49,9 @@ from .style import (
     number_format,
     title_of,
 )
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = ["COMPARED", "Comparison", "compare", "compare_periods", "comparison_chart", "previous_period"]
 
@@ -104,7 +106,7 @@ def _whole_months(start: date, end: date) -> bool:
     return start.day == 1 and (end + timedelta(days=1)).day == 1
 
 
-def _ledger(con: duckdb.DuckDBPyConnection, dimension: Dimension | None, sel: Selection) -> pl.DataFrame:
+def _ledger(con: Connection, dimension: Dimension | None, sel: Selection) -> pl.DataFrame:
     """key, revenue, order_value, orders, returns of one period."""
     if dimension is not None:
         sql, params = transaction_side(dimension, sel)
@@ -120,9 +122,7 @@ FROM ({sql}) WHERE orders IS NOT NULL AND orders > 0""",
     )
 
 
-def _aggregate_source(
-    con: duckdb.DuckDBPyConnection, condition: str, periods: list[Selection]
-) -> tuple[str, str] | None:
+def _aggregate_source(con: Connection, condition: str, periods: list[Selection]) -> tuple[str, str] | None:
     """The grain whose windows answer every period whole ('day' or 'month') and its window
     condition, or None when neither does."""
     first, last = periods[-1].bounds[0], periods[0].bounds[1]
@@ -146,9 +146,7 @@ GROUP BY ALL""",
     return None
 
 
-def _aggregates(
-    con: duckdb.DuckDBPyConnection, key: str, condition: str, grain: str, sel: Selection
-) -> pl.DataFrame:
+def _aggregates(con: Connection, key: str, condition: str, grain: str, sel: Selection) -> pl.DataFrame:
     """key, clicks, aggregate_revenue, actions of one period from windows of `grain`."""
     start, end = sel.bounds
     params: dict[str, Any] = {"start": start, "end": end}
@@ -182,7 +180,7 @@ def _period_frame(ledger: pl.DataFrame, aggregates: pl.DataFrame | None) -> pl.D
     ).drop("aggregate_revenue", "actions")
 
 
-def _flags(con: duckdb.DuckDBPyConnection, sel: Selection, cover: Coverage) -> tuple[bool, bool | None]:
+def _flags(con: Connection, sel: Selection, cover: Coverage) -> tuple[bool, bool | None]:
     """(complete, final) of a period: the lake holds every day of it whole (the views' `complete`
     column where they have it, else the ledger's days), and the service will no longer revise it
     (the views' `final` column; None where they have none)."""
@@ -204,7 +202,7 @@ def _flags(con: duckdb.DuckDBPyConnection, sel: Selection, cover: Coverage) -> t
 
 
 def compare_periods(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     by: Dimension | None = None,
@@ -281,7 +279,7 @@ def compare_periods(
 
 
 def compare(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     by: Dimension | None = None,
@@ -296,7 +294,7 @@ def compare(
 
 
 def comparison_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     by: Dimension = "network",

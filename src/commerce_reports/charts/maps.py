@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
-import duckdb
 import polars as pl
 
 from ..money import Currency
@@ -27,11 +26,14 @@ from .style import (
     title_of,
 )
 
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
+
 __all__ = ["country_bars_chart", "country_chart", "country_map_chart"]
 
 
 def country_map_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     metric: Metric = "revenue",
@@ -83,7 +85,7 @@ def country_map_chart(
 
 
 def country_bars_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     metric: Metric = "revenue",
@@ -100,7 +102,7 @@ def country_bars_chart(
 
 
 def country_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     metric: Metric = "revenue",

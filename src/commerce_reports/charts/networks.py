@@ -3,10 +3,9 @@ between the aggregate's revenue and the transactions' over the days both cover."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
-import duckdb
 import polars as pl
 
 from ..errors import ValidationError
@@ -28,11 +27,14 @@ from .style import (
     title_of,
 )
 
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
+
 __all__ = ["network_epc_chart", "network_gap_chart"]
 
 
 def network_epc_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     top_n: int = 20,
@@ -86,7 +88,7 @@ def network_epc_chart(
 
 
 def network_gap_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     top_n: int = 20,

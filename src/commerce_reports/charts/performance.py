@@ -16,10 +16,9 @@ ValidationError.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import altair as alt
-import duckdb
 import polars as pl
 
 from ..errors import ValidationError
@@ -43,6 +42,9 @@ from .style import (
     ranking_tooltips,
     tip,
 )
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = [
     "daily_chart",
@@ -92,7 +94,7 @@ def ranking_chart(
 
 
 def top_links_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     top_n: int = 15,
@@ -146,7 +148,7 @@ def top_links_chart(
 
 
 def link_trend_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     links: list[str] | None = None,
@@ -193,7 +195,7 @@ def link_trend_chart(
 
 
 def device_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     currency: Currency | str | None = None,
@@ -239,7 +241,7 @@ def _period_of(day: Any, grain: str) -> Any:
 
 
 def daily_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     currency: Currency | str | None = None,
@@ -290,7 +292,7 @@ def daily_chart(
 
 
 def top_products_chart(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     metric: Metric = "revenue",

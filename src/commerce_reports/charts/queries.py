@@ -12,15 +12,17 @@ columns and views a dimension reads is the table in `dimensions.py`.
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-import duckdb
 import polars as pl
 
 from ..contract import MONEY_SUM
 from ..errors import ValidationError
 from .dimensions import DIMENSION_TABLE, DIMENSIONS, FILTERED, Dimension
 from .selection import Selection, check_connection, resolve
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = [
     "AGGREGATE_METRICS",
@@ -52,14 +54,12 @@ AGGREGATE_METRICS: frozenset[Metric] = frozenset({"clicks", "epc", "conversion_r
 MAX_TOP_N = 200
 
 
-def fetch_frame(
-    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
-) -> pl.DataFrame:
+def fetch_frame(con: Connection, sql: str, params: dict[str, Any] | None = None) -> pl.DataFrame:
     frame: pl.DataFrame = con.sql(sql, params=params or {}).pl()
     return frame
 
 
-def columns_of(con: duckdb.DuckDBPyConnection, view: str) -> dict[str, str]:
+def columns_of(con: Connection, view: str) -> dict[str, str]:
     """The columns of a view and their SQL types, in order: what code reading a column that not every
     lake has yet (e.g. `complete`) checks first."""
     check_connection(con)
@@ -67,7 +67,7 @@ def columns_of(con: duckdb.DuckDBPyConnection, view: str) -> dict[str, str]:
     return {str(row[0]): str(row[1]) for row in rows}
 
 
-def closed(con: duckdb.DuckDBPyConnection, sel: Selection) -> Selection:
+def closed(con: Connection, sel: Selection) -> Selection:
     """`sel` with open dates closed on the lake (a chart passes one already closed: no query)."""
     check_connection(con)
     if not isinstance(sel, Selection):
@@ -221,7 +221,7 @@ def _aggregate_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str
 
 
 def ranking_frame(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     dimension: Dimension,
     sel: Selection,
     *,
@@ -262,7 +262,7 @@ FROM r {where} ORDER BY rank LIMIT {int(top_n)}"""
     return fetch_frame(con, sql, params)
 
 
-def network_gap_frame(con: duckdb.DuckDBPyConnection, sel: Selection, *, top_n: int = 20) -> pl.DataFrame:
+def network_gap_frame(con: Connection, sel: Selection, *, top_n: int = 20) -> pl.DataFrame:
     """Per network: the aggregate's revenue (click date) against the ledger's (commission date) over
     the days both cover, largest absolute gaps first.
 
@@ -324,7 +324,7 @@ ORDER BY abs(revenue_gap) DESC, key LIMIT {int(top_n)}"""
     return fetch_frame(con, sql, params)
 
 
-def aggregate_span(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[date, date] | None:
+def aggregate_span(con: Connection, sel: Selection) -> tuple[date, date] | None:
     """The days that the month windows of the networks report overlapping the range cover (first
     window's first day to the last one's last day, or the day it was fetched), or None."""
     sel = closed(con, sel)
@@ -342,7 +342,7 @@ def aggregate_span(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[date
 # ----------------------------------------------------------------------------- filter options
 
 
-def filter_options(con: duckdb.DuckDBPyConnection, site: str | None = None) -> dict[str, list[str]]:
+def filter_options(con: Connection, site: str | None = None) -> dict[str, list[str]]:
     """The values each filter can take (from the small views): sites, networks, devices, countries."""
     check_connection(con)
     params: dict[str, Any] = {}

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..params import DeviceType, as_date
 from .geo import country_numeric_id
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = [
     "Coverage",
@@ -206,9 +207,14 @@ def as_selection(selection: Selection | None = None, /, **where: Any) -> Selecti
     return replace(selection or Selection(), **where)
 
 
-def check_connection(con: Any) -> duckdb.DuckDBPyConnection:
-    """`con` if it is a DuckDB connection (from `commerce_reports.connect()`), else a ValidationError."""
-    if not isinstance(con, duckdb.DuckDBPyConnection):
+def check_connection(con: Any) -> Connection:
+    """`con` if it is a connection over the views (`commerce_reports.connect()`, or DuckDB's own),
+    else a ValidationError."""
+    import duckdb
+
+    from ..db.readonly import ReadOnlyConnection
+
+    if not isinstance(con, duckdb.DuckDBPyConnection | ReadOnlyConnection):
         raise ValidationError(
             "con", f"{type(con).__name__} is not a DuckDB connection", "give commerce_reports.connect()"
         )
@@ -267,7 +273,7 @@ class Coverage:
         return sel.describe(covered)
 
 
-def coverage(con: duckdb.DuckDBPyConnection, sites: str | Iterable[str] | None = None) -> Coverage:
+def coverage(con: Connection, sites: str | Iterable[str] | None = None) -> Coverage:
     """The ledger days stored for `sites` (a name, names, or None/empty for every site), from the
     partitions' own day keys."""
     check_connection(con)
@@ -283,14 +289,14 @@ def coverage(con: duckdb.DuckDBPyConnection, sites: str | Iterable[str] | None =
     return Coverage(first, last, fetched)
 
 
-def known_sites(con: duckdb.DuckDBPyConnection) -> list[str]:
+def known_sites(con: Connection) -> list[str]:
     """The sites the lake holds, sorted."""
     rows = con.sql("SELECT DISTINCT site FROM daily_performance ORDER BY 1").fetchall()
     return [str(site) for (site,) in rows]
 
 
 def resolve(
-    con: duckdb.DuckDBPyConnection, selection: Selection, cover: Coverage | None = None
+    con: Connection, selection: Selection, cover: Coverage | None = None
 ) -> tuple[Selection, Coverage]:
     """The selection with its open dates closed on the lake (end: the last stored day, start: the
     first), its sites checked against the lake, and the lake's coverage of its sites (`cover`, when
@@ -315,9 +321,7 @@ def resolve(
     return replace(selection, start=start, end=end), cover
 
 
-def scoped(
-    con: duckdb.DuckDBPyConnection, selection: Selection | None, where: dict[str, Any]
-) -> tuple[Selection, Coverage]:
+def scoped(con: Connection, selection: Selection | None, where: dict[str, Any]) -> tuple[Selection, Coverage]:
     """What every chart starts with: its selection (given, or built from keywords) resolved on
     the lake, and the lake's coverage of it."""
     check_connection(con)

@@ -6,15 +6,17 @@ months on years, so a chart gets a few hundred points whatever the lake's size.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import duckdb
 import polars as pl
 
 from ..contract import MONEY_SUM
 from ..errors import ValidationError
 from .queries import check_top_n, closed, fetch_frame, ranking_frame, totals_side
 from .selection import Selection
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = ["Grain", "daily_frame", "link_trend_frame", "trend_grain"]
 
@@ -34,7 +36,7 @@ def trend_grain(sel: Selection, max_periods: int = 400) -> Grain:
     return "month"
 
 
-def daily_frame(con: duckdb.DuckDBPyConnection, sel: Selection, *, max_periods: int = 400) -> pl.DataFrame:
+def daily_frame(con: Connection, sel: Selection, *, max_periods: int = 400) -> pl.DataFrame:
     """Revenue, order value, orders and returns per period (day, week or month: see `trend_grain`)."""
     sel = closed(con, sel)
     grain = trend_grain(sel, max_periods)
@@ -48,7 +50,7 @@ FROM ({source}) GROUP BY 1 ORDER BY 1"""
 
 
 def link_trend_frame(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     sel: Selection,
     links: list[str] | None = None,
     *,

@@ -106,12 +106,19 @@ def register(subparsers: Any) -> None:
 
     check = subparsers.add_parser(
         "verify",
-        help="check every partition's sha256 and that it reads; quarantine what fails",
-        description="Check every stored partition against the manifest's sha256 and read it as "
-        "Parquet. A partition that fails moves to <data dir>/quarantine/ and is fetched again by the "
-        "next sync; the rest of the lake stays readable. Exits 1 when something was quarantined.",
+        help="check every partition and rollup by content (sha256); quarantine or rebuild what differs",
+        description="Read every stored partition: its sha256 against the manifest's, and that it decodes "
+        "as Parquet; and every rollup file against the sha256 its refresh recorded. A partition that "
+        "fails moves to <data dir>/quarantine/ and is fetched again by the next sync (the rest of the "
+        "lake stays readable); rollups that differ are rebuilt. A copied or restored lake verifies "
+        "clean. Exits 1 when something was repaired.",
     )
     _common(check)
+    check.add_argument(
+        "--fast",
+        action="store_true",
+        help="trust files whose size, times and inode are unchanged since they were last hashed",
+    )
     check.set_defaults(handler=_verify)
 
     doctor = subparsers.add_parser(
@@ -195,7 +202,7 @@ def _sync(args: argparse.Namespace) -> int:
         return 130
     if result.unreachable:
         return EXIT_UNREACHABLE
-    return 1 if result.failed else 0
+    return 1 if result.failed or result.unfinished else 0
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -219,7 +226,7 @@ def _verify(args: argparse.Namespace) -> int:
 
     data_dir = existing_lake(args.command, args.data_dir)
     known_sites(args.command, args.sites, args.data_dir, stored=False)
-    report = verify(sites=args.sites, data_dir=data_dir)
+    report = verify(sites=args.sites, data_dir=data_dir, fast=getattr(args, "fast", False))
     print(report.summary())
     return 0 if report.ok else 1
 

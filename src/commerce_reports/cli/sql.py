@@ -13,8 +13,10 @@ from typing import IO, TYPE_CHECKING, Any
 from ..errors import LakeError
 from .options import add_data_dir, existing_lake, known_sites
 
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
+
 if TYPE_CHECKING:  # the handlers import DuckDB and polars when they run: `--help` stays instant
-    import duckdb
     import polars as pl
 
     from ..db import SiteRefresh
@@ -137,9 +139,7 @@ def run_sql(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_query(
-    con: duckdb.DuckDBPyConnection, sql: str, form: str, output: Path | None, max_rows: int | None
-) -> None:
+def write_query(con: Connection, sql: str, form: str, output: Path | None, max_rows: int | None) -> None:
     """Run `sql` on `con` and write its rows as `form` (one of `_FORMATS`) to `output` (default:
     standard output), a batch at a time; `max_rows` limits the query itself."""
     from ..db import stream

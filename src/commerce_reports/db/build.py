@@ -43,7 +43,7 @@ from .buckets import (
     write_buckets,
     write_named_buckets,
 )
-from .listing import Listing, Stat, dataset_of
+from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
@@ -166,11 +166,10 @@ class SiteBuild:
     def _source(self, dataset: str, relpaths: Iterable[str]) -> str:
         return read_sql(dataset, self._paths(relpaths), by_name=self.schemas.get(dataset) == MIXED)
 
-    def index_path(self, relpath: str, stat: Stat) -> Path:
-        """The index file of one version of a ledger file."""
+    def index_path(self, relpath: str, digest: Digest) -> Path:
+        """The index file of one version (its content's `digest`) of a ledger file."""
         key = PartitionKey.from_relpath(relpath.rsplit("/", 1)[0])
-        version = "-".join(map(str, stat))
-        return self.index / f"{key.by}_{key.start}.{version}.parquet"
+        return self.index / f"{key.by}_{key.start}.{digest[:24]}.parquet"
 
     def _existing(self, folder: Path, buckets: Iterable[str]) -> list[Path]:
         return [folder / f"{b}.parquet" for b in sorted(buckets) if (folder / f"{b}.parquet").exists()]

@@ -27,14 +27,14 @@ from pathlib import Path
 
 import duckdb
 
-from ..contract import PartitionKey
+from ..contract import PartitionKey, lake_root
 from ..errors import LakeError
 from ..files import save_atomic, sha256_of
 from .connection import current_reading, install_views
 from .published import publish
 from .rollups import refresh_rollups
 from .snapshot import Reading, view_sql
-from .sources import quote, resolve_data_dir
+from .sources import lake_folder, quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST
 
@@ -104,7 +104,7 @@ def write_catalog(data_dir: Path | str | None = None, *, force: bool = False) ->
     """Publish the lake's state for the views if it changed, then write `<data_dir>/commerce.duckdb`
     with the views of `connect()`, atomically, when its SQL changed (or `force`); return its path.
     Call it after `refresh_rollups`."""
-    folder = resolve_data_dir(data_dir)
+    folder = lake_folder(resolve_data_dir(data_dir))
     publish(folder)
     reading = current_reading(folder)
     target = folder / CATALOG_FILE
@@ -172,6 +172,8 @@ def after_sync(data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]]) ->
     """Keep the DuckDB side current at the cost of what a sync changed: the rollups of the
     partitions it stored (and of nothing else), then the published state and the catalog,
     rewritten only when its views changed."""
+    if not lake_root(data_dir).is_dir():  # nothing was ever stored: nothing to catalog
+        return
     if changed:
         refresh_rollups(data_dir, changed)
     write_catalog(data_dir)

@@ -12,9 +12,12 @@ and `transactions` never contradicts `transaction_versions`); a lake never publi
 its files, as they are when the query binds. A connection kept open in a notebook or a dashboard
 follows the syncs of other processes.
 
-By default a connection reaches nothing outside the data folder's `lake/` and `rollups/`: no
-`COPY ... TO` elsewhere, no `ATTACH` of other files, no `read_text('/etc/...')`, no extension
-installs, and its settings are locked. `connect(read_only=False)` gives the full engine.
+By default a connection only reads, by construction: every statement passes the check of
+`commerce-reports sql` (`readonly.py`: no `COPY`, `EXPORT`, `ATTACH`, `CREATE`, `SET` or second
+statement, inside the lake or anywhere), the writers of DuckDB's Python API are refused, and
+DuckDB itself reaches nothing outside the data folder's `lake/`, `rollups/` and `views/` (no
+`read_text('/etc/...')`, no extension installs, its settings locked). `connect(read_only=False)`
+gives the full engine.
 """
 
 from __future__ import annotations
@@ -33,13 +36,25 @@ from ..contract import lake_root
 from ..errors import LakeError, ValidationError
 from .guard import read_only_statement
 from .published import published_reading, views_root
+from .readonly import Connection, ReadOnlyConnection
 from .rollups import refresh_rollups
 from .snapshot import Reading, take_snapshot, view_sql
-from .sources import quote, resolve_data_dir
+from .sources import lake_folder, quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST, VIEWS
 
-__all__ = ["connect", "current_reading", "ensure_lake", "install_views", "lake_is_empty", "query", "stream"]
+__all__ = [
+    "Connection",
+    "ReadOnlyConnection",
+    "connect",
+    "current_reading",
+    "ensure_lake",
+    "install_views",
+    "lake_folder",
+    "lake_is_empty",
+    "query",
+    "stream",
+]
 
 _RESOLVER = "commerce_reports_view"
 _READINGS_KEPT = 64  # transactions binding views at once on one connection and its cursors
@@ -130,18 +145,20 @@ def _confine(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
     con.execute("SET lock_configuration = true")
 
 
-def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with the views over the lake (`VIEWS` lists them).
+def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> Connection:
+    """A DuckDB connection with the views over the lake (`VIEWS` lists them), in memory.
 
-    Results come back as you like: `con.sql(q).pl()`, `.arrow()`, `.df()`. By default nothing is
-    written and the connection reaches no file outside the data folder. With `read_only=False`
-    stale rollups are first brought up to date and published (writes to `<data_dir>/rollups` and
-    `<data_dir>/views`) and the connection is DuckDB's full engine (any file, `COPY`, `ATTACH`,
-    extensions).
+    Results come back as you like: `con.sql(q).pl()`, `.arrow()`, `.df()`. By default the
+    connection only reads (`ReadOnlyConnection`): it runs only statements that read, the same
+    check as `commerce-reports sql`, refuses the writers of DuckDB's Python API, and reaches no file
+    outside the data folder. With `read_only=False` stale rollups are first brought up to date and
+    published (writes to `<data_dir>/rollups` and `<data_dir>/views`) and the connection is
+    DuckDB's full engine (any file, `COPY`, `ATTACH`, extensions). A folder that does not exist or
+    holds no lake is a LakeError saying so.
     """
     if not isinstance(read_only, bool):
         raise ValidationError("read_only", f"{read_only!r} is not a bool", "give True or False")
-    folder = resolve_data_dir(data_dir)
+    folder = lake_folder(resolve_data_dir(data_dir))
     if not read_only:
         refresh_rollups(folder)  # publishes what it changed
     con = duckdb.connect()
@@ -154,7 +171,7 @@ def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> du
         con.close()
         raise LakeError(f"the lake at {lake_root(folder)} could not be opened: {error}") from None
     _open.add(con)
-    return con
+    return ReadOnlyConnection(con) if read_only else con
 
 
 def _integers(frame: pl.DataFrame) -> pl.DataFrame:
@@ -168,7 +185,7 @@ def _integers(frame: pl.DataFrame) -> pl.DataFrame:
     return frame
 
 
-def query(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
+def query(con: Connection, sql: str) -> pl.DataFrame:
     """The result of `sql` as polars (sums of counts as integers), or a LakeError saying what is
     wrong: an unknown name lists the views; a file outside the lake says why it is refused. Only a
     statement that reads runs (see `guard.py`): anything that would write or change a setting is a
@@ -182,7 +199,7 @@ def query(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
 
 
 def stream(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     sql: str,
     *,
     limit: int | None = None,

@@ -22,9 +22,11 @@ _ADVICE = (
 )
 
 
-def read_only_statement(sql: str) -> str:
+def read_only_statement(sql: str, *, transactions: bool = False) -> str:
     """The one statement of `sql`, as DuckDB's parser cut it, when it only reads; else a
-    ValidationError naming what it would do, before anything runs."""
+    ValidationError naming what it would do, before anything runs. `transactions`: BEGIN, COMMIT
+    and ROLLBACK pass too (a connection reads several statements over one state of the lake in
+    an explicit transaction)."""
     if not isinstance(sql, str) or not sql.strip():
         raise ValidationError("sql", f"{sql!r} is not a query", "give a SELECT over the views")
     try:
@@ -40,6 +42,8 @@ def read_only_statement(sql: str) -> str:
         kind = statement.type
     except ValueError:  # a kind the Python enum does not name (e.g. UPDATE EXTENSIONS): not a query
         raise ValidationError("sql", "is not a query", _ADVICE) from None
+    if transactions and kind == duckdb.StatementType.TRANSACTION:
+        return str(statement.query).strip().rstrip(";").rstrip()
     if kind != duckdb.StatementType.SELECT:
         what = kind.name.replace("_", " ")
         raise ValidationError("sql", f"is a {what} statement, which may write or change settings", _ADVICE)

@@ -1,11 +1,16 @@
-"""What the lake holds right now, found cheaply: every partition file of a site, its size and mtime.
+"""What the lake holds right now: every partition file of a site, by the sha256 of its content.
 
 The rollups and the views decide from a listing whether a rollup still matches the lake, and which
-partitions changed since it was built: a `stat` per file (a year of days lists in a few
-milliseconds), no reading. A file whose Parquet frame is broken (cut short, overwritten, not
-Parquet) is found by reading its first and last bytes, once per size and mtime: such a file is left
-out of every view with a warning saying how to repair it, instead of failing every query. One whose
-frame is whole but whose content cannot be decoded is found only when a rollup build over it fails.
+partitions changed since it was built. A file is what its hash says, and its stat vouches for a
+digest already known (`lake/digests.py`): a `stat` per file (a year of days lists in a few
+milliseconds), a read only of a file changed since it was last hashed. A copied or restored lake
+lists the same as the original.
+
+Some files are left out of every view and rollup, each with a warning saying why and how to repair
+it: a file whose Parquet frame is broken (cut short, overwritten, not Parquet: found by reading its
+first and last bytes, once per version), and a file no manifest entry vouches for (its content
+differs from the entry's digest, or it has no entry): nothing a sync did not check is read. One
+whose frame is whole but whose content cannot be decoded is found when a rollup build over it fails.
 """
 
 from __future__ import annotations
@@ -19,31 +24,34 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..contract import DATASETS, PART_FILE
+from ..contract import DATASETS, PART_FILE, site_root
+from ..errors import LakeError
+from ..lake.digests import SiteDigests, stamp_of
+from ..lake.manifest import Entry, Manifest
 
 __all__ = [
+    "Digest",
     "Listing",
-    "Stat",
     "dataset_of",
+    "left_out_files",
     "listing_digest",
+    "manifest_entries",
     "site_listing",
     "undecodable_files",
-    "unreadable_files",
 ]
 
 log = logging.getLogger(__name__)
 
-# relpath of a partition file below its site folder -> its version: (size in bytes, mtime in ns,
-# inode). The inode tells apart two writes within one tick of the file system's clock: every write
-# of the lake replaces the file (a new inode); a file changed in place changes size or mtime.
-Stat = tuple[int, int, int]
-Listing = dict[str, Stat]
+# relpath of a partition file below its site folder -> the sha256 of its content (a file that
+# cannot be read: `unreadable:<stamp>`, which equals no digest).
+Digest = str
+Listing = dict[str, Digest]
 
 # Folder levels below each dataset folder (by/day; slice/grain/start).
 _DEPTH = {"transactions": 2, "networks": 3, "merchandise": 3}
 _MAGIC = b"PAR1"
-_problems: dict[tuple[str, int, int, int], str | None] = {}
-_warned: set[tuple[str, int, int, int]] = set()
+_problems: dict[tuple[str, str], str | None] = {}
+_warned: set[tuple[str, str]] = set()
 
 
 def _leaf_folders(folder: str, depth: int) -> list[str]:
@@ -61,18 +69,26 @@ def _leaf_folders(folder: str, depth: int) -> list[str]:
     return level
 
 
-def site_listing(site_folder: Path) -> Listing:
-    """Every partition file of a site (relpath below its lake folder) with its size and mtime."""
-    root = str(site_folder)
+def site_listing(data_dir: Path, site: str) -> Listing:
+    """Every partition file of a site (relpath below its lake folder) with the digest of its
+    content (read only where no unchanged stamp vouches for one)."""
+    root = str(site_root(data_dir, site))
+    digests = SiteDigests(data_dir, site)
     listing: Listing = {}
     for dataset in DATASETS:
         for folder in _leaf_folders(os.path.join(root, dataset), _DEPTH[dataset]):
+            path = os.path.join(folder, PART_FILE)
             try:
-                stat = os.stat(os.path.join(folder, PART_FILE))
+                stat = os.stat(path)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             relpath = os.path.relpath(folder, root) + "/" + PART_FILE
-            listing[relpath] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+            try:
+                listing[relpath] = digests.of(Path(path), stat)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                listing[relpath] = f"unreadable:{stamp_of(stat)}"
     return listing
 
 
@@ -81,7 +97,7 @@ def dataset_of(relpath: str) -> str:
     return relpath.split("/", 1)[0]
 
 
-def listing_digest(listing: Mapping[str, Stat]) -> str:
+def listing_digest(listing: Mapping[str, Digest]) -> str:
     """A digest of a listing: equal listings, equal digests."""
     digest = hashlib.sha256()
     for relpath in sorted(listing):
@@ -89,31 +105,58 @@ def listing_digest(listing: Mapping[str, Stat]) -> str:
     return digest.hexdigest()
 
 
-def unreadable_files(
-    site_folder: Path, listing: Listing, known: Listing, skipped: Mapping[str, str]
+def left_out_files(
+    site_folder: Path,
+    listing: Listing,
+    entries: Mapping[str, Entry] | None,
+    known: Listing,
+    skipped: Mapping[str, str],
 ) -> dict[str, str]:
-    """The files of `listing` (below `site_folder`) that cannot be read, each with why, and a
-    warning for each: the Parquet frame of every file is checked, but those in `known` at the same
-    version keep what was found then (`skipped`: why each unreadable one was left out)."""
+    """The files of `listing` (below `site_folder`) that the views and rollups must not read,
+    each with why, and a warning for each: those no manifest entry vouches for (`entries`, the
+    site's manifest entries by partition relpath; None: the manifest is damaged, and vouches for
+    nothing until a sync rebuilds it), and those whose Parquet frame is broken (checked once per
+    version: those in `known` at the same digest keep what was found then, `skipped`)."""
     found: dict[str, str] = {}
-    for relpath, stat in listing.items():
-        if known.get(relpath) == stat:
+    for relpath, digest in listing.items():
+        entry = None if entries is None else entries.get(relpath.rsplit("/", 1)[0])
+        if entry is None or entry.sha256 != digest:
+            found[relpath] = _distrust(entries, entry)
+            continue
+        if known.get(relpath) == digest:
             if relpath in skipped:
                 found[relpath] = skipped[relpath]
             continue
-        problem = _frame_problem(site_folder / relpath, stat)
+        problem = _frame_problem(site_folder / relpath, digest)
         if problem is not None:
             found[relpath] = problem
     for relpath, reason in found.items():
-        _warn_unreadable(site_folder / relpath, reason, listing[relpath])
+        _warn_left_out(site_folder / relpath, reason, listing[relpath])
     return found
+
+
+def manifest_entries(data_dir: Path, site: str) -> Mapping[str, Entry] | None:
+    """The entries of a site's manifest by partition relpath, what vouches for its files (None:
+    the manifest is damaged; no manifest at all vouches for nothing either)."""
+    try:
+        return Manifest.load(data_dir, site).entries
+    except LakeError:
+        return None
+
+
+def _distrust(entries: Mapping[str, Entry] | None, entry: Entry | None) -> str:
+    if entries is None:
+        return "its site's manifest is damaged, so nothing vouches for its content"
+    if entry is None:
+        return "no manifest entry vouches for it (not stored by a sync)"
+    return "its content is not what the sync stored (its sha256 differs from its manifest entry's)"
 
 
 def undecodable_files(site_folder: Path, listing: Listing, skipped: Mapping[str, str]) -> dict[str, str]:
     """The files of `listing` not in `skipped` whose content cannot be decoded, each with why
     (read in full: only after a build over them failed)."""
     found: dict[str, str] = {}
-    for relpath, stat in listing.items():
+    for relpath, digest in listing.items():
         if relpath in skipped:
             continue
         try:
@@ -122,18 +165,18 @@ def undecodable_files(site_folder: Path, listing: Listing, skipped: Mapping[str,
             continue
         except (pa.ArrowException, OSError, ValueError) as error:
             found[relpath] = f"cannot be decoded ({' '.join(str(error).split())[:200]})"
-            _warn_unreadable(site_folder / relpath, found[relpath], stat)
+            _warn_left_out(site_folder / relpath, found[relpath], digest)
     return found
 
 
-def _frame_problem(path: Path, stat: Stat) -> str | None:
+def _frame_problem(path: Path, digest: Digest) -> str | None:
     """Why the file at `path` cannot be a whole Parquet file (None when its frame is whole).
 
     Checks the leading and trailing magic bytes and the footer length: a file cut short, or
     overwritten by something else, fails; a whole file passes without being parsed. Remembered per
-    version of the file (`stat`), so each is read once per process.
+    version of the file (its `digest`), so each is read once per process.
     """
-    key = (str(path), *stat)
+    key = (str(path), digest)
     if key not in _problems:
         if len(_problems) > 200_000:
             _problems.clear()
@@ -161,15 +204,15 @@ def _check_frame(path: Path) -> str | None:
     return None
 
 
-def _warn_unreadable(path: Path, reason: str, stat: Stat) -> None:
+def _warn_left_out(path: Path, reason: str, digest: Digest) -> None:
     """Log, once per version of the file, that it is left out and how to repair it."""
-    key = (str(path), *stat)
+    key = (str(path), digest)
     if key in _warned:
         return
     _warned.add(key)
     log.warning(
-        "%s is unreadable (%s): left out of the views and rollups until it is repaired; "
-        "run `commerce-reports verify` to quarantine it and let the next sync fetch it again",
+        "%s is left out of the views and rollups (%s) until it is repaired: the next sync, or "
+        "`commerce-reports verify`, quarantines it and fetches it again",
         path,
         reason,
     )

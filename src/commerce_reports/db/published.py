@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..contract import DATASETS
 from ..files import held, make_folder, save_atomic
+from ..lake.digests import SiteDigests
 from .coverage import SiteCoverage
 from .listing import dataset_of
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
@@ -130,6 +131,7 @@ def _publish(data_dir: Path, root: Path) -> Path:
     digest = snapshot.digest()
     current = _current(root)
     if current.get("digest") == digest and (root / current.get("generation", "-") / _READING).exists():
+        _save_digests(snapshot)  # what this process read to know the lake is unchanged
         return root / current["generation"]
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     try:
@@ -139,6 +141,7 @@ def _publish(data_dir: Path, root: Path) -> Path:
         raise
     save_atomic(root / _CURRENT, json.dumps({"generation": folder.name, "digest": digest}))
     _prune(root, keep=folder.name)
+    _save_digests(snapshot)
     return folder
 
 
@@ -155,9 +158,32 @@ def _fill(snapshot: Snapshot, folder: Path) -> None:
         linked = site_places(folder, site.site)  # its places in the generation
         links = [(site.places.lake / r, linked.lake / r) for r in readable[site.site]]
         if site.fresh and site.rollups is not None:
-            links += [(site.places.folder / r, linked.folder / r) for r in sorted(site.rollups)]
+            links += [(site.places.folder / r, linked.folder / r) for r in sorted(site.rollups) if _read(r)]
         _link(links)
     save_atomic(folder / _READING, json.dumps(record.to_json()))
+
+
+def _read(rollup: str) -> bool:
+    """Whether the views read a rollup file (the index files are the refresh's own)."""
+    return not rollup.startswith("index/")
+
+
+def _save_digests(snapshot: Snapshot) -> None:
+    """Keep the digests of the files just published (linking and pruning moved their change times,
+    not their content, which was checked when the snapshot was taken) and save them per site, so
+    the next process trusts them without reading them (see `lake/digests.py`). A cache: a folder
+    that cannot hold it costs reads later, nothing else."""
+    for site in snapshot.sites:
+        digests = SiteDigests(snapshot.data_dir, site.site)
+        files = [site.places.lake / r for r in site.listing if r not in site.unreadable]
+        if site.fresh and site.rollups is not None:
+            files += [site.places.folder / r for r in site.rollups]
+        for path in files:
+            digests.relinked(path)
+        try:
+            digests.save(files)
+        except OSError as error:
+            log.debug("could not save the digests of site %s: %s", site.site, error)
 
 
 def _prune(root: Path, keep: str) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -40,10 +41,10 @@ from ..errors import LakeError, ValidationError
 from ..lake.locks import writing_sites
 from .buckets import remove_staging
 from .build import SiteBuild, build_connection
-from .listing import Listing, dataset_of, site_listing, undecodable_files, unreadable_files
+from .listing import Listing, dataset_of, left_out_files, manifest_entries, site_listing, undecodable_files
 from .published import publish
 from .snapshot import take_snapshot
-from .sources import dataset_schemas, lake_sites, resolve_data_dir
+from .sources import dataset_schemas, lake_folder, lake_sites, resolve_data_dir
 from .state import (
     NOTHING,
     SitePlaces,
@@ -89,7 +90,7 @@ def refresh_rollups(
     found by themselves (a `stat` each), so the keys only add partitions rewritten identically.
     `force=True` rebuilds the chosen sites whole.
     """
-    folder = resolve_data_dir(data_dir)
+    folder = lake_folder(resolve_data_dir(data_dir))
     done = []
     for site, hints in _targets(folder, changed).items():
         result = _refresh_site(site_places(folder, site), hints, force)
@@ -103,28 +104,33 @@ def rebuild_rollups(
     data_dir: Path | str | None = None, sites: Iterable[str] | None = None
 ) -> list[SiteRefresh]:
     """Rebuild the rollups of `sites` (default: every site of the lake) whole, from the lake files."""
-    folder = resolve_data_dir(data_dir)
+    folder = lake_folder(resolve_data_dir(data_dir))
     chosen = lake_sites(folder) if sites is None else _site_names(sites)
     done = [r for site in chosen if (r := _refresh_site(site_places(folder, site), set(), True)) is not None]
     publish(folder)
     return done
 
 
-def verify_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None = None) -> list[str]:
-    """Check that each site's rollup files are the ones its last refresh wrote (a rollup changed
-    by anything else, a forged one, would answer for the lake); rebuild the rollups of a site whose
-    files differ. Returns what was found, a line per site rebuilt (empty: all intact)."""
-    folder = resolve_data_dir(data_dir)
+def verify_rollups(
+    data_dir: Path | str | None = None, sites: Iterable[str] | None = None, *, fast: bool = False
+) -> list[str]:
+    """Check by content that each site's rollup files are the ones its last refresh wrote (a
+    rollup changed by anything else, a forged one, would answer for the lake); rebuild the rollups
+    of a site whose files differ. `fast=True` trusts files whose stamp is unchanged since they were
+    last hashed. Returns what was found, a line per site rebuilt (empty: all intact)."""
+    if not isinstance(fast, bool):
+        raise ValidationError("fast", f"{fast!r} is not a bool", "give True or False")
+    folder = lake_folder(resolve_data_dir(data_dir))
     chosen = lake_sites(folder) if sites is None else _site_names(sites)
     found = []
     for site in chosen:
         places = site_places(folder, site)
         state = load_state(places)
-        changed = [] if state is None else changed_rollups(places, state)
+        changed = [] if state is None else changed_rollups(places, state, read_all=not fast)
         if changed:
             _refresh_site(places, set(), True)
             found.append(
-                f"{site}: rollup files changed after they were built ({', '.join(changed[:5])}"
+                f"{site}: rollup files differ from what their refresh wrote ({', '.join(changed[:5])}"
                 f"{', ...' if len(changed) > 5 else ''}): rebuilt from the lake"
             )
     if found:
@@ -134,7 +140,7 @@ def verify_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | No
 
 def fresh_rollups(data_dir: Path | str | None = None) -> list[str]:
     """The sites of the lake whose rollups match their files exactly (the views read those)."""
-    return take_snapshot(resolve_data_dir(data_dir)).fresh_sites
+    return take_snapshot(lake_folder(resolve_data_dir(data_dir))).fresh_sites
 
 
 def _site_names(sites: Iterable[str]) -> list[str]:
@@ -174,13 +180,14 @@ def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefre
     site = places.site
     with writing_sites(places.data_dir, [site]):
         remove_staging(places.folder)
-        listing = site_listing(places.lake)
+        listing = site_listing(places.data_dir, site)
         before = load_state(places)
         full = decide_build(places, before, listing, hints, force)
         if full is None:
             return None
         basis = NOTHING if full or before is None else before
-        skipped = unreadable_files(places.lake, listing, basis.listing, basis.skipped)
+        entries = manifest_entries(places.data_dir, site)
+        skipped = left_out_files(places.lake, listing, entries, basis.listing, basis.skipped)
         for _ in range(3):
             try:
                 months, recomputed = _build(places, listing, skipped, None if full else before, hints)
@@ -188,8 +195,8 @@ def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefre
                 found = undecodable_files(places.lake, listing, skipped)
                 if not found and full:
                     raise LakeError(
-                        f"the rollups of site {site} could not be built: {error}. The views read the lake "
-                        "files meanwhile; `commerce-reports verify` checks the partitions"
+                        f"the rollups of site {site} could not be built: {_why(error)}. The views read the "
+                        "lake files meanwhile; `commerce-reports verify` checks the partitions"
                     ) from None
                 if not found:
                     log.warning(
@@ -208,6 +215,18 @@ def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefre
                 site, full, tuple(sorted(months)), dict(skipped), seconds, tuple(sorted(recomputed))
             )
     raise LakeError(f"the rollups of site {site} could not be built: unreadable partitions keep failing them")
+
+
+_FULL_DISK = ("No space left on device", '"errno":"28"', "Disk quota exceeded", '"errno":"122"')
+
+
+def _why(error: Exception) -> str:
+    """A build's failure in words: a full disk said as such (DuckDB's own text is long JSON)."""
+    text = str(error)
+    if any(mark in text for mark in _FULL_DISK):
+        path = re.search(r'file \\?"([^"\\]+)', text)
+        return f"the disk is full{f' (writing {path.group(1)})' if path else ''}"
+    return text
 
 
 def _build(

@@ -19,7 +19,15 @@ from pathlib import Path
 
 from ..contract import DATASETS
 from .coverage import SiteCoverage, coverage_of, with_status
-from .listing import Listing, dataset_of, listing_digest, site_listing, unreadable_files
+from .listing import (
+    Digest,
+    Listing,
+    dataset_of,
+    left_out_files,
+    listing_digest,
+    manifest_entries,
+    site_listing,
+)
 from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
 from .state import NOTHING, SitePlaces, SiteState, load_state, rollup_files, site_places
 from .views import View, render
@@ -44,9 +52,9 @@ class SiteSnapshot:
     places: SitePlaces
     listing: Listing
     state: SiteState | None
-    unreadable: dict[str, str]  # relpath -> why
+    unreadable: dict[str, str]  # relpath -> why it is left out (unreadable, or vouched for by nothing)
 
-    rollups: Listing | None = None  # the rollup files now (read when the state matches the lake)
+    rollups: dict[str, Digest] | None = None  # the rollup files now (when the state matches the lake)
 
     @property
     def site(self) -> str:
@@ -169,10 +177,11 @@ def take_snapshot(data_dir: Path) -> Snapshot:
     sites = []
     for site in lake_sites(root):
         places = site_places(root, site)
-        listing = site_listing(places.lake)
+        listing = site_listing(root, site)
         state = load_state(places)
         basis = state or NOTHING
-        unreadable = unreadable_files(places.lake, listing, basis.listing, basis.skipped)
+        entries = manifest_entries(root, site)
+        unreadable = left_out_files(places.lake, listing, entries, basis.listing, basis.skipped)
         rollups = rollup_files(places) if state is not None and state.matches(listing) else None
         sites.append(SiteSnapshot(places, listing, state, unreadable, rollups))
     coverage = tuple(coverage_of(root, s.site) for s in sites)

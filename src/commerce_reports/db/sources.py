@@ -36,6 +36,7 @@ from ..contract import (
     sql_type,
 )
 from ..errors import LakeError, ValidationError
+from ..locate import check_folder_path
 from .listing import Listing, dataset_of
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "MIXED",
     "dataset_schemas",
     "file_schemas",
+    "lake_folder",
     "lake_sites",
     "part_glob",
     "quote",
@@ -169,4 +171,30 @@ def resolve_data_dir(data_dir: Path | str | None) -> Path:
         data_dir = current_settings().data_dir
     if not isinstance(data_dir, str | Path) or not str(data_dir):
         raise ValidationError("data_dir", f"{data_dir!r} is not a folder path", "give a str or Path, or None")
-    return Path(data_dir).expanduser().resolve()
+    try:
+        return check_folder_path(Path(data_dir).expanduser().resolve())
+    except (ValueError, OSError) as error:  # the system refused to resolve it (a loop of links, ...)
+        raise ValidationError(
+            "data_dir", f"{str(data_dir)[:80]!r} cannot be used ({error})", "give a folder path"
+        ) from None
+
+
+def lake_folder(folder: Path) -> Path:
+    """`folder` when it is a data folder holding a lake; else a LakeError saying what it is and
+    what to give instead (a readers' views over nothing would look like a lake with no sales)."""
+    try:
+        if not folder.exists():
+            raise LakeError(
+                f"there is no folder {folder}: give the data folder of a lake (where `commerce-reports "
+                "sync` stores it; `commerce-reports status` says which one it uses), or sync first"
+            )
+        if not folder.is_dir():
+            raise LakeError(f"{folder} is a file, not a data folder: give the folder that holds lake/")
+        if not lake_root(folder).is_dir():
+            raise LakeError(
+                f"{folder} holds no lake (no lake/ folder in it): run `commerce-reports sync` "
+                "(cr.sync() in Python) first, or give the data folder that holds one"
+            )
+    except OSError as error:
+        raise LakeError(f"the data folder {folder} cannot be read: {error.strerror or error}") from None
+    return folder

@@ -5,7 +5,7 @@
     <data_dir>/rollups/site=<site>/transactions/base/<YYYY-MM-DD|none>.parquet     days added since
     <data_dir>/rollups/site=<site>/transactions/patch/<YYYY-MM|none>.parquet     changes since
     <data_dir>/rollups/site=<site>/<view>/<YYYY-MM|none>.parquet                  by month of its date
-    <data_dir>/rollups/site=<site>/index/<by>_<day>.<size>-<mtime>.parquet        ids and commission
+    <data_dir>/rollups/site=<site>/index/<by>_<day>.<digest>.parquet             ids and commission
                                                                                  dates of one ledger file
 
 A commission day's rows live in one base file: `whole-<month>.parquet` (by month of commission
@@ -16,10 +16,13 @@ hides it: `transactions` is the base without the patched rows, plus the patch ro
 Every folder also holds `_empty.parquet` (no rows, the columns), so that its glob always matches
 and a view over it never depends on which buckets exist.
 
-`state.json` is written last: the listing of the lake files the rollups reflect, the files left out
-as unreadable, each dataset's schema signature (so readers need not read every footer), and, while
-a refresh is writing, the months it is rewriting (`pending_months`; `rebuilding` for a full build).
-A rollup counts only while its state matches the lake listing exactly and nothing is pending.
+`state.json` is written last: the listing of the lake files the rollups reflect (by content), the
+files left out (unreadable, or vouched for by no manifest entry), each dataset's schema signature
+(so readers need not read every footer), the sha256 of every rollup and index file the refresh
+wrote (`files`), and, while a refresh is writing, the months it is rewriting (`pending_months`;
+`rebuilding` for a full build). A rollup counts only while its state matches the lake listing
+exactly, nothing is pending, and every rollup file holds what the refresh wrote (a file changed by
+anything else, a forged rollup, is read by no view and rebuilt by the next refresh or `verify`).
 
 `site_places` works these paths out once per site; a refresh hands the `SitePlaces` down.
 """
@@ -35,7 +38,8 @@ from typing import Any
 
 from ..contract import DATASETS, check_site_name, dataset_schema, site_root
 from ..files import save_atomic
-from .listing import Listing, dataset_of
+from ..lake.digests import SiteDigests
+from .listing import Digest, Listing, dataset_of
 from .views import VIEW_LIST
 
 __all__ = [
@@ -60,7 +64,7 @@ EMPTY = "_empty.parquet"
 WHOLE_PREFIX = "whole-"  # whole-<YYYY-MM|none>.parquet: the last full build, by commission month
 log = logging.getLogger(__name__)
 
-_LAYOUT = "buckets-4"  # bump when the files' layout changes: every rollup is rebuilt
+_LAYOUT = "buckets-5"  # bump when the files' layout changes: every rollup is rebuilt
 CODE = hashlib.sha256(
     "\n".join(
         [_LAYOUT, *(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
@@ -126,9 +130,9 @@ class SiteState:
     pending_months: frozenset[str] = frozenset()
     rebuilding: bool = False
     whole_days: frozenset[str] = frozenset()  # the commission days held by the `whole-*` files
-    # The rollup files as the refresh left them (relpath below the site's rollup folder -> stat):
+    # The rollup files as the refresh left them (relpath below the site's rollup folder -> sha256):
     # a file changed since by anything else (a forged rollup) makes the rollups unusable.
-    files: Listing = field(default_factory=dict)
+    files: dict[str, Digest] = field(default_factory=dict)
 
     def matches(self, listing: Listing) -> bool:
         """Whether the rollups are complete and reflect exactly `listing`."""
@@ -149,20 +153,20 @@ class SiteState:
     def to_json(self) -> dict[str, Any]:
         return {
             "code": self.code,
-            "listing": {relpath: list(stat) for relpath, stat in sorted(self.listing.items())},
+            "listing": dict(sorted(self.listing.items())),
             "skipped": self.skipped,
             "schemas": self.schemas,
             "pending_months": sorted(self.pending_months),
             "rebuilding": self.rebuilding,
             "whole_days": sorted(self.whole_days),
-            "files": {relpath: list(stat) for relpath, stat in sorted(self.files.items())},
+            "files": dict(sorted(self.files.items())),
         }
 
     @classmethod
     def from_json(cls, data: Any) -> SiteState | None:
         """The state in `data`, or None when it is not a state of this layout (then: rebuild)."""
         try:
-            listing = {str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in data["listing"].items()}
+            listing = {str(k): _digest(v) for k, v in data["listing"].items()}
             return cls(
                 listing=listing,
                 skipped={str(k): str(v) for k, v in data["skipped"].items()},
@@ -171,10 +175,16 @@ class SiteState:
                 pending_months=frozenset(map(str, data["pending_months"])),
                 rebuilding=bool(data["rebuilding"]),
                 whole_days=frozenset(map(str, data["whole_days"])),
-                files={str(k): (int(v[0]), int(v[1]), int(v[2])) for k, v in data["files"].items()},
+                files={str(k): _digest(v) for k, v in data["files"].items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None
+
+
+def _digest(value: Any) -> Digest:
+    if not isinstance(value, str):  # a state of an older layout (stats, not digests): rebuild
+        raise TypeError(f"{value!r} is not a digest")
+    return value
 
 
 NOTHING = SiteState(listing={})
@@ -207,24 +217,30 @@ def load_state(places: SitePlaces) -> SiteState | None:
     return state
 
 
-def rollup_files(places: SitePlaces) -> Listing:
-    """The rollup files of a site the views read (below its rollup folder, not the index), with
-    their stat: what a refresh records in the state, and what `verify` compares with it."""
+def rollup_files(places: SitePlaces, *, read_all: bool = False) -> dict[str, Digest]:
+    """The rollup and index files of a site (below its rollup folder) with the sha256 of each:
+    what a refresh records in the state, and what the views and `verify` compare with it.
+    `read_all` reads every file (`verify`); else an unchanged stamp vouches for a known digest."""
     folder = places.folder
-    found: Listing = {}
+    digests = SiteDigests(places.data_dir, places.site)
+    found: dict[str, Digest] = {}
     for path in folder.rglob("*.parquet"):
         relpath = path.relative_to(folder)
-        if relpath.parts[0] == "index" or any(part.startswith(".") for part in relpath.parts):
+        if any(part.startswith(".") for part in relpath.parts):
             continue
-        stat = path.stat()
-        found[relpath.as_posix()] = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        try:
+            found[relpath.as_posix()] = digests.read(path) if read_all else digests.of(path)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            found[relpath.as_posix()] = f"unreadable:{error.errno}"
     return found
 
 
-def changed_rollups(places: SitePlaces, state: SiteState) -> list[str]:
-    """The rollup files added, removed or rewritten since `state` recorded them, sorted (a rollup
-    changed by anything but a refresh must not answer for the lake)."""
-    now = rollup_files(places)
+def changed_rollups(places: SitePlaces, state: SiteState, *, read_all: bool = False) -> list[str]:
+    """The rollup files added, removed or rewritten since `state` recorded them (by content),
+    sorted: a rollup changed by anything but a refresh must not answer for the lake."""
+    now = rollup_files(places, read_all=read_all)
     return sorted(r for r in state.files.keys() | now.keys() if state.files.get(r) != now.get(r))
 
 

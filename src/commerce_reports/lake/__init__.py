@@ -19,7 +19,7 @@ from .manifest import Entry, Manifest
 from .repair import Finality, Repair, VerifyReport, load_or_rebuild, quarantine, rebuild, reconcile, verify
 
 if TYPE_CHECKING:
-    from .store import WrittenPartition, write_partition
+    from .store import WrittenPartition, store_partition, write_partition
 
 __all__ = [
     "Entry",
@@ -39,11 +39,12 @@ __all__ = [
     "record_failures",
     "revisable_until",
     "site_lock",
+    "store_partition",
     "verify",
     "write_partition",
     "writing_sites",
 ]
 
 
-_STORE = {"WrittenPartition": "store", "write_partition": "store"}
+_STORE = {"WrittenPartition": "store", "store_partition": "store", "write_partition": "store"}
 __getattr__, __dir__ = lazy_names(__name__, _STORE, __all__)

@@ -28,6 +28,7 @@ from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, SCHEMA_VERSION, PartitionKey, site_root
 from ..errors import CommerceReportsError, LakeError
 from ..files import save_atomic
+from .digests import clear_intent
 from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock
 
@@ -323,6 +324,7 @@ class Manifest:
             )
             manifest.entries[entry.relpath] = entry
             manifest.save()
+            clear_intent(data_dir, site, entry.relpath)  # the entry vouches for the file now
         return entry
 
     @staticmethod

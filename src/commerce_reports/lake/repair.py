@@ -1,13 +1,18 @@
 """Damage found and repaired: manifests rebuilt from the files, stale entries reconciled, bad files
 quarantined.
 
+A partition is what its sha256 says: the manifest entry records the digest of the file a sync
+checked, and nothing else ever takes its place (see `digests.py` for how a stat caches a digest).
+
 - `rebuild` recreates a site's manifest from its Parquet files (`load_or_rebuild` does it on its
-  own when the manifest is missing or damaged but files are there: no refetch of a whole lake).
-- `reconcile` (a sync runs it first, as the writer) compares each entry with its file's size and
-  modification time; a file replaced after its entry was written (a kill between the two) gets
-  its entry rewritten from the file, a vanished file loses its entry, an unreadable one is
-  quarantined.
-- `verify` checks every file's sha256 against the manifest and that it reads as Parquet.
+  own when the manifest is missing or damaged but files are there: no refetch of a whole lake); a
+  file whose content differs from what was last published of it is quarantined, not adopted.
+- `reconcile` (a sync runs it first, as the writer) compares each file with its entry by content;
+  a file of other content, or one no entry vouches for, is quarantined and fetched again (unless a
+  sync stopped between the file and its entry said it was writing exactly that content); a
+  vanished file loses its entry; an entry is never rewritten from a file nobody checked.
+- `verify` reads every file: its sha256 against the manifest's, and that it decodes as Parquet
+  (`fast=True` trusts files whose stamp is unchanged since they were last hashed).
 
 A quarantined file moves to `<data_dir>/quarantine/site=<s>/<relpath>/part.<UTC time>.parquet`,
 outside the lake (readers' globs never see it), and its entry is dropped: the next sync fetches it.
@@ -35,6 +40,7 @@ from ..contract import (
 )
 from ..errors import LakeError, ValidationError
 from ..files import make_folder
+from .digests import SiteDigests, clear_intent, intended
 from .horizon import revisable_until
 from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest
@@ -86,6 +92,7 @@ class Repair:
     site: str
     action: Action
     detail: str
+    key: PartitionKey | None = None  # the partition to fetch again (quarantined or dropped), when known
 
     def __str__(self) -> str:
         return f"{self.site}: {self.detail}"
@@ -93,12 +100,16 @@ class Repair:
 
 @dataclass
 class VerifyReport:
-    """What `verify` checked and repaired: partitions, and (`rollups`) the sites whose rollup files
-    were changed after they were built, rebuilt."""
+    """What `verify` checked and repaired: partitions (`checked`; `read` of them read in full,
+    `read_bytes` in all: every one unless `fast`), and (`rollups`) the sites whose rollup files
+    differ from what their refresh wrote, rebuilt."""
 
     checked: int = 0
     repairs: list[Repair] = field(default_factory=list)
     rollups: list[str] = field(default_factory=list)
+    read: int = 0
+    read_bytes: int = 0
+    fast: bool = False
 
     @property
     def quarantined(self) -> list[Repair]:
@@ -110,7 +121,13 @@ class VerifyReport:
         return not self.repairs and not self.rollups
 
     def summary(self) -> str:
-        text = f"verified {self.checked} partitions"
+        how = (
+            f"by content: {self.read} read ({self.read_bytes / 1e6:.1f} MB), "
+            f"{self.checked - self.read} unchanged since they were last checked"
+            if self.fast
+            else f"by content ({self.read_bytes / 1e6:.1f} MB read)"
+        )
+        text = f"verified {self.checked} partitions {how}"
         if self.ok:
             return text + ": all intact"
         lines = [f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"]
@@ -149,8 +166,11 @@ def _entry(relpath: str, stored: StoredFile, policy: Finality | None, revision_d
     )
 
 
-def quarantine(data_dir: Path, site: str, relpath: str, reason: str) -> Repair:
-    """Move a partition's file out of the lake, to the quarantine folder (its entry is the caller's)."""
+def quarantine(
+    data_dir: Path, site: str, relpath: str, reason: str, key: PartitionKey | None = None
+) -> Repair:
+    """Move a partition's file out of the lake, to the quarantine folder (its entry, the partition
+    `key` when it had one, is the caller's)."""
     source = site_root(data_dir, site) / relpath / PART_FILE
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = Path(data_dir) / QUARANTINE / f"site={site}" / relpath / f"part.{stamp}.parquet"
@@ -158,7 +178,9 @@ def quarantine(data_dir: Path, site: str, relpath: str, reason: str) -> Repair:
     shutil.move(source, target)
     with contextlib.suppress(OSError):
         source.parent.rmdir()  # only when empty
-    repair = Repair(site, "quarantined", f"{relpath}: {reason}; moved to {target}, it will be fetched again")
+    repair = Repair(
+        site, "quarantined", f"{relpath}: {reason}; moved to {target}, it will be fetched again", key
+    )
     log.warning("%s", repair)
     return repair
 
@@ -177,11 +199,17 @@ def rebuild(
     with site_lock(data_dir, site):
         manifest = Manifest(data_dir, site)
         manifest.revision_days = None if policy is None else policy.revision_days
+        digests = SiteDigests(data_dir, site)
         for relpath, path in _files(data_dir, site).items():
             try:
                 stored = _inspect(path, relpath)
             except LakeError:
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
+                continue
+            published = digests.saved_digest(path)
+            if published not in (None, stored.sha256) and intended(data_dir, site, relpath) != stored.sha256:
+                why = f"its content differs from what was last published of it (sha256 {published[:12]}...)"
+                repairs.append(quarantine(data_dir, site, relpath, why))
                 continue
             try:
                 entry = _entry(relpath, stored, policy, manifest.revision_days)
@@ -220,57 +248,165 @@ def load_or_rebuild(
 
 
 def reconcile(data_dir: Path, site: str, policy: Finality | None = None) -> list[Repair]:
-    """Make a site's entries describe its files (for the writer, before it plans; cheap: one stat
-    per file, a read only where a file changed since its entry was written)."""
-    policy = _finality(policy)
-    repairs: list[Repair] = []
+    """Make a site's entries describe its files, by content (the writer runs it before it plans).
+
+    Each file's sha256 is compared with its entry's (read only when its stamp changed since it
+    was last hashed: see `digests.py`). The same content (a copied or restored lake) keeps its
+    entry; other content, or a file no entry vouches for, is quarantined and fetched again, unless
+    it is the file a sync said it was writing when it was stopped before recording it (adopted).
+    A vanished file loses its entry. An entry is never rewritten from a file nobody checked."""
+    return _check_site(data_dir, site, _finality(policy), read_all=False).repairs
+
+
+def verify(data_dir: str | Path, sites: Iterable[str] | None = None, *, fast: bool = False) -> VerifyReport:
+    """Check every partition of the lake (or of `sites`) by content: its sha256 against the
+    manifest's, and that it reads as Parquet (page checksums included). A partition that fails is
+    quarantined and its entry dropped, so the next sync fetches it again. `fast=True` trusts a
+    file whose stamp is unchanged since it was last hashed and reads only the others. Waits for a
+    running sync."""
+    if not isinstance(fast, bool):
+        raise ValidationError("fast", f"{fast!r} is not a bool", "give True or False")
+    folder = Path(data_dir)
+    names = _site_names(folder) if sites is None else [check_site_name(s) for s in _listed(sites)]
+    report = VerifyReport(fast=fast)
+    for site in names:
+        with writing_sites(folder, [site]):
+            _, repairs = load_or_rebuild(folder, site)
+            report.repairs += repairs
+            checked = _check_site(folder, site, None, read_all=not fast)
+            report.checked += checked.checked
+            report.read += checked.read
+            report.read_bytes += checked.read_bytes
+            report.repairs += checked.repairs
+    return report
+
+
+@dataclass
+class _Checked:
+    checked: int = 0
+    read: int = 0
+    read_bytes: int = 0
+    repairs: list[Repair] = field(default_factory=list)
+
+
+def _check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: bool) -> _Checked:
+    """Compare every file of a site with its entry by content (`read_all`: read every file, and
+    check it decodes; else trust unchanged stamps), under the manifest lock; repair what differs."""
+    digests = SiteDigests(data_dir, site)
+    found = _Checked()
     with site_lock(data_dir, site):
         manifest = Manifest.load(data_dir, site)
         files = _files(data_dir, site)
-        unrecorded = files.keys() - manifest.entries.keys()
+        _say_reading(site, files, digests, read_all)
         changed = False
-        for relpath, entry in list(manifest.entries.items()):
-            path = files.get(relpath)
+        for relpath in sorted(manifest.entries.keys() | files.keys()):
+            entry, path = manifest.entries.get(relpath), files.get(relpath)
             if path is None:
                 del manifest.entries[relpath]
-                repairs.append(
-                    Repair(site, "dropped", f"{relpath}: its file is gone; it will be fetched again")
+                found.repairs.append(
+                    Repair(
+                        site, "dropped", f"{relpath}: its file is gone; it will be fetched again", _key(entry)
+                    )
                 )
                 changed = True
                 continue
-            stat = path.stat()
-            if (stat.st_size, stat.st_mtime_ns) == (entry.size, entry.mtime_ns):
+            found.checked += 1
+            try:
+                if read_all:  # every byte: it decodes (page checksums included), and its digest
+                    stored = _inspect(path, relpath)
+                    digest = stored.sha256
+                    digests.note(path, digest)
+                    found.read, found.read_bytes = found.read + 1, found.read_bytes + stored.size
+                else:
+                    digest = digests.of(path)
+            except (OSError, LakeError) as error:
+                manifest.entries.pop(relpath, None)
+                why = "not readable Parquet" if isinstance(error, LakeError) else f"not readable ({error})"
+                found.repairs.append(quarantine(data_dir, site, relpath, why, _key(entry)))
+                changed = True
+                continue
+            if entry is not None and digest == entry.sha256:
+                stat = path.stat()
+                if (stat.st_size, stat.st_mtime_ns) != (entry.size, entry.mtime_ns):  # a copy: same bytes
+                    manifest.entries[relpath] = replace(entry, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+                    changed = True
                 continue
             changed = True
-            try:
-                stored = _inspect(path, relpath)
-            except LakeError:
-                del manifest.entries[relpath]
-                repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
+            adopted = _adopt(data_dir, site, relpath, path, digest, policy, manifest)
+            if adopted is not None:
+                found.repairs.append(adopted)
                 continue
-            if stored.sha256 == entry.sha256:  # the same bytes (an older entry, or a copied lake)
-                manifest.entries[relpath] = replace(entry, size=stored.size, mtime_ns=stored.mtime_ns)
-                continue
-            manifest.entries[relpath] = _entry(relpath, stored, policy, manifest.revision_days)
-            repairs.append(
-                Repair(
-                    site,
-                    "reconciled",
-                    f"{relpath}: the file was replaced after its entry was written; "
-                    f"entry rewritten from the file ({stored.rows} rows)",
-                )
+            manifest.entries.pop(relpath, None)
+            why = (
+                f"its content (sha256 {digest[:12]}...) is not what the sync stored ({entry.sha256[:12]}...)"
+                if entry is not None
+                else "no manifest entry vouches for it"
             )
-        for relpath in sorted(unrecorded):  # an unrecorded file must not break readers either
-            try:
-                _inspect(files[relpath], relpath)
-            except LakeError:
-                repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
+            found.repairs.append(quarantine(data_dir, site, relpath, why, _key(entry)))
         if changed:
             manifest.save()
-    for repair in repairs:
+    found.read, found.read_bytes = found.read + digests.hashed, found.read_bytes + digests.hashed_bytes
+    for repair in found.repairs:
         if repair.action != "quarantined":  # quarantine logs its own line
             log.warning("%s", repair)
-    return repairs
+    return found
+
+
+def _key(entry: Entry | None) -> PartitionKey | None:
+    """The partition an entry stood for (None without one, or when it no longer parses)."""
+    try:
+        return None if entry is None else entry.key
+    except (LakeError, ValidationError):
+        return None
+
+
+def _adopt(
+    data_dir: Path,
+    site: str,
+    relpath: str,
+    path: Path,
+    digest: str,
+    policy: Finality | None,
+    manifest: Manifest,
+) -> Repair | None:
+    """The entry of a file a sync wrote and was stopped before recording (its intent names this
+    very content), put in `manifest`; None for any other file."""
+    if intended(data_dir, site, relpath) != digest:
+        return None
+    try:
+        stored = _inspect(path, relpath)
+    except LakeError:
+        return None
+    if stored.sha256 != digest:  # replaced again meanwhile
+        return None
+    manifest.entries[relpath] = _entry(relpath, stored, policy, manifest.revision_days)
+    clear_intent(data_dir, site, relpath)
+    return Repair(
+        site,
+        "reconciled",
+        f"{relpath}: a sync was stopped between storing this file and recording it; its entry is "
+        f"written from the file that sync had checked ({stored.rows} rows)",
+    )
+
+
+_SAY_READING = 256 << 20  # bytes to read before a check says so (a few seconds of hashing)
+
+
+def _say_reading(site: str, files: dict[str, Path], digests: SiteDigests, read_all: bool) -> None:
+    """Say, before a long read, how much of the site must be read to check it."""
+    size = 0
+    for path in files.values():
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            if read_all or digests.vouched(path, stat) is None:
+                size += stat.st_size
+    if size >= _SAY_READING:
+        log.warning(
+            "checking the content of site %s: reading %.0f MB (files not checked since they were "
+            "last written, copied or restored)",
+            site,
+            size / 1e6,
+        )
 
 
 def _inspect(path: Path, relpath: str) -> StoredFile:
@@ -279,45 +415,6 @@ def _inspect(path: Path, relpath: str) -> StoredFile:
     from .store import inspect_partition
 
     return inspect_partition(path, relpath.split("/", 1)[0])
-
-
-def verify(data_dir: str | Path, sites: Iterable[str] | None = None) -> VerifyReport:
-    """Check every partition of the lake (or of `sites`): its sha256 against the manifest, and
-    that it reads as Parquet. A partition that fails is quarantined and its entry dropped, so the
-    next sync fetches it again; every other partition stays readable. Waits for a running sync."""
-    folder = Path(data_dir)
-    names = _site_names(folder) if sites is None else [check_site_name(s) for s in _listed(sites)]
-    report = VerifyReport()
-    for site in names:
-        with writing_sites(folder, [site]):
-            _, repairs = load_or_rebuild(folder, site)
-            report.repairs += repairs
-            with site_lock(folder, site):
-                manifest = Manifest.load(folder, site)
-                files = _files(folder, site)
-                before = len(report.repairs)
-                for relpath, path in files.items():
-                    report.checked += 1
-                    entry = manifest.entries.get(relpath)
-                    try:
-                        stored = _inspect(path, relpath)
-                    except LakeError:
-                        manifest.entries.pop(relpath, None)
-                        report.repairs.append(quarantine(folder, site, relpath, "not readable Parquet"))
-                        continue
-                    if entry is not None and stored.sha256 != entry.sha256:
-                        del manifest.entries[relpath]
-                        report.repairs.append(
-                            quarantine(folder, site, relpath, "its sha256 differs from the manifest's")
-                        )
-                for relpath in manifest.entries.keys() - files.keys():
-                    del manifest.entries[relpath]
-                    report.repairs.append(
-                        Repair(site, "dropped", f"{relpath}: its file is gone; it will be fetched again")
-                    )
-                if len(report.repairs) > before:
-                    manifest.save()
-    return report
 
 
 def _listed(sites: Iterable[str]) -> list[str]:

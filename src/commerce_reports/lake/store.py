@@ -39,6 +39,7 @@ from ..contract import (
 from ..errors import LakeError
 from ..files import save_atomic, sha256_of
 from ..redaction import echo_pattern, known_secrets, scrub
+from .digests import SiteDigests, intend
 from .horizon import Touched
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "foreign_rows",
     "inspect_partition",
     "one_version_per_commission",
+    "store_partition",
     "touched_by",
     "write_partition",
 ]
@@ -108,8 +110,10 @@ def write_partition(
     def write(temp: Path) -> None:
         pq.write_table(table, temp, compression="zstd", write_page_checksum=True)
         digest.append(sha256_of(temp))
+        intend(data_dir, site, key.relpath, digest[0])  # before the file is replaced: see digests.py
 
     target = save_atomic(folder / PART_FILE, write)
+    SiteDigests(data_dir, site).note(target, digest[0])
     stat = os.stat(target)
     touched = touched_by(table, key.start) if key.dataset == "transactions" else None
     return WrittenPartition(
@@ -123,6 +127,27 @@ def write_partition(
         collapsed,
         touched,
     )
+
+
+def store_partition(
+    data_dir: Path,
+    site: str,
+    key: PartitionKey,
+    table: pa.Table,
+    fetched_at: datetime,
+    *,
+    settled: bool = False,
+) -> WrittenPartition:
+    """Store `table` as a sync stores a partition: its file, then its manifest entry (the entry
+    vouches for the file: a file without one is read by no view). `settled`: whether the
+    partition is final for the sync (never when the file holds rows in doubt). For tools that
+    make a lake without the service: a bench lake, a test's."""
+    from .manifest import Manifest
+
+    written = write_partition(data_dir, site, key, table, fetched_at)
+    clean = settled and not written.untyped and not written.foreign
+    Manifest.record(data_dir, site, key, written, fetched_at, clean)
+    return written
 
 
 def one_version_per_commission(table: pa.Table) -> tuple[pa.Table, int]:

@@ -17,9 +17,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from ..alerting import Thresholds, alerts
 from ..charts.compare import compare_periods
@@ -30,6 +28,9 @@ from ..charts.style import aggregate_note, money_of
 from ..export.parts import OUTPUT_KEY as METADATA_KEY
 from ..money import Currency
 from .tables import comparison_table, ranking_table, summary_table
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = ["METADATA_KEY", "Section", "alerts_section", "comparison", "summary", "title", "top_table"]
 
@@ -50,12 +51,12 @@ class Section:
         return data, {METADATA_KEY: {"part": self.part, **self.extra}}
 
 
-def _sites(con: duckdb.DuckDBPyConnection, sel: Selection) -> list[str]:
+def _sites(con: Connection, sel: Selection) -> list[str]:
     return list(sel.sites) or known_sites(con)
 
 
 def title(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection,
     *,
     heading: str = "Commerce report",
@@ -92,7 +93,7 @@ def title(
 
 
 def alerts_section(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection,
     *,
     thresholds: Thresholds | None = None,
@@ -117,9 +118,7 @@ def alerts_section(
     return Section("alerts", html, found.describe(), {"count": len(found.alerts)})
 
 
-def summary(
-    con: duckdb.DuckDBPyConnection, selection: Selection, *, currency: Currency | str | None = None
-) -> Section:
+def summary(con: Connection, selection: Selection, *, currency: Currency | str | None = None) -> Section:
     """The period against the previous one of the same length, in total: revenue, orders, returns,
     return rate, clicks, EPC and conversion, each with its change."""
     money = money_of(currency)
@@ -140,7 +139,7 @@ def _percent(change: float | None) -> str:
 
 
 def comparison(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection,
     by: Dimension,
     *,
@@ -156,7 +155,7 @@ def comparison(
 
 
 def top_table(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection,
     dimension: Dimension,
     *,

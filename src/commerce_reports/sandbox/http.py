@@ -102,6 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = response.body
         headers = dict(response.headers)
+        self._date = headers.pop("Date", None)  # an app with a clock of its own says its time
         accepts_gzip = "gzip" in request.headers.get("accept-encoding", "").lower()
         if response.compressible and accepts_gzip and body:
             body = gzip.compress(body, compresslevel=5)
@@ -120,6 +121,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._hang_up()
             return
         self.wfile.write(body)
+
+    def date_time_string(self, timestamp: float | None = None) -> str:
+        """The `Date` header: the app's own time when it gave one, else the real time."""
+        date: str | None = getattr(self, "_date", None)
+        return date if date is not None and timestamp is None else super().date_time_string(timestamp)
 
     def _hang_up(self) -> None:
         with contextlib.suppress(OSError):

@@ -10,6 +10,7 @@ Loopback tooling without auth: `GET /_sandbox/info` and `GET /_sandbox/truth`.
 
 from __future__ import annotations
 
+import email.utils
 import functools
 import math
 import threading
@@ -167,6 +168,7 @@ class ReportsSandbox:
         else:
             response = _error(404, "Not Found", f"{request.path}: no such endpoint")
         response.headers["X-Sandbox-Pace"] = f"{self.config.pace:g}"
+        response.headers["Date"] = email.utils.format_datetime(self.now, usegmt=True)  # its world's clock
         record = RequestRecord(
             self.now,
             site,

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 from ..config import parse_pace
 from ..contract import AGGREGATES, PartitionKey
 from ..endpoints import PACE_KEYS
-from ..errors import LakeError, ServiceError, ValidationError
+from ..errors import CommerceReportsError, LakeError, ServiceError, ValidationError
+from ..files import describe_os_error
 from ..lake.failures import record_failures
 from ..lake.manifest import Manifest
+from ..lake.repair import Repair
 from ..pace import Clock, SystemClock
 from ..params import Filters, Grain, as_date
 from ..sites import SiteProfile
@@ -238,6 +240,18 @@ def with_stored_windows(
     }
 
 
+def with_repaired(
+    keys: Mapping[str, Sequence[PartitionKey]], repairs: Sequence[Repair]
+) -> dict[str, list[PartitionKey]]:
+    """`keys` and, per site, the partitions opening it quarantined or dropped (a file whose content
+    was not what the sync stored, a file gone): fetched again now, whatever the range asked."""
+    lost: dict[str, list[PartitionKey]] = {}
+    for repair in repairs:
+        if repair.key is not None and repair.action in ("quarantined", "dropped"):
+            lost.setdefault(repair.site, []).append(repair.key)
+    return {site: list(dict.fromkeys([*site_keys, *lost.get(site, [])])) for site, site_keys in keys.items()}
+
+
 def plan_keys(
     manifests: Mapping[str, Manifest],
     profiles: Mapping[str, SiteProfile],
@@ -283,7 +297,10 @@ def fetch_keys(
     kept too."""
     book = CostBook()
     result = _fetch(data_dir, profiles, keys, options, refresh, finish is not None, book, launch, revisions)
-    _keep_failures(data_dir, result, now_of(options))
+    try:
+        _keep_failures(data_dir, result, now_of(options))
+    except OSError as error:  # a full disk, say: the result still says what failed
+        log.warning("could not record this sync's failures for `alerts`: %s", describe_os_error(error))
     learned: dict[str, dict[str, list[float]]] = {}
     for (site, endpoint), costs in result.request_costs().items():
         learned.setdefault(service_of(profiles[site]), {}).setdefault(endpoint, []).extend(costs)
@@ -294,7 +311,15 @@ def fetch_keys(
         started = timer.time()
         if result.stored:
             (options.say or log.info)("refreshing the rollups and the catalog ...")
-        finish(data_dir, result.changed())
+        try:
+            finish(data_dir, result.changed())
+        except (CommerceReportsError, OSError) as error:  # what was stored stays; say what was not done
+            result.unfinished = describe_os_error(error) if isinstance(error, OSError) else str(error)
+            if options.say is None:  # else the caller prints the result's summary, which says it
+                log.error(
+                    "the rollups and the catalog could not be brought up to date: %s", result.unfinished
+                )
+            return result
         book.record_finish(len(result.stored), timer.time() - started)
     return result
 
@@ -330,7 +355,7 @@ def _fetch(
     policies = policies_of(profiles, options)
     with open_sites(data_dir, policies) as opened:
         if revisions:
-            keys = with_stored_windows(keys, opened.manifests, policies)
+            keys = with_repaired(with_stored_windows(keys, opened.manifests, policies), opened.repairs)
         plan = plan_keys(opened.manifests, profiles, keys, options, refresh=refresh, finish=finish, book=book)
         (options.say or log.info)(plan.describe())
         if not plan.requests:

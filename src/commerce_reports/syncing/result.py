@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from datetime import timedelta
 from typing import NamedTuple
 
 from ..contract import PartitionKey
-from ..errors import CommerceReportsError, UnreachableError
+from ..errors import CommerceReportsError, LakeError, UnreachableError
 from ..lake import Repair
 from ..locate import LakeLocation
+from .clock import skew_sentence
 from .costs import shares
 from .plan import PlannedRequest, SyncPlan
 
@@ -65,6 +67,12 @@ class SyncResult:
     # When each stored request kept the machine busy (clock times, without the pace's waits).
     spans: list[tuple[PlannedRequest, float, float]] = field(default_factory=list)
     lake: LakeLocation | None = None  # the lake synced into, and why it is that one
+    # Per site, how far this machine's clock was from the service's (its Date headers), when past
+    # the tolerance: (site, local minus service). See `syncing.clock`.
+    clock_skews: list[tuple[str, timedelta]] = field(default_factory=list)
+    # Why the DuckDB side (rollups, catalog) could not be brought up to date after the partitions
+    # were stored (a full disk, say); empty when it was, or nothing was to be done.
+    unfinished: str = ""
 
     @property
     def rows(self) -> int:
@@ -72,7 +80,7 @@ class SyncResult:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.interrupted
+        return not self.failed and not self.interrupted and not self.unfinished
 
     def changed(self) -> dict[str, list[PartitionKey]]:
         """The partitions this sync stored, per site: what the DuckDB side must bring up to date."""
@@ -95,7 +103,7 @@ class SyncResult:
         groups: dict[tuple[str, str, str], list[Failure]] = {}
         for number, failure in enumerate(self.failed):
             error, site = failure.error, failure.request.site
-            if error.retriable:  # a failure of its own partition (a 5xx, a garbled body)
+            if error.retriable or isinstance(error, LakeError):  # its own partition's (a 5xx, a full disk)
                 groups[(site, str(number), "")] = [failure]
             else:
                 reason = str(getattr(error, "reason", error))
@@ -151,6 +159,13 @@ class SyncResult:
                 counts.setdefault(id(request), [0, 0, 0])[index] += n
         for request, _ in self.stored:
             lines += doubts(request, *counts.pop(id(request), [0, 0, 0]))
+        lines += [f"warning: {site}: {skew_sentence(skew)}" for site, skew in self.clock_skews]
+        if self.unfinished:
+            lines.append(
+                f"error: the rollups and the catalog could not be brought up to date ({self.unfinished}); "
+                "what was stored is kept, the views read the lake files meanwhile, and the next sync "
+                "brings them up to date"
+            )
         if self.repairs:
             lines.append(f"repaired before syncing ({len(self.repairs)}):")
             lines += [f"  {repair}" for repair in self.repairs]

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,8 +28,10 @@ import pyarrow as pa
 from ..client import ReportsClient
 from ..contract import DATE_COLUMNS, PartitionKey
 from ..errors import CommerceReportsError, LakeError, UnreachableError
+from ..files import describe_os_error
 from ..lake import Manifest, Repair, load_or_rebuild, reconcile, write_partition, writing_sites
 from ..pace import Clock, SystemClock
+from .clock import fetched_moment, skew_sentence
 from .plan import PlannedRequest, SettlePolicy, SyncPlan
 from .progress import Progress
 from .result import Failure, SyncResult, doubts
@@ -158,6 +160,7 @@ def run_plan(
         result.collapsed += lane.collapsed
         result.failed += lane.failed
         result.spans += lane.spans
+        result.clock_skews += [s for s in lane.skews if s[0] not in {seen for seen, _ in result.clock_skews}]
         if not result.interrupted:  # a lane that ended without accounting for a request: say so
             done = {id(r) for r, _ in lane.stored} | {id(f.request) for f in lane.failed}
             result.failed += [
@@ -201,6 +204,13 @@ class _Lane:
         self.collapsed: list[tuple[PlannedRequest, int]] = []
         self.failed: list[Failure] = []
         self.spans: list[tuple[PlannedRequest, float, float]] = []
+        self.skews: list[tuple[str, timedelta]] = []
+
+    def skewed(self, site: str, skew: timedelta) -> None:
+        """Keep (and say, once per lane) that this machine's clock is off the service's."""
+        if not self.skews:
+            log.warning("%s: %s", site, skew_sentence(skew))
+            self.skews.append((site, skew))
 
     def run(self) -> None:
         """Every request in turn; the first failure that would repeat stops the lane, and the
@@ -221,7 +231,7 @@ class _Lane:
                 self._give_up(index, error)  # e.g. a rejected key: the rest would fail the same way
                 return
             except OSError as error:
-                wrapped = LakeError(f"could not store it: {error}")
+                wrapped = LakeError(f"could not store it: {describe_os_error(error)}")
                 self.failed.append(Failure(request, wrapped))
                 self.bars.fail(request)
                 if error.errno in _LANE_STOPPING_ERRNOS:
@@ -240,7 +250,9 @@ class _Lane:
         started = self.clock.time()
         table = fetch_partition(client, request.key)
         busy_from = started + client.last_wait()  # the pace's waits are the pace's, not the work's
-        fetched_at = self.now()
+        fetched_at, skew = fetched_moment(table, self.now())
+        if skew is not None:
+            self.skewed(request.site, skew)
         written = write_partition(self.data_dir, request.site, request.key, table, fetched_at)
         not_found = (table.schema.metadata or {}).get(b"not_found") == b"1"
         settled = (

@@ -1,0 +1,71 @@
+"""Every public function and command that takes a data folder answers a hostile path with the
+package's own error (what is wrong, what would be right), never a raw ValueError or OSError: a
+path holding NUL, a path too long, a name too long, a file where a folder belongs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import commerce_reports as cr
+from commerce_reports.api import verify
+from commerce_reports.cli import main
+from commerce_reports.db import fresh_rollups, rebuild_rollups, refresh_rollups, verify_rollups
+
+CALLS: dict[str, Callable[[Any], object]] = {
+    "connect": lambda d: cr.connect(d),
+    "connect(read_only=False)": lambda d: cr.connect(d, read_only=False),
+    "write_catalog": lambda d: cr.write_catalog(d),
+    "alerts": lambda d: cr.alerts(data_dir=d),
+    "status": lambda d: cr.status(data_dir=d),
+    "plan_sync": lambda d: cr.plan_sync(data_dir=d),
+    "invalidate": lambda d: cr.invalidate("2026-01-01", "2026-01-02", data_dir=d),
+    "lake_location": lambda d: cr.lake_location(d),
+    "load_transactions": lambda d: cr.load_transactions("2026-01-01", "2026-01-02", data_dir=d),
+    "verify": lambda d: verify(data_dir=d),
+    "refresh_rollups": lambda d: refresh_rollups(d),
+    "rebuild_rollups": lambda d: rebuild_rollups(d),
+    "verify_rollups": lambda d: verify_rollups(d),
+    "fresh_rollups": lambda d: fresh_rollups(d),
+}
+
+
+def hostile(tmp_path: Path) -> dict[str, str]:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    return {
+        "NUL": str(tmp_path / "a\x00b"),
+        "path too long": str(tmp_path / ("x" * 100_000)),
+        "name too long": str(tmp_path / ("y" * 300)),
+        "a file": str(a_file),
+        "below a file": str(a_file / "data"),
+    }
+
+
+@pytest.mark.parametrize("name", CALLS)
+def test_every_public_function_answers_a_hostile_data_folder_with_its_own_error(
+    name: str, tmp_path: Path
+) -> None:
+    for what, path in hostile(tmp_path).items():
+        if name == "lake_location" and what in ("below a file",):
+            continue  # a location only names a folder: nothing is read there yet
+        with pytest.raises(cr.CommerceReportsError) as raised:
+            CALLS[name](path)
+        assert str(raised.value), (name, what)
+
+
+@pytest.mark.parametrize("command", ["status", "verify", "catalog", "sql", "alerts", "invalidate"])
+def test_every_command_answers_a_hostile_data_folder_with_one_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra = {"sql": ["SELECT 1"], "invalidate": ["2026-01-01", "2026-01-02"]}.get(command, [])
+    for what, path in hostile(tmp_path).items():
+        if what == "NUL":
+            continue  # no command line can hold one
+        code = main([command, *extra, "--data-dir", path])
+        err = capsys.readouterr().err
+        assert code != 0, (command, what)
+        assert "Traceback" not in err and err.startswith("error:"), (command, what, err[:300])
