@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -62,26 +63,36 @@ def test_every_view_in_every_format(
     assert capsys.readouterr().out == ""  # every format went to its file
 
 
-def test_a_workbook_keeps_money_as_numbers_and_dates_as_dates(
-    synced_con: duckdb.DuckDBPyConnection, tmp_path: Path
-) -> None:
+def test_a_workbook_is_what_excel_users_expect(synced_con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    """Money as numbers in the currency's format at its full scale, real booleans and dates,
+    timestamps with their zone in the format, a frozen header, columns as wide as their values."""
     sql = (
-        "SELECT site, day, revenue, transactions, fetched_at FROM daily_performance "
-        "JOIN (SELECT max(fetched_at) AS fetched_at FROM transactions) ON true ORDER BY site, day"
+        "SELECT site, day, revenue, transactions, complete, fetched_at, 'a long label of a network' AS label, "
+        "12345678901.2345::DECIMAL(38,4) AS big, 123456789012.3456::DECIMAL(38,4) AS too_precise "
+        "FROM daily_performance JOIN (SELECT max(fetched_at) AS fetched_at FROM transactions) ON true "
+        "ORDER BY site, day"
     )
     expected = synced_con.sql(sql).pl()
     target = tmp_path / "daily.xlsx"
     write_query(synced_con, sql, "xlsx", target, None)
-    sheet = openpyxl.load_workbook(target).active
-    header, first, *_ = sheet.iter_rows(values_only=True)
-    assert header == ("site", "day", "revenue", "transactions", "fetched_at")
-    site, day, revenue, orders, fetched = first
+    book = openpyxl.load_workbook(target)
+    sheet = book.active
+    header, first, *rest = sheet.iter_rows(values_only=True)
+    assert header == tuple(expected.columns) and len(rest) == expected.height - 1
+    site, day, revenue, orders, complete, fetched, label, big, too_precise = first
     assert site == expected["site"][0]
     assert isinstance(day, datetime) and day.date() == expected["day"][0]
-    assert isinstance(revenue, float) and revenue == pytest.approx(float(expected["revenue"][0]), abs=0.005)
-    assert isinstance(orders, int | float) and orders == expected["transactions"][0]
-    assert isinstance(fetched, datetime)
-    assert sheet.cell(2, 3).number_format == "#,##0.00" and sheet.cell(2, 2).number_format == "yyyy-mm-dd"
+    assert Decimal(str(revenue)) == expected["revenue"][0]  # every place of DECIMAL(38,4), as a number
+    assert orders == expected["transactions"][0] and complete is expected["complete"][0]
+    zone = expected.schema["fetched_at"].time_zone  # type: ignore[attr-defined]
+    assert isinstance(fetched, datetime) and fetched == expected["fetched_at"][0].replace(tzinfo=None)
+    assert big == 12345678901.2345 and too_precise == "123456789012.3456"  # 16 digits: never rounded
+    assert sheet.cell(2, 3).number_format == '"$"#,##0.0000;-"$"#,##0.0000'
+    assert sheet.cell(2, 2).number_format == "yyyy-mm-dd"
+    assert sheet.cell(2, 6).number_format == f'yyyy-mm-dd hh:mm:ss "{zone}"'
+    assert sheet.freeze_panes == "A2" and sheet.cell(1, 1).font.b
+    widths = {letter: dim.width for letter, dim in sheet.column_dimensions.items()}
+    assert widths["G"] >= len("a long label of a network") > widths["A"] >= len("site")
 
 
 def test_nested_columns_become_json_text_for_flat_formats(synced_con: duckdb.DuckDBPyConnection) -> None:
