@@ -79,7 +79,7 @@ def test_a_workbook_is_what_excel_users_expect(synced_con: duckdb.DuckDBPyConnec
     sheet = book.active
     header, first, *rest = sheet.iter_rows(values_only=True)
     assert header == tuple(expected.columns) and len(rest) == expected.height - 1
-    site, day, revenue, orders, complete, fetched, label, big, too_precise = first
+    site, day, revenue, orders, complete, fetched, _label, big, too_precise = first
     assert site == expected["site"][0]
     assert isinstance(day, datetime) and day.date() == expected["day"][0]
     assert Decimal(str(revenue)) == expected["revenue"][0]  # every place of DECIMAL(38,4), as a number

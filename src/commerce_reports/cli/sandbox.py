@@ -106,7 +106,6 @@ def register(subparsers: Any) -> None:
             "commerce-reports sandbox --fast --incident 'network=Foxglove Network,from=2026-11-10,epc=-80%'",
             "commerce-reports sandbox --deals --write-key w-key --read-key r-key",
         ],
-        exits={130: "stopped with Ctrl-C, as it is meant to end"},
         define=_arguments,
         handler=run,
     )
