@@ -67,7 +67,7 @@ def test_a_workbook_is_what_excel_users_expect(synced_con: duckdb.DuckDBPyConnec
     """Money as numbers in the currency's format at its full scale, real booleans and dates,
     timestamps with their zone in the format, a frozen header, columns as wide as their values."""
     sql = (
-        "SELECT site, day, revenue, transactions, complete, fetched_at, 'a long label of a network' AS label, "
+        "SELECT site, day, revenue, transactions, complete, fetched_at, 'a long label of a network' label, "
         "12345678901.2345::DECIMAL(38,4) AS big, 123456789012.3456::DECIMAL(38,4) AS too_precise "
         "FROM daily_performance JOIN (SELECT max(fetched_at) AS fetched_at FROM transactions) ON true "
         "ORDER BY site, day"
