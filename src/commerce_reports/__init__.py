@@ -17,12 +17,13 @@ DuckDB and the HTTP stack are imported by the function that needs them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ._lazy import lazy_names
 from ._version import __version__
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from typing import Any
+
     from .alerting import alerts
     from .api import (
         SyncOptions,

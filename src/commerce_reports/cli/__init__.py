@@ -15,10 +15,13 @@ each command's; `docs/cli.md` has the whole table.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from .._version import __version__
 from .parser import USAGE, CommandParser
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["EXIT_UNREACHABLE", "build_parser", "main"]
 

@@ -4,11 +4,13 @@ when there is an alert, 0 when there is none (for cron: `... alerts || mail ...`
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
 
 from .parser import add_command
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from typing import Any
+
     from .parser import CommandParser
 
 __all__ = ["register"]

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
-from collections.abc import Callable
 from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .parser import add_command
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    import warnings
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
     from ..deals import DealsClient
     from ..errors import CommerceReportsError
     from .parser import CommandParser
@@ -137,6 +139,8 @@ def _arguments(deals: CommandParser) -> None:
 
 
 def _create_arguments(create: CommandParser) -> None:
+    from pathlib import Path
+
     create.add_argument("deal", type=Path, help="deal JSON file ('-' for stdin)")
     create.add_argument("--dry-run", action="store_true", help="validate only, create nothing")
     create.add_argument(
@@ -145,6 +149,8 @@ def _create_arguments(create: CommandParser) -> None:
 
 
 def _update_arguments(update: CommandParser) -> None:
+    from pathlib import Path
+
     update.add_argument("id", help="deal request id")
     update.add_argument("changes", type=Path, help="changes JSON file ('-' for stdin)")
     update.add_argument(
@@ -194,6 +200,8 @@ def _result(args: argparse.Namespace, client: DealsClient) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run one `deals` action; print the JSON result or one error line; return the exit status."""
+    import warnings
+
     import orjson  # with an action, not with `--help`
 
     from ..errors import CommerceReportsError

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .parser import add_command
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from ..config import Settings
     from .parser import CommandParser
 
 __all__ = ["register"]
-
-log = logging.getLogger(__name__)
 
 
 def _param(text: str) -> tuple[str, str]:
@@ -65,6 +64,8 @@ def register(subparsers: Any) -> None:
 
 
 def _arguments(parser: CommandParser) -> None:
+    from pathlib import Path
+
     parser.add_argument(
         "--notebook", type=Path, required=True, metavar="FILE", help="e.g. notebooks/report.ipynb"
     )
@@ -110,6 +111,8 @@ def _kernel_settings(notebook: Path) -> tuple[Settings, dict[str, str]]:
 
 
 def _out_folder(out: Path | None, settings: Settings, environment: dict[str, str]) -> Path:
+    from pathlib import Path
+
     from .options import UsageError
 
     folder = (
@@ -173,7 +176,7 @@ def _synced(notebook: Path, site: Any, environment: dict[str, str]) -> int:
             data_dir=environment.get("COMMERCE_REPORTS_DATA_DIR"),
             options=SyncOptions(progress=False),
         )
-    log.warning("sync before export: %s", synced.summary())
+    print(f"sync before export: {synced.summary()}", file=sys.stderr)
     return 1 if synced.failed else 0
 
 

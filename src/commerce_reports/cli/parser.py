@@ -14,8 +14,11 @@ Imports nothing heavy: `commerce-reports --help` loads argparse and the command 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, NoReturn
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping, Sequence
+    from typing import Any, NoReturn
 
 __all__ = [
     "COMMON_EXITS",

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from . import EXIT_UNREACHABLE
 from .parser import add_command
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from typing import Any
+
     from .parser import CommandParser
 
 __all__ = ["register"]
@@ -129,10 +130,14 @@ def _site_and_folder(parser: CommandParser) -> None:
 
 
 def _init_arguments(parser: CommandParser) -> None:
+    from pathlib import Path
+
     parser.add_argument("folder", type=Path, help="the project folder, e.g. my-reports")
 
 
 def _demo_arguments(parser: CommandParser) -> None:
+    from pathlib import Path
+
     from .options import count
 
     parser.add_argument(

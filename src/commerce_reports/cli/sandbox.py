@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import sys
-from datetime import UTC, datetime, time
-from typing import TYPE_CHECKING, Any
 
 from .parser import add_command
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..sandbox import Incident, Site
     from .parser import CommandParser
 
@@ -194,6 +194,8 @@ def _arguments(parser: CommandParser) -> None:
 
 
 def _loopback(host: str) -> bool:
+    import ipaddress
+
     if host.strip().lower() == "localhost":
         return True
     try:
@@ -224,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
             announce=print,
         )
         return 0
+    from datetime import UTC, datetime, time
+
     from ..sandbox import (
         DEMO_SITES,
         FAST_PACE,

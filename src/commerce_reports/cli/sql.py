@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .parser import add_command
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     import duckdb
     import polars as pl
 
@@ -82,6 +84,8 @@ def _rollups_arguments(parser: CommandParser) -> None:
 
 
 def _sql_arguments(parser: CommandParser) -> None:
+    from pathlib import Path
+
     from ..export.formats import OUTPUT_FORMATS
     from .options import count
 

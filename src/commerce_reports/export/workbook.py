@@ -332,7 +332,7 @@ def write_workbook(
                     [pl.lit('<row r="'), number, pl.lit('">'), *cells, pl.lit("</row>")], ignore_nulls=True
                 ).alias("row")
             )
-            data.write("".join(xml.get_column("row").to_list()).encode())
+            data.write(xml.get_column("row").str.join("").item().encode())
             widths = frame.select([c.measure(pl.col(c.name)).max().alias(c.name) for c in columns]).row(0)
             for column, width in zip(columns, widths, strict=True):
                 column.width = max(column.width, float(width or 0) + 2)
