@@ -61,9 +61,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the view (default 1,000,000)")
     args = parser.parse_args()
     frame = _view(args.rows)
-    print(
-        f"load average {' '.join(f'{n:.2f}' for n in os.getloadavg())}; {args.rows:,} rows x {frame.width} columns"
-    )
+    load = " ".join(f"{n:.2f}" for n in os.getloadavg())
+    print(f"load average {load}; {args.rows:,} rows x {frame.width} columns")
     with tempfile.TemporaryDirectory(prefix="export-bench-") as folder:
         baseline = None
         for name in ("csv", *(f for f in OUTPUT_FORMATS if f != "csv")):
