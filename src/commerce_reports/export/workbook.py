@@ -69,7 +69,7 @@ _WORKBOOK_RELS = (
 _SHEET_HEAD = (
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
     '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
-    '<sheetViews><sheetView tabSelected="1" workbookViewId="0">'
+    '<dimension ref="{extent}"/><sheetViews><sheetView tabSelected="1" workbookViewId="0">'
     '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>'
     '<selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>'
     '<sheetFormatPr defaultRowHeight="15"/>'
@@ -338,11 +338,13 @@ def write_workbook(
                 column.width = max(column.width, float(width or 0) + 2)
             rows += frame.height
         data.seek(0)
-        _package(out, data, columns or [], styles, sheet)
+        _package(out, data, columns or [], styles, sheet, rows + 1)
     return rows
 
 
-def _package(out: IO[bytes], data: IO[bytes], columns: list[_Column], styles: _Styles, sheet: str) -> None:
+def _package(
+    out: IO[bytes], data: IO[bytes], columns: list[_Column], styles: _Styles, sheet: str, rows: int
+) -> None:
     widths = "".join(
         f'<col min="{n}" max="{n}" width="{min(c.width, _WIDEST + 2):.1f}" customWidth="1"/>'
         for n, c in enumerate(columns, 1)
@@ -354,7 +356,8 @@ def _package(out: IO[bytes], data: IO[bytes], columns: list[_Column], styles: _S
         package.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
         package.writestr("xl/styles.xml", styles.xml())
         with package.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as part:
-            part.write(_SHEET_HEAD.encode())
+            extent = f"A1:{_column_letters(len(columns) - 1)}{rows}" if columns else "A1"
+            part.write(_SHEET_HEAD.format(extent=extent).encode())
             if widths:
                 part.write(f"<cols>{widths}</cols>".encode())
             part.write(b"<sheetData>")
