@@ -36,7 +36,7 @@ from commerce_reports.db import refresh_rollups
 from commerce_reports.db.listing import site_listing
 from commerce_reports.lake import Manifest, reconcile
 from commerce_reports.lake import digests as digest_cache
-from commerce_reports.lake.store import store_partition
+from commerce_reports.lake.manifest import store_partition
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 
 NOW = datetime(2026, 11, 21, 12, tzinfo=UTC)

@@ -165,7 +165,7 @@ def test_exports_that_cannot_run_say_why_in_one_line(
         (["export", "--notebook", str(listing)], f"error: notebook: {listing} is not a notebook"),
         (
             ["export", "--notebook", str(report), "--out", str(a_file)],
-            f"error: {a_file}: it exists and is not a folder",
+            f"error: --out: {a_file}: it exists and is not a folder",
         ),
     ):
         code = main(argv)

@@ -26,6 +26,7 @@ BOTTOM = (
     "money",
     "_version",
     "_lazy",
+    "activity",
     "endpoints",
     "config",
     "locate",
@@ -281,6 +282,7 @@ SETTINGS_READERS = {
         "cli",
         "db.sources",
         "export.notebook",
+        "export.formats",  # `cr.export`: the currency of a workbook's money when not handed one
         # the notebooks' helpers: a chart's currency and the alerts' thresholds when not handed them
         "charts.style",
         "alerting.check",

@@ -18,6 +18,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "check",
             "compare",
             "connect",
+            "export",
             "invalidate",
             "lake_location",
             "load_merchandise",
@@ -67,6 +68,7 @@ def test_the_flat_functions_are_functions_after_every_module_loaded() -> None:
     """A submodule named like a flat function would shadow it once imported (`cr.sync` the package)."""
     import importlib
     import pkgutil
+    import sys
 
     import commerce_reports as cr
 
@@ -74,7 +76,9 @@ def test_the_flat_functions_are_functions_after_every_module_loaded() -> None:
         if ".spark" not in module.name and not module.name.endswith("__main__"):
             importlib.import_module(module.name)
     for name in cr.__all__:
-        assert not isinstance(getattr(cr, name), type(cr)), f"cr.{name} is a module"
+        value = getattr(cr, name)
+        assert callable(value) or not isinstance(value, type(cr)), f"cr.{name} is a module"
+    assert cr.export is sys.modules["commerce_reports.export"]  # the package, callable: cr.export(data, path)
 
 
 def test_the_error_tree_is_at_the_root() -> None:

@@ -45,7 +45,7 @@ class Interrupt:
         return None
 
 sys.meta_path.insert(0, Interrupt())
-sys.argv = ["commerce-reports", "status"]
+sys.argv = ["commerce-reports", "sync", "--plan"]
 import runpy
 runpy.run_module("commerce_reports", run_name="__main__")
 """

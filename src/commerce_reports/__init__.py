@@ -5,6 +5,7 @@
     con = cr.connect()                          # DuckDB with the views
     con.sql("SELECT * FROM network_performance").pl()
     cr.compare(con, site="alpha", start="2026-11-16", end="2026-11-22", by="network")  # and the week before
+    cr.export(con.sql("SELECT * FROM site_performance"), "sites.xlsx")  # also .csv, .json, .parquet
     print(cr.alerts().describe())               # what changed that matters, and the lake's health
 
 Every exception the toolkit raises is here too (`cr.CommerceReportsError`, `cr.ValidationError`,
@@ -16,12 +17,13 @@ DuckDB and the HTTP stack are imported by the function that needs them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ._lazy import lazy_names
 from ._version import __version__
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from typing import Any
+
     from .alerting import alerts
     from .api import (
         SyncOptions,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
         UnreachableError,
         ValidationError,
     )
+    from .export.formats import export_table as export
     from .http import RetryPolicy
     from .params import DeviceType, Filters, PartnerProduct, ProgramType
 
@@ -98,6 +101,7 @@ __all__ = [
     "check",
     "compare",
     "connect",
+    "export",
     "invalidate",
     "lake_location",
     "load_merchandise",
@@ -157,4 +161,14 @@ _HOMES = {
 }
 
 
-__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
+_load, __dir__ = lazy_names(__name__, _HOMES, __all__)
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, loaded on first use. `export` is the `commerce_reports.export` package,
+    which is callable: `cr.export(data, path)` writes a table (csv, json, jsonl, parquet, xlsx)."""
+    if name == "export":
+        import importlib
+
+        return importlib.import_module(".export", __name__)
+    return _load(name)

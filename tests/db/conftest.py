@@ -16,7 +16,7 @@ import pytest
 from commerce_reports.client import ReportsClient
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import connect
-from commerce_reports.lake.store import store_partition
+from commerce_reports.lake.manifest import store_partition
 from commerce_reports.params import Filters
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.reports import ReportsSandbox

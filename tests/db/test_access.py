@@ -19,7 +19,7 @@ from commerce_reports.cli import main
 from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, rebuild_rollups, refresh_rollups, write_catalog
 from commerce_reports.db.published import publish
-from commerce_reports.lake.store import store_partition
+from commerce_reports.lake.manifest import store_partition
 from commerce_reports.params import Filters
 from tests.db.conftest import SyncedLake
 from tests.lakes import record_as_stored
@@ -208,7 +208,7 @@ from datetime import UTC, date, datetime, timedelta
 import pyarrow.parquet as pq
 from pathlib import Path
 from commerce_reports.contract import PartitionKey
-from commerce_reports.lake.store import store_partition
+from commerce_reports.lake.manifest import store_partition
 data_dir = Path(sys.argv[1])
 source = data_dir / "lake/site=alpha" / PartitionKey.transactions(date(2026, 2, 3)).relpath / "part.parquet"
 table = pq.read_table(source)

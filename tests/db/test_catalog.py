@@ -15,7 +15,7 @@ import pytest
 
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import CATALOG_FILE, catalog_problem, refresh_rollups, write_catalog
-from commerce_reports.lake.store import store_partition
+from commerce_reports.lake.manifest import store_partition
 from tests.db.conftest import SyncedLake
 from tests.db.test_access import _table, _version
 

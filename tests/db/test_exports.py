@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -18,9 +19,46 @@ import pytest
 from commerce_reports.cli import main
 from commerce_reports.cli.sql import write_query
 from commerce_reports.db import VIEWS, stream
+from commerce_reports.export import OUTPUT_FORMATS
 from tests.db.conftest import SyncedLake
 
-FORMATS = ("table", "csv", "json", "parquet", "xlsx")
+
+def _read_csv(path: Path) -> tuple[list[str], int]:
+    frame = pl.read_csv(path, infer_schema=False)
+    return frame.columns, frame.height
+
+
+def _read_json(path: Path) -> tuple[list[str], int]:
+    data = json.loads(path.read_text())
+    return list(data[0]), len(data)
+
+
+def _read_jsonl(path: Path) -> tuple[list[str], int]:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return list(rows[0]), len(rows)
+
+
+def _read_parquet(path: Path) -> tuple[list[str], int]:
+    return pq.read_schema(path).names, pq.read_metadata(path).num_rows
+
+
+def _read_xlsx(path: Path) -> tuple[list[str], int]:
+    values = list(openpyxl.load_workbook(path, read_only=True).active.iter_rows(values_only=True))
+    return list(values[0]), len(values) - 1
+
+
+# How each registered format is read back: a format added to OUTPUT_FORMATS needs its reader here.
+READ_BACK = {
+    "csv": _read_csv,
+    "json": _read_json,
+    "jsonl": _read_jsonl,
+    "parquet": _read_parquet,
+    "xlsx": _read_xlsx,
+}
+
+
+def test_every_registered_format_is_read_back() -> None:
+    assert set(READ_BACK) == set(OUTPUT_FORMATS)
 
 
 def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:
@@ -34,54 +72,75 @@ def test_every_view_in_every_format(
 ) -> None:
     rows = _count(synced_con, view)
     assert rows > 0, view
-    columns = synced_con.sql(f"SELECT * FROM {view} LIMIT 0").columns
-    for form in FORMATS:
-        target = tmp_path / f"{view}.{form}"
-        write_query(synced_con, f"SELECT * FROM {view}", form, target, None)
-        if form == "table":
-            assert target.read_text().startswith(f"shape: ({min(rows, 40)}, {len(columns)})"), view
-        elif form == "csv":
+    relation = synced_con.sql(f"SELECT * FROM {view} LIMIT 0")
+    columns = relation.columns
+    nested = [c for c, t in zip(columns, relation.types, strict=True) if t.id in ("struct", "list", "map")]
+    target = tmp_path / f"{view}.txt"
+    write_query(synced_con, f"SELECT * FROM {view}", "table", target, None)
+    assert target.read_text().startswith(f"shape: ({min(rows, 40)}, {len(columns)})"), view
+    for name, output in OUTPUT_FORMATS.items():
+        target = tmp_path / f"{view}{output.suffixes[0]}"
+        write_query(synced_con, f"SELECT * FROM {view}", name, target, None)
+        assert READ_BACK[name](target) == (columns, rows), (view, name)
+        if output.flat and name == "csv":
             frame = pl.read_csv(target, infer_schema=False)
-            assert frame.columns == columns and frame.height == rows, view
-            nested = [
-                c
-                for c, t in zip(columns, synced_con.sql(f"FROM {view} LIMIT 0").types, strict=True)
-                if t.id in ("struct", "list", "map")
-            ]
             for column in nested:  # JSON text, one cell each
                 assert all(json.loads(v) is not None for v in frame[column].drop_nulls()), (view, column)
-        elif form == "json":
-            data = json.loads(target.read_text())
-            assert len(data) == rows and list(data[0]) == columns, view
-        elif form == "parquet":
-            assert pq.read_metadata(target).num_rows == rows and pq.read_schema(target).names == columns, view
-        else:
-            sheet = openpyxl.load_workbook(target, read_only=True).active
-            values = list(sheet.iter_rows(values_only=True))
-            assert list(values[0]) == columns and len(values) == rows + 1, view
     assert capsys.readouterr().out == ""  # every format went to its file
 
 
-def test_a_workbook_keeps_money_as_numbers_and_dates_as_dates(
-    synced_con: duckdb.DuckDBPyConnection, tmp_path: Path
-) -> None:
+def test_cr_export_takes_a_frame_a_relation_or_sql(synced: SyncedLake, tmp_path: Path) -> None:
+    import commerce_reports as cr
+
+    with cr.connect(synced.data_dir) as con:
+        relation = con.sql("SELECT site, revenue FROM site_performance ORDER BY site, window_start")
+        expected = relation.pl()
+        written = cr.export(relation, tmp_path / "sites.parquet")
+    assert written == tmp_path / "sites.parquet" and pl.read_parquet(written).equals(expected)
+    frame = pl.DataFrame({"a": [1, 2], "nested": [[1], [2, 3]]})
+    assert pl.read_csv(cr.export(frame, tmp_path / "f.csv"))["nested"].to_list() == ["[1]", "[2,3]"]
+    sql = cr.export("SELECT count(*) AS n FROM transactions", tmp_path / "n.json", data_dir=synced.data_dir)
+    assert json.loads(sql.read_text())[0]["n"] > 0
+    assert cr.export(frame, tmp_path / "f.data", format="jsonl").read_text().count("\n") == 2
+    with pytest.raises(cr.ValidationError, match="no suffix of an output format"):
+        cr.export(frame, tmp_path / "f.data")
+    with pytest.raises(cr.ValidationError, match="does not exist"):
+        cr.export(frame, tmp_path / "missing" / "f.csv")
+    with pytest.raises(cr.ValidationError, match="is not a table to export"):
+        cr.export([1, 2], tmp_path / "f.csv")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_workbook_is_what_excel_users_expect(synced_con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    """Money as numbers in the currency's format at its full scale, real booleans and dates,
+    timestamps with their zone in the format, a frozen header, columns as wide as their values."""
     sql = (
-        "SELECT site, day, revenue, transactions, fetched_at FROM daily_performance "
-        "JOIN (SELECT max(fetched_at) AS fetched_at FROM transactions) ON true ORDER BY site, day"
+        "SELECT site, day, revenue, transactions, complete, fetched_at, 'a long label of a network' label, "
+        "12345678901.2345::DECIMAL(38,4) AS big, 123456789012.3456::DECIMAL(38,4) AS too_precise "
+        "FROM daily_performance JOIN (SELECT max(fetched_at) AS fetched_at FROM transactions) ON true "
+        "ORDER BY site, day"
     )
     expected = synced_con.sql(sql).pl()
     target = tmp_path / "daily.xlsx"
     write_query(synced_con, sql, "xlsx", target, None)
-    sheet = openpyxl.load_workbook(target).active
-    header, first, *_ = sheet.iter_rows(values_only=True)
-    assert header == ("site", "day", "revenue", "transactions", "fetched_at")
-    site, day, revenue, orders, fetched = first
+    book = openpyxl.load_workbook(target)
+    sheet = book.active
+    header, first, *rest = sheet.iter_rows(values_only=True)
+    assert header == tuple(expected.columns) and len(rest) == expected.height - 1
+    site, day, revenue, orders, complete, fetched, _label, big, too_precise = first
     assert site == expected["site"][0]
     assert isinstance(day, datetime) and day.date() == expected["day"][0]
-    assert isinstance(revenue, float) and revenue == pytest.approx(float(expected["revenue"][0]), abs=0.005)
-    assert isinstance(orders, int | float) and orders == expected["transactions"][0]
-    assert isinstance(fetched, datetime)
-    assert sheet.cell(2, 3).number_format == "#,##0.00" and sheet.cell(2, 2).number_format == "yyyy-mm-dd"
+    assert Decimal(str(revenue)) == expected["revenue"][0]  # every place of DECIMAL(38,4), as a number
+    assert orders == expected["transactions"][0] and complete is expected["complete"][0]
+    zone = expected.schema["fetched_at"].time_zone  # type: ignore[attr-defined]
+    assert isinstance(fetched, datetime) and fetched == expected["fetched_at"][0].replace(tzinfo=None)
+    assert big == 12345678901.2345 and too_precise == "123456789012.3456"  # 16 digits: never rounded
+    assert sheet.cell(2, 3).number_format == '"$"#,##0.0000;-"$"#,##0.0000'
+    assert sheet.cell(2, 2).number_format == "yyyy-mm-dd"
+    assert sheet.cell(2, 6).number_format == f'yyyy-mm-dd hh:mm:ss "{zone}"'
+    assert sheet.freeze_panes == "A2" and sheet.cell(1, 1).font.b
+    widths = {letter: dim.width for letter, dim in sheet.column_dimensions.items()}
+    assert widths["G"] >= len("a long label of a network") > widths["A"] >= len("site")
 
 
 def test_nested_columns_become_json_text_for_flat_formats(synced_con: duckdb.DuckDBPyConnection) -> None:
@@ -137,7 +196,7 @@ def test_sql_output_formats_from_the_command_line(
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and lines[0].startswith("site,commission_id,")
     assert main(["sql", "SELECT * FROM site_performance", "--format", "xlsx", *data]) == 2
-    assert "--format xlsx needs --output FILE" in capsys.readouterr().err
+    assert "xlsx is not text: it needs --output FILE" in capsys.readouterr().err
     assert main(["sql", "SELECT site FROM site_performance", "--max-rows", "1", *data]) == 0
     assert "the first 1 rows; --max-rows N shows more" in capsys.readouterr().out
     target = tmp_path / "t.xlsx"

@@ -33,7 +33,7 @@ from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, Par
 from commerce_reports.db import fresh_rollups, rebuild_rollups, refresh_rollups
 from commerce_reports.db.snapshot import rollup_read_sql
 from commerce_reports.db.views import VIEW_LIST
-from commerce_reports.lake.store import store_partition
+from commerce_reports.lake.manifest import store_partition
 from commerce_reports.params import Filters
 
 SITE = "s"

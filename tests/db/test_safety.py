@@ -16,7 +16,7 @@ from commerce_reports.cli import main
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, query, refresh_rollups, write_catalog
 from commerce_reports.errors import LakeError, ValidationError
-from commerce_reports.lake.store import store_partition
+from commerce_reports.lake.manifest import store_partition
 from tests.db.conftest import SyncedLake
 from tests.db.test_access import _table, _version
 

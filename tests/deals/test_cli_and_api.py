@@ -13,7 +13,7 @@ import pytest
 import commerce_reports.deals as deals
 import commerce_reports.deals.sandbox as sandbox_deals
 from commerce_reports.cli import main
-from commerce_reports.cli.deals import EXIT_CODES
+from commerce_reports.cli.deals import exit_codes
 from commerce_reports.deals import DealsClient
 from commerce_reports.deals.sandbox import (
     DEFAULT_READ_KEY,
@@ -89,7 +89,7 @@ def test_cli_errors_are_one_line_with_a_distinct_status(
 
 
 def test_exit_codes_are_distinct() -> None:
-    codes = [code for code, _ in EXIT_CODES.values()]
+    codes = [code for code, _ in exit_codes().values()]
     assert len(codes) == len(set(codes)) and not {0, 1, 2} & set(codes)
 
 

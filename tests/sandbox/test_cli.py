@@ -12,10 +12,11 @@ import pytest
 
 from commerce_reports import sandbox
 from commerce_reports.cli import sandbox as cli
+from commerce_reports.cli.parser import CommandParser
 
 
 def parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="commerce-reports")
+    parser = CommandParser(prog="commerce-reports")
     cli.register(parser.add_subparsers(dest="command"))
     return parser.parse_args(["sandbox", *argv])
 
@@ -179,7 +180,7 @@ def test_a_port_out_of_range_or_in_use_is_a_one_line_error() -> None:
             text=True,
             timeout=60,
         )
-    assert taken.returncode == 1 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+    assert taken.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
     assert "Traceback" not in taken.stderr
 
 

@@ -1,35 +1,42 @@
 """The `commerce-reports` command: a thin shell over the package's public functions.
 
-Each subcommand lives in its own module with a `register(subparsers)` that sets
-`handler(args) -> int`; errors of the toolkit print as one line and exit non-zero. The modules
-define only their arguments at import time; each handler imports the stack it needs, so
-`commerce-reports --help` starts at once, and a Ctrl-C during start-up exits 130 quietly.
+Each subcommand lives in a module with a `register(subparsers)` that declares it once through
+`parser.add_command` (summary, description, examples, exit codes, the function adding its
+arguments, its handler). A command's arguments are added only when it runs or shows its help, and
+each handler checks what it was given before it imports the stack it needs: `--help` starts at
+once, a mistake is said in a second, and a Ctrl-C during start-up exits 130 quietly.
+
+Exit codes: 0 done, 1 a failure while running, 2 a usage error (an unknown command, option, site
+or value, a setting that cannot be used: nothing ran), 130 interrupted; a command may declare more
+(`sync`: 3 when a site could not be reached; `alerts`: 3 when there are alerts). `--help` ends with
+each command's; `docs/cli.md` has the whole table.
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
-from collections.abc import Sequence
 
 from .._version import __version__
-from ..errors import CommerceReportsError, UnreachableError
-from ..redaction import redact
-from .options import UsageError
+from .parser import USAGE, CommandParser
 
-__all__ = ["EXIT_UNREACHABLE", "main"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-log = logging.getLogger(__name__)
+__all__ = ["EXIT_UNREACHABLE", "build_parser", "main"]
 
 EXIT_UNREACHABLE = 3  # a service's address could not be reached: nothing more was asked of it
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser() -> CommandParser:
+    """The parser of `commerce-reports` and every subcommand (their arguments added on first use)."""
+    parser = CommandParser(
         prog="commerce-reports",
         description="Affiliate commerce reports: local, current, correct. With no secret key "
         "configured, every command runs against the built-in sandbox.",
+        epilog="examples:\n  commerce-reports demo\n  commerce-reports sync --start 2026-09-01\n"
+        '  commerce-reports sql "SELECT * FROM site_performance"\n\n'
+        "`commerce-reports COMMAND --help` gives a command's options, examples and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines (-vv: debug)")
@@ -42,32 +49,45 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its exit status. No traceback reaches the user: the toolkit's errors and
-    the operating system's refusals print as one `error:` line, anything else as one line too
-    (its traceback goes to the log, shown with -vv)."""
+    """Run one command; its exit status. No traceback reaches the user: a usage error (argparse's,
+    an unknown site, a value or setting the toolkit refuses) is one line and exit 2; the toolkit's
+    other errors and the operating system's refusals one `error:` line and exit 1 (3 when a site
+    could not be reached); anything else one line too (its traceback goes to the log, with -vv)."""
     try:
         args = build_parser().parse_args(argv)
+        import logging  # after parsing: `--help` and a usage error never need it
+
         level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         return int(args.handler(args))
-    except UsageError as error:  # a wrong site or folder named on the command line: nothing ran
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except CommerceReportsError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_UNREACHABLE if isinstance(error, UnreachableError) else 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except OSError as error:  # a folder or file the command could not use, wherever it was met
+    except Exception as error:
+        return _failed(error)
+
+
+def _failed(error: Exception) -> int:
+    """Say `error` in one line; the exit status of its kind."""
+    from ..errors import CommerceReportsError, ConfigurationError, UnreachableError, ValidationError
+
+    if isinstance(error, CommerceReportsError):
+        print(f"error: {error}", file=sys.stderr)
+        if isinstance(error, ValidationError | ConfigurationError):
+            return USAGE  # what the user gave (an option, a setting) cannot be used: nothing ran
+        return EXIT_UNREACHABLE if isinstance(error, UnreachableError) else 1
+    if isinstance(error, OSError):  # a folder or file the command could not use, wherever it was met
         from ..files import describe_os_error
 
         print(f"error: {describe_os_error(error)}", file=sys.stderr)
         return 1
-    except Exception as error:  # a fault nobody foresaw: one line, the details with -vv
-        log.debug("unexpected error", exc_info=True)
-        print(
-            f"error: unexpected {type(error).__name__}: {redact(str(error))} (run with -vv for details)",
-            file=sys.stderr,
-        )
-        return 1
+    import logging
+
+    from ..redaction import redact
+
+    logging.getLogger(__name__).debug("unexpected error", exc_info=True)
+    print(
+        f"error: unexpected {type(error).__name__}: {redact(str(error))} (run with -vv for details)",
+        file=sys.stderr,
+    )
+    return 1

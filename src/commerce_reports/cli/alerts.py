@@ -4,57 +4,68 @@ when there is an alert, 0 when there is none (for cron: `... alerts || mail ...`
 from __future__ import annotations
 
 import argparse
-from datetime import date
-from typing import Any
 
-from .options import add_data_dir, existing_lake, known_sites
+from .parser import add_command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .parser import CommandParser
 
 __all__ = ["register"]
 
 
-def _days(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 3660:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days from 1 to 3660")
-    return int(text)
-
-
-def _day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD (got {text!r})") from None
-
-
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    """Add the `alerts` subcommand to the `commerce-reports` parser."""
+    add_command(
+        subparsers,
         "alerts",
         help="changes that matter (revenue, EPC, conversion, return rate) and lake health; exit 3 on alerts",
         description="Judge each series (per site, network, device and country) against the same weekdays "
         "of its own trailing weeks, on the lake as it is (nothing is fetched), and check that every site "
         "was synced recently and that no partition keeps failing. Prints one line per alert (what, where, "
         "how big, since when, against what baseline) and what could not be checked. Thresholds: the "
-        "[alerts] table of commerce-reports.toml. Exit codes: 0 no alert, 3 alerts, 2 an unknown site or "
-        "data folder, 1 another error.",
+        "[alerts] table of commerce-reports.toml.",
+        examples=[
+            "commerce-reports alerts",
+            "commerce-reports alerts --site alpha --days 14 --as-of 2026-11-23",
+            "commerce-reports alerts > alerts.txt || mail -s 'commerce alerts' me@example.org < alerts.txt",
+        ],
+        exits={3: "there are alerts (for cron: `alerts || mail ...`)"},
+        define=_arguments,
+        handler=_alerts,
     )
-    parser.add_argument("--site", action="append", dest="sites", help="only this site (repeatable)")
+
+
+def _arguments(parser: CommandParser) -> None:
+    from .options import DATE_FORMAT, add_data_dir, add_sites, count, day
+
+    add_sites(parser, "only this site (repeatable)")
     parser.add_argument(
         "--days",
-        type=_days,
+        type=count(1, 3660),
         default=7,
         help="judge each of the last N complete days (default 7: anything that changed this week)",
     )
     parser.add_argument(
-        "--as-of", type=_day, help="the last day judged (default: each site's last complete day)"
+        "--as-of",
+        type=day,
+        metavar=DATE_FORMAT,
+        help="the last day judged (default: each site's last complete day)",
     )
     add_data_dir(parser)
-    parser.set_defaults(handler=_alerts)
 
 
 def _alerts(args: argparse.Namespace) -> int:
-    from ..alerting import alerts
+    from .options import existing_lake, known_sites
 
     data_dir = existing_lake("alerts", args.data_dir)  # a mistyped folder: exit 2, nothing created
-    known_sites("alerts", args.sites, data_dir, stored=True)
-    report = alerts(site=args.sites, days=args.days, as_of=args.as_of, data_dir=data_dir)
+    known_sites("alerts", args.sites, data_dir, stored=True)  # checked before the data stack loads
+    from ..activity import Step
+    from ..alerting import alerts
+
+    with Step("judging every series of the lake and its health"):
+        report = alerts(site=args.sites, days=args.days, as_of=args.as_of, data_dir=data_dir)
     print(report.describe())
     return report.exit_code

@@ -3,125 +3,163 @@
 A thin shell over `commerce_reports.deals.DealsClient`. The key comes from
 COMMERCE_REPORTS_DEALS_API_KEY, the URL from `--base-url` or COMMERCE_REPORTS_DEALS_BASE_URL.
 Success prints the JSON result on stdout; a failure prints one line on stderr and exits with the
-status of its kind (the table below is built from `EXIT_CODES`; `--help` shows it too).
-
+status of its kind (`exit_codes()`; `--help` shows the table).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import warnings
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from functools import cache
 
+from .parser import add_command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    import warnings
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
     from ..deals import DealsClient
+    from ..errors import CommerceReportsError
+    from .parser import CommandParser
 
-from ..deals.errors import (
-    AccountNotEnabledError,
-    ApiKeyInvalidError,
-    ApiKeyMissingError,
-    ApiKeySyntaxError,
-    ArchiveUnconfirmedError,
-    DealAuthError,
-    DealBadRequestError,
-    DealForbiddenError,
-    DealIdInvalidError,
-    DealMalformedResponseError,
-    DealMayExistError,
-    DealNotFoundError,
-    DealRateLimitedError,
-    DealResponseTooLargeError,
-    DealRuleError,
-    DealSchemaError,
-    DealServerError,
-    DealStatusError,
-    DealTransportError,
-    DealUpstreamError,
-    DealValidationError,
-    InsufficientScopeError,
-    UnsupportedMediaTypeError,
-)
-from ..errors import (
-    CommerceReportsError,
-    ConfigurationError,
-    ValidationError,
-)
+__all__ = ["exit_codes", "register", "run"]
 
-__all__ = ["EXIT_CODES", "register", "run"]
 
-# Order does not matter: `exit_code` walks each error's MRO to its nearest listed class.
-EXIT_CODES: dict[type[CommerceReportsError], tuple[int, str]] = {
-    ConfigurationError: (3, "configuration: no API key or base URL"),
-    ValidationError: (4, "input file unreadable or not a JSON object"),
-    DealValidationError: (5, "a local check failed; nothing was sent"),
-    DealSchemaError: (10, "400 schema validation"),
-    DealIdInvalidError: (11, "400 malformed deal request id"),
-    DealRuleError: (12, "400 rule checked against the stored deal"),
-    DealBadRequestError: (13, "400, other"),
-    ApiKeyMissingError: (20, "401 api key not provided"),
-    ApiKeyInvalidError: (21, "401 invalid api key"),
-    ApiKeySyntaxError: (22, "401 invalid api key syntax"),
-    DealAuthError: (23, "401, other"),
-    InsufficientScopeError: (30, "403 insufficient scope (read-only key)"),
-    AccountNotEnabledError: (31, "403 account not enabled for the API"),
-    DealForbiddenError: (32, "403, other"),
-    DealNotFoundError: (40, "404 not found"),
-    UnsupportedMediaTypeError: (41, "415 unsupported media type"),
-    DealRateLimitedError: (42, "429 rate limited, retries exhausted"),
-    DealServerError: (50, "5xx other than 502 (500, 503, 504, ...), retries exhausted"),
-    DealUpstreamError: (51, "502, retries exhausted"),
-    DealMayExistError: (52, "create got a 5xx or lost its answer: may exist, confirm before re-sending"),
-    ArchiveUnconfirmedError: (53, "archive kept getting 502, not confirmed"),
-    DealTransportError: (60, "no answer from the service"),
-    DealMalformedResponseError: (61, "a 2xx answer with an unreadable body"),
-    DealResponseTooLargeError: (62, "an answer over the size ceiling (COMMERCE_REPORTS_MAX_BODY_MB)"),
-    DealStatusError: (69, "another HTTP status"),
-}
-EXIT_TABLE = "exit statuses:\n  0  success\n  2  usage error\n" + "\n".join(
-    f"  {code:<2} {meaning}" for code, meaning in sorted(EXIT_CODES.values())
-)
-__doc__ = (__doc__ or "") + EXIT_TABLE
+@cache
+def exit_codes() -> dict[type[CommerceReportsError], tuple[int, str]]:
+    """Each error kind's exit status and meaning. Order does not matter: `exit_code` walks each
+    error's MRO to its nearest listed class. Loaded with the deal errors, when a deal command runs."""
+    from ..deals import errors as deal
+    from ..errors import ConfigurationError, ValidationError
+
+    return {
+        ConfigurationError: (3, "configuration: no API key or base URL"),
+        ValidationError: (4, "input file unreadable or not a JSON object"),
+        deal.DealValidationError: (5, "a local check failed; nothing was sent"),
+        deal.DealSchemaError: (10, "400 schema validation"),
+        deal.DealIdInvalidError: (11, "400 malformed deal request id"),
+        deal.DealRuleError: (12, "400 rule checked against the stored deal"),
+        deal.DealBadRequestError: (13, "400, other"),
+        deal.ApiKeyMissingError: (20, "401 api key not provided"),
+        deal.ApiKeyInvalidError: (21, "401 invalid api key"),
+        deal.ApiKeySyntaxError: (22, "401 invalid api key syntax"),
+        deal.DealAuthError: (23, "401, other"),
+        deal.InsufficientScopeError: (30, "403 insufficient scope (read-only key)"),
+        deal.AccountNotEnabledError: (31, "403 account not enabled for the API"),
+        deal.DealForbiddenError: (32, "403, other"),
+        deal.DealNotFoundError: (40, "404 not found"),
+        deal.UnsupportedMediaTypeError: (41, "415 unsupported media type"),
+        deal.DealRateLimitedError: (42, "429 rate limited, retries exhausted"),
+        deal.DealServerError: (50, "5xx other than 502 (500, 503, 504, ...), retries exhausted"),
+        deal.DealUpstreamError: (51, "502, retries exhausted"),
+        deal.DealMayExistError: (
+            52,
+            "create got a 5xx or lost its answer: may exist, confirm before re-sending",
+        ),
+        deal.ArchiveUnconfirmedError: (53, "archive kept getting 502, not confirmed"),
+        deal.DealTransportError: (60, "no answer from the service"),
+        deal.DealMalformedResponseError: (61, "a 2xx answer with an unreadable body"),
+        deal.DealResponseTooLargeError: (
+            62,
+            "an answer over the size ceiling (COMMERCE_REPORTS_MAX_BODY_MB)",
+        ),
+        deal.DealStatusError: (69, "another HTTP status"),
+    }
 
 
 def exit_code(error: CommerceReportsError) -> int:
-    """The exit status of `error`'s kind (the nearest class in `EXIT_CODES`)."""
+    """The exit status of `error`'s kind (the nearest class in `exit_codes()`)."""
+    codes = exit_codes()
     for cls in type(error).__mro__:
-        if cls in EXIT_CODES:
-            return EXIT_CODES[cls][0]
+        if cls in codes:
+            return codes[cls][0]
     return 1
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `deals` subcommand; its handler is `args.handler(args) -> int`."""
-    deals = subparsers.add_parser(
+    add_command(
+        subparsers,
         "deals",
         help="create and update deal requests, list targeting values",
-        description="Create and update deal requests on the deal-request interface.",
-        epilog=EXIT_TABLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Create and update deal requests on the deal-request interface. The key comes "
+        "from COMMERCE_REPORTS_DEALS_API_KEY, the URL from --base-url or "
+        "COMMERCE_REPORTS_DEALS_BASE_URL. Success prints the JSON result on standard output; a "
+        "failure prints one line on standard error and exits with the status of its kind.",
+        examples=[
+            "commerce-reports deals create deal.json --dry-run",
+            "commerce-reports deals update 7f3c2a10-0000-4000-8000-000000000001 changes.json",
+            "commerce-reports deals values device.geo.country",
+        ],
+        define=_arguments,
     )
+
+
+def _arguments(deals: CommandParser) -> None:
+    deals.exits.update({code: meaning for code, meaning in exit_codes().values()})
     deals.add_argument("--base-url", help="deal interface URL (default: $COMMERCE_REPORTS_DEALS_BASE_URL)")
     deals.set_defaults(handler=_missing_action(deals))
     actions = deals.add_subparsers(dest="deals_action", metavar="ACTION")
-    create = actions.add_parser("create", help="create a deal request from a JSON file")
+    add_command(
+        actions,
+        "create",
+        help="create a deal request from a JSON file",
+        description="Create a deal request from a JSON file (checked locally first).",
+        examples=[
+            "commerce-reports deals create deal.json",
+            "cat deal.json | commerce-reports deals create -",
+        ],
+        exits=deals.exits,
+        define=_create_arguments,
+        handler=run,
+    )
+    add_command(
+        actions,
+        "update",
+        help="apply a JSON file of changes to a deal request",
+        description="Apply a JSON file of changes to the deal request ID.",
+        examples=["commerce-reports deals update 7f3c2a10-0000-4000-8000-000000000001 changes.json"],
+        exits=deals.exits,
+        define=_update_arguments,
+        handler=run,
+    )
+    add_command(
+        actions,
+        "values",
+        help="list the allowed values of a targeting attribute",
+        description="List the allowed values of a targeting attribute, as JSON.",
+        examples=["commerce-reports deals values device.geo.country"],
+        exits=deals.exits,
+        define=_values_arguments,
+        handler=run,
+    )
+
+
+def _create_arguments(create: CommandParser) -> None:
+    from pathlib import Path
+
     create.add_argument("deal", type=Path, help="deal JSON file ('-' for stdin)")
     create.add_argument("--dry-run", action="store_true", help="validate only, create nothing")
     create.add_argument(
         "--check-values", action="store_true", help="check targeting values against their lists"
     )
-    update = actions.add_parser("update", help="apply a JSON file of changes to a deal request")
+
+
+def _update_arguments(update: CommandParser) -> None:
+    from pathlib import Path
+
     update.add_argument("id", help="deal request id")
     update.add_argument("changes", type=Path, help="changes JSON file ('-' for stdin)")
     update.add_argument(
         "--check-values", action="store_true", help="check targeting values against their lists"
     )
-    values = actions.add_parser("values", help="list the allowed values of a targeting attribute")
+
+
+def _values_arguments(values: CommandParser) -> None:
     values.add_argument("attribute", help="e.g. device.geo.country")
-    for action in (create, update, values):
-        action.set_defaults(handler=run)
 
 
 def _missing_action(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
@@ -134,6 +172,8 @@ def _missing_action(parser: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 def _read_json(path: Path) -> dict[str, Any]:
     import orjson
+
+    from ..errors import ValidationError
 
     try:
         raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
@@ -160,7 +200,11 @@ def _result(args: argparse.Namespace, client: DealsClient) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run one `deals` action; print the JSON result or one error line; return the exit status."""
+    import warnings
+
     import orjson  # with an action, not with `--help`
+
+    from ..errors import CommerceReportsError
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -1,30 +1,41 @@
-"""`commerce-reports export`: run a report notebook and write it as self-contained HTML."""
+"""`commerce-reports export`: run a report notebook and write it as self-contained HTML.
+
+Everything it is given is checked before papermill, nbconvert or a kernel loads (they take
+seconds, more on a busy machine): the notebook's path, its parameters (read from its JSON), the
+site, the addresses and mail settings, the output folder. A mistake is one line and exit 2.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import sys
-from pathlib import Path
-from typing import Any
 
-from ..errors import DeliveryError, ValidationError
-from .options import known_sites
+from .parser import add_command
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from ..config import Settings
+    from .parser import CommandParser
+
+__all__ = ["register"]
 
 
 def _param(text: str) -> tuple[str, str]:
     """`name=value`, the value kept as text: the notebook's parameters cell says its type."""
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is not name=value")
+        raise argparse.ArgumentTypeError(f"{text!r} is not name=value, e.g. start=2026-11-01")
     return name.strip(), value
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    """Add the `export` subcommand to the `commerce-reports` parser."""
+    add_command(
+        subparsers,
         "export",
         help="run a report notebook (papermill) and write self-contained HTML",
         description="Executes the notebook with the given parameters into --out (default: reports/ in the "
@@ -33,16 +44,43 @@ def register(subparsers: Any) -> None:
         "With --email, mails the report's title, alerts and summary with the HTML attached, through "
         "COMMERCE_REPORTS_SMTP_URL (smtp://user@host:587 uses STARTTLS; smtps://user@host:465 TLS) and "
         "COMMERCE_REPORTS_SMTP_PASSWORD; the sender is COMMERCE_REPORTS_MAIL_FROM or the SMTP user. "
-        "A parameter the notebook's parameters cell does not declare, or of another type (dates: "
-        "YYYY-MM-DD), exits 2 and writes nothing; a failed cell exits 1 (the executed notebook is kept); "
-        "a failed delivery exits 1 and keeps the report. Secrets are read from the environment, never "
-        "passed as parameters.",
+        "Each --param must be declared by the notebook's parameters cell and is read as its type (dates: "
+        "YYYY-MM-DD). Secrets are read from the environment, never passed as parameters. A relative "
+        "COMMERCE_REPORTS_DATA_DIR is the folder it names from where the command runs, as for every "
+        "other command (the kernel runs in the notebook's folder).",
+        examples=[
+            "commerce-reports export --notebook notebooks/report.ipynb",
+            "commerce-reports export --notebook notebooks/report.ipynb --param site=alpha "
+            "--param start=2026-11-01 --param end=2026-11-30 --out reports/",
+            "commerce-reports export --sync --notebook notebooks/report.ipynb --email boss@example.org",
+        ],
+        exits={
+            1: "a cell failed (the executed notebook is kept), an output would hold a secret (every "
+            "output deleted), or the mail was not delivered (the report is kept)"
+        },
+        define=_arguments,
+        handler=_export,
     )
-    parser.add_argument("--notebook", type=Path, required=True, help="e.g. notebooks/report.ipynb")
-    parser.add_argument("--param", type=_param, action="append", default=[], help="name=value (repeatable)")
+
+
+def _arguments(parser: CommandParser) -> None:
+    from pathlib import Path
+
+    parser.add_argument(
+        "--notebook", type=Path, required=True, metavar="FILE", help="e.g. notebooks/report.ipynb"
+    )
+    parser.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter of the notebook, e.g. start=2026-11-01 (dates YYYY-MM-DD; repeatable)",
+    )
     parser.add_argument(
         "--out",
         type=Path,
+        metavar="FOLDER",
         help="output folder (default: <data dir>/reports, beside the lake the notebook reads)",
     )
     parser.add_argument(
@@ -54,45 +92,100 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--svg", action="store_true", help="also write each chart as SVG")
     parser.add_argument("--show-code", action="store_true", help="keep the code cells in the HTML")
     parser.add_argument("--sync", action="store_true", help="sync the lake first (the site from the params)")
-    parser.set_defaults(handler=_export)
+
+
+def _kernel_settings(notebook: Path) -> tuple[Settings, dict[str, str]]:
+    """The settings the notebook's kernel will resolve (it runs in the notebook's folder), and
+    the variables to hand it so that it finds the lake the command line would: a relative
+    COMMERCE_REPORTS_DATA_DIR names a folder from where the command runs, not from the notebook's."""
+    from ..config import ENV_DATA_DIR, current_settings
+
+    here = current_settings()
+    environment: dict[str, str] = {}
+    chosen = here.env.get(ENV_DATA_DIR, "").strip()
+    if chosen:
+        environment[ENV_DATA_DIR] = str(here.data_dir)  # absolute, resolved here
+    with contextlib.chdir(notebook.parent):
+        kernel = current_settings()
+    return kernel, environment
+
+
+def _out_folder(out: Path | None, settings: Settings, environment: dict[str, str]) -> Path:
+    from pathlib import Path
+
+    from .options import UsageError
+
+    folder = (
+        out
+        if out is not None
+        else Path(environment.get("COMMERCE_REPORTS_DATA_DIR") or settings.data_dir) / "reports"
+    )
+    folder = folder.expanduser().absolute()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError("--out", f"{folder}: it exists and is not a folder", "give a folder")
+    return folder
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..config import current_settings
-    from ..export import checked_parameters, export_notebook  # papermill and nbconvert: only when used
-    from ..export.mail import MailSettings, mail_report, recipients
+    from ..export.mail import MailSettings, recipients
+    from ..export.notebook import checked_parameters  # plain Python: papermill loads later
+    from .options import UsageError, known_sites
 
-    try:
-        params = checked_parameters(args.notebook, dict(args.param))
-        to = recipients(args.email) if args.email is not None else None
-    except ValidationError as error:  # a usage error: exit 2, as argparse does, before anything runs
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    notebook = args.notebook.expanduser().absolute()
+    if not notebook.is_file():
+        raise UsageError("--notebook", f"{notebook} does not exist", "give the path of an .ipynb file")
+    params = checked_parameters(notebook, dict(args.param))
+    to = recipients(args.email) if args.email is not None else None
+    settings, environment = _kernel_settings(notebook)
     site = params.get("site")
-    if isinstance(site, str):  # where the kernel runs (the notebook's folder): the sites it will see
-        with contextlib.chdir(args.notebook.resolve().parent):
+    if isinstance(site, str):  # the sites the kernel will see, from its folder
+        with contextlib.chdir(notebook.parent):
             known_sites("export", [site], None, stored=False)
-    # Where the notebook's kernel runs (its folder), so both find the same lake and settings.
-    with contextlib.chdir(args.notebook.resolve().parent):
-        settings = current_settings()
     mail = MailSettings.from_env(settings.env) if to else None  # a wrong setting fails before the run
-    out = args.out if args.out is not None else settings.data_dir / "reports"
-    if args.sync:
-        from ..api import SyncOptions, sync
+    out = _out_folder(args.out, settings, environment)
+    if args.sync and _synced(notebook, site, environment) != 0:
+        return 1
+    from ..activity import Step
+    from ..export import export_notebook  # papermill and nbconvert: only now
 
-        with contextlib.chdir(args.notebook.resolve().parent):
-            synced = sync(sites=params.get("site"), options=SyncOptions(progress=False))
-        log.warning("sync before export: %s", synced.summary())
-        if synced.failed:
-            return 1
-    result = export_notebook(args.notebook, out, params, png=args.png, svg=args.svg, show_code=args.show_code)
+    with Step(f"running {notebook.name} in a kernel"):
+        result = export_notebook(
+            notebook,
+            out,
+            params,
+            png=args.png,
+            svg=args.svg,
+            show_code=args.show_code,
+            environment=environment,
+        )
     print(result.html.resolve())
     for image in result.images:
         print(image.resolve())
     if to and mail:
-        try:
-            mail_report(result, to, mail)
-        except DeliveryError as error:
-            raise DeliveryError(f"{error}; the report stays at {result.html.resolve()}") from None
-        print(f"mailed to {', '.join(to)}", file=sys.stderr)
+        _mail(result, to, mail)
     return 0
+
+
+def _synced(notebook: Path, site: Any, environment: dict[str, str]) -> int:
+    """Sync the lake the notebook reads (the site its parameters name, else every site)."""
+    from ..api import SyncOptions, sync
+
+    with contextlib.chdir(notebook.parent):
+        synced = sync(
+            sites=site,
+            data_dir=environment.get("COMMERCE_REPORTS_DATA_DIR"),
+            options=SyncOptions(progress=False),
+        )
+    print(f"sync before export: {synced.summary()}", file=sys.stderr)
+    return 1 if synced.failed else 0
+
+
+def _mail(result: Any, to: list[str], mail: Any) -> None:
+    from ..errors import DeliveryError
+    from ..export.mail import mail_report
+
+    try:
+        mail_report(result, to, mail)
+    except DeliveryError as error:
+        raise DeliveryError(f"{error}; the report stays at {result.html.resolve()}") from None
+    print(f"mailed to {', '.join(to)}", file=sys.stderr)

@@ -1,19 +1,35 @@
-"""Options several commands share: `--data-dir` (one help text, the README's rule), `--site`
-(an unknown name is a usage error, exit 2, before anything is created), and the data folder of a
-command that only reads or maintains a lake (one that does not exist is refused, never created).
-A `UsageError` prints as one `error:` line and exits 2 (`commerce_reports.cli.main`)."""
+"""Options several commands share, each checked before a command does any work: `--data-dir` (one
+help text, the README's rule), `--site` (an unknown name is a usage error with the nearest known
+one), dates (`YYYY-MM-DD`, said in every help that takes one), the data folder of a command that
+only reads or maintains a lake (one that does not exist is refused, never created) and a file to
+write (its folder must exist). A `UsageError` prints as one `error:` line and exits 2
+(`commerce_reports.cli.main`). Plain Python only: nothing here loads the data stack."""
 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterable
+from datetime import date
 from pathlib import Path
 
-from ..contract import lake_root
 from ..errors import ValidationError
+from .parser import CommandParser
 
-__all__ = ["DATA_DIR_HELP", "UsageError", "add_data_dir", "existing_lake", "known_sites"]
+__all__ = [
+    "DATA_DIR_HELP",
+    "DATE_FORMAT",
+    "UsageError",
+    "add_data_dir",
+    "add_sites",
+    "count",
+    "day",
+    "existing_lake",
+    "known_sites",
+    "writable_file",
+]
 
+DATE_FORMAT = "YYYY-MM-DD"
 DATA_DIR_HELP = (
     "the lake's folder (default: $COMMERCE_REPORTS_DATA_DIR, else the data_dir of the nearest "
     "commerce-reports.toml at or above the working folder, else the user data folder; "
@@ -21,13 +37,42 @@ DATA_DIR_HELP = (
 )
 
 
-def add_data_dir(parser: argparse.ArgumentParser) -> None:
-    """`--data-dir`, with the help text every command shares."""
-    parser.add_argument("--data-dir", type=Path, help=DATA_DIR_HELP)
-
-
 class UsageError(ValidationError):
-    """A site or folder named on the command line that cannot be used: nothing ran (exit 2)."""
+    """A site, folder or value named on the command line that cannot be used: nothing ran (exit 2)."""
+
+
+def day(text: str) -> date:
+    """An argparse type: a calendar day written YYYY-MM-DD."""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
+        try:
+            return date.fromisoformat(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a real calendar day") from None
+    raise argparse.ArgumentTypeError(f"expected a date {DATE_FORMAT}, e.g. 2026-11-01 (got {text!r})")
+
+
+def count(least: int, most: int | None = None) -> type[int]:
+    """An argparse type: a whole number from `least` (to `most`)."""
+
+    def whole(text: str) -> int:
+        value = int(text) if text.strip().isdigit() else None
+        if value is None or value < least or (most is not None and value > most):
+            span = f"from {least} to {most}" if most is not None else f"of {least} or more"
+            raise argparse.ArgumentTypeError(f"expected a whole number {span} (got {text!r})")
+        return value
+
+    whole.__name__ = "number"  # argparse names the type in its messages
+    return whole  # type: ignore[return-value]
+
+
+def add_data_dir(parser: CommandParser, help: str = DATA_DIR_HELP) -> None:
+    """`--data-dir`, with the help text every command shares."""
+    parser.add_argument("--data-dir", type=Path, metavar="FOLDER", help=help)
+
+
+def add_sites(parser: CommandParser, help: str = "only this site (repeatable; default: all)") -> None:
+    """`--site NAME`, repeatable, into `args.sites`."""
+    parser.add_argument("--site", action="append", dest="sites", metavar="NAME", help=help)
 
 
 def _folder(data_dir: Path | None) -> Path:
@@ -52,11 +97,25 @@ def existing_lake(command: str, data_dir: Path | None) -> Path:
     return folder
 
 
+def writable_file(option: str, path: Path) -> Path:
+    """A file a command will write: its folder must exist (a typo is refused, never created) and
+    it must not be a folder."""
+    target = path.expanduser().absolute()
+    if target.is_dir():
+        raise UsageError(option, f"{target} is a folder", "give a file name, e.g. report.xlsx")
+    if not target.parent.is_dir():
+        problem = "is a file" if target.parent.exists() else "does not exist"
+        raise UsageError(option, f"the folder {target.parent} {problem}", "create it first, or give another")
+    return target
+
+
 def known_sites(command: str, sites: Iterable[str] | None, data_dir: Path | None, *, stored: bool) -> None:
-    """Refuse (exit 2) a site name that is not configured, nor with `stored` held by the lake."""
+    """Refuse (exit 2) a site name that is not configured, nor with `stored` held by the lake,
+    naming the nearest known one."""
     if not sites:
         return
     from ..config import current_settings
+    from ..contract import lake_root
     from ..embedded import available_sites
 
     known = set(available_sites(current_settings(), start=False))
@@ -65,8 +124,12 @@ def known_sites(command: str, sites: Iterable[str] | None, data_dir: Path | None
         known |= {p.name.removeprefix("site=") for p in root.glob("site=*")} if root.is_dir() else set()
     unknown = [name for name in sites if name not in known]
     if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UsageError(
             "--site",
-            f"unknown site {unknown[0]!r} ({command} ran nothing)",
+            f"unknown site {unknown[0]!r} ({command} ran nothing){hint}",
             f"known sites: {', '.join(sorted(known)) or 'none'}",
         )

@@ -3,28 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import sys
-from datetime import UTC, date, datetime, time
-from typing import Any
 
-from ..errors import ValidationError
-from ..sandbox import (
-    DATA_KINDS,
-    DEMO_SITES,
-    FAST_PACE,
-    FAULT_KINDS,
-    FaultConfig,
-    Incident,
-    SandboxConfig,
-    Site,
-)
-from ..sandbox.config import DATE_STYLES, DIALECTS
+from .parser import add_command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..sandbox import Incident, Site
+    from .parser import CommandParser
 
 __all__ = ["register"]
 
 
 def _site(text: str) -> Site:
+    from ..sandbox import Site
+
     name, sep, key = text.partition("=")
     if not sep:
         raise argparse.ArgumentTypeError(f"expected NAME=KEY, like alpha=my-key (got {text!r})")
@@ -32,13 +27,6 @@ def _site(text: str) -> Site:
         return Site(name, key)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD (got {text!r})") from None
 
 
 def _seconds(text: str) -> float:
@@ -66,6 +54,8 @@ def _positive(text: str) -> int:
 def _faults(text: str) -> tuple[frozenset[str], float]:
     """`0.2` (every transport kind at that rate) or `500,drop,huge_number:0.3` (those kinds at that
     rate; hostile data only so)."""
+    from ..sandbox import DATA_KINDS, FAULT_KINDS
+
     kinds_text, sep, rate_text = text.rpartition(":")
     kinds = frozenset(kinds_text.split(",")) if sep else FAULT_KINDS
     try:
@@ -82,6 +72,9 @@ def _faults(text: str) -> tuple[frozenset[str], float]:
 
 
 def _incident(text: str) -> Incident:
+    from ..errors import ValidationError
+    from ..sandbox import Incident
+
     try:
         return Incident.parse(text)
     except ValidationError as error:
@@ -101,11 +94,28 @@ _INCIDENT_HELP = (
 
 def register(subparsers: Any) -> None:
     """Add the `sandbox` subcommand to the `commerce-reports` parser."""
-    parser = subparsers.add_parser(
+    add_command(
+        subparsers,
         "sandbox",
         help="serve the offline reports sandbox on loopback",
-        description="Serve a deterministic offline copy of the three reporting endpoints.",
+        description="Serve a deterministic offline copy of the three reporting endpoints (with "
+        "--deals, the deal-request interface) until Ctrl-C.",
+        examples=[
+            "commerce-reports sandbox --fast",
+            "commerce-reports sandbox --today 2026-11-25 --site shop=my-key --faults 500,drop:0.2",
+            "commerce-reports sandbox --fast --incident 'network=Foxglove Network,from=2026-11-10,epc=-80%'",
+            "commerce-reports sandbox --deals --write-key w-key --read-key r-key",
+        ],
+        define=_arguments,
+        handler=run,
     )
+
+
+def _arguments(parser: CommandParser) -> None:
+    from ..sandbox import FAST_PACE
+    from ..sandbox.config import DATE_STYLES, DIALECTS
+    from .options import DATE_FORMAT, day
+
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument(
         "--port", type=_port, default=8765, help="port to listen on (default 8765; 0: any free)"
@@ -128,15 +138,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--fast", action="store_true", help=f"pace {FAST_PACE} s instead")
     parser.add_argument(
         "--today",
-        type=_day,
-        metavar="YYYY-MM-DD",
+        type=day,
+        metavar=DATE_FORMAT,
         help="freeze the clock at noon UTC of that day (default: the real clock)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic history (default 0)")
     parser.add_argument(
         "--first-day",
-        type=_day,
-        metavar="YYYY-MM-DD",
+        type=day,
+        metavar=DATE_FORMAT,
         help="first day of the history (default 400 days before today)",
     )
     parser.add_argument(
@@ -181,10 +191,11 @@ def register(subparsers: Any) -> None:
     deals.add_argument("--write-key", metavar="KEY", help="API key allowed to write deals")
     deals.add_argument("--read-key", metavar="KEY", help="read-only API key")
     deals.add_argument("--disabled-key", metavar="KEY", help="API key of an account not enabled")
-    parser.set_defaults(handler=run)
 
 
 def _loopback(host: str) -> bool:
+    import ipaddress
+
     if host.strip().lower() == "localhost":
         return True
     try:
@@ -215,7 +226,16 @@ def run(args: argparse.Namespace) -> int:
             announce=print,
         )
         return 0
-    from ..sandbox import serve_sandbox_forever
+    from datetime import UTC, datetime, time
+
+    from ..sandbox import (
+        DEMO_SITES,
+        FAST_PACE,
+        FAULT_KINDS,
+        FaultConfig,
+        SandboxConfig,
+        serve_sandbox_forever,
+    )
 
     kinds, rate = args.faults or (FAULT_KINDS, 0.0)
     try:

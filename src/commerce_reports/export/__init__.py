@@ -1,5 +1,9 @@
-"""Reports that travel: notebooks run by papermill into self-contained HTML, charts as images,
-the report mailed with its summary and alerts.
+"""Reports that travel: tables written as CSV, JSON, Parquet or Excel (`OUTPUT_FORMATS`),
+notebooks run by papermill into self-contained HTML, charts as images, the report mailed with its
+summary and alerts.
+
+This package is also the function `cr.export(data, path)` (calling it calls `export_table`):
+`cr.export` names this package whichever was imported first, so it is callable.
 
 Names load on first use (PEP 562): `from commerce_reports.export import escape_markdown` does not
 load papermill or nbconvert.
@@ -7,9 +11,12 @@ load papermill or nbconvert.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_names
+from .formats import OUTPUT_FORMATS, export_table
 
 if TYPE_CHECKING:
     from .html import chart_specs, notebook_html, standalone_chart_html
@@ -20,6 +27,7 @@ if TYPE_CHECKING:
     from .parts import report_name, report_parts
 
 __all__ = [
+    "OUTPUT_FORMATS",
     "ExportResult",
     "MailSettings",
     "Parameter",
@@ -27,6 +35,7 @@ __all__ = [
     "checked_parameters",
     "escape_markdown",
     "export_notebook",
+    "export_table",
     "mail_report",
     "notebook_html",
     "notebook_parameters",
@@ -57,3 +66,18 @@ _HOMES = {
 
 
 __getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)
+
+
+class _CallablePackage(types.ModuleType):
+    """`commerce_reports.export(data, path, ...)` is `export_table(data, path, ...)`."""
+
+    __call__ = staticmethod(export_table)
+
+    @property
+    def __signature__(self) -> Any:  # `help(cr.export)`, `cr.export?`: export_table's parameters
+        import inspect
+
+        return inspect.signature(export_table)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

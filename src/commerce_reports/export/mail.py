@@ -23,16 +23,16 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid, parseaddr
 from html import escape
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
-
-import nbformat
 
 from ..errors import ConfigurationError, DeliveryError, ValidationError
 from ..redaction import redact
 from ..secret import Secret
-from .notebook import ExportResult, secrets_in_environment
 from .parts import report_parts
+
+if TYPE_CHECKING:  # the settings and addresses are checked before an export loads papermill
+    from .notebook import ExportResult
 
 __all__ = [
     "ENV_MAIL_FROM",
@@ -197,6 +197,10 @@ def mail_report(result: ExportResult, to: str | Iterable[str], settings: MailSet
     """Mail an exported report (see `report_message`) to `to`, and return the message sent. A
     message that would carry a secret is not sent (DeliveryError); nor is one the server refuses."""
     addresses = recipients(to)
+    import nbformat
+
+    from .notebook import secrets_in_environment
+
     notebook = nbformat.read(result.notebook, as_version=4)
     message = report_message(result.html, notebook, addresses, settings.sender)
     raw = message.as_bytes()

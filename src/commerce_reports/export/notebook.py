@@ -20,15 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nbformat
-import papermill
-
 from ..config import current_settings
 from ..errors import ExportError, ValidationError
 from ..files import apply_mode, make_folder, move_atomic, save_atomic
 from ..redaction import known_secrets
-from .html import chart_specs, notebook_html, save_images
-from .kernel import checked_environment, run_notebook
 from .parameters import check_parameters
 from .parts import report_name
 
@@ -110,6 +105,12 @@ def export_notebook(
     the declared type: '30' for an int, '2026-11-01' for a date); anything else is a
     ValidationError before anything runs or is written. `environment` is added to the kernel's
     environment (e.g. `COMMERCE_REPORTS_DATA_DIR` to report on a lake other than the project's)."""
+    import nbformat  # papermill, nbconvert and the kernel: loaded once the arguments are checked
+    import papermill
+
+    from .html import chart_specs, notebook_html, save_images
+    from .kernel import checked_environment, run_notebook
+
     if not isinstance(notebook, str | Path) or not Path(notebook).is_file():
         raise ValidationError("notebook", f"{notebook} does not exist", "give the path of an .ipynb file")
     if params is not None and not isinstance(params, dict):

@@ -13,18 +13,15 @@ import ast
 import io
 import json
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 from ..errors import ValidationError
 
 __all__ = ["Parameter", "check_parameters", "notebook_parameters"]
-
-_KINDS = {"str", "int", "float", "bool", "date", "list", "dict", "None"}
 
 
 @dataclass(frozen=True)
@@ -60,7 +57,7 @@ def _annotation_kinds(node: ast.expr) -> tuple[str, ...]:
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
     if name == "Optional":
         return ("Optional",)
-    return (name,) if name in _KINDS else ()
+    return (name,) if name in _READERS else ()  # the kinds a value can be read as
 
 
 def _default_kind(node: ast.expr) -> tuple[str, ...]:
@@ -83,25 +80,36 @@ def _comments(source: str) -> dict[int, str]:
     return found
 
 
-def notebook_parameters(notebook: Path | str) -> dict[str, Parameter]:
-    """The parameters a notebook declares in its cell tagged `parameters` (none: no such cell)."""
-    path = Path(notebook)
+def _parameters_cell(path: Path) -> str | None:
+    """The source of the notebook's cell tagged `parameters` (None: no such cell), read as plain
+    JSON: checking parameters must not wait for nbformat's schema validator to load."""
     try:
-        node = nbformat.read(path, as_version=4)
-        cell = next((c for c in node.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+        node = json.loads(path.read_text(encoding="utf-8"))
+        cells = node["cells"]
+        cell = next((c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
     except (OSError, ValueError) as error:
         raise ValidationError("notebook", f"{path} cannot be read ({error})", "give an .ipynb file") from None
     except (AttributeError, TypeError, KeyError):  # JSON, but not a notebook (a list, odd cells)
         raise ValidationError("notebook", f"{path} is not a notebook", "give an .ipynb file") from None
     if cell is None:
+        return None
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def notebook_parameters(notebook: Path | str) -> dict[str, Parameter]:
+    """The parameters a notebook declares in its cell tagged `parameters` (none: no such cell)."""
+    path = Path(notebook)
+    source = _parameters_cell(path)
+    if source is None:
         return {}
     try:
-        tree = ast.parse(cell.source)
+        tree = ast.parse(source)
     except SyntaxError as error:
         raise ValidationError(
             "notebook", f"the parameters cell of {path.name} is not Python ({error.msg})", "fix the cell"
         ) from None
-    comments = _comments(cell.source)
+    comments = _comments(source)
     found: dict[str, Parameter] = {}
     for statement in tree.body:
         if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
@@ -140,44 +148,78 @@ def _guess(text: str) -> Any:
     return text
 
 
-def _as_kind(kind: str, value: Any) -> tuple[bool, Any]:
-    """(True, the value as `kind`) if it is one or its text reads as one, else (False, None)."""
-    text = value.strip() if isinstance(value, str) else None
-    if kind == "None":
-        return (True, None) if value is None or (text or "").lower() in ("none", "null") else (False, None)
-    if kind == "str":
-        return (True, value) if isinstance(value, str) else (False, None)
-    if kind == "bool":
-        if isinstance(value, bool):
-            return True, value
-        return (True, text.lower() == "true") if text and text.lower() in ("true", "false") else (False, None)
-    if kind in ("int", "float"):
-        if isinstance(value, bool):
-            return False, None
-        if isinstance(value, int) or (kind == "float" and isinstance(value, float)):
-            return True, value if kind == "int" else float(value)
-        try:
-            return (True, int(text) if kind == "int" else float(text)) if text else (False, None)
-        except ValueError:
-            return False, None
-    if kind == "date":
-        if isinstance(value, date):
-            return True, value.isoformat()
-        try:
-            return (True, date.fromisoformat(text).isoformat()) if text and len(text) == 10 else (False, None)
-        except ValueError:
-            return False, None
-    wanted = list if kind == "list" else dict
-    if isinstance(value, wanted):
+_Reading = tuple[bool, Any]  # (whether the value is of the kind, the value as that kind)
+_NO: _Reading = (False, None)
+
+
+def _as_none(value: Any, text: str | None) -> _Reading:
+    return (True, None) if value is None or (text or "").lower() in ("none", "null") else _NO
+
+
+def _as_str(value: Any, text: str | None) -> _Reading:
+    return (True, value) if isinstance(value, str) else _NO
+
+
+def _as_bool(value: Any, text: str | None) -> _Reading:
+    if isinstance(value, bool):
         return True, value
-    if text is not None:
+    return (True, text.lower() == "true") if text and text.lower() in ("true", "false") else _NO
+
+
+def _as_number(kind: type[int] | type[float]) -> Callable[[Any, str | None], _Reading]:
+    def read(value: Any, text: str | None) -> _Reading:
+        if isinstance(value, bool):
+            return _NO
+        if isinstance(value, int) or (kind is float and isinstance(value, float)):
+            return True, kind(value)
+        try:
+            return (True, kind(text)) if text else _NO
+        except ValueError:
+            return _NO
+
+    return read
+
+
+def _as_date(value: Any, text: str | None) -> _Reading:
+    if isinstance(value, date):
+        return True, value.isoformat()
+    try:
+        return (True, date.fromisoformat(text).isoformat()) if text and len(text) == 10 else _NO
+    except ValueError:
+        return _NO
+
+
+def _as_json(kind: type[list[Any]] | type[dict[str, Any]]) -> Callable[[Any, str | None], _Reading]:
+    def read(value: Any, text: str | None) -> _Reading:
+        if isinstance(value, kind):
+            return True, value
+        if text is None:
+            return _NO
         try:
             parsed = json.loads(text)
         except ValueError:
-            parsed = [item.strip() for item in text.split(",")] if kind == "list" else None
-        if isinstance(parsed, wanted):
-            return True, parsed
-    return False, None
+            parsed = [item.strip() for item in text.split(",")] if kind is list else None
+        return (True, parsed) if isinstance(parsed, kind) else _NO
+
+    return read
+
+
+# How a value (or its text, from the command line) is read as each kind a parameter may declare.
+_READERS: dict[str, Callable[[Any, str | None], _Reading]] = {
+    "None": _as_none,
+    "str": _as_str,
+    "bool": _as_bool,
+    "int": _as_number(int),
+    "float": _as_number(float),
+    "date": _as_date,
+    "list": _as_json(list),
+    "dict": _as_json(dict),
+}
+
+
+def _as_kind(kind: str, value: Any) -> _Reading:
+    """(True, the value as `kind`) if it is one or its text reads as one, else (False, None)."""
+    return _READERS[kind](value, value.strip() if isinstance(value, str) else None)
 
 
 def check_parameters(notebook: Path | str, params: dict[str, Any]) -> dict[str, Any]:

@@ -15,11 +15,11 @@ from .._lazy import lazy_names
 from .failures import FailureRecord, load_failures, record_failures
 from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock, writing_sites
-from .manifest import Entry, Manifest
+from .manifest import Entry, Manifest, store_partition
 from .repair import Finality, Repair, VerifyReport, load_or_rebuild, quarantine, rebuild, reconcile, verify
 
 if TYPE_CHECKING:
-    from .store import WrittenPartition, store_partition, write_partition
+    from .store import WrittenPartition, write_partition
 
 __all__ = [
     "Entry",
@@ -46,5 +46,5 @@ __all__ = [
 ]
 
 
-_STORE = {"WrittenPartition": "store", "store_partition": "store", "write_partition": "store"}
+_STORE = {"WrittenPartition": "store", "write_partition": "store"}
 __getattr__, __dir__ = lazy_names(__name__, _STORE, __all__)

@@ -33,9 +33,11 @@ from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from .store import WrittenPartition
 
-__all__ = ["MANIFEST", "Entry", "Manifest", "Touched", "WindowState", "revisable_until"]
+__all__ = ["MANIFEST", "Entry", "Manifest", "Touched", "WindowState", "revisable_until", "store_partition"]
 
 MANIFEST = "manifest.json"
 
@@ -364,3 +366,24 @@ class Manifest:
             dropped = sum(manifest.entries.pop(k.relpath, None) is not None for k in keys)
             manifest.save()
         return dropped
+
+
+def store_partition(
+    data_dir: Path,
+    site: str,
+    key: PartitionKey,
+    table: pa.Table,
+    fetched_at: datetime,
+    *,
+    settled: bool = False,
+) -> WrittenPartition:
+    """Store `table` as a sync stores a partition: its file, then its manifest entry (the entry
+    vouches for the file: a file without one is read by no view). `settled`: whether the
+    partition is final for the sync (never when the file holds rows in doubt). For tools that
+    make a lake without the service: a bench lake, a test's."""
+    from .store import write_partition  # pyarrow, at the first file written
+
+    written = write_partition(data_dir, site, key, table, fetched_at)
+    clean = settled and not written.untyped and not written.foreign
+    Manifest.record(data_dir, site, key, written, fetched_at, clean)
+    return written

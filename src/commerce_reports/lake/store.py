@@ -49,7 +49,6 @@ __all__ = [
     "foreign_rows",
     "inspect_partition",
     "one_version_per_commission",
-    "store_partition",
     "touched_by",
     "write_partition",
 ]
@@ -127,27 +126,6 @@ def write_partition(
         collapsed,
         touched,
     )
-
-
-def store_partition(
-    data_dir: Path,
-    site: str,
-    key: PartitionKey,
-    table: pa.Table,
-    fetched_at: datetime,
-    *,
-    settled: bool = False,
-) -> WrittenPartition:
-    """Store `table` as a sync stores a partition: its file, then its manifest entry (the entry
-    vouches for the file: a file without one is read by no view). `settled`: whether the
-    partition is final for the sync (never when the file holds rows in doubt). For tools that
-    make a lake without the service: a bench lake, a test's."""
-    from .manifest import Manifest
-
-    written = write_partition(data_dir, site, key, table, fetched_at)
-    clean = settled and not written.untyped and not written.foreign
-    Manifest.record(data_dir, site, key, written, fetched_at, clean)
-    return written
 
 
 def one_version_per_commission(table: pa.Table) -> tuple[pa.Table, int]:

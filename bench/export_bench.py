@@ -1,0 +1,84 @@
+"""Writing a large view: every output format against CSV (the baseline), measured in the same run.
+
+    .venv/bin/python bench/export_bench.py [--rows 1000000]
+
+The table has the shape of the `transactions` view (text, ids, DECIMAL(18,4) money, dates, a
+timestamp with its zone, booleans, a nested column) and goes through `cr.export` as a polars frame,
+so each figure is the whole path a notebook or `sql --output` takes. Target (issue: nothing slow
+without a word): xlsx within 3x the time of CSV. CPU seconds of this process and wall seconds are
+both printed, with the load average: quote the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import polars as pl
+
+import commerce_reports as cr
+from commerce_reports.export import OUTPUT_FORMATS
+
+
+def _view(rows: int) -> pl.DataFrame:
+    """A `transactions`-shaped frame of `rows` rows (deterministic)."""
+    ids = pl.int_range(0, rows, eager=True)
+    return pl.DataFrame(
+        {
+            "site": pl.Series(["alpha", "beta"] * (rows // 2) + ["alpha"] * (rows % 2)),
+            "commission_id": ids * 7919,
+            "merchant_name": pl.Series([f"Merchant {n % 977}" for n in range(rows)]),
+            "order_value": pl.Series(
+                [Decimal(n % 100_000) / 100 for n in range(rows)], dtype=pl.Decimal(18, 4)
+            ),
+            "publisher_net_revenue": pl.Series(
+                [Decimal(n % 9_000) / 100 for n in range(rows)], dtype=pl.Decimal(18, 4)
+            ),
+            "commission_date": pl.Series([date(2026, 1, 1) + timedelta(days=n % 330) for n in range(rows)]),
+            "fetched_at": pl.Series(
+                [datetime(2026, 11, 27, 6, 0, tzinfo=UTC) + timedelta(seconds=n % 3600) for n in range(rows)]
+            ),
+            "returned": (ids % 13 == 0),
+            "device_type": pl.Series(["Mobile", "Desktop", "Tablet"] * (rows // 3) + ["Mobile"] * (rows % 3)),
+            "products": pl.Series([[{"sku": f"S{n % 50}", "quantity": 1 + n % 3}] for n in range(rows)]),
+        }
+    )
+
+
+def _timed(frame: pl.DataFrame, path: Path) -> tuple[float, float]:
+    began_cpu, began = time.process_time(), time.perf_counter()
+    cr.export(frame, path, progress=False)
+    return time.process_time() - began_cpu, time.perf_counter() - began
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="rows of the view (default 1,000,000)")
+    args = parser.parse_args()
+    frame = _view(args.rows)
+    load = " ".join(f"{n:.2f}" for n in os.getloadavg())
+    print(f"load average {load}; {args.rows:,} rows x {frame.width} columns")
+    with tempfile.TemporaryDirectory(prefix="export-bench-") as folder:
+        baseline = None
+        for name in ("csv", *(f for f in OUTPUT_FORMATS if f != "csv")):
+            path = Path(folder) / f"view.{OUTPUT_FORMATS[name].suffixes[0].lstrip('.')}"
+            cpu, wall = _timed(frame, path)
+            baseline = baseline or cpu
+            target = (
+                "  (target < 3x csv: " + ("met)" if cpu / baseline < 3 else "MISSED)")
+                if name == "xlsx"
+                else ""
+            )
+            print(
+                f"{name:<8} CPU {cpu:7.2f} s  {cpu / baseline:5.2f}x csv  wall {wall:7.2f} s  "
+                f"{path.stat().st_size / 2**20:8.1f} MiB{target}"
+            )
+
+
+if __name__ == "__main__":
+    main()

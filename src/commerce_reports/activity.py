@@ -1,0 +1,73 @@
+"""Nothing slow without a word: a step that may take more than a couple of seconds says what it is
+doing before it starts, and how long it took when it ends.
+
+    with Step("running report.ipynb (a kernel)"):
+        ...
+
+In a terminal or a notebook (tqdm chooses a status line or a widget) it shows the step with its
+seconds counting; elsewhere (cron, a log) it writes a line when the step starts and one when it
+ends. Plain Python: importing it loads nothing; tqdm only when a step is shown interactively.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["TICK", "Step", "interactive"]
+
+TICK = 1.0  # seconds between two updates of a step's counter
+
+
+def interactive() -> bool:
+    """True in a terminal (standard error is one) or in a Jupyter kernel."""
+    return sys.stderr.isatty() or "ipykernel" in sys.modules
+
+
+class Step:
+    """A step that says what it does: a counting status line or widget when `interactive()`
+    (or `shown=True`), else a line to `say` (default: standard error) at its start and its end."""
+
+    def __init__(
+        self, what: str, *, shown: bool | None = None, say: Callable[[str], None] | None = None
+    ) -> None:
+        self.what = what
+        self.shown = interactive() if shown is None else shown
+        self.say = say or _to_stderr
+        self.started = 0.0
+        self._bar: Any = None
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def __enter__(self) -> Step:
+        self.started = time.monotonic()
+        if not self.shown:
+            self.say(f"{self.what} ...")
+            return self
+        from tqdm.auto import tqdm
+
+        self._bar = tqdm(desc=self.what, total=None, bar_format="{desc} ... {elapsed}", leave=False)
+        self._ticker = threading.Thread(target=self._tick, name="step-ticker", daemon=True)
+        self._ticker.start()
+        return self
+
+    def _tick(self) -> None:
+        while not self._stop.wait(TICK):
+            self._bar.refresh()
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=2 * TICK)
+        if self._bar is not None:
+            self._bar.close()
+        seconds = time.monotonic() - self.started
+        outcome = "done" if kind is None else "stopped" if kind is KeyboardInterrupt else "failed"
+        self.say(f"{self.what}: {outcome} in {seconds:.1f} s")
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,366 @@
+"""An Excel workbook (.xlsx) written from batches of rows, as Excel users expect it: booleans as
+booleans, dates and times as Excel dates (a timestamp's zone written in its cells' format), money
+as numbers in the currency's format at its full scale (DECIMAL(18,4) shows 4 places), a frozen
+header row and column widths fitted to the widest value.
+
+Each batch becomes sheet XML through polars expressions, a column at a time, so a million rows
+take seconds: a per-cell writer (xlsxwriter) spends about 7 µs a cell in Python, thirty times what
+the CSV of the same rows costs. The rows go to a temporary file while the widths are measured,
+then the package (five small XML parts and the sheet) is zipped into `out`: memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, TYPE_CHECKING
+
+from ..errors import LakeError
+from ..money import Currency
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["MAX_ROWS", "write_workbook"]
+
+MAX_ROWS = 1_048_576  # Excel's rows per worksheet, the header included
+_MAX_TEXT = 32_767  # Excel's characters per cell
+_EXACT_DIGITS = 15  # significant digits a spreadsheet number keeps: more are written as text
+_EPOCH = datetime(1899, 12, 30)  # Excel's day 0 (its 1900 date system, from 1900-03-01 on)
+_FIRST_DAY = datetime(1900, 3, 1)  # before it, Excel's serial numbers are off by one: text instead
+_WIDEST = 60  # characters: a longer value wraps the column no further
+
+_CONTENT_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/xl/workbook.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+    '<Override PartName="/xl/worksheets/sheet1.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+    '<Override PartName="/xl/styles.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>'
+    "</Types>"
+)
+_ROOT_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+    'relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>'
+)
+_WORKBOOK = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+    '<sheets><sheet name="{name}" sheetId="1" r:id="rId1"/></sheets></workbook>'
+)
+_WORKBOOK_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+    'relationships/worksheet" Target="worksheets/sheet1.xml"/>'
+    '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+    'relationships/styles" Target="styles.xml"/></Relationships>'
+)
+_SHEET_HEAD = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+    '<dimension ref="{extent}"/><sheetViews><sheetView tabSelected="1" workbookViewId="0">'
+    '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>'
+    '<selection pane="bottomLeft" activeCell="A2" sqref="A2"/></sheetView></sheetViews>'
+    '<sheetFormatPr defaultRowHeight="15"/>'
+)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+@dataclass
+class _Styles:
+    """The number formats the columns need, each an index into the workbook's cell styles (0 is
+    the default, 1 the bold header)."""
+
+    formats: list[str] = field(default_factory=list)
+
+    def of(self, number_format: str) -> int:
+        if number_format not in self.formats:
+            self.formats.append(number_format)
+        return 2 + self.formats.index(number_format)
+
+    def xml(self) -> str:
+        custom = "".join(
+            f'<numFmt numFmtId="{164 + n}" formatCode="{_escape(code)}"/>'
+            for n, code in enumerate(self.formats)
+        )
+        styles = "".join(
+            f'<xf numFmtId="{164 + n}" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
+            for n in range(len(self.formats))
+        )
+        return (
+            '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+            '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+            f'<numFmts count="{len(self.formats)}">{custom}</numFmts>'
+            '<fonts count="2"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font>'
+            '<font><b/><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts>'
+            '<fills count="2"><fill><patternFill patternType="none"/></fill>'
+            '<fill><patternFill patternType="gray125"/></fill></fills>'
+            '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
+            '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+            f'<cellXfs count="{2 + len(self.formats)}">'
+            '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+            '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>'
+            f"{styles}</cellXfs>"
+            '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
+            "</styleSheet>"
+        )
+
+
+def _column_letters(index: int) -> str:
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def _money_format(money: Currency, places: int) -> str:
+    """`"$"#,##0.0000`: the symbol, grouping, and every place the column's scale holds."""
+    symbol = money.symbol + (" " if money.symbol[-1:].isalpha() else "")
+    number = "#,##0" + ("." + "0" * places if places else "")
+    return f'"{symbol}"{number};-"{symbol}"{number}'
+
+
+_Cell = Callable[["pl.Expr", "pl.Expr", str], "pl.Expr"]  # (the column, row numbers, its letter) -> XML
+
+
+@dataclass
+class _Column:
+    """How one column becomes cells: an expression giving each cell's XML (null: no cell), and the
+    width of its widest value so far."""
+
+    name: str
+    letter: str
+    cell: _Cell
+    measure: Callable[[pl.Expr], pl.Expr]  # the column -> each value's shown length, in characters
+    width: float = 0.0
+
+
+def _wrapped(letter: str, row: pl.Expr, attributes: str, value: pl.Expr, inline: bool = False) -> pl.Expr:
+    """`<c r="B7" ...><v>value</v></c>`, or an inline string's `<is><t>`."""
+    import polars as pl
+
+    opening, closing = ("<is><t>", "</t></is>") if inline else ("<v>", "</v>")
+    return pl.concat_str(
+        [pl.lit(f'<c r="{letter}'), row, pl.lit(f'"{attributes}>{opening}'), value, pl.lit(f"{closing}</c>")]
+    )
+
+
+def _plain(attributes: str, value: Callable[[pl.Expr], pl.Expr]) -> _Cell:
+    return lambda column, row, letter: _wrapped(letter, row, attributes, value(column))
+
+
+def _text(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+    """Any value as its text, escaped for XML, without the control characters XML cannot hold."""
+    import polars as pl
+
+    escaped = (
+        column.cast(pl.String)
+        .str.slice(0, _MAX_TEXT)
+        .str.replace_all(r"[\x00-\x08\x0B\x0C\x0E-\x1F]", "")
+        .str.replace_all("&", "&amp;", literal=True)
+        .str.replace_all("<", "&lt;", literal=True)
+        .str.replace_all(">", "&gt;", literal=True)
+    )
+    return _wrapped(letter, row, ' t="inlineStr"', escaped, inline=True)
+
+
+def _length(column: pl.Expr) -> pl.Expr:
+    import polars as pl
+
+    return column.cast(pl.String).str.len_chars()
+
+
+def _fixed(width: int) -> Callable[[pl.Expr], pl.Expr]:
+    import polars as pl
+
+    return lambda column: pl.lit(width)
+
+
+def _column(
+    name: str, dtype: pl.DataType, money: Currency, styles: _Styles
+) -> tuple[_Cell, Callable[[pl.Expr], pl.Expr]]:
+    """How a column of `dtype` is written, and how its values' width is measured."""
+    import polars as pl
+
+    if dtype == pl.Boolean:
+        return _plain(' t="b"', lambda c: c.cast(pl.UInt8).cast(pl.String)), _fixed(5)
+    if isinstance(dtype, pl.Decimal):
+        places = dtype.scale or 0
+        grouped = "#,##0" + ("." + "0" * places if places else "")
+        if places == _money_scale():  # the house's money: DECIMAL(18,4), sums DECIMAL(38,4)
+            extra = len(money.symbol) + 1
+            return _decimal_cell(styles.of(_money_format(money, places))), lambda c: _grouped(c) + extra
+        return _decimal_cell(styles.of(grouped)), _grouped
+    if dtype.is_integer():
+        return _plain("", lambda c: c.cast(pl.String)), _grouped
+    if dtype.is_float():
+        return _float_cell, lambda c: _length(c).clip(0, 12)
+    if dtype == pl.Date:
+        return _serial_cell(styles.of("yyyy-mm-dd"), date=True), _fixed(10)
+    if isinstance(dtype, pl.Datetime):
+        zone = dtype.time_zone
+        code = "yyyy-mm-dd hh:mm:ss" + (f' "{zone}"' if zone else "")
+        return _serial_cell(styles.of(code), date=False), _fixed(20 + len(zone or ""))
+    if dtype == pl.Time:
+        return _time_cell(styles.of("hh:mm:ss")), _fixed(8)
+    return _text, _length
+
+
+def _grouped(column: pl.Expr) -> pl.Expr:
+    """The shown length of a number with thousands separators."""
+    length = _length(column)
+    return length + length // 4
+
+
+def _columns(schema: pl.Schema, money: Currency, styles: _Styles) -> list[_Column]:
+    found = []
+    for index, (name, dtype) in enumerate(schema.items()):
+        cell, measure = _column(name, dtype, money, styles)
+        found.append(_Column(name, _column_letters(index), cell, measure, float(len(name)) + 3))
+    return found
+
+
+def _money_scale() -> int:
+    from ..contract import MONEY_SCALE
+
+    return MONEY_SCALE
+
+
+def _decimal_cell(style: int) -> _Cell:
+    """The decimal's own digits as the number (Excel reads the text exactly, as far as a double
+    goes); a value with more significant digits than a spreadsheet keeps is written as text,
+    never rounded silently."""
+    import polars as pl
+
+    def xml(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+        digits = column.cast(pl.String)
+        significant = (
+            digits.str.replace(r"^-?0*\.?0*", "")
+            .str.replace(r"\.?0*$", "")
+            .str.replace(".", "", literal=True)
+            .str.len_chars()
+        )
+        number = _wrapped(letter, row, f' s="{style}"', digits)
+        return pl.when(significant > _EXACT_DIGITS).then(_text(column, row, letter)).otherwise(number)
+
+    return xml
+
+
+def _float_cell(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+    """A float as a number; NaN and infinities as Excel's #NUM! error, as Excel writes them."""
+    import polars as pl
+
+    finite = _wrapped(letter, row, "", column.cast(pl.String))
+    error = _wrapped(letter, row, ' t="e"', pl.lit("#NUM!"))
+    return pl.when(column.is_finite()).then(finite).when(column.is_not_null()).then(error)
+
+
+def _serial_cell(style: int, *, date: bool) -> _Cell:
+    """A date or timestamp as Excel's serial number (days since 1899-12-30), in the wall time of
+    its zone (the format names the zone); before 1900-03-01, ISO text."""
+    import polars as pl
+
+    def xml(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+        wall = (
+            column.cast(pl.Datetime("us"))
+            if date
+            else column.dt.replace_time_zone(None).dt.cast_time_unit("us")
+        )
+        serial = (wall - pl.lit(_EPOCH)).dt.total_microseconds() / 86_400_000_000
+        number = _wrapped(letter, row, f' s="{style}"', serial.cast(pl.String))
+        return pl.when(wall >= pl.lit(_FIRST_DAY)).then(number).otherwise(_text(column, row, letter))
+
+    return xml
+
+
+def _time_cell(style: int) -> _Cell:
+    import polars as pl
+
+    def xml(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+        fraction = column.cast(pl.Int64) / 86_400_000_000_000  # nanoseconds since midnight
+        return _wrapped(letter, row, f' s="{style}"', fraction.cast(pl.String))
+
+    return xml
+
+
+def write_workbook(
+    frames: Iterable[pl.DataFrame], out: IO[bytes], money: Currency, sheet: str = "result"
+) -> int:
+    """Write `frames` (one schema) as a one-sheet workbook into `out`; the number of rows written.
+    More rows than a worksheet holds is a LakeError (nothing usable is left in `out`)."""
+    import polars as pl
+
+    styles = _Styles()
+    columns: list[_Column] | None = None
+    rows = 0
+    with tempfile.TemporaryFile() as data:
+        for frame in frames:
+            if columns is None:
+                columns = _columns(frame.schema, money, styles)
+                header = "".join(
+                    f'<c r="{c.letter}1" s="1" t="inlineStr"><is><t>{_escape(c.name)}</t></is></c>'
+                    for c in columns
+                )
+                data.write(f'<row r="1">{header}</row>'.encode())
+            if rows + frame.height >= MAX_ROWS:
+                raise LakeError(
+                    f"a worksheet holds at most {MAX_ROWS - 1:,} rows under its header and the result has "
+                    "more: limit it (--max-rows, max_rows=), or write csv or parquet"
+                )
+            if frame.height == 0:
+                continue
+            number = pl.int_range(rows + 2, rows + 2 + frame.height, eager=False).cast(pl.String)
+            cells = [c.cell(pl.col(c.name), number, c.letter) for c in columns]
+            xml = frame.select(
+                pl.concat_str(
+                    [pl.lit('<row r="'), number, pl.lit('">'), *cells, pl.lit("</row>")], ignore_nulls=True
+                ).alias("row")
+            )
+            data.write(xml.get_column("row").str.join("").item().encode())
+            widths = frame.select([c.measure(pl.col(c.name)).max().alias(c.name) for c in columns]).row(0)
+            for column, width in zip(columns, widths, strict=True):
+                column.width = max(column.width, float(width or 0) + 2)
+            rows += frame.height
+        data.seek(0)
+        _package(out, data, columns or [], styles, sheet, rows + 1)
+    return rows
+
+
+def _package(
+    out: IO[bytes], data: IO[bytes], columns: list[_Column], styles: _Styles, sheet: str, rows: int
+) -> None:
+    widths = "".join(
+        f'<col min="{n}" max="{n}" width="{min(c.width, _WIDEST + 2):.1f}" customWidth="1"/>'
+        for n, c in enumerate(columns, 1)
+    )
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as package:
+        package.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        package.writestr("_rels/.rels", _ROOT_RELS)
+        package.writestr("xl/workbook.xml", _WORKBOOK.format(name=_escape(sheet[:31])))
+        package.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
+        package.writestr("xl/styles.xml", styles.xml())
+        with package.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as part:
+            extent = f"A1:{_column_letters(len(columns) - 1)}{rows}" if columns else "A1"
+            part.write(_SHEET_HEAD.format(extent=extent).encode())
+            if widths:
+                part.write(f"<cols>{widths}</cols>".encode())
+            part.write(b"<sheetData>")
+            while chunk := data.read(1 << 20):
+                part.write(chunk)
+            part.write(b"</sheetData></worksheet>")

@@ -1,0 +1,227 @@
+"""A command line that guides, checked for every command the parser declares (commands added later
+are covered as they land): an example and the exit codes in every `--help`, the date format
+wherever a date is taken, one line and exit 2 for every usage error with a "did you mean" when
+something close exists, and every row of the exit-code table produced through the real CLI."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commerce_reports.cli import build_parser, main
+from commerce_reports.cli.options import DATE_FORMAT, day
+from commerce_reports.cli.parser import COMMON_EXITS, CommandParser, every_command
+from tests.test_startup import _small_lake
+
+COMMANDS = dict(every_command(build_parser()))
+DATE_NAMES = ("start", "end", "as_of", "today", "first_day", "day", "date")
+
+
+def _one_line_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("words", list(COMMANDS))
+def test_every_help_has_examples_and_exit_codes(words: str) -> None:
+    command = COMMANDS[words]
+    assert command.description, f"`commerce-reports {words} --help` has no description"
+    text = command.format_help()
+    examples = text.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert examples and all(f"commerce-reports {words}" in line for line in examples), text
+    for code, meaning in command.exits.items():
+        assert f"  {code:<4}{meaning.split()[0]}" in text, (words, code)
+
+
+@pytest.mark.parametrize("words", list(COMMANDS))
+def test_every_date_says_its_format_and_is_checked(words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    for action in COMMANDS[words]._actions:
+        if action.dest in DATE_NAMES:
+            assert action.type is day, f"{words} {action.dest}: a date not read by options.day"
+        if action.type is day:
+            assert DATE_FORMAT in f"{action.metavar} {action.help}", (words, action.dest)
+            if action.option_strings:
+                err = _one_line_usage_error([*words.split(), action.option_strings[0], "11/01/2026"], capsys)
+                assert "expected a date YYYY-MM-DD" in err
+
+
+def _required(command: CommandParser) -> list[str]:
+    """Values for the command's required arguments, so that only the mistake under test is wrong."""
+    values: list[str] = []
+    for action in command._actions:
+        if action.required and not isinstance(action, argparse._SubParsersAction):
+            value = "2026-11-01" if action.type is day else "x"
+            values += [action.option_strings[0], value] if action.option_strings else [value]
+    return values
+
+
+@pytest.mark.parametrize("words", list(COMMANDS))
+def test_a_mistyped_option_is_one_line_with_the_right_one(
+    words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = COMMANDS[words]
+    options = [o for a in command._actions for o in a.option_strings if o.startswith("--") and o != "--help"]
+    if not options:
+        pytest.skip(f"{words} takes no option")
+    wanted = max(options, key=len)
+    typo = wanted[:3] + wanted[4:]  # a letter dropped: --dta-dir
+    err = _one_line_usage_error([*words.split(), *_required(command), typo], capsys)
+    assert f"did you mean {wanted!r}?" in err and f"`commerce-reports {words} --help`" in err
+
+
+def test_a_mistyped_command_or_choice_names_the_right_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "unknown command 'snyc'; did you mean 'sync'?" in _one_line_usage_error(["snyc"], capsys)
+    err = _one_line_usage_error(["sql", "SELECT 1", "--format", "xslx"], capsys)
+    assert "did you mean 'xlsx'?" in err
+    err = _one_line_usage_error(["sync", "--country", "USA"], capsys)
+    assert "'USA' is not a country code" in err
+
+
+def test_a_mistyped_site_names_the_right_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sync", "--plan", "--site", "alpah"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown site 'alpah' (sync ran nothing); did you mean 'alpha'?" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["sync", "--start", "2026-11-10", "--end", "2026-11-01"],
+            "--end: 2026-11-01 is before --start 2026-11-10",
+        ),
+        (["status", "--data-dir", "/no/such/folder"], "there is no data folder at /no/such/folder"),
+        (["sql", "SELECT 1", "--output", "/no/such/dir/x.parquet"], "the folder /no/such/dir does not exist"),
+        (["sql", "SELECT 1", "--output", "x.unknown"], "has no suffix of an output format"),
+        (["sql", "SELECT 1", "--format", "parquet"], "parquet is not text: it needs --output FILE"),
+        (["sql", "COPY transactions TO 'x.csv'"], "error: "),
+        (["demo", "--days", "0"], "expected a whole number from 1 to 3660"),
+        (["export", "--notebook", "nope.ipynb"], "nope.ipynb does not exist"),
+    ],
+)
+def test_usage_errors_exit_2_in_one_line(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exited:  # argparse's own checks
+        code = int(str(exited.code))
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and said in err, err
+    assert not Path("/no/such/dir").exists()
+
+
+def test_a_setting_that_cannot_be_used_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_PACE", "fast")
+    assert main(["sync", "--plan"]) == 2
+    assert capsys.readouterr().err == "error: pace: 'fast' is not a number of seconds\n"
+
+
+# The exit-code table, row by row, through the real CLI: the common rows once each, and each
+# command's own rows (the deal commands' own codes are walked by tests/deals/test_cli_and_api.py).
+def _table() -> set[tuple[str, int]]:
+    rows = {(words, code) for words, command in COMMANDS.items() for code in command.exits}
+    return {
+        (words, code)
+        for words, code in rows
+        if code not in COMMON_EXITS or COMMANDS[words].exits[code] != COMMON_EXITS[code]
+    }
+
+
+WALKED = {
+    ("sync", 1),  # a partition not stored: tests/lake/test_failures.py (a file where a day folder belongs)
+    ("sync", 3),
+    ("status", 1),
+    ("verify", 1),
+    ("check", 1),
+    ("alerts", 3),
+    ("export", 1),  # a failed cell: tests/export/test_export.py (a kernel: slow)
+}
+
+
+def test_every_declared_exit_code_is_walked() -> None:
+    declared = {(w, c) for w, c in _table() if not w.startswith("deals")}
+    assert declared == WALKED
+
+
+def test_the_exit_codes_through_the_real_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    data = ["--data-dir", str(lake)]
+    assert main(["sql", "--views"]) == 0
+    assert main(["sql", "SELECT error('boom')", *data]) == 1  # a failure while running
+    assert "boom" in capsys.readouterr().err
+    assert main(["alerts", *data]) == 3  # synced in March 2026: stale, an alert of the lake's health
+    assert "the lake was last synced" in capsys.readouterr().out
+    part = next((lake / "lake" / "site=alpha" / "transactions").rglob("*.parquet"))
+    part.write_bytes(part.read_bytes()[:-20])
+    assert main(["status", "--verify", *data]) == 1  # damaged, quarantined: the next sync refetches it
+    assert main(["verify", *data]) == 0  # repaired already
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "probe-key-0123456789")
+    monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "http://127.0.0.1:9")  # nothing listens: refused
+    assert main(["check", *data]) == 1
+    capsys.readouterr()
+    assert main(["sync", "--no-progress", "--start", "2026-11-01", "--end", "2026-11-02", *data]) == 3
+    assert "127.0.0.1:9" in capsys.readouterr().err
+
+
+def _interrupted(command: list[str], ready: str) -> subprocess.Popen[str]:
+    """`commerce-reports COMMAND` in its own process, sent Ctrl-C once it printed a line starting
+    with `ready` (the test waits for that event, not for a time)."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "commerce_reports", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith(ready):
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    return proc
+
+
+def test_ctrl_c_exits_130(tmp_path: Path) -> None:
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    endless = "SELECT a.range FROM range(100000) a, range(100000) b"  # 10^10 rows, streamed
+    stopped = _interrupted(["sql", endless, "--format", "csv", "--data-dir", str(lake)], "range")
+    assert stopped.returncode == 130 and stopped.stderr is not None
+    assert stopped.stderr.read().strip().splitlines()[-1] == "interrupted"
+
+
+def test_the_table_in_the_docs_is_the_parsers() -> None:
+    """docs/cli.md's table of exit codes is generated from the same declarations at each build."""
+    hook = Path(__file__).parents[1] / "docs" / "hooks" / "cli_reference.py"
+    spec = importlib.util.spec_from_file_location("cli_reference", hook)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    table = module.exit_codes_table()
+    for words, code in _table():
+        row = next(
+            line
+            for line in table.splitlines()
+            if line.startswith(f"| {code} | {COMMANDS[words].exits[code]}")
+        )
+        assert f"`{words.split()[0] if words.startswith('deals') else words}`" in row, (words, code)
+    for code, meaning in COMMON_EXITS.items():
+        assert f"| {code} | {meaning} | every command |" in table
