@@ -22,7 +22,8 @@ import pytest
 from commerce_reports.api import sync
 from commerce_reports.cli import main
 from commerce_reports.contract import PartitionKey
-from commerce_reports.db import connect, fresh_rollups
+from commerce_reports.db import connect, fresh_rollups, published
+from commerce_reports.db.snapshot import take_snapshot
 from commerce_reports.db.state import load_state, site_places
 from commerce_reports.lake import Manifest
 from commerce_reports.params import Filters
@@ -128,6 +129,13 @@ def test_a_forged_partition_is_quarantined_and_fetched_again_never_adopted(
     )
     _forge(_part(tmp_path, moved), "publisher_net_revenue", 100, keep_times=False)
     _forge(_part(tmp_path, kept), "publisher_net_revenue", 100, keep_times=True)
+    published._checks.clear()  # a reader's next check (at most two seconds later) finds them
+    unread = {str(key.start) for key in (moved, kept)}
+    differences = view_differences(running, tmp_path, start)  # the forged days are not read at all
+    assert sorted(line.split(":")[0] for line in differences) == sorted(unread)
+    assert all(": views None," in line for line in differences), differences
+    (held,) = take_snapshot(tmp_path).coverage  # and no period holding them is said to be whole
+    assert not any(first <= key.start <= last for key in (moved, kept) for first, last in held.runs)
 
     again = _sync(running, tmp_path, running.sandbox.now.date())  # a sync of other days
     assert sorted((r.action, r.key) for r in again.repairs if r.key) == sorted(
@@ -155,9 +163,13 @@ def test_verify_finds_a_forged_partition_whose_times_were_put_back(
     assert main(["verify", "--data-dir", str(tmp_path)]) == 0
 
 
-def test_a_forged_rollup_with_its_size_mtime_and_inode_kept_is_never_served_again(
-    running: RunningSandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_forged_rollup_with_its_size_mtime_and_inode_kept_is_never_served(
+    running: RunningSandbox,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(published, "_CHECK_EVERY", 0.0)  # readers check their generation's seal every time
     _, start = _synced(running, tmp_path)
     assert fresh_rollups(tmp_path) == ["alpha"]
     with connect(tmp_path) as con:
@@ -165,6 +177,8 @@ def test_a_forged_rollup_with_its_size_mtime_and_inode_kept_is_never_served_agai
     month = running.sandbox.now.date().strftime("%Y-%m")
     rollup = tmp_path / "rollups" / "site=alpha" / "site_performance" / f"{month}.parquet"
     _forge(rollup, "revenue", 3, keep_times=True, same_size=True)
+    with connect(tmp_path) as con:  # a reader finds its generation's seal broken: never the forgery
+        assert con.sql("SELECT sum(revenue) FROM site_performance").fetchall() == revenue
 
     assert main(["catalog", "--data-dir", str(tmp_path)]) == 0  # any writer looks by content
     assert "rollups of alpha: rebuilt" in capsys.readouterr().out

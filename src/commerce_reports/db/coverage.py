@@ -15,12 +15,13 @@ literals: a CASE per site, no join, so a filter on the view still prunes and Spa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
 from ..config import DEFAULT_REVISION_DAYS
+from ..contract import PART_FILE
 from ..errors import LakeError
 from ..lake import Manifest
 from .sources import quote
@@ -65,9 +66,10 @@ class SiteCoverage:
         )
 
 
-def coverage_of(data_dir: Path, site: str) -> SiteCoverage:
+def coverage_of(data_dir: Path, site: str, left_out: Collection[str] = ()) -> SiteCoverage:
     """The site's coverage from its manifest (none when it has no readable manifest: then no
-    period is complete, which is what the views say until a sync has written one)."""
+    period is complete, which is what the views say until a sync has written one). A day whose
+    file the views leave out (`left_out`, relpaths of partition files) is not held."""
     try:
         manifest = Manifest.load(data_dir, site)
     except LakeError:
@@ -79,6 +81,7 @@ def coverage_of(data_dir: Path, site: str) -> SiteCoverage:
         and entry.key.by == "updateDate"
         and entry.settled
         and not entry.untyped
+        and f"{entry.relpath}/{PART_FILE}" not in left_out
     )
     return SiteCoverage(site, tuple(_runs(days)), revision_days_of(manifest))
 

@@ -10,6 +10,7 @@ repair), and a record of what the views need to know of them.
     <data_dir>/views/<id>/lake/site=<site>/...       links to the readable partition files
     <data_dir>/views/<id>/rollups/site=<site>/...    links to the rollup files of fresh sites
     <data_dir>/views/<id>/reading.json               fresh sites, sources' shapes, coverage
+    <data_dir>/views/<id>/sealed.json                each linked file's stamp and sha256
 
 A link is the file's own data (no copy): a file a sync replaces later keeps its old content in the
 generation until the generation is pruned. Every statement binds its views to one generation, so
@@ -18,6 +19,14 @@ network shares) gets no generation: then the views read the lake files directly,
 
 Generations are pruned by the next publisher: all but the newest two, once a day old (a DuckDB
 CLI session left open keeps reading its generation through the day).
+
+A generation holds only files checked by content (`listing.py`), and its *seal* records each
+one's stamp and sha256. A link shares its file's bytes, so a file rewritten in place after it was
+published (an editor, a Parquet writer, a forger who puts the times back) would change what the
+generation reads: readers check the seal (a `stat` per file, at most every `_CHECK_EVERY`
+seconds per process; a file whose stamp moved is read and its digest compared), and a generation
+whose content is no longer what was checked is read by no view: the views read the lake as it is
+(what no manifest or rollup state vouches for left out) until a writer publishes again.
 """
 
 from __future__ import annotations
@@ -28,13 +37,14 @@ import logging
 import os
 import secrets
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..contract import DATASETS
-from ..files import held, make_folder, save_atomic
-from ..lake.digests import SiteDigests
+from ..files import held, make_folder, save_atomic, sha256_of
+from ..lake.digests import SiteDigests, Stamp, stamp_of
 from .coverage import SiteCoverage
 from .listing import dataset_of
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
@@ -48,6 +58,8 @@ log = logging.getLogger(__name__)
 VIEWS_FOLDER = "views"
 _CURRENT = "current.json"
 _READING = "reading.json"
+_SEAL = "sealed.json"
+_CHECK_EVERY = 2.0  # seconds between a reader's checks of its generation's seal
 _KEEP = 2  # the newest generations, whatever their age
 _KEEP_FOR = timedelta(days=1)
 
@@ -142,6 +154,7 @@ def _publish(data_dir: Path, root: Path) -> Path:
     save_atomic(root / _CURRENT, json.dumps({"generation": folder.name, "digest": digest}))
     _prune(root, keep=folder.name)
     _save_digests(snapshot)
+    _seal(snapshot, folder)  # after the links and the pruning that moved its files' change times
     return folder
 
 
@@ -186,6 +199,20 @@ def _save_digests(snapshot: Snapshot) -> None:
             log.debug("could not save the digests of site %s: %s", site.site, error)
 
 
+def _seal(snapshot: Snapshot, folder: Path) -> None:
+    """Record, for readers, the stamp and sha256 of every file the generation `folder` links."""
+    files: dict[str, list[object]] = {}
+    for site in snapshot.sites:
+        linked = site_places(folder, site.site)
+        digests = {linked.lake / r: site.listing[r] for r in site.readable_all()}
+        if site.fresh and site.rollups is not None:
+            digests.update({linked.folder / r: d for r, d in site.rollups.items() if _read(r)})
+        for path, digest in digests.items():
+            with contextlib.suppress(OSError):
+                files[path.relative_to(folder).as_posix()] = [*stamp_of(os.stat(path)), digest]
+    save_atomic(folder / _SEAL, json.dumps({"files": files}, separators=(",", ":")))
+
+
 def _prune(root: Path, keep: str) -> None:
     generations = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True)
     cutoff = f"{datetime.now(UTC) - _KEEP_FOR:%Y%m%dT%H%M%S}"
@@ -208,7 +235,7 @@ def published_reading(data_dir: Path) -> Reading | None:
     stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
     cached = _cache.get(str(pointer))
     if cached is not None and cached[0] == stamp:
-        return cached[1]
+        return cached[1] if cached[1] is None or _still_sealed(cached[1].root) else None
     reading: Reading | None
     try:
         folder = views_root(data_dir) / str(json.loads(pointer.read_text())["generation"])
@@ -217,4 +244,60 @@ def published_reading(data_dir: Path) -> Reading | None:
     except (OSError, ValueError, KeyError, TypeError):
         reading = None
     _cache[str(pointer)] = (stamp, reading)
+    if reading is not None and not _still_sealed(reading.root):
+        return None
     return reading
+
+
+# generation folder -> (monotonic time of its last check, whether its seal held)
+_checks: dict[str, tuple[float, bool]] = {}
+# (path, stamp) -> sha256 of a file this process read again because its stamp moved
+_reread: dict[tuple[str, Stamp], str] = {}
+
+
+def _still_sealed(folder: Path) -> bool:
+    """Whether every file of the generation `folder` still holds what its seal says (checked at
+    most every `_CHECK_EVERY` seconds per process; a generation without a seal, being made or
+    made by an older version, is its publisher's word)."""
+    now = time.monotonic()
+    last = _checks.get(str(folder))
+    if last is not None and now - last[0] < _CHECK_EVERY:
+        return last[1]
+    changed = _unsealed(folder)
+    if changed and (last is None or last[1]):
+        log.warning(
+            "%s of the published lake changed after it was published (%s%s): the views read the lake "
+            "files instead, leaving out what no manifest or rollup state vouches for, until the next "
+            "sync or `commerce-reports verify` repairs it",
+            f"{len(changed)} file{'s' * (len(changed) != 1)}",
+            ", ".join(changed[:3]),
+            ", ..." if len(changed) > 3 else "",
+        )
+    _checks[str(folder)] = (now, not changed)
+    return not changed
+
+
+def _unsealed(folder: Path) -> list[str]:
+    """The files of the generation `folder` whose content is not what its seal records."""
+    try:
+        seal = json.loads((folder / _SEAL).read_text())["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    changed = []
+    for relpath, recorded in seal.items():
+        path = folder / relpath
+        try:
+            stamp = stamp_of(os.stat(path))
+            if list(stamp) == recorded[:5]:
+                continue
+            key = (str(path), stamp)
+            if key not in _reread:
+                if len(_reread) > 100_000:
+                    _reread.clear()
+                _reread[key] = sha256_of(path)
+            if _reread[key] == recorded[5]:
+                continue
+        except (OSError, IndexError, TypeError):
+            pass
+        changed.append(relpath)
+    return changed

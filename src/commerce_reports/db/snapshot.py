@@ -66,6 +66,10 @@ class SiteSnapshot:
             self.state is not None and self.state.matches(self.listing) and self.state.files == self.rollups
         )
 
+    def readable_all(self) -> list[str]:
+        """Relpaths of every readable file of the site (what a generation links), sorted."""
+        return sorted(r for r in self.listing if r not in self.unreadable)
+
     def readable(self, dataset: str) -> list[str]:
         """Relpaths of the readable files of `dataset`, sorted."""
         return sorted(r for r in self.listing if dataset_of(r) == dataset and r not in self.unreadable)
@@ -184,7 +188,7 @@ def take_snapshot(data_dir: Path) -> Snapshot:
         unreadable = left_out_files(places.lake, listing, entries, basis.listing, basis.skipped)
         rollups = rollup_files(places) if state is not None and state.matches(listing) else None
         sites.append(SiteSnapshot(places, listing, state, unreadable, rollups))
-    coverage = tuple(coverage_of(root, s.site) for s in sites)
+    coverage = tuple(coverage_of(root, s.site, s.unreadable) for s in sites)
     return Snapshot(root, tuple(sites), coverage)
 
 
