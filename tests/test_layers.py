@@ -28,6 +28,7 @@ BOTTOM = (
     "_lazy",
     "activity",
     "endpoints",
+    "settings",
     "config",
     "locate",
     "files",

@@ -25,8 +25,8 @@ __all__ = [
     "LakeLocation",
     "check_folder_path",
     "data_dir",
+    "marker_table",
     "project_root",
-    "project_setting",
     "where",
 ]
 
@@ -129,17 +129,9 @@ def data_dir(explicit: str | os.PathLike[str] | None = None, env: dict[str, str]
     return where(explicit, env).path
 
 
-def project_setting(name: str) -> tuple[Any, Path | None]:
-    """The project marker's value of `name` (None when unset, or when there is no marker) and the
-    marker's path, for messages."""
-    root = project_root()
-    if root is None:
-        return None, None
-    table, marker = _marker_table(root)
-    return table.get(name), marker
-
-
-def _marker_table(root: Path) -> tuple[dict[str, Any], Path]:
+def marker_table(root: Path) -> tuple[dict[str, Any], Path]:
+    """The settings of the project marker in `root` (its `commerce-reports.toml`, else the
+    `[tool.commerce-reports]` table of its `pyproject.toml`) and the file's path."""
     marker = root / MARKER
     if marker.is_file():
         return _read_toml(marker), marker
@@ -148,7 +140,7 @@ def _marker_table(root: Path) -> tuple[dict[str, Any], Path]:
 
 
 def _marker_setting(root: Path) -> tuple[Path, Path]:
-    table, marker = _marker_table(root)
+    table, marker = marker_table(root)
     value = table.get("data_dir", "data")
     if not isinstance(value, str) or not value.strip():
         raise ConfigurationError(f'{marker}: data_dir must be a folder path, e.g. data_dir = "data"')
