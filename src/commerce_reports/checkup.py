@@ -110,6 +110,7 @@ class CheckReport:
             if self.ok
             else f"{problems} problem(s): see PROBLEM above"
         )
+        lines.append("every setting, its value and where it came from: `commerce-reports config list`")
         return "\n".join(lines)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ __all__ = [
     "check_dialect",
     "check_revision_days",
     "current_settings",
+    "current_sources",
     "environment",
     "parse_pace",
     "share_group",
@@ -284,7 +285,12 @@ class Settings:
     @classmethod
     def from_env(cls, env_file: Path | None = None) -> Settings:
         """The settings as the environment, `.env` and the project file give them now."""
-        sources = Sources.read(env_file)
+        return cls.of(Sources.read(env_file))
+
+    @classmethod
+    def of(cls, sources: Sources) -> Settings:
+        """The settings `sources` give, each checked as declared (a ConfigurationError naming the
+        variable or file and key of a wrong one)."""
         env = sources.variables()
 
         def value(name: str, default: Any = None) -> Any:
@@ -308,24 +314,44 @@ class Settings:
 
 @dataclass(frozen=True)
 class _Resolved:
-    """Settings and what they were resolved from: the working folder, the environment, and the
-    stat of each file they may be read from (None where there is none)."""
+    """Sources and what they were read from: the working folder, the environment, and the stat of
+    each file they may be read from (None where there is none); the settings made of them."""
 
     folder: Path
     environ: frozenset[tuple[str, str]]
     env_files: tuple[Path, ...]
     stamps: tuple[tuple[int, int] | None, ...]
-    settings: Settings
+    sources: Sources
+    settings: Settings | None = None
 
 
 _lock = threading.Lock()
 _resolved: _Resolved | None = None
 
 
+def current_sources() -> Sources:
+    """What the process's settings are read from, read once and kept while the working folder, the
+    environment, `.env` and the project marker stay as they were (see the module docstring).
+    Unlike `current_settings`, no value is checked: `commerce-reports config list` shows a wrong
+    one beside the others. Only the entry points call this."""
+    return _current().sources
+
+
 def current_settings() -> Settings:
-    """The process's settings, read once and kept while the working folder, the environment, `.env`
-    and the project marker stay as they were (see the module docstring). Only the entry points call
-    this."""
+    """The process's settings, made of `current_sources()` once and kept with them. Only the entry
+    points call this."""
+    global _resolved
+    kept = _current()
+    if kept.settings is not None:
+        return kept.settings
+    settings = Settings.of(kept.sources)
+    with _lock:
+        if _resolved is kept:
+            _resolved = replace(kept, settings=settings)
+    return settings
+
+
+def _current() -> _Resolved:
     global _resolved
     folder, environ = Path.cwd(), _what_settings_read()
     files = _sources(folder)
@@ -336,11 +362,10 @@ def current_settings() -> Settings:
             and (kept.folder, kept.environ, kept.env_files) == (folder, environ, files)
             and kept.stamps == _stamps(files)
         ):
-            return kept.settings
+            return kept
         stamps = _stamps(files)
-        settings = Settings.from_env()
-        _resolved = _Resolved(folder, environ, files, stamps, settings)
-        return settings
+        _resolved = _Resolved(folder, environ, files, stamps, Sources.read())
+        return _resolved
 
 
 def _sources(folder: Path) -> tuple[Path, ...]:

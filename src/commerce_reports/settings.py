@@ -21,7 +21,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from .endpoints import DIALECTS, PACE_KEYS, Dialect
-from .errors import ConfigurationError
+from .errors import ConfigurationError, ValidationError
 from .money import Currency
 from .secret import Secret
 
@@ -44,6 +44,7 @@ __all__ = [
     "check_smtp_url",
     "check_switch",
     "parse_pace",
+    "setting_named",
     "settings_table",
     "toml_value",
 ]
@@ -443,6 +444,31 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 SETTING: dict[str, Setting] = {setting.name: setting for setting in SETTINGS}
+
+
+def setting_named(name: str) -> tuple[Setting, str]:
+    """The setting `name` names, and its key: a setting's name (`base_url`), its variable
+    (`COMMERCE_REPORTS_BASE_URL`), a family's member (`secret_key_recipes`) or a key of the alerts'
+    table (`alerts.z`). An unknown name is a ValidationError with the nearest names."""
+    text = name.strip() if isinstance(name, str) else ""
+    key = text.lower().removeprefix(PREFIX.lower())
+    if key in SETTING and not SETTING[key].family:
+        return SETTING[key], key
+    family = SETTING["secret_key_<name>"]
+    if key.startswith("secret_key_") and key != "secret_key_env" and len(key) > len("secret_key_"):
+        return family, key
+    head, dot, rest = key.partition(".")
+    if dot and rest and SETTING.get(head) is not None and SETTING[head].check is _table:
+        return SETTING[head], key
+    import difflib
+
+    names = [s.name for s in SETTINGS]
+    near = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
+    raise ValidationError(
+        "setting",
+        f"{name!r} is not a setting" + (f" (did you mean {' or '.join(near)}?)" if near else ""),
+        f"`commerce-reports config list` shows them all: {', '.join(names)}",
+    )
 
 
 def toml_value(setting: Setting, text: str) -> Any:

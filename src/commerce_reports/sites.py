@@ -168,10 +168,10 @@ def _read_sites_file(path: Path) -> dict[str, Any]:
     return tables
 
 
-def site_settings(settings: Settings) -> list[Found]:
-    """Each setting the sites file gives a site (`sites.<name>.<key>`, source `sites.toml`), as
-    written; `commerce-reports config list` shows them beside the others."""
-    path = settings.data_dir / SITES_FILE
+def site_settings(data_dir: Path) -> list[Found]:
+    """Each setting the sites file of `data_dir` gives a site (`sites.<name>.<key>`, source
+    `sites.toml`), as written; `commerce-reports config list` shows them beside the others."""
+    path = data_dir / SITES_FILE
     found = []
     for name, table in _read_sites_file(path).items():
         for key, value in table.items() if isinstance(table, dict) else ():
