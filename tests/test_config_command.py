@@ -190,7 +190,7 @@ def test_every_declared_variable_is_read_and_checked(setting: Setting, tmp_path:
     """Generated from the declaration: each setting's variable is found in the environment, over
     `.env`, over the project file, and its example passes its check."""
     example = setting.example or setting.default if setting.check.__name__ != "_secret" else "k-0123456789"
-    if not example or " " in example and setting.name != "mail_from":
+    if not example or (" " in example and setting.name != "mail_from"):
         example = {"site": "recipes"}.get(setting.name, "1")
     sources = Sources({str(setting.variable): example}, {str(setting.variable): "other"}, tmp_path / ".env")
     found = sources.found(setting.name)
