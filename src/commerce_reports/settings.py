@@ -15,8 +15,10 @@ A secret (a key, a password) is read from the environment or a git-ignored `.env
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from email.utils import parseaddr
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -26,6 +28,7 @@ from .money import Currency
 from .secret import Secret
 
 __all__ = [
+    "ADDRESS",
     "DEFAULT_PACE",
     "DEFAULT_REVISION_DAYS",
     "DOTENV",
@@ -44,6 +47,7 @@ __all__ = [
     "check_smtp_url",
     "check_switch",
     "parse_pace",
+    "recipients",
     "setting_named",
     "settings_table",
     "toml_value",
@@ -232,6 +236,31 @@ def check_smtp_url(url: object, where: str = PREFIX + "SMTP_URL") -> str:
     return text
 
 
+ADDRESS = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\"]+|[^@\s<>,;\"]+@localhost")
+
+
+def recipients(text: str | Iterable[str]) -> list[str]:
+    """Addresses from `a@x.org,b@y.org` (or a list), each checked, or a ValidationError."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    found = [item.strip() for item in items if isinstance(item, str) and item.strip()]
+    wrong = [item for item in found if not ADDRESS.fullmatch(item)]
+    if not found or wrong:
+        raise ValidationError(
+            "email",
+            f"{wrong[0] if wrong else text!r} is not an address",
+            "give addresses separated by commas: a@x.org,b@y.org",
+        )
+    return list(dict.fromkeys(found))
+
+
+def _sender(value: object, where: str) -> str:
+    """A sender: an address, with a name or not (`Reports <reports@example.org>`)."""
+    text = _text(value, where)
+    if not ADDRESS.search(parseaddr(text)[1] or ""):
+        raise ConfigurationError(f"{where}: {value!r} is not an address, e.g. Reports <reports@example.org>")
+    return text
+
+
 def _secret(value: object, where: str) -> Secret:
     if not isinstance(value, str) or not value.strip():
         raise ConfigurationError(f"{where}: a key must be a non-empty string")
@@ -414,7 +443,7 @@ SETTINGS: tuple[Setting, ...] = (
         "mail_from",
         "an address",
         "the sender of mailed reports",
-        _text,
+        _sender,
         default="the SMTP user, when it is an address",
         example="Reports <reports@example.org>",
     ),
