@@ -282,11 +282,12 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
 # what it gives down. The db's public functions are entry points when called without a folder; the
 # export runner guards the secrets of the settings the kernel will see. The deals wing is handed
 # its settings too (`cr.open_deals_client()`, the `deals` command). `current_sources` (what the
-# settings are read from, unchecked) is for `config list`.
+# settings are read from, unchecked) is for `config list` and the commands that say where a
+# setting came from (`schedule` keeps what the environment alone sets).
 SETTINGS_READERS = {
     "Settings.from_env": ("config",),
     "environment": ("config",),
-    "current_sources": ("config", "configuration"),
+    "current_sources": ("config", "configuration", "cli"),
     "current_settings": (
         "config",
         "api",

@@ -37,13 +37,29 @@ _PYPROJECT_TABLE = "commerce-reports"
 
 @dataclass(frozen=True)
 class LakeLocation:
-    """The data folder and why it was chosen (`reason` reads as a sentence's end)."""
+    """The data folder and why it was chosen (`reason` reads as a sentence's end); `in_project` is
+    False when no rule named a folder and it is the user data folder."""
 
     path: Path
     reason: str
+    in_project: bool = True
 
     def __str__(self) -> str:
         return f"{self.path} ({self.reason})"
+
+    def describe(self) -> str:
+        """`lake: <folder> (<reason>)`, and when no project was found, how to point at one: what a
+        notebook prints at its top, so a second lake is never built unnoticed."""
+        line = f"lake: {self}"
+        if self.in_project:
+            return line
+        return (
+            f"{line}\nNo project was found from {Path.cwd()}, so this uses your user data folder, "
+            f"not a project's lake. To use a project's lake, start Jupyter (or papermill, with "
+            f"--cwd <project>/notebooks) inside the project's folder, or set {ENV_DATA_DIR} to its "
+            f"data folder (e.g. {ENV_DATA_DIR}=~/my-reports/data); `commerce-reports init <folder>` "
+            f"makes a project."
+        )
 
 
 def project_root(start: Path | None = None) -> Path | None:
@@ -79,6 +95,7 @@ def _where(explicit: str | os.PathLike[str] | None, env: dict[str, str] | None) 
     return LakeLocation(
         user_data_path("commerce-reports", appauthor=False),
         f"the user data folder: no {ENV_DATA_DIR} and no {MARKER} above {Path.cwd()}",
+        in_project=False,
     )
 
 

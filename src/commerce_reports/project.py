@@ -7,8 +7,9 @@
     my-reports/.gitignore              keeps .env, data/ and reports/ out of version control
     my-reports/notebooks/*.ipynb       copies of the notebooks the package ships
 
-The notebooks ship inside the package (`commerce_reports/notebooks/`, written by
-`notebooks/build_notebooks.py` in the source repository): a wheel installed anywhere has them.
+The notebooks live in the source repository's `notebooks/` (written by
+`notebooks/build_notebooks.py`) and the wheel ships them inside the package
+(`commerce_reports/notebooks/`): a wheel installed anywhere has them.
 """
 
 from __future__ import annotations
@@ -74,8 +75,12 @@ _GITIGNORE_LINES = (".env", "data/", "reports/", ".ipynb_checkpoints/")
 
 
 def packaged_notebooks() -> Path:
-    """The folder of the notebooks the package ships (inside the installed package)."""
-    return Path(str(resources.files("commerce_reports") / "notebooks"))
+    """The folder of the notebooks the package ships: inside the installed package, where the
+    wheel puts them, or in a source checkout (an editable install) the repository's `notebooks/`."""
+    installed = Path(str(resources.files("commerce_reports") / "notebooks"))
+    if (installed / NOTEBOOK_NAMES[-1]).is_file():
+        return installed
+    return Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def notebook_path(name: str, start: Path | None = None) -> Path:

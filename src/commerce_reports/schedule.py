@@ -291,6 +291,7 @@ def unit_folder() -> Path:
 def systemd_units(plan: SchedulePlan) -> dict[str, str]:
     """This project's unit files by name: a service per job, and a timer per timed job."""
     units: dict[str, str] = {}
+    project = str(plan.project).replace("%", "%%")  # a whole-line value: only specifiers escaped
     for job in plan.jobs:
         name = f"commerce-reports-{plan.slug}-{job.name}"
         environment = "".join(
@@ -302,14 +303,14 @@ def systemd_units(plan: SchedulePlan) -> dict[str, str]:
         install = "" if job.when is not None else "\n[Install]\nWantedBy=default.target\n"
         units[f"{name}.service"] = (
             f"# commerce-reports schedule of {plan.project}\n"
-            f"[Unit]\nDescription=commerce-reports {job.name} of {plan.project}\n\n"
-            f"[Service]\n{kind}WorkingDirectory={_systemd_quote(str(plan.project))}\n{environment}"
+            f"[Unit]\nDescription=commerce-reports {job.name} of {project}\n\n"
+            f"[Service]\n{kind}WorkingDirectory={project}\n{environment}"
             f"ExecStart={command}\n{install}"
         )
         if job.when is not None:
             units[f"{name}.timer"] = (
                 f"# commerce-reports schedule of {plan.project}\n"
-                f"[Unit]\nDescription=commerce-reports {job.name} of {plan.project}, {job.when}\n\n"
+                f"[Unit]\nDescription=commerce-reports {job.name} of {project}, {job.when}\n\n"
                 f"[Timer]\nOnCalendar={job.when.calendar()}\nPersistent=true\n\n"
                 "[Install]\nWantedBy=timers.target\n"
             )
