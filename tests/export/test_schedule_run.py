@@ -70,8 +70,9 @@ def test_the_written_jobs_run_as_cron_runs_them_and_log_each_run(
             log = (project / "data" / "logs" / "schedule.log").read_text()
             assert done.returncode == 0, f"{command}\n{done.stdout}{done.stderr}\n{log}"
             assert done.stdout == done.stderr == ""  # everything went into the log
-    assert f"== {today}T05:00:" in log and "sync started: commerce-reports sync --no-progress" in log
-    assert f"== {today}T06:0" in log and "report started: commerce-reports export --sync" in log
+    assert f"== {today}T05:00:" in log  # the sync's clock: its scheduled time
+    assert f"sync started: commerce-reports sync --no-progress --start {first}" in log
+    assert "report started: commerce-reports export --sync --notebook notebooks/report.ipynb" in log
     ended = [line for line in log.splitlines() if " ended: " in line]
     assert len(ended) == 2 and all("ended: exit 0 after" in line for line in ended)
     assert "lake: " + str(project / "data") in log  # the sync ran in the project, on its lake
