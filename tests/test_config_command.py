@@ -202,3 +202,20 @@ def test_every_declared_variable_is_read_and_checked(setting: Setting, tmp_path:
         assert table.variables().get(str(setting.variable)) == (
             None if setting.name == "data_dir" else example
         )
+
+
+def test_every_error_of_the_tree_says_its_causes_and_fixes() -> None:
+    """The troubleshooting page is written from `errors.TROUBLESHOOTING`: an error class added
+    without its entry fails here (the deal wing's have their exit table on the same page)."""
+    from commerce_reports import errors
+
+    tree = {
+        value
+        for value in vars(errors).values()
+        if isinstance(value, type) and issubclass(value, errors.CommerceReportsError)
+    }
+    assert set(errors.TROUBLESHOOTING) == tree - {errors.CommerceReportsError}
+    assert all(
+        troubles and all(t.says and t.cause and t.fix for t in troubles)
+        for troubles in errors.TROUBLESHOOTING.values()
+    )
