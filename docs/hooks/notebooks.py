@@ -61,7 +61,10 @@ def _execute(notebook: Path, target: Path) -> None:
     if target.is_file() and stamp.is_file() and stamp.read_text() == wanted:
         return
     started = time.monotonic()
-    log.info("executing %s against the sandbox (a first build syncs its lake: a few minutes)", notebook.name)
+    first = (
+        "" if (CACHE / "lake").is_dir() else " (the first syncs the sandbox into .cache/docs/lake: minutes)"
+    )
+    log.info("executing %s against the sandbox%s", notebook.name, first)
     environment = {"COMMERCE_REPORTS_DATA_DIR": str(CACHE / "lake")}
     keys = [name for name in os.environ if name.startswith("COMMERCE_REPORTS_")]
     if keys:  # the site shows the sandbox's figures, never a user's own

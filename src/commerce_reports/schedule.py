@@ -55,6 +55,7 @@ DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sun
 _CRON_DAYS = (1, 2, 3, 4, 5, 6, 0)  # cron counts from Sunday (0)
 _TAG = "# commerce-reports:"  # ends each of our crontab lines: `# commerce-reports:<slug>:<job>`
 _REPORT = Path("notebooks") / "report.ipynb"
+_SERVE_TOKEN = "COMMERCE_REPORTS_SERVE_TOKEN"  # `commerce-reports serve`'s access token
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,11 @@ def schedule_plan(
     if serve:
         jobs.append(Job("serve", None, ("serve",)))
     environment, warnings = _job_environment(sources or Sources({}))
+    if serve and not (sources or Sources({})).variables().get(_SERVE_TOKEN, "").strip():
+        warnings += (
+            f"{_SERVE_TOKEN} is not set: the served dashboard makes a token at each start and prints it "
+            f"into the log; `commerce-reports config set serve_token` (or {_SERVE_TOKEN} in .env) keeps one",
+        )
     lake = where(env={**(sources.variables() if sources else {}), **environment})
     return SchedulePlan(
         root, lake.path / "logs" / "schedule.log", _program(), environment, tuple(jobs), warnings
@@ -432,12 +438,13 @@ def run_logged(job: str, arguments: Sequence[str], log: Path) -> int:
     when job `job` started and one saying how it ended (exit status and seconds); its exit status."""
     if not arguments:
         raise ValidationError("command", "nothing to run", "e.g. commerce-reports schedule run -- sync")
-    from .files import make_folder
+    from .files import make_folder, modes
 
     make_folder(log.parent)
     started = datetime.now(UTC)
     name = re.sub(r"\s+", "-", job.strip()) or arguments[0]
-    with log.open("a") as out:
+    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, modes().file)  # as private as the lake
+    with os.fdopen(descriptor, "a") as out:
         out.write(
             f"== {started:%Y-%m-%dT%H:%M:%SZ} {name} started: commerce-reports {shlex.join(arguments)}\n"
         )
