@@ -52,9 +52,10 @@ def test_every_command_line_of_the_readme_is_one_the_command_takes() -> None:
     text = "".join(blocks("sh") + blocks("cron") + blocks("yaml"))
     commands = command_lines(text)
     assert len(commands) >= 10 and ["schedule", "list"] in commands
+    parser = build_parser()
     for arguments in commands:
         try:
-            build_parser().parse_args(arguments)
+            parser.parse_args(arguments)
         except SystemExit as stop:
             assert stop.code == 0, f"the README's `commerce-reports {shlex.join(arguments)}` is refused"
 
