@@ -72,15 +72,7 @@ def _variable(name: str) -> str:
 
 
 ENV_SECRET_KEY = _variable("secret_key")
-ENV_BASE_URL = _variable("base_url")
-ENV_PACE = _variable("pace")
-ENV_DIALECT = _variable("dialect")
-ENV_MAX_BODY_MB = _variable("max_body_mb")
-ENV_REQUEST_DEADLINE = _variable("request_deadline")
-ENV_MAX_RETRY_WAIT = _variable("max_retry_wait")
 ENV_SHARE_GROUP = _variable("share_group")
-ENV_REVISION_DAYS = _variable("revision_days")
-ENV_CURRENCY = _variable("currency")
 DEFAULT = "default"
 
 
