@@ -127,14 +127,14 @@ def test_config_set_writes_the_project_file_keeping_its_comments(
     assert settings.alerts == {"z": 5.0, "revenue_drop": "25%"}
     capsys.readouterr()
 
-    assert main(["config", "set", "revision_days", "forever"]) == 1  # checked before anything is written
-    assert main(["config", "set", "alerts.revenu_drop", "25%"]) == 1  # the thresholds' own check
+    assert main(["config", "set", "revision_days", "forever"]) == 2  # checked before anything is written
+    assert main(["config", "set", "alerts.revenu_drop", "25%"]) == 2  # the thresholds' own check
     err = capsys.readouterr().err
     assert (
         "revision_days: 'forever' is not a number of days" in err and "unknown setting 'revenu_drop'" in err
     )
     assert (project / "commerce-reports.toml").read_text() == after
-    assert main(["config", "set", "secret_key_env", "X"]) == 1
+    assert main(["config", "set", "secret_key_env", "X"]) == 2
     assert "set per site in sites.toml" in capsys.readouterr().err
 
 
@@ -179,7 +179,7 @@ def test_a_secret_in_the_committed_project_file_is_refused(tmp_path: Path) -> No
 
 
 def test_outside_a_project_config_set_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["config", "set", "currency", "EUR"]) == 1
+    assert main(["config", "set", "currency", "EUR"]) == 2
     assert "run `commerce-reports init <folder>` first" in capsys.readouterr().err
 
 

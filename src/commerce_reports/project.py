@@ -182,9 +182,10 @@ def set_setting(
     setting, key = setting_named(name)
     root = project_root(start)
     if root is None:
-        raise ConfigurationError(
-            f"no {MARKER} at or above {(start or Path.cwd()).resolve()}: settings are written into a "
-            "project; run `commerce-reports init <folder>` first, or cd into the project"
+        raise ValidationError(
+            "project",
+            f"no {MARKER} at or above {(start or Path.cwd()).resolve()}: settings are written into a project",
+            "run `commerce-reports init <folder>` first, or cd into the project",
         )
     if setting.secret:
         return _set_secret(
@@ -204,15 +205,18 @@ def set_setting(
             "commerce-reports", tomlkit.table()
         )
     head, _, sub = key.partition(".")
-    if sub:  # a key of a table: [alerts] z = 5
-        written = _toml_literal(value)
-        inner = table.setdefault(head, tomlkit.table())
-        inner[sub] = written
-        if check_table is not None:
-            check_table(inner.unwrap())
-    else:
-        written = toml_value(setting, value)
-        table[key] = written
+    try:  # a value the setting refuses is the caller's mistake: nothing is written
+        if sub:  # a key of a table: [alerts] z = 5
+            written = _toml_literal(value)
+            inner = table.setdefault(head, tomlkit.table())
+            inner[sub] = written
+            if check_table is not None:
+                check_table(inner.unwrap())
+        else:
+            written = toml_value(setting, value)
+            table[key] = written
+    except ConfigurationError as error:
+        raise ValidationError("value", str(error), f"see `commerce-reports config list` for {head}") from None
     save_atomic(marker, tomlkit.dumps(document))
     return SetResult(marker, key, tomlkit.item(written).as_string())
 

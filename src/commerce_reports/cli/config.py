@@ -144,6 +144,9 @@ def _set(args: argparse.Namespace) -> int:
         def check(table: Any) -> None:
             Thresholds.from_table(table)
 
-    done = set_setting(key, value, check_table=check)
+    try:
+        done = set_setting(key, value, check_table=check)
+    except ValidationError as error:  # a value or a folder the command line got wrong: exit 2
+        raise UsageError(error.parameter, error.problem, error.allowed) from None
     print(f"{done.key} = {done.shown} in {done.path}")
     return 0
