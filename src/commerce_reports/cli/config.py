@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from typing import Any
 
 __all__ = ["register"]
@@ -28,10 +29,13 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "config",
         help="every setting, its value and where it came from; set one in the project",
-        description="Show the settings the toolkit resolves here (each with its value, masked when "
-        "secret, and its source), one of them, or set one: a secret into the project's git-ignored "
-        ".env, anything else into its commerce-reports.toml (comments and layout kept). Exits 1 when "
-        "a setting does not pass its check.",
+        description=textwrap.fill(
+            "Show the settings the toolkit resolves here (each with its value, masked when "
+            "secret, and its source), one of them, or set one: a secret into the project's git-ignored "
+            ".env, anything else into its commerce-reports.toml (comments and layout kept). Exits 1 when "
+            "a setting does not pass its check.",
+            100,
+        ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,12 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "schedule",
         help="sync every day and mail the weekly report: crontab lines or systemd user timers",
-        description="Schedule this project's daily sync and weekly report (export --sync --notebook "
-        "notebooks/report.ipynb, mailed with --email) as crontab lines or systemd user timers, "
-        "list what is scheduled, or remove it.",
+        description=textwrap.fill(
+            "Schedule this project's daily sync and weekly report (export --sync --notebook "
+            "notebooks/report.ipynb, mailed with --email) as crontab lines or systemd user timers, "
+            "list what is scheduled, or remove it.",
+            100,
+        ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -44,9 +48,12 @@ def register(subparsers: Any) -> None:
     add = actions.add_parser(
         "add",
         help="write (or --print) this project's jobs",
-        description="Write this project's jobs into the user's crontab (--cron) or as systemd user "
-        "units (--systemd), replacing the ones it had; the default is systemd when its user manager "
-        "runs, else cron. Exit 2 on a wrong option, 1 when the jobs could not be installed.",
+        description=textwrap.fill(
+            "Write this project's jobs into the user's crontab (--cron) or as systemd user "
+            "units (--systemd), replacing the ones it had; the default is systemd when its user manager "
+            "runs, else cron. Exit 2 on a wrong option, 1 when the jobs could not be installed.",
+            100,
+        ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -82,8 +89,11 @@ def register(subparsers: Any) -> None:
     run = actions.add_parser(
         "run",
         help="run a command with its output appended to the log (what each job runs)",
-        description="Run `commerce-reports COMMAND...` with its output appended to --log, between a line "
-        "saying when it started and one saying how it ended; exit with its status.",
+        description=textwrap.fill(
+            "Run `commerce-reports COMMAND...` with its output appended to --log, between a line "
+            "saying when it started and one saying how it ended; exit with its status.",
+            100,
+        ),
         epilog="Example:\n  commerce-reports schedule run --job sync --log data/logs/schedule.log -- sync",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
