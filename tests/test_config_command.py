@@ -146,12 +146,14 @@ def test_a_secret_goes_into_dotenv_and_only_when_git_ignores_it(
     key = "sk-'quoted'\\and $dollar #hash"
     assert main(["config", "set", "secret_key", key]) == 0
     assert main(["config", "set", "secret_key_gadgets", "gk-9999999999"]) == 0
+    assert main(["config", "set", "GADGETS_SECRET_KEY", "gk-site-1111111111"]) == 0  # named in sites.toml
     assert key not in capsys.readouterr().out
     values = dotenv_values(project / ".env")
     assert (
         values["COMMERCE_REPORTS_SECRET_KEY"] == key
         and values["COMMERCE_REPORTS_SECRET_KEY_GADGETS"] == "gk-9999999999"
     )
+    assert values["GADGETS_SECRET_KEY"] == "gk-site-1111111111"
     assert values["RECIPES_SECRET_KEY"] == "rk-live-5551234567"  # the rest of the file as it was
     assert stat.S_IMODE((project / ".env").stat().st_mode) == 0o600
     assert "secret_key" not in (project / "commerce-reports.toml").read_text()

@@ -37,6 +37,7 @@ __all__ = [
     "init_project",
     "notebook_path",
     "packaged_notebooks",
+    "set_secret",
     "set_setting",
 ]
 
@@ -188,9 +189,8 @@ def set_setting(
             "run `commerce-reports init <folder>` first, or cd into the project",
         )
     if setting.secret:
-        return _set_secret(
-            root, str(setting.variable).replace("<NAME>", key.removeprefix("secret_key_").upper()), value
-        )
+        variable = str(setting.variable).replace("<NAME>", key.removeprefix("secret_key_").upper())
+        return set_secret(variable, value, root)
     if not setting.project:
         raise ValidationError(
             "setting", f"{key} is set per site in sites.toml", "edit [sites.<name>] in <data dir>/sites.toml"
@@ -231,9 +231,19 @@ def _toml_literal(text: str) -> Any:
         return text
 
 
-def _set_secret(root: Path, variable: str, value: str) -> SetResult:
-    """`variable=value` in the project's `.env`: its line replaced (or a commented template line,
-    or a new line at the end), the rest of the file as it was; only when git ignores the file."""
+def set_secret(variable: str, value: str, start: Path | None = None) -> SetResult:
+    """`variable=value` in the `.env` of the project at or above `start`: its line replaced (or a
+    commented template line, or a new line at the end), the rest of the file as it was; only when
+    git ignores the file. (A site of `sites.toml` names the variable holding its key.)"""
+    root = project_root(start)
+    if root is None:
+        raise ValidationError(
+            "project",
+            f"no {MARKER} at or above {(start or Path.cwd()).resolve()}: settings are written into a project",
+            "run `commerce-reports init <folder>` first, or cd into the project",
+        )
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+        raise ValidationError("variable", f"{variable!r} is not a variable name", "e.g. RECIPES_SECRET_KEY")
     path = root / ".env"
     if not git_ignored(path):
         raise ConfigurationError(

@@ -19,6 +19,7 @@ Examples:
   commerce-reports config set currency EUR           into commerce-reports.toml
   commerce-reports config set alerts.revenue_drop 25%
   commerce-reports config set secret_key             a secret: asked for, written into .env
+  commerce-reports config set RECIPES_SECRET_KEY     a site's key, named in sites.toml
 
 Sources, the first that sets a value wins: environment, .env, commerce-reports.toml (sites.toml per
 site), default. A secret is never written into a file git does not ignore.
@@ -122,10 +123,18 @@ def _get(args: argparse.Namespace) -> int:
 
 def _set(args: argparse.Namespace) -> int:
     from ..errors import ValidationError
-    from ..project import set_setting
+    from ..project import set_secret, set_setting
     from ..settings import setting_named
     from .options import UsageError
 
+    if args.name in _site_key_variables():  # a site's key, by the variable sites.toml names
+        value = args.value if args.value is not None else _secret_input(args.name)
+        try:
+            done = set_secret(args.name, value)
+        except ValidationError as error:
+            raise UsageError(error.parameter, error.problem, error.allowed) from None
+        print(f"{done.key} = {done.shown} in {done.path}")
+        return 0
     try:
         setting, key = setting_named(args.name)
     except ValidationError as error:
@@ -138,9 +147,7 @@ def _set(args: argparse.Namespace) -> int:
                 f"{key} needs a value",
                 f"e.g. commerce-reports config set {key} {setting.example or '...'}",
             )
-        import getpass
-
-        value = getpass.getpass(f"{key}: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
+        value = _secret_input(key)
     check = None
     if key.startswith("alerts."):
         from ..alerting.thresholds import Thresholds
@@ -154,3 +161,24 @@ def _set(args: argparse.Namespace) -> int:
         raise UsageError(error.parameter, error.problem, error.allowed) from None
     print(f"{done.key} = {done.shown} in {done.path}")
     return 0
+
+
+def _secret_input(name: str) -> str:
+    """A secret typed without echo, or the first line of what is piped in."""
+    import getpass
+
+    return getpass.getpass(f"{name}: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
+
+
+def _site_key_variables() -> set[str]:
+    """The variables `sites.toml` names as its sites' keys."""
+    from ..config import current_sources
+    from ..errors import ConfigurationError
+    from ..locate import where
+    from ..sites import site_settings
+
+    try:
+        found = site_settings(where(env=current_sources().variables()).path)
+    except ConfigurationError:
+        return set()  # `config list` says what is wrong with the file
+    return {str(each.value) for each in found if each.setting.name == "secret_key_env"}
