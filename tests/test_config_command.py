@@ -92,7 +92,7 @@ def test_a_wrong_value_is_listed_with_its_problem_and_the_list_exits_1(
     out = capsys.readouterr().out
     assert "error: COMMERCE_REPORTS_PACE: 'fast' is not a number of seconds" in out
     assert _rows(out)["currency"] == ("USD", "default")  # the rest is listed all the same
-    assert main(["sync", "--plan"]) == 1  # every other command refuses it, as before
+    assert main(["sync", "--plan"]) == 2  # every other command refuses it (a setting that cannot be used)
 
 
 def test_config_get_prints_one_value(
@@ -160,7 +160,7 @@ def test_a_secret_goes_into_dotenv_and_only_when_git_ignores_it(
 
     (project / ".gitignore").write_text("data/\n")  # .env no longer ignored
     before = (project / ".env").read_text()
-    assert main(["config", "set", "smtp_password", "pw-123456789"]) == 1
+    assert main(["config", "set", "smtp_password", "pw-123456789"]) == 2
     assert "is not git-ignored" in capsys.readouterr().err and (project / ".env").read_text() == before
 
     (project / ".gitignore").write_text(".env\n")
@@ -168,7 +168,7 @@ def test_a_secret_goes_into_dotenv_and_only_when_git_ignores_it(
     subprocess.run(
         ["git", "-C", str(project), "add", "-f", ".env"], check=True
     )  # tracked: it would be committed
-    assert main(["config", "set", "smtp_password", "pw-123456789"]) == 1
+    assert main(["config", "set", "smtp_password", "pw-123456789"]) == 2
     assert (project / ".env").read_text() == before
 
 

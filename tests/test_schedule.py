@@ -5,6 +5,7 @@ and removed. Running what it writes end to end is `tests/export/test_schedule_ru
 from __future__ import annotations
 
 import shutil
+import stat
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -153,3 +154,16 @@ def test_systemd_units_parse_and_without_a_user_manager_the_files_stay_with_the_
     assert "systemd sync    *-*-* 05:00:00" in listed and "systemd report  Mon *-*-* 06:00:00" in listed
     assert main(["schedule", "remove", "--systemd"]) == 0
     assert not list((tmp_path / "config" / "systemd" / "user").iterdir())
+
+
+def test_schedule_run_logs_a_run_between_two_lines_and_exits_with_its_status(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "schedule.log"
+    argv = ["schedule", "run", "--job", "probe", "--log", str(log), "--", "config", "get", "base_url"]
+    assert main(argv) == 1  # `config get` of a setting not set exits 1: a failed run
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith("== 20") and lines[0].endswith(
+        " probe started: commerce-reports config get base_url"
+    )
+    assert lines[1] == "base_url is not set"  # the command's own output, in between
+    assert " probe ended: exit 1 after " in lines[-1] and len(lines) == 3
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600  # as private as the lake

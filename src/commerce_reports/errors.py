@@ -37,7 +37,6 @@ from typing import Any
 from .redaction import excerpt, redact
 
 __all__ = [
-    "TROUBLESHOOTING",
     "AuthenticationError",
     "BadRequestError",
     "CommerceReportsError",
@@ -56,7 +55,6 @@ __all__ = [
     "ServiceError",
     "StatusError",
     "TransportError",
-    "Trouble",
     "UnreachableError",
     "ValidationError",
 ]

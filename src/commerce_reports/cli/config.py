@@ -6,74 +6,99 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
-from typing import Any
+
+from .parser import add_command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .parser import CommandParser
 
 __all__ = ["register"]
 
-EXAMPLES = """\
-Examples:
-  commerce-reports config list                       every setting, its value and its source
-  commerce-reports config list --json                the same, for a script
-  commerce-reports config get pace                   one value (secrets are shown masked)
-  commerce-reports config set currency EUR           into commerce-reports.toml
-  commerce-reports config set alerts.revenue_drop 25%
-  commerce-reports config set secret_key             a secret: asked for, written into .env
-  commerce-reports config set RECIPES_SECRET_KEY     a site's key, named in sites.toml
-
-Sources, the first that sets a value wins: environment, .env, commerce-reports.toml (sites.toml per
-site), default. A secret is never written into a file git does not ignore.
-"""
+EXIT_PROBLEM = {1: "a setting does not pass its check (list: said below its row), or is not set (get)"}
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    """Add the `config` command and its actions."""
+    add_command(
+        subparsers,
         "config",
         help="every setting, its value and where it came from; set one in the project",
-        description=textwrap.fill(
-            "Show the settings the toolkit resolves here (each with its value, masked when "
-            "secret, and its source), one of them, or set one: a secret into the project's git-ignored "
-            ".env, anything else into its commerce-reports.toml (comments and layout kept). Exits 1 when "
-            "a setting does not pass its check.",
-            100,
-        ),
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Show the settings the toolkit resolves here, each with its value (masked when "
+        "secret) and its source (the first that sets it wins: environment, .env, commerce-reports.toml, "
+        "sites.toml per site, default); one of them; or set one: a secret into the project's "
+        "git-ignored .env, anything else into its commerce-reports.toml, comments and layout kept.",
+        examples=[
+            "commerce-reports config list",
+            "commerce-reports config get pace",
+            "commerce-reports config set currency EUR",
+        ],
+        define=_actions,
     )
+
+
+def _actions(parser: CommandParser) -> None:
     parser.set_defaults(handler=_missing_action(parser))
     actions = parser.add_subparsers(dest="config_action", metavar="ACTION")
-    listing = actions.add_parser(
+    add_command(
+        actions,
         "list",
-        help="every setting: value (secrets masked) and source",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="every setting: its value (secrets masked) and its source",
+        description="Every setting with its value (secrets masked) and its source, the files read, and "
+        "below a setting that does not pass its check, why.",
+        examples=["commerce-reports config list", "commerce-reports config list --json"],
+        exits={1: EXIT_PROBLEM[1]},
+        define=_list_arguments,
+        handler=_list,
     )
-    listing.add_argument("--json", action="store_true", help="one JSON object per setting, in a list")
-    listing.set_defaults(handler=_list)
-    get = actions.add_parser(
+    add_command(
+        actions,
         "get",
-        help="one setting's value (masked when secret); exit 1 when it is not set",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="one setting's value (masked when secret)",
+        description="Print one setting's value (masked when secret): by its name, its variable, "
+        "alerts.<key> or sites.<site>.<key>.",
+        examples=["commerce-reports config get pace", "commerce-reports config get COMMERCE_REPORTS_DIALECT"],
+        exits={1: EXIT_PROBLEM[1]},
+        define=_get_arguments,
+        handler=_get,
     )
-    get.add_argument("name", help="a setting (pace), its variable (COMMERCE_REPORTS_PACE) or alerts.<key>")
-    get.set_defaults(handler=_get)
-    put = actions.add_parser(
+    add_command(
+        actions,
         "set",
         help="set one setting in the project (a secret into .env, the rest into commerce-reports.toml)",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Set one setting in the project at or above the working folder: a secret into its "
+        ".env (refused unless git ignores that file), anything else into its commerce-reports.toml, "
+        "keeping the file's comments and layout. The value is checked first; nothing is written when "
+        "it is wrong. A secret's value left out is asked for without echo (or read from a pipe).",
+        examples=[
+            "commerce-reports config set currency EUR",
+            "commerce-reports config set alerts.revenue_drop 25%",
+            "commerce-reports config set secret_key",
+            "commerce-reports config set RECIPES_SECRET_KEY",
+        ],
+        define=_set_arguments,
+        handler=_set,
     )
-    put.add_argument("name", help="a setting (currency), its variable or alerts.<key>")
+
+
+def _list_arguments(listing: CommandParser) -> None:
+    listing.add_argument("--json", action="store_true", help="a JSON list, one object per setting")
+
+
+def _get_arguments(get: CommandParser) -> None:
+    get.add_argument("name", help="a setting (pace), its variable (COMMERCE_REPORTS_PACE) or alerts.<key>")
+
+
+def _set_arguments(put: CommandParser) -> None:
     put.add_argument(
-        "value",
-        nargs="?",
-        help="the value; left out for a secret, it is asked for without echo (or read from a pipe)",
+        "name", help="a setting (currency), its variable, alerts.<key>, or a site's key variable"
     )
-    put.set_defaults(handler=_set)
+    put.add_argument("value", nargs="?", help="the value; left out for a secret, it is asked for")
 
 
-def _missing_action(parser: argparse.ArgumentParser) -> Any:
+def _missing_action(parser: CommandParser) -> Any:
     def handler(args: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)
         return 2

@@ -4,59 +4,97 @@ user timers; what is scheduled; remove it; and `run`, the wrapper each job runs 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
-import textwrap
-from pathlib import Path
-from typing import Any
 
 from .options import UsageError
+from .parser import add_command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .parser import CommandParser
 
 __all__ = ["register"]
 
-EXAMPLES = """\
-Examples:
-  commerce-reports schedule add --print                      the crontab lines, installed nowhere
-  commerce-reports schedule add --cron --email boss@example.org
-  commerce-reports schedule add --systemd --at 06:30 --report-day fri --report-at 07:00
-  commerce-reports schedule add --sync-args "--country US --country GB" --no-report
-  commerce-reports schedule add --systemd --serve             also the dashboard, as a user service
-  commerce-reports schedule list
-  commerce-reports schedule remove
-
-Jobs run in the project folder and read its git-ignored .env: no secret goes into a crontab or a
-unit. Their output goes to <data dir>/logs/schedule.log, a line before and after each run.
-Times are the machine's local time.
-"""
+NOT_INSTALLED = {1: "the jobs could not be installed (no crontab command, no systemd user manager)"}
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    """Add the `schedule` command and its actions."""
+    add_command(
+        subparsers,
         "schedule",
         help="sync every day and mail the weekly report: crontab lines or systemd user timers",
-        description=textwrap.fill(
-            "Schedule this project's daily sync and weekly report (export --sync --notebook "
-            "notebooks/report.ipynb, mailed with --email) as crontab lines or systemd user timers, "
-            "list what is scheduled, or remove it.",
-            100,
-        ),
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Schedule this project's daily sync and weekly report (export --sync --notebook "
+        "notebooks/report.ipynb, mailed with --email) as crontab lines or systemd user timers, list what "
+        "is scheduled, or remove it. Jobs run in the project folder and read its git-ignored .env: no "
+        "secret goes into a crontab or a unit. Their output goes to <data dir>/logs/schedule.log, a line "
+        "before and after each run. Times are the machine's local time.",
+        examples=[
+            "commerce-reports schedule add --email boss@example.org",
+            "commerce-reports schedule add --print",
+            "commerce-reports schedule list",
+        ],
+        define=_actions,
     )
+
+
+def _actions(parser: CommandParser) -> None:
     parser.set_defaults(handler=_missing_action(parser))
     actions = parser.add_subparsers(dest="schedule_action", metavar="ACTION")
-    add = actions.add_parser(
+    add_command(
+        actions,
         "add",
         help="write (or --print) this project's jobs",
-        description=textwrap.fill(
-            "Write this project's jobs into the user's crontab (--cron) or as systemd user "
-            "units (--systemd), replacing the ones it had; the default is systemd when its user manager "
-            "runs, else cron. Exit 2 on a wrong option, 1 when the jobs could not be installed.",
-            100,
-        ),
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Write this project's jobs into the user's crontab (--cron) or as systemd user units "
+        "(--systemd), replacing the ones it had; the default is systemd when its user manager runs, "
+        "else cron. A sync every day (--at), the report every week (--report-day, --report-at; "
+        "--no-report: none), and with --serve the dashboard as a service.",
+        examples=[
+            "commerce-reports schedule add --print",
+            "commerce-reports schedule add --cron --email boss@example.org",
+            "commerce-reports schedule add --systemd --at 06:30 --report-day fri --report-at 07:00",
+            'commerce-reports schedule add --sync-args "--country US --country GB" --no-report',
+            "commerce-reports schedule add --systemd --serve",
+        ],
+        exits=NOT_INSTALLED,
+        define=_add_arguments,
+        handler=_add,
     )
+    add_command(
+        actions,
+        "list",
+        help="every job scheduled, and its last run",
+        description="Every job scheduled for this user (crontab lines and systemd units), and for this "
+        "project's, its last run as the log records it.",
+        examples=["commerce-reports schedule list"],
+        define=lambda _: None,
+        handler=_list,
+    )
+    add_command(
+        actions,
+        "remove",
+        help="remove this project's jobs",
+        description="Remove this project's crontab lines and systemd units (stopped and disabled first).",
+        examples=["commerce-reports schedule remove", "commerce-reports schedule remove --cron"],
+        define=_kinds,
+        handler=_remove,
+    )
+    add_command(
+        actions,
+        "run",
+        help="run a command with its output appended to the log (what each job runs)",
+        description="Run `commerce-reports COMMAND...` with its output appended to --log, between a line "
+        "saying when it started and one saying how it ended; exit with the command's status.",
+        examples=["commerce-reports schedule run --job sync --log data/logs/schedule.log -- sync"],
+        exits={1: "the command failed (any status of the command's own)"},
+        define=_run_arguments,
+        handler=_run,
+    )
+
+
+def _add_arguments(add: CommandParser) -> None:
     _kinds(add)
     add.add_argument("--print", action="store_true", help="print the lines or units, install nothing")
     add.add_argument("--at", default="05:00", metavar="HH:MM", help="the daily sync's time (default 05:00)")
@@ -76,34 +114,17 @@ def register(subparsers: Any) -> None:
         "--sync-args", default="", metavar="ARGS", help='more options of the daily sync, e.g. "--country US"'
     )
     add.add_argument("--serve", action="store_true", help="also run `commerce-reports serve` as a service")
-    add.set_defaults(handler=_add)
 
-    listing = actions.add_parser("list", help="every job scheduled, and its last run", epilog=EXAMPLES,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    listing.set_defaults(handler=_list)
-    remove = actions.add_parser("remove", help="remove this project's jobs", epilog=EXAMPLES,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    _kinds(remove)
-    remove.set_defaults(handler=_remove)
 
-    run = actions.add_parser(
-        "run",
-        help="run a command with its output appended to the log (what each job runs)",
-        description=textwrap.fill(
-            "Run `commerce-reports COMMAND...` with its output appended to --log, between a line "
-            "saying when it started and one saying how it ended; exit with its status.",
-            100,
-        ),
-        epilog="Example:\n  commerce-reports schedule run --job sync --log data/logs/schedule.log -- sync",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def _run_arguments(run: CommandParser) -> None:
+    from pathlib import Path
+
     run.add_argument("--job", default="", help="the job's name in the log (default: the command)")
     run.add_argument("--log", type=Path, required=True, help="the log file (appended to)")
-    run.add_argument("arguments", nargs=argparse.REMAINDER, help="-- then the command's arguments")
-    run.set_defaults(handler=_run)
+    run.add_argument("arguments", nargs="*", help="-- then the command's arguments")
 
 
-def _kinds(parser: argparse.ArgumentParser) -> None:
+def _kinds(parser: CommandParser) -> None:
     kinds = parser.add_mutually_exclusive_group()
     kinds.add_argument("--cron", dest="kind", action="store_const", const="cron", help="the user's crontab")
     kinds.add_argument(
@@ -111,7 +132,7 @@ def _kinds(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _missing_action(parser: argparse.ArgumentParser) -> Any:
+def _missing_action(parser: CommandParser) -> Any:
     def handler(args: argparse.Namespace) -> int:
         parser.print_help(sys.stderr)
         return 2
@@ -121,6 +142,8 @@ def _missing_action(parser: argparse.ArgumentParser) -> Any:
 
 def _checked_sync_arguments(text: str) -> list[str]:
     """The daily sync's extra options, refused (exit 2) unless `sync` takes them."""
+    import shlex
+
     from . import build_parser
 
     try:
@@ -139,6 +162,7 @@ def _checked_sync_arguments(text: str) -> list[str]:
 def _default_kind() -> str:
     import os
     import shutil
+    from pathlib import Path
 
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and (Path(runtime) / "systemd").is_dir() and shutil.which("systemctl"):
@@ -147,7 +171,9 @@ def _default_kind() -> str:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from ..errors import ValidationError
+    import shlex
+
+    from ..errors import ConfigurationError, ValidationError
 
     sync_arguments = _checked_sync_arguments(args.sync_args)
     email: list[str] = []
@@ -189,12 +215,16 @@ def _add(args: argparse.Namespace) -> int:
             for name, text in systemd_units(plan).items():
                 print(f"# {name}\n{text}")
         return 0
-    if kind == "cron":
-        for line in install_cron(plan):
-            print(f"crontab: {line}")
-    else:
-        for path in install_systemd(plan):
-            print(f"wrote {path}")
+    try:
+        if kind == "cron":
+            for line in install_cron(plan):
+                print(f"crontab: {line}")
+        else:
+            for path in install_systemd(plan):
+                print(f"wrote {path}")
+    except ConfigurationError as error:  # this machine has no cron, or no systemd user manager
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     for job in plan.jobs:
         print(
             f"{job.name}: {job.when or 'always, as a service'}: commerce-reports {shlex.join(job.arguments)}"
@@ -226,6 +256,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _remove(args: argparse.Namespace) -> int:
     import shutil
+    from pathlib import Path
 
     from ..locate import project_root
     from ..schedule import remove_cron, remove_systemd
