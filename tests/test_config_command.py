@@ -208,7 +208,7 @@ def test_every_declared_variable_is_read_and_checked(setting: Setting, tmp_path:
 
 def test_every_error_of_the_tree_says_its_causes_and_fixes() -> None:
     """The troubleshooting page is written from `errors.TROUBLESHOOTING`: an error class added
-    without its entry fails here (the deal wing's have their exit table on the same page)."""
+    without its entry fails here (the deal wing's errors have their exit statuses on the CLI page)."""
     from commerce_reports import errors
 
     tree = {

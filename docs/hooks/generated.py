@@ -4,7 +4,7 @@
   variable, kind, default, where it can be set and what it means.
 - `<!-- commerce-reports troubleshooting -->`: every error of the tree (`commerce_reports.errors`),
   in the tree's order, with what its messages say, why and what to do
-  (`errors.TROUBLESHOOTING`), and the deal command's exit statuses (`cli.deals.EXIT_CODES`).
+  (`errors.TROUBLESHOOTING`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import inspect
 from typing import Any
 
 from commerce_reports import errors
-from commerce_reports.cli.deals import EXIT_TABLE
 from commerce_reports.settings import settings_table
 
 SETTINGS = "<!-- commerce-reports settings -->"
@@ -42,8 +41,4 @@ def troubleshooting() -> str:
             f"## `{error.__name__}`\n\n{about}{lineage}; {kind}.\n\n"
             f"| the message says | why | what to do |\n|---|---|---|\n{rows}\n"
         )
-    parts.append(
-        "## The deal command's exit statuses\n\nEvery failure of `commerce-reports deals` is one line "
-        "on stderr and the status of its kind:\n\n```text\n" + EXIT_TABLE + "\n```\n"
-    )
     return "\n".join(parts)
