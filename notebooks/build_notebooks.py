@@ -1,10 +1,11 @@
-"""Write the package's notebooks (src/commerce_reports/notebooks/, no outputs) from the cells
-below: edit here, then run
+"""Write the notebooks (this folder, `notebooks/*.ipynb`, no outputs) from the cells below: edit
+here, then run
 
     .venv/bin/python notebooks/build_notebooks.py
 
-They ship in the wheel as package data, the one copy: `commerce-reports init` copies them into a
-project, `demo` runs the report from there (or from the package when no project holds one).
+The wheel ships them inside the package (`commerce_reports/notebooks/`, pyproject's
+`force-include`): `commerce-reports init` copies them into a project, `demo` runs the report from
+there (or from the package when no project holds one).
 
 Each notebook has one cell tagged `parameters` (papermill); its names and types (annotations, or
 the default's type) are what `commerce-reports export --param` accepts. Nothing in a notebook says
@@ -21,7 +22,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-HERE = Path(__file__).resolve().parents[1] / "src" / "commerce_reports" / "notebooks"
+HERE = Path(__file__).resolve().parent
 
 SYNC = """\
 from datetime import UTC, datetime, timedelta
@@ -32,7 +33,7 @@ from commerce_reports.charts import Selection
 last_day = date.fromisoformat(str(end)) if end else datetime.now(UTC).date()
 first_day = date.fromisoformat(str(start)) if start else last_day - timedelta(days=days - 1)
 selection = Selection(site=site, start=first_day, end=last_day)  # what every chart below shows
-print(f"lake: {cr.lake_location()}")  # which lake, and why: the rule every entry point follows
+print(cr.lake_location().describe())  # which lake, and why (and how to point at a project's)
 if sync:  # fetches only what the lake lacks or what has not settled: nothing when it is current
     result = cr.sync(first_day, last_day, sites=site, countries=countries, options=cr.SyncOptions(progress=False))
     print(f"{result.summary()}; {len(result.plan.requests)} requests")

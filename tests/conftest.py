@@ -33,6 +33,7 @@ SLOW_FIRST = (
     "tests/test_wheel.py",
     "tests/notebooks/test_dashboard_lab.py",
     "tests/export/test_report.py",
+    "tests/export/test_schedule_run.py",  # a scheduled sync and report, run as cron runs them
     "tests/test_demo.py",
     "tests/db/test_incremental.py",
     "tests/export/test_export.py",

@@ -160,7 +160,7 @@ def test_exports_that_cannot_run_say_why_in_one_line(
     listing.write_text("[1, 2]")
     a_file = tmp_path / "out.txt"
     a_file.write_text("a file, not a folder")
-    report = ROOT / "src" / "commerce_reports" / "notebooks" / "report.ipynb"
+    report = ROOT / "notebooks" / "report.ipynb"
     for argv, said in (
         (["export", "--notebook", str(listing)], f"error: notebook: {listing} is not a notebook"),
         (

@@ -194,3 +194,22 @@ def test_the_client_never_reads_the_environment(monkeypatch: pytest.MonkeyPatch,
     ) as client:
         assert client.transactions(update_date="2026-11-20").num_rows == 0
         assert client.dialect == "contract" and client.pace == parse_pace(None)
+
+
+def test_without_a_project_the_lake_says_how_to_point_at_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a notebook prints at its top: papermill started elsewhere finds no project, and says so."""
+    from commerce_reports.locate import where
+
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    told = where().describe()
+    assert told.startswith(f"lake: {tmp_path / 'data-home' / 'commerce-reports'} (the user data folder")
+    assert f"No project was found from {tmp_path / 'elsewhere'}" in told
+    assert "COMMERCE_REPORTS_DATA_DIR" in told and "--cwd" in told
+    (tmp_path / "commerce-reports.toml").write_text("")
+    assert (
+        where().describe()
+        == f"lake: {tmp_path / 'data'} (from the project marker {tmp_path / 'commerce-reports.toml'})"
+    )

@@ -28,6 +28,7 @@ BOTTOM = (
     "_lazy",
     "activity",
     "endpoints",
+    "settings",
     "config",
     "locate",
     "files",
@@ -35,7 +36,18 @@ BOTTOM = (
     "contract",
     "pace",
 )
-ENTRY = ("api", "checkup", "loaders", "status", "embedded", "demo", "cli", "__init__", "__main__")
+ENTRY = (
+    "api",
+    "checkup",
+    "configuration",
+    "loaders",
+    "status",
+    "embedded",
+    "demo",
+    "cli",
+    "__init__",
+    "__main__",
+)
 PRESENTATION = ("charts", "alerting", "report", "widgets", "export")
 HIGH = ("db", *PRESENTATION, "spark", *ENTRY)
 
@@ -268,11 +280,14 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
 # Who may resolve settings: `Settings.from_env` (and the `.env` reader, `environment`) only inside
 # config, which keeps the process's settings; `current_settings` only at the entry points, which hand
 # what it gives down. The db's public functions are entry points when called without a folder; the
-# export runner guards the secrets of the settings the kernel will see. (The deals wing reads its
-# own settings: `deals/config.py`.)
+# export runner guards the secrets of the settings the kernel will see. The deals wing is handed
+# its settings too (`cr.open_deals_client()`, the `deals` command). `current_sources` (what the
+# settings are read from, unchecked) is for `config list` and the commands that say where a
+# setting came from (`schedule` keeps what the environment alone sets).
 SETTINGS_READERS = {
     "Settings.from_env": ("config",),
-    "environment": ("config", "deals.config"),
+    "environment": ("config",),
+    "current_sources": ("config", "configuration", "cli"),
     "current_settings": (
         "config",
         "api",

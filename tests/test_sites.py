@@ -74,7 +74,10 @@ def test_a_sites_file_names_sites_and_the_variables_holding_their_keys(
         ('[sites."Recipes!"]\nsecret_key_env = "X"\n', "not a usable site name"),
         ("not toml at all [", "not readable TOML"),
         ('[sites.recipes]\nsecret_key_env = "X"\ndialect = "openapi"\n', "is not a dialect"),
-        ('[sites.recipes]\nsecret_key_env = "X"\nmax_body_mb = "lots"\n', "limits must be numbers"),
+        (
+            '[sites.recipes]\nsecret_key_env = "X"\nmax_body_mb = "lots"\n',
+            "max_body_mb: 'lots' is not a positive number",
+        ),
         (
             '[sites.recipes]\nsecret_key_env = "X"\nbase_ur = "https://a.example"\n',
             "unknown setting 'base_ur'",

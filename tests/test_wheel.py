@@ -9,9 +9,12 @@ import stat
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
+
+from commerce_reports.project import NOTEBOOK_NAMES
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -40,6 +43,12 @@ def test_the_wheel_installs_anywhere_then_init_and_demo_run_the_tour(tmp_path: P
     wheel = next(dist.glob("commerce_reports-*.whl"))
     sdist = next(dist.glob("commerce_reports-*.tar.gz"))
     assert sdist.stat().st_size > 0
+    # The notebooks live at the top of the repository (notebooks/) and ship inside the package:
+    # every one of them, and nothing else of that folder (its generator stays behind).
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = sorted(n for n in archive.namelist() if n.startswith("commerce_reports/notebooks/"))
+    assert shipped == [f"commerce_reports/notebooks/{name}" for name in sorted(NOTEBOOK_NAMES)]
+    assert sorted(p.name for p in (REPOSITORY / "notebooks").glob("*.ipynb")) == sorted(NOTEBOOK_NAMES)
 
     venv.create(tmp_path / "venv")  # no pip of its own: this pip installs into it (--python)
     bin_dir = tmp_path / "venv" / "bin"

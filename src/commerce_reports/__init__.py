@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         load_networks,
         load_transactions,
         open_client,
+        open_deals_client,
         plan_sync,
         site_names,
         status,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .charts.compare import compare
     from .checkup import check
     from .client import ReportsClient
+    from .configuration import configuration
     from .db import connect, write_catalog
     from .errors import (
         AuthenticationError,
@@ -100,6 +102,7 @@ __all__ = [
     "alerts",
     "check",
     "compare",
+    "configuration",
     "connect",
     "export",
     "invalidate",
@@ -108,6 +111,7 @@ __all__ = [
     "load_networks",
     "load_transactions",
     "open_client",
+    "open_deals_client",
     "plan_sync",
     "site_names",
     "status",
@@ -118,8 +122,10 @@ __all__ = [
 _HOMES = {
     "alerts": "alerting",
     "compare": "charts.compare",
+    "configuration": "configuration",
     "SyncOptions": "api",
     "open_client": "api",
+    "open_deals_client": "api",
     "invalidate": "api",
     "lake_location": "api",
     "load_merchandise": "api",

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from .client import ReportsClient
+    from .deals import DealsClient
 
 __all__ = [
     "SyncOptions",
@@ -59,6 +60,7 @@ __all__ = [
     "load_networks",
     "load_transactions",
     "open_client",
+    "open_deals_client",
     "plan_sync",
     "site_names",
     "status",
@@ -98,6 +100,16 @@ def open_client(site: str | None = None, **options: Any) -> ReportsClient:
     return ReportsClient(
         profile.secret_key, profile.base_url, dialect=profile.dialect, limits=profile.limits, **options
     )
+
+
+def open_deals_client(**options: Any) -> DealsClient:
+    """A `DealsClient` with the configured COMMERCE_REPORTS_DEALS_API_KEY and _BASE_URL and the
+    request limits (`options` go to `DealsClient`: `base_url=` instead of the configured one,
+    `transport`, `retry`...)."""
+    from .deals.client import DealsClient
+    from .deals.config import DealSettings
+
+    return DealsClient(settings=DealSettings.of(current_settings().env), **options)
 
 
 def sync(

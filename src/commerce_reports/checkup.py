@@ -101,7 +101,10 @@ class CheckReport:
 
     def describe(self) -> str:
         """What `commerce-reports check` prints: the lake, a block per site, a verdict."""
-        lines = [f"lake: {self.lake}"]
+        lines = [
+            f"lake: {self.lake}",
+            "settings: `commerce-reports config list` shows each, its value and where it came from",
+        ]
         for site in self.sites:
             lines += site.lines()
         problems = sum(len(site.problems) for site in self.sites)

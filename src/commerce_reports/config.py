@@ -1,4 +1,5 @@
-"""Settings from the environment and a git-ignored `.env` (the environment wins).
+"""Settings from the environment, a git-ignored `.env` and the project's `commerce-reports.toml`,
+in that order (each setting is declared once, in `settings.py`; secrets never come from the file).
 
 `.env` is read from the working folder, else from the project folder (the one holding the
 `commerce-reports.toml` marker), so a notebook in `notebooks/` sees the same settings as the CLI.
@@ -17,17 +18,31 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from dotenv import dotenv_values
 
-from .endpoints import DIALECTS, PACE_KEYS, Dialect
+from .endpoints import DIALECTS, Dialect
 from .errors import ConfigurationError
-from .locate import ENV_DATA_DIR, MARKER, LakeLocation, project_root, project_setting, where
+from .locate import ENV_DATA_DIR, MARKER, LakeLocation, marker_table, project_root, where
 from .money import Currency
 from .secret import Secret
+from .settings import (
+    DEFAULT_PACE,
+    DEFAULT_REVISION_DAYS,
+    DOTENV,
+    ENVIRONMENT,
+    SETTING,
+    SETTINGS,
+    Setting,
+    check_base_url,
+    check_dialect,
+    check_revision_days,
+    check_switch,
+    parse_pace,
+)
 
 __all__ = [
     "DEFAULT_PACE",
@@ -35,95 +50,35 @@ __all__ = [
     "DIALECTS",
     "ENV_DATA_DIR",
     "Dialect",
+    "Found",
     "Limits",
     "Settings",
+    "Sources",
     "check_base_url",
     "check_dialect",
     "check_revision_days",
     "current_settings",
+    "current_sources",
     "environment",
     "parse_pace",
     "share_group",
 ]
 
-DEFAULT_PACE = 60.0  # seconds between requests per endpoint: the contract's documented limit
 
-# Days after an aggregate window ends during which the service may still revise it. The contract
-# gives no bound (a return arrives on a later updateDate day, rule 2.1.4); the sandbox models a
-# commission up to 10 days after its click and a return up to 30 days after the commission, so
-# a click on a window's last day is revised at most 40 days after the window ends. 45 keeps five
-# days of margin for a network that posts an adjustment a few days late.
-DEFAULT_REVISION_DAYS = 45
-_MAX_REVISION_DAYS = 3660
-
-ENV_SECRET_KEY = "COMMERCE_REPORTS_SECRET_KEY"
-ENV_BASE_URL = "COMMERCE_REPORTS_BASE_URL"
-ENV_PACE = "COMMERCE_REPORTS_PACE"
-ENV_DIALECT = "COMMERCE_REPORTS_DIALECT"
-ENV_MAX_BODY_MB = "COMMERCE_REPORTS_MAX_BODY_MB"
-ENV_REQUEST_DEADLINE = "COMMERCE_REPORTS_REQUEST_DEADLINE"
-ENV_MAX_RETRY_WAIT = "COMMERCE_REPORTS_MAX_RETRY_WAIT"
-ENV_SHARE_GROUP = "COMMERCE_REPORTS_SHARE_GROUP"
-ENV_REVISION_DAYS = "COMMERCE_REPORTS_REVISION_DAYS"
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
-ENV_CURRENCY = "COMMERCE_REPORTS_CURRENCY"
+def _variable(name: str) -> str:
+    variable = SETTING[name].variable
+    assert variable is not None
+    return variable
 
 
-def parse_pace(text: str | float | Mapping[str, float] | None) -> dict[str, float]:
-    """Read a pace: one number for every endpoint, or `transactions=60,networks=10,merchandise=60`.
-
-    Endpoints not named keep the documented 60 seconds.
-    """
-    pace = dict.fromkeys(PACE_KEYS, DEFAULT_PACE)
-    if text is None or text == "":
-        return pace
-    if isinstance(text, bool) or not isinstance(text, str | int | float | Mapping):
-        raise ConfigurationError(
-            f"pace: {text!r:.60} is not a pace; give seconds (60) or e.g. transactions=60,networks=10"
-        )
-    if isinstance(text, int | float):
-        return dict.fromkeys(PACE_KEYS, _seconds("pace", str(text)))
-    if isinstance(text, Mapping):
-        items = [(str(k), str(v)) for k, v in text.items()]
-    elif "=" not in text:
-        return dict.fromkeys(PACE_KEYS, _seconds("pace", text))
-    else:
-        items = []
-        for part in text.split(","):
-            name, sep, value = part.partition("=")
-            if not sep:
-                raise ConfigurationError(
-                    f"{ENV_PACE}: {part!r} is not endpoint=seconds; "
-                    "write one number or e.g. transactions=60,networks=10,merchandise=60"
-                )
-            items.append((name.strip(), value))
-    for name, value in items:
-        if name not in PACE_KEYS:
-            raise ConfigurationError(
-                f"{ENV_PACE}: unknown endpoint {name!r}; expected one of {', '.join(PACE_KEYS)}"
-            )
-        pace[name] = _seconds(f"pace for {name}", value)
-    return pace
-
-
-def _seconds(what: str, value: str) -> float:
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise ConfigurationError(f"{what}: {value!r} is not a number of seconds") from None
-    if not seconds >= 0 or seconds == float("inf"):
-        raise ConfigurationError(f"{what}: {value!r} must be zero or a positive number of seconds")
-    return seconds
+ENV_SECRET_KEY = _variable("secret_key")
+ENV_SHARE_GROUP = _variable("share_group")
+DEFAULT = "default"
 
 
 def environment(env_file: Path | None = None) -> dict[str, str]:
     """The process environment over the values of `.env` (the environment wins)."""
-    merged: dict[str, str] = {}
-    path = env_file if env_file is not None else _env_file()
-    if path is not None and path.is_file():
-        merged.update({k: v for k, v in dotenv_values(path).items() if v is not None})
-    merged.update(os.environ)
-    return merged
+    return Sources.read(env_file).variables()
 
 
 def _env_file() -> Path | None:
@@ -134,38 +89,121 @@ def _env_file() -> Path | None:
     return root / ".env" if root is not None else None
 
 
+@dataclass(frozen=True)
+class Found:
+    """One setting's value as written (a text, or a TOML value; None: unset) and where it came
+    from: `source` is `environment`, `.env`, the project file's name or `default`; `where` names
+    the variable or the file and key, for messages."""
+
+    setting: Setting
+    name: str
+    value: Any
+    source: str
+    where: str
+
+    def checked(self) -> Any:
+        """The value as the toolkit uses it (the setting's check), or None when unset."""
+        return None if self.value is None else self.setting.check(self.value, self.where)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What settings are read from: the process environment, the `.env` file's values and the
+    project file's table (`commerce-reports.toml`, or `[tool.commerce-reports]` of a
+    `pyproject.toml`). Each setting is looked up in that order (`found`)."""
+
+    environ: Mapping[str, str]
+    dotenv: Mapping[str, str] = field(default_factory=dict)
+    dotenv_path: Path | None = None
+    table: Mapping[str, Any] = field(default_factory=dict)
+    marker: Path | None = None
+
+    @classmethod
+    def read(cls, env_file: Path | None = None) -> Sources:
+        """The sources as they are now: `env_file` (default: `.env` here, else the project's)."""
+        path = env_file if env_file is not None else _env_file()
+        dotenv: dict[str, str] = {}
+        if path is not None and path.is_file():
+            dotenv = {k: v for k, v in dotenv_values(path).items() if v is not None}
+        root = project_root()
+        table, marker = marker_table(root) if root is not None else ({}, None)
+        for key in table:
+            setting = SETTING.get(key)
+            if setting is not None and setting.secret:
+                raise ConfigurationError(
+                    f"{marker}: {key} is a secret and this file is meant to be committed; remove it and "
+                    f"set {setting.variable} in the environment or the git-ignored .env instead"
+                )
+        return cls(dict(os.environ), dotenv, path if dotenv else None, table, marker)
+
+    def found(self, name: str) -> Found:
+        """Where setting `name` comes from: the environment, `.env`, the project file, else its default."""
+        setting = SETTING[name]
+        variable = setting.variable
+        if variable is not None and self.environ.get(variable, "").strip():
+            return Found(setting, name, self.environ[variable], ENVIRONMENT, variable)
+        if variable is not None and self.dotenv.get(variable, "").strip():
+            return Found(setting, name, self.dotenv[variable], DOTENV, f"{variable} in {self.dotenv_path}")
+        if setting.project and self.marker is not None and self.table.get(name) is not None:
+            return Found(setting, name, self.table[name], self.marker.name, f"{self.marker}: {name}")
+        return Found(setting, name, None, DEFAULT, variable or name)
+
+    def members(self, name: str) -> list[Found]:
+        """The variables of a family (`COMMERCE_REPORTS_SECRET_KEY_<NAME>`), one Found each."""
+        setting = SETTING[name]
+        prefix = str(setting.variable).removesuffix("<NAME>")
+        found: dict[str, Found] = {}
+        for source, values in ((DOTENV, self.dotenv), (ENVIRONMENT, self.environ)):  # the environment wins
+            for variable, value in values.items():
+                if variable.startswith(prefix) and value.strip():
+                    member = setting.name.replace("<name>", variable.removeprefix(prefix).lower())
+                    found[member] = Found(setting, member, value, source, variable)
+        return [found[member] for member in sorted(found)]
+
+    def every(self) -> list[Found]:
+        """Every setting (a family as its members), in the declaration's order; `sites.toml`'s own
+        keys are `sites.configured_sites`' business."""
+        out: list[Found] = []
+        for setting in SETTINGS:
+            if setting.family:
+                out += self.members(setting.name)
+            elif setting.variable is not None or setting.project:
+                out.append(self.found(setting.name))
+        return out
+
+    def variables(self) -> dict[str, str]:
+        """Every setting by its variable, as text: the environment over `.env` over the project
+        file (which readers of a variable, like the mail and deal settings, see as if set)."""
+        merged = {
+            str(setting.variable): _as_text(self.table[setting.name])
+            for setting in SETTINGS
+            if setting.project
+            and setting.variable is not None
+            and setting.name != "data_dir"  # relative to the file: `locate` resolves it
+            and self.table.get(setting.name) is not None
+        }
+        merged.update(self.dotenv)
+        merged.update(self.environ)
+        return merged
+
+
+def _as_text(value: Any) -> str:
+    """A TOML value as a variable would hold it: `true`, `60`, `networks=10,transactions=60`."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
 def share_group(env: Mapping[str, str] | None = None) -> bool:
     """Whether the folders and files the toolkit creates are readable by the owner's group too:
     COMMERCE_REPORTS_SHARE_GROUP (the environment or `.env`: 1/0, true/false, yes/no, on/off), else
     `share_group = true|false` in the project marker (`commerce-reports.toml`); default no.
     Without `env`, the process's settings (`current_settings`: `.env` is not read again)."""
-    variables = env if env is not None else current_settings().env
-    if ENV_SHARE_GROUP in variables:
-        text = variables[ENV_SHARE_GROUP].strip().lower()
-        if text not in _TRUE + _FALSE:
-            raise ConfigurationError(
-                f"{ENV_SHARE_GROUP}: {variables[ENV_SHARE_GROUP]!r} is not a yes or no; write 1 to let the "
-                "group read the data, 0 (the default) to keep it to its owner"
-            )
-        return text in _TRUE
-    value, marker = project_setting("share_group")
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ConfigurationError(f"{marker}: share_group must be true or false, got {value!r}")
-    return value
-
-
-def check_dialect(value: object, where: str = ENV_DIALECT) -> Dialect:
-    """A dialect name, or a ConfigurationError listing the two."""
-    text = value.strip().lower() if isinstance(value, str) else ""
-    for dialect in DIALECTS:
-        if text == dialect:
-            return dialect
-    raise ConfigurationError(
-        f"{where}: {value!r} is not a dialect; use 'contract' (the service contract's names and "
-        "nested shape) or 'published' (the vendor's OpenAPI description)"
-    )
+    if env is not None and ENV_SHARE_GROUP in env:
+        return check_switch(env[ENV_SHARE_GROUP], ENV_SHARE_GROUP)
+    return bool(current_settings().sources.found("share_group").checked())
 
 
 @dataclass(frozen=True)
@@ -183,44 +221,23 @@ class Limits:
                 raise ConfigurationError(f"{name}: {value!r} must be a positive number")
 
     @classmethod
-    def from_env(cls, env: dict[str, str]) -> Limits:
+    def from_env(cls, env: Mapping[str, str]) -> Limits:
+        """The limits of COMMERCE_REPORTS_MAX_BODY_MB, _REQUEST_DEADLINE and _MAX_RETRY_WAIT in
+        `env` (the defaults where unset)."""
+        return cls.of(Sources(env))
+
+    @classmethod
+    def of(cls, sources: Sources) -> Limits:
+        """The limits `sources` set (the defaults where unset), each checked as declared."""
         defaults = cls()
-        megabytes = _number(env, ENV_MAX_BODY_MB, defaults.max_body_bytes / 2**20)
+        megabytes = sources.found("max_body_mb").checked()
+        deadline = sources.found("request_deadline").checked()
+        wait = sources.found("max_retry_wait").checked()
         return cls(
-            max_body_bytes=int(megabytes * 2**20),
-            request_deadline=_number(env, ENV_REQUEST_DEADLINE, defaults.request_deadline),
-            max_retry_wait=_number(env, ENV_MAX_RETRY_WAIT, defaults.max_retry_wait),
+            max_body_bytes=defaults.max_body_bytes if megabytes is None else int(megabytes * 2**20),
+            request_deadline=defaults.request_deadline if deadline is None else deadline,
+            max_retry_wait=defaults.max_retry_wait if wait is None else wait,
         )
-
-
-def _number(env: dict[str, str], name: str, default: float) -> float:
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    value = _seconds(name, text)
-    if value <= 0:
-        raise ConfigurationError(f"{name}: {text!r} must be a positive number")
-    return value
-
-
-def check_revision_days(value: object, where: str = ENV_REVISION_DAYS) -> int:
-    """A revision horizon: whole days, 0 to 3660, or a ConfigurationError saying what is wanted."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_REVISION_DAYS:
-        raise ConfigurationError(
-            f"{where}: {value!r} is not a number of days; give whole days from 0 to {_MAX_REVISION_DAYS}, "
-            f"e.g. {DEFAULT_REVISION_DAYS} (the default: how long the service may revise a window)"
-        )
-    return value
-
-
-def check_base_url(url: str, where: str = ENV_BASE_URL) -> str:
-    """An http(s) URL without its trailing slash, or a ConfigurationError with an example."""
-    text = url.strip() if isinstance(url, str) else ""
-    if not text.startswith(("http://", "https://")):
-        raise ConfigurationError(f"{where}: {url!r} is not an http(s) URL, e.g. https://api.example.com")
-    return text.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -229,7 +246,8 @@ class Settings:
 
     With no secret key, the entry points (the package's functions, the CLI) use the sandbox.
     `alerts` is the `[alerts]` table of the project marker (`commerce-reports.toml`; None without
-    one), read once here with the rest and checked by `alerting.Thresholds.from_table`.
+    one), read once here with the rest and checked by `alerting.Thresholds.from_table`. `env` is
+    every setting by its variable (`Sources.variables`), `sources` where each came from.
     """
 
     secret_key: Secret | None = None
@@ -242,6 +260,7 @@ class Settings:
     currency: Currency = field(default_factory=Currency.of)
     alerts: Any = field(default=None, repr=False, compare=False)
     env: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    sources: Sources = field(default_factory=lambda: Sources({}), repr=False, compare=False)
 
     @property
     def data_dir(self) -> Path:
@@ -257,54 +276,74 @@ class Settings:
 
     @classmethod
     def from_env(cls, env_file: Path | None = None) -> Settings:
-        env = environment(env_file)
-        key = env.get(ENV_SECRET_KEY, "").strip()
-        base_url = env.get(ENV_BASE_URL, "").strip()
-        dialect = env.get(ENV_DIALECT, "").strip()
-        revision_days = env.get(ENV_REVISION_DAYS, "").strip()
+        """The settings as the environment, `.env` and the project file give them now."""
+        return cls.of(Sources.read(env_file))
+
+    @classmethod
+    def of(cls, sources: Sources) -> Settings:
+        """The settings `sources` give, each checked as declared (a ConfigurationError naming the
+        variable or file and key of a wrong one)."""
+        env = sources.variables()
+
+        def value(name: str, default: Any = None) -> Any:
+            checked = sources.found(name).checked()
+            return default if checked is None else checked
+
         return cls(
-            secret_key=Secret(key) if key else None,
-            base_url=check_base_url(base_url) if base_url else None,
+            secret_key=value("secret_key"),
+            base_url=value("base_url"),
             lake=where(env=env),
-            pace=parse_pace(env.get(ENV_PACE)),
-            dialect=check_dialect(dialect) if dialect else "contract",
-            limits=Limits.from_env(env),
-            revision_days=check_revision_days(revision_days) if revision_days else DEFAULT_REVISION_DAYS,
-            currency=_currency(env),
-            alerts=project_setting("alerts")[0],
+            pace=value("pace", parse_pace(None)),
+            dialect=value("dialect", "contract"),
+            limits=Limits.of(sources),
+            revision_days=value("revision_days", DEFAULT_REVISION_DAYS),
+            currency=value("currency", Currency.of()),
+            alerts=sources.found("alerts").value,
             env=env,
+            sources=sources,
         )
-
-
-def _currency(env: Mapping[str, str]) -> Currency:
-    """`COMMERCE_REPORTS_CURRENCY`, else the marker's `currency`, else USD (checked: ISO 4217)."""
-    chosen = env.get(ENV_CURRENCY, "").strip()
-    if chosen:
-        return Currency.of(chosen, ENV_CURRENCY)
-    value, marker = project_setting("currency")
-    return Currency.of() if value is None else Currency.of(value, f"{marker}: currency")
 
 
 @dataclass(frozen=True)
 class _Resolved:
-    """Settings and what they were resolved from: the working folder, the environment, and the
-    stat of each file they may be read from (None where there is none)."""
+    """Sources and what they were read from: the working folder, the environment, and the stat of
+    each file they may be read from (None where there is none); the settings made of them."""
 
     folder: Path
     environ: frozenset[tuple[str, str]]
     env_files: tuple[Path, ...]
     stamps: tuple[tuple[int, int] | None, ...]
-    settings: Settings
+    sources: Sources
+    settings: Settings | None = None
 
 
 _lock = threading.Lock()
 _resolved: _Resolved | None = None
 
 
+def current_sources() -> Sources:
+    """What the process's settings are read from, read once and kept while the working folder, the
+    environment, `.env` and the project marker stay as they were (see the module docstring).
+    Unlike `current_settings`, no value is checked: `commerce-reports config list` shows a wrong
+    one beside the others. Only the entry points call this."""
+    return _current().sources
+
+
 def current_settings() -> Settings:
-    """The process's settings, read once and kept while the working folder, the environment, `.env`
-    and the project marker stay as they were (see the module docstring). Only the entry points call
-    this."""
+    """The process's settings, made of `current_sources()` once and kept with them. Only the entry
+    points call this."""
+    global _resolved
+    kept = _current()
+    if kept.settings is not None:
+        return kept.settings
+    settings = Settings.of(kept.sources)
+    with _lock:
+        if _resolved is kept:
+            _resolved = replace(kept, settings=settings)
+    return settings
+
+
+def _current() -> _Resolved:
     global _resolved
     folder, environ = Path.cwd(), _what_settings_read()
     files = _sources(folder)
@@ -315,11 +354,10 @@ def current_settings() -> Settings:
             and (kept.folder, kept.environ, kept.env_files) == (folder, environ, files)
             and kept.stamps == _stamps(files)
         ):
-            return kept.settings
+            return kept
         stamps = _stamps(files)
-        settings = Settings.from_env()
-        _resolved = _Resolved(folder, environ, files, stamps, settings)
-        return settings
+        _resolved = _Resolved(folder, environ, files, stamps, Sources.read())
+        return _resolved
 
 
 def _sources(folder: Path) -> tuple[Path, ...]:

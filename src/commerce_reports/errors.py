@@ -23,11 +23,15 @@
 
 Retry decisions are made from the kind (`Retriable` / `Fatal` mixins, or `error.retriable`),
 never from the class name. No message ever carries a secret key: `redact` masks them.
+
+`TROUBLESHOOTING` says, for every class of the tree, what its messages say, why, and what to do:
+the docs' troubleshooting page is written from it, and a test refuses a class without an entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .redaction import excerpt, redact
@@ -217,3 +221,188 @@ class ServerError(Retriable, StatusError):
 
 def _format_params(params: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+@dataclass(frozen=True)
+class Trouble:
+    """One kind of message of an error class: what it says (its start, as printed after
+    `error:`), its cause, and the fix."""
+
+    says: str
+    cause: str
+    fix: str
+
+
+TROUBLESHOOTING: dict[type[CommerceReportsError], tuple[Trouble, ...]] = {
+    ConfigurationError: (
+        Trouble(
+            "COMMERCE_REPORTS_PACE: 'fast' is not a number of seconds",
+            "a setting holds a value its check refuses (each message names the variable, or the file "
+            "and key)",
+            "`commerce-reports config list` shows every setting, its source and the problem; fix it there "
+            "(`config set NAME VALUE`) or in the environment",
+        ),
+        Trouble(
+            "<file>: secret_key is a secret and this file is meant to be committed",
+            "a key was written into `commerce-reports.toml`",
+            "remove it from the file and `commerce-reports config set secret_key` (it goes into the "
+            "git-ignored `.env`)",
+        ),
+        Trouble(
+            "COMMERCE_REPORTS_SECRET_KEY is set but COMMERCE_REPORTS_BASE_URL is not",
+            "a real key without the service's address",
+            "`commerce-reports config set base_url https://api.example.com/v1`",
+        ),
+        Trouble(
+            "<sites.toml>: [sites.<name>] reads its key from $VAR, which is not set",
+            "a site of `sites.toml` names a variable that holds nothing",
+            "set the variable in the environment or `.env` (`config list` shows which are set)",
+        ),
+        Trouble(
+            "the data folder <path> ... is a file, not a folder",
+            "`--data-dir`, COMMERCE_REPORTS_DATA_DIR or `data_dir` names a file",
+            "name a folder; `commerce-reports status` says which rule chose the lake",
+        ),
+        Trouble(
+            "<path> is not git-ignored: a secret written there could be committed",
+            "`config set` of a secret in a project whose `.env` git would commit",
+            "add `.env` to the project's `.gitignore` (`commerce-reports init <folder>` does), then "
+            "set it again",
+        ),
+    ),
+    ValidationError: (
+        Trouble(
+            "<parameter>: <what is wrong>; <what is allowed>",
+            "an argument of a function or a command is refused before anything is sent",
+            "the message names the parameter and what it accepts (dates are YYYY-MM-DD); usage errors exit 2",
+        ),
+        Trouble(
+            "--site: unknown site 'x' (sync ran nothing)",
+            "a site name that is not configured",
+            "`commerce-reports config list` and `check` show the configured sites",
+        ),
+        Trouble(
+            "a range of more than 5 years of days needs allow_large=True",
+            "a sync over thousands of requests",
+            "narrow `--start`/`--end`, or confirm with `sync --yes` (`allow_large=True`)",
+        ),
+    ),
+    ServiceError: (
+        Trouble(
+            "<what happened> [<endpoint> <parameters>] after N attempts",
+            "a request failed; the subclasses below say how",
+            "see the subclass; `commerce-reports check` asks each site one request and says what is wrong",
+        ),
+    ),
+    TransportError: (
+        Trouble(
+            "the request's deadline passed ...",
+            "the service (or a proxy) answered too slowly, within COMMERCE_REPORTS_REQUEST_DEADLINE",
+            "retried on its own; raise `request_deadline` if the service is slow by nature",
+        ),
+    ),
+    UnreachableError: (
+        Trouble(
+            "<address> could not be reached: connection refused / name not resolved / TLS failed",
+            "the address is wrong, or the network or the service is down; nothing more is asked of it",
+            "check `base_url` (`config get base_url`) and the network; `sync` exits 3 and the next "
+            "sync resumes",
+        ),
+    ),
+    MalformedResponseError: (
+        Trouble(
+            "a 2xx answer ... is not the JSON the contract describes",
+            "a truncated body, or a proxy's page instead of the service's answer",
+            "retried on its own; if it keeps failing, `commerce-reports check` names the address "
+            "that answers",
+        ),
+    ),
+    ResponseTooLargeError: (
+        Trouble(
+            "the answer is larger than ... (COMMERCE_REPORTS_MAX_BODY_MB)",
+            "one day or window holds more than the ceiling once inflated; nothing of it was kept",
+            "raise `max_body_mb` (for one site: in `sites.toml`)",
+        ),
+    ),
+    StatusError: (
+        Trouble(
+            "HTTP <status> <meaning>: <body excerpt>",
+            "a status the subclasses do not name",
+            "read the excerpt",
+        ),
+    ),
+    BadRequestError: (
+        Trouble(
+            "HTTP 400 ...",
+            "the service refused the parameters: often a dialect that does not match the service",
+            "`commerce-reports check` says which dialect a site's answers show; set `dialect` to it",
+        ),
+    ),
+    AuthenticationError: (
+        Trouble(
+            "HTTP 401 ...",
+            "the key is missing, unknown or revoked",
+            "set the right key (`commerce-reports config set secret_key`); `check` says which site's "
+            "key is refused",
+        ),
+    ),
+    ForbiddenError: (
+        Trouble(
+            "HTTP 403 ...",
+            "the key may not read this report",
+            "ask the service for the access, or use another key",
+        ),
+    ),
+    NotFoundError: (
+        Trouble(
+            "HTTP 404 ... / the address does not answer as the reporting API",
+            "the base URL points somewhere else (an aggregate's 404 is an empty result, not this)",
+            "fix `base_url` (with or without `/v1`); `commerce-reports check` verifies it",
+        ),
+    ),
+    RateLimitedError: (
+        Trouble(
+            "HTTP 429 ... (the service asked to wait N s)",
+            "requests came faster than the key allows, or the wait asked for is over "
+            "COMMERCE_REPORTS_MAX_RETRY_WAIT",
+            "keep `pace` at the documented 60 s; a sync waits as asked up to `max_retry_wait`",
+        ),
+    ),
+    ServerError: (
+        Trouble(
+            "HTTP 5xx ...", "the service failed", "retried on its own; the next sync fetches what is missing"
+        ),
+    ),
+    LakeError: (
+        Trouble(
+            "<path>: permission denied / the file system is read-only / the disk is full",
+            "the data folder cannot be written",
+            "free space or fix the folder's permissions; nothing half-written is ever read",
+        ),
+        Trouble(
+            "another sync of <site> is running",
+            "two syncs of one site at once (a scheduled one and yours)",
+            "wait for it (the wait is said); one sync writes a site at a time",
+        ),
+    ),
+    ExportError: (
+        Trouble(
+            "the notebook failed at cell N: ...",
+            "a cell of the report raised; the executed notebook is kept beside the report",
+            "open the kept .ipynb to see the cell's traceback",
+        ),
+        Trouble(
+            "an output would contain the value of <VARIABLE>",
+            "a cell printed a secret; nothing was written",
+            "remove the print; secrets reach a notebook only through the environment",
+        ),
+    ),
+    DeliveryError: (
+        Trouble(
+            "the report could not be mailed through <server>: ...; the report stays at <path>",
+            "the SMTP server refused the login or the message, could not be reached, or offered no TLS "
+            "away from loopback (a password is never sent in clear)",
+            "check `smtp_url`, `smtp_password` and `mail_from` (`config list`); the report file is kept",
+        ),
+    ),
+}

@@ -25,8 +25,8 @@ __all__ = [
     "LakeLocation",
     "check_folder_path",
     "data_dir",
+    "marker_table",
     "project_root",
-    "project_setting",
     "where",
 ]
 
@@ -37,13 +37,29 @@ _PYPROJECT_TABLE = "commerce-reports"
 
 @dataclass(frozen=True)
 class LakeLocation:
-    """The data folder and why it was chosen (`reason` reads as a sentence's end)."""
+    """The data folder and why it was chosen (`reason` reads as a sentence's end); `in_project` is
+    False when no rule named a folder and it is the user data folder."""
 
     path: Path
     reason: str
+    in_project: bool = True
 
     def __str__(self) -> str:
         return f"{self.path} ({self.reason})"
+
+    def describe(self) -> str:
+        """`lake: <folder> (<reason>)`, and when no project was found, how to point at one: what a
+        notebook prints at its top, so a second lake is never built unnoticed."""
+        line = f"lake: {self}"
+        if self.in_project:
+            return line
+        return (
+            f"{line}\nNo project was found from {Path.cwd()}, so this uses your user data folder, "
+            f"not a project's lake. To use a project's lake, start Jupyter (or papermill, with "
+            f"--cwd <project>/notebooks) inside the project's folder, or set {ENV_DATA_DIR} to its "
+            f"data folder (e.g. {ENV_DATA_DIR}=~/my-reports/data); `commerce-reports init <folder>` "
+            f"makes a project."
+        )
 
 
 def project_root(start: Path | None = None) -> Path | None:
@@ -79,6 +95,7 @@ def _where(explicit: str | os.PathLike[str] | None, env: dict[str, str] | None) 
     return LakeLocation(
         user_data_path("commerce-reports", appauthor=False),
         f"the user data folder: no {ENV_DATA_DIR} and no {MARKER} above {Path.cwd()}",
+        in_project=False,
     )
 
 
@@ -129,17 +146,9 @@ def data_dir(explicit: str | os.PathLike[str] | None = None, env: dict[str, str]
     return where(explicit, env).path
 
 
-def project_setting(name: str) -> tuple[Any, Path | None]:
-    """The project marker's value of `name` (None when unset, or when there is no marker) and the
-    marker's path, for messages."""
-    root = project_root()
-    if root is None:
-        return None, None
-    table, marker = _marker_table(root)
-    return table.get(name), marker
-
-
-def _marker_table(root: Path) -> tuple[dict[str, Any], Path]:
+def marker_table(root: Path) -> tuple[dict[str, Any], Path]:
+    """The settings of the project marker in `root` (its `commerce-reports.toml`, else the
+    `[tool.commerce-reports]` table of its `pyproject.toml`) and the file's path."""
     marker = root / MARKER
     if marker.is_file():
         return _read_toml(marker), marker
@@ -148,7 +157,7 @@ def _marker_table(root: Path) -> tuple[dict[str, Any], Path]:
 
 
 def _marker_setting(root: Path) -> tuple[Path, Path]:
-    table, marker = _marker_table(root)
+    table, marker = marker_table(root)
     value = table.get("data_dir", "data")
     if not isinstance(value, str) or not value.strip():
         raise ConfigurationError(f'{marker}: data_dir must be a folder path, e.g. data_dir = "data"')

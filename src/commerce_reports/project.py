@@ -7,22 +7,39 @@
     my-reports/.gitignore              keeps .env, data/ and reports/ out of version control
     my-reports/notebooks/*.ipynb       copies of the notebooks the package ships
 
-The notebooks ship inside the package (`commerce_reports/notebooks/`, written by
-`notebooks/build_notebooks.py` in the source repository): a wheel installed anywhere has them.
+The notebooks live in the source repository's `notebooks/` (written by
+`notebooks/build_notebooks.py`) and the wheel ships them inside the package
+(`commerce_reports/notebooks/`): a wheel installed anywhere has them.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
-from .errors import ValidationError
+from .errors import ConfigurationError, ValidationError
 from .files import save_atomic
-from .locate import MARKER, project_root
+from .locate import MARKER, marker_table, project_root
+from .settings import setting_named, toml_value
 
-__all__ = ["NOTEBOOK_NAMES", "InitResult", "init_project", "notebook_path", "packaged_notebooks"]
+__all__ = [
+    "NOTEBOOK_NAMES",
+    "InitResult",
+    "SetResult",
+    "git_ignored",
+    "init_project",
+    "notebook_path",
+    "packaged_notebooks",
+    "set_secret",
+    "set_setting",
+]
 
 NOTEBOOK_NAMES = (
     "01_getting_started.ipynb",
@@ -59,8 +76,12 @@ _GITIGNORE_LINES = (".env", "data/", "reports/", ".ipynb_checkpoints/")
 
 
 def packaged_notebooks() -> Path:
-    """The folder of the notebooks the package ships (inside the installed package)."""
-    return Path(str(resources.files("commerce_reports") / "notebooks"))
+    """The folder of the notebooks the package ships: inside the installed package, where the
+    wheel puts them, or in a source checkout (an editable install) the repository's `notebooks/`."""
+    installed = Path(str(resources.files("commerce_reports") / "notebooks"))
+    if (installed / NOTEBOOK_NAMES[-1]).is_file():
+        return installed
+    return Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def notebook_path(name: str, start: Path | None = None) -> Path:
@@ -134,3 +155,141 @@ def _ignore(path: Path, done: InitResult) -> None:
     lines = [*present, *(["# commerce-reports"] if present else []), *missing]
     save_atomic(path, "\n".join(lines) + "\n")
     done.written.append(path)
+
+
+@dataclass(frozen=True)
+class SetResult:
+    """What `set_setting` wrote: the file, the key in it, and the value as written (masked when secret)."""
+
+    path: Path
+    key: str
+    shown: str
+
+
+def set_setting(
+    name: str,
+    value: str,
+    start: Path | None = None,
+    *,
+    check_table: Callable[[Mapping[str, Any]], object] | None = None,
+) -> SetResult:
+    """Set one setting of the project at or above `start` (default: the working folder): a secret
+    into its `.env` (mode 0600), refused unless git ignores that file, anything else into its
+    `commerce-reports.toml` (or `[tool.commerce-reports]` of its `pyproject.toml`), keeping the
+    file's comments and layout (tomlkit). The value is checked as the setting declares first;
+    `check_table` checks a whole table after a change of one of its keys (the alerts' thresholds)."""
+    if not isinstance(value, str):
+        raise ValidationError("value", f"{value!r} is not a text", "give the value as you would write it")
+    setting, key = setting_named(name)
+    root = project_root(start)
+    if root is None:
+        raise ValidationError(
+            "project",
+            f"no {MARKER} at or above {(start or Path.cwd()).resolve()}: settings are written into a project",
+            "run `commerce-reports init <folder>` first, or cd into the project",
+        )
+    if setting.secret:
+        variable = str(setting.variable).replace("<NAME>", key.removeprefix("secret_key_").upper())
+        return set_secret(variable, value, root)
+    if not setting.project:
+        raise ValidationError(
+            "setting", f"{key} is set per site in sites.toml", "edit [sites.<name>] in <data dir>/sites.toml"
+        )
+    import tomlkit
+
+    _, marker = marker_table(root)
+    document = tomlkit.parse(marker.read_text()) if marker.is_file() else tomlkit.document()
+    table: Any = document
+    if marker.name == "pyproject.toml":
+        table = document.setdefault("tool", tomlkit.table(True)).setdefault(
+            "commerce-reports", tomlkit.table()
+        )
+    head, _, sub = key.partition(".")
+    try:  # a value the setting refuses is the caller's mistake: nothing is written
+        if sub:  # a key of a table: [alerts] z = 5
+            written = _toml_literal(value)
+            inner = table.setdefault(head, tomlkit.table())
+            inner[sub] = written
+            if check_table is not None:
+                check_table(inner.unwrap())
+        else:
+            written = toml_value(setting, value)
+            table[key] = written
+    except ConfigurationError as error:
+        raise ValidationError("value", str(error), f"see `commerce-reports config list` for {head}") from None
+    save_atomic(marker, tomlkit.dumps(document))
+    return SetResult(marker, key, tomlkit.item(written).as_string())
+
+
+def _toml_literal(text: str) -> Any:
+    """A value typed as TOML reads it (`5`, `4.5`, `false`, `"30%"`), else the text itself (`30%`)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_secret(variable: str, value: str, start: Path | None = None) -> SetResult:
+    """`variable=value` in the `.env` of the project at or above `start`: its line replaced (or a
+    commented template line, or a new line at the end), the rest of the file as it was; only when
+    git ignores the file. (A site of `sites.toml` names the variable holding its key.)"""
+    root = project_root(start)
+    if root is None:
+        raise ValidationError(
+            "project",
+            f"no {MARKER} at or above {(start or Path.cwd()).resolve()}: settings are written into a project",
+            "run `commerce-reports init <folder>` first, or cd into the project",
+        )
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+        raise ValidationError("variable", f"{variable!r} is not a variable name", "e.g. RECIPES_SECRET_KEY")
+    path = root / ".env"
+    if not git_ignored(path):
+        raise ConfigurationError(
+            f"{path} is not git-ignored: a secret written there could be committed; add `.env` to "
+            f"{root / '.gitignore'} (`commerce-reports init {root}` does), then set it again"
+        )
+    if not value.strip() or "\n" in value:
+        raise ValidationError(
+            "value", "a secret must be one non-empty line", "give the key as the service issued it"
+        )
+    escaped = value.strip().replace("\\", "\\\\").replace("'", "\\'")
+    line = f"{variable}='{escaped}'"
+    lines = path.read_text().splitlines() if path.is_file() else []
+    pattern = re.compile(rf"^\s*(?:#\s*)?(?:export\s+)?{re.escape(variable)}\s*=")
+    at = next(
+        (i for i, old in enumerate(lines) if pattern.match(old) and not old.lstrip().startswith("#")), None
+    )
+    if at is None:
+        at = next((i for i, old in enumerate(lines) if pattern.match(old)), None)
+    if at is None:
+        lines.append(line)
+    else:
+        lines[at] = line
+    save_atomic(path, "\n".join(lines) + "\n")
+    os.chmod(path, 0o600)  # a secret's file: its owner's only, whatever the group may read
+    return SetResult(path, variable, "***")
+
+
+def git_ignored(path: Path) -> bool:
+    """Whether git ignores `path`: `git check-ignore` inside a work tree; outside one (or without
+    git), whether the `.gitignore` beside it names it, so a later `git init` ignores it too."""
+    try:
+        done = subprocess.run(
+            ["git", "check-ignore", "--quiet", str(path)],
+            cwd=path.parent,
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        done = None
+    if done is not None and done.returncode in (0, 1):
+        return done.returncode == 0
+    ignore = path.parent / ".gitignore"
+    patterns = ignore.read_text().splitlines() if ignore.is_file() else []
+    return any(
+        fnmatch.fnmatch(path.name, line.strip().lstrip("/"))
+        for line in patterns
+        if line.strip() and not line.lstrip().startswith(("#", "!"))
+    )

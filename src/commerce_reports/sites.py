@@ -23,28 +23,28 @@ from .config import (
     DEFAULT_REVISION_DAYS,
     ENV_SECRET_KEY,
     Dialect,
+    Found,
     Limits,
     Settings,
-    check_base_url,
-    check_dialect,
     check_revision_days,
 )
 from .contract import check_site_name
 from .errors import CommerceReportsError, ConfigurationError, ValidationError
 from .secret import Secret
+from .settings import SETTINGS, SITES
 
-__all__ = ["SITES_FILE", "SiteProfile", "SiteSelection", "configured_sites", "select_sites", "selection_of"]
+__all__ = [
+    "SITES_FILE",
+    "SiteProfile",
+    "SiteSelection",
+    "configured_sites",
+    "select_sites",
+    "selection_of",
+    "site_settings",
+]
 
 SITES_FILE = "sites.toml"
-_TABLE_KEYS = {
-    "secret_key_env",
-    "base_url",
-    "dialect",
-    "max_body_mb",
-    "request_deadline",
-    "max_retry_wait",
-    "revision_days",
-}
+_TABLE_KEYS = {setting.name: setting for setting in SETTINGS if setting.per_site}
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,8 @@ def _require_url(url: str | None, what: str) -> str:
     return url
 
 
-def _sites_file(path: Path, settings: Settings) -> dict[str, SiteProfile]:
+def _read_sites_file(path: Path) -> dict[str, Any]:
+    """The `[sites.<name>]` tables of `path` (none when there is no file)."""
     if not path.is_file():
         return {}
     try:
@@ -164,6 +165,26 @@ def _sites_file(path: Path, settings: Settings) -> dict[str, SiteProfile]:
     tables = data.get("sites") or {}
     if not isinstance(tables, dict):
         raise ConfigurationError(f"{path}: `sites` must be tables, e.g. [sites.recipes]")
+    return tables
+
+
+def site_settings(data_dir: Path) -> list[Found]:
+    """Each setting the sites file of `data_dir` gives a site (`sites.<name>.<key>`, source
+    `sites.toml`), as written; `commerce-reports config list` shows them beside the others."""
+    path = data_dir / SITES_FILE
+    found = []
+    for name, table in _read_sites_file(path).items():
+        for key, value in table.items() if isinstance(table, dict) else ():
+            setting = _TABLE_KEYS.get(key)
+            if setting is not None:
+                found.append(
+                    Found(setting, f"sites.{name}.{key}", value, SITES, f"{path}: [sites.{name}] {key}")
+                )
+    return found
+
+
+def _sites_file(path: Path, settings: Settings) -> dict[str, SiteProfile]:
+    tables = _read_sites_file(path)
     return {name: _profile(path, name, table, settings) for name, table in tables.items()}
 
 
@@ -174,39 +195,28 @@ def _profile(path: Path, name: str, table: Any, settings: Settings) -> SiteProfi
         raise ConfigurationError(f'{where} needs secret_key_env = "ENV_VAR", the variable holding its key')
     if "secret_key" in table:
         raise ConfigurationError(f"{where} must not hold the key itself; use secret_key_env")
-    unknown = sorted(set(table) - _TABLE_KEYS)
+    unknown = sorted(set(table) - set(_TABLE_KEYS))
     if unknown:
         raise ConfigurationError(
             f"{where}: unknown setting {unknown[0]!r}; known: {', '.join(sorted(_TABLE_KEYS))}"
         )
-    variable = str(table["secret_key_env"])
+    checked = {
+        key: setting.check(table[key], f"{where} {key}")
+        for key, setting in _TABLE_KEYS.items()
+        if key in table
+    }
+    variable = checked["secret_key_env"]
     key = settings.env.get(variable, "").strip()  # the environment over .env, as everywhere
     if not key:
         raise ConfigurationError(f"{where} reads its key from ${variable}, which is not set")
-    url = table.get("base_url") or settings.base_url
-    dialect = check_dialect(table["dialect"], f"{where} dialect") if "dialect" in table else settings.dialect
-    limits = settings.limits
-    try:
-        if "max_body_mb" in table:
-            limits = replace(limits, max_body_bytes=int(float(table["max_body_mb"]) * 2**20))
-        if "request_deadline" in table:
-            limits = replace(limits, request_deadline=float(table["request_deadline"]))
-        if "max_retry_wait" in table:
-            limits = replace(limits, max_retry_wait=float(table["max_retry_wait"]))
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"{where}: limits must be numbers (MB or seconds)") from None
-    except ConfigurationError as error:
-        raise ConfigurationError(f"{where}: {error}") from None
-    days = (
-        check_revision_days(table["revision_days"], f"{where} revision_days")
-        if "revision_days" in table
-        else settings.revision_days
-    )
+    url = checked.get("base_url") or settings.base_url
+    own = {"max_body_bytes": int(checked["max_body_mb"] * 2**20)} if "max_body_mb" in checked else {}
+    own |= {key: checked[key] for key in ("request_deadline", "max_retry_wait") if key in checked}
     return SiteProfile(
         name,
         Secret(key),
-        check_base_url(_require_url(url, f"site {name!r}"), f"{where} base_url"),
-        dialect,
-        limits,
-        revision_days=days,
+        _require_url(url, f"site {name!r}"),
+        checked.get("dialect", settings.dialect),
+        replace(settings.limits, **own),
+        revision_days=checked.get("revision_days", settings.revision_days),
     )

@@ -10,6 +10,7 @@ import httpx
 import orjson
 import pytest
 
+import commerce_reports as cr
 import commerce_reports.deals as deals
 import commerce_reports.deals.sandbox as sandbox_deals
 from commerce_reports.cli import main
@@ -115,6 +116,28 @@ def test_client_without_key_says_how_to_get_one(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.delenv("COMMERCE_REPORTS_DEALS_API_KEY", raising=False)
     with pytest.raises(ConfigurationError, match="COMMERCE_REPORTS_DEALS_API_KEY"):
         DealsClient(base_url="http://127.0.0.1:1")
+
+
+def test_the_client_never_reads_the_environment_the_entry_point_hands_it_the_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, deals_sandbox: RunningDealsSandbox
+) -> None:
+    """Given a key and URL, the client reads nothing else (not `.env`'s limits); with none, it is
+    `cr.open_deals_client()` that resolves them, from the environment over `.env`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("COMMERCE_REPORTS_MAX_BODY_MB=1\n")
+    assert (
+        DealsClient(DEFAULT_WRITE_KEY, deals_sandbox.base_url)._exchange.session.limits.max_body_bytes > 2**20
+    )
+    with pytest.raises(ConfigurationError, match="COMMERCE_REPORTS_DEALS_API_KEY"):
+        DealsClient()  # the environment is not read, even with the variables set
+    (tmp_path / ".env").write_text(
+        f"COMMERCE_REPORTS_DEALS_API_KEY={DEFAULT_WRITE_KEY}\nCOMMERCE_REPORTS_DEALS_BASE_URL={deals_sandbox.base_url}\n"
+        "COMMERCE_REPORTS_MAX_BODY_MB=1\n"
+    )
+    with cr.open_deals_client() as client:
+        assert client.base_url == deals_sandbox.base_url
+        assert client._exchange.session.limits.max_body_bytes == 2**20
+        assert client.targeting_values("device.deviceType")
 
 
 def test_run_deals_sandbox_serves_and_stores_two_letter_countries_as_three() -> None:

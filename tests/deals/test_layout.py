@@ -1,10 +1,11 @@
 """The deal wing stands on its own (issue 10), checked on the source's imports:
 
 - `deals/` takes from the rest of the toolkit only the HTTP layer, secret handling, the error
-  tree's roots, settings reading (`config`: `.env`, `Limits`, URL check) and the version;
+  tree's roots, settings (`config`: `Limits`, URL check; it is handed the variables, and never
+  reads the environment) and the version;
 - its sandbox takes only the loopback server (`sandbox.http`) and the error tree, and nothing of
   the deal client: it is written from the contract alone;
-- outside `deals/`, only the CLI imports it.
+- outside `deals/`, only the CLI and `cr.open_deals_client()` (`api`) import it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import commerce_reports
 PACKAGE = Path(commerce_reports.__file__).parent
 WING_MAY_USE = {"http", "secret", "redaction", "errors", "config", "_version", "_lazy"}
 SANDBOX_MAY_USE = {"sandbox.http", "errors"}
-MAY_USE_THE_WING = {"cli.deals", "cli.sandbox"}
+MAY_USE_THE_WING = {"cli.deals", "cli.sandbox", "api"}
 
 
 def _module(path: Path) -> str:

@@ -20,7 +20,7 @@ from commerce_reports.money import Currency
 from tests.browser import chart_marks, chromium_available, external_references, rendered_dom
 from tests.charts.specs import figures
 
-REPORT = Path(__file__).resolve().parents[2] / "src" / "commerce_reports" / "notebooks" / "report.ipynb"
+REPORT = Path(__file__).resolve().parents[2] / "notebooks" / "report.ipynb"
 SECRET = "sk-live-export-test-5f4e3d2c1b"
 needs_chromium = pytest.mark.skipif(
     not chromium_available() and not os.environ.get("CI"), reason="Debian's chromium is not installed"

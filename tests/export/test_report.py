@@ -28,7 +28,7 @@ pytestmark = [
     # the loopback server takes a login without TLS: the one place the client allows it
     pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS:UserWarning"),
 ]
-REPORT = Path(__file__).resolve().parents[2] / "src" / "commerce_reports" / "notebooks" / "report.ipynb"
+REPORT = Path(__file__).resolve().parents[2] / "notebooks" / "report.ipynb"
 LAST = ALERTS_NOW.date() - timedelta(days=1)
 SITE_KEY = "sk-live-report-mail-0f1e2d3c4b"
 SMTP_PASSWORD = "smtp-pass-9a8b7c6d5e4f"

@@ -61,7 +61,7 @@ def _server_url(lines: queue.Queue[str | None], log: list[str]) -> str:
             return found.group(1)
 
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "src" / "commerce_reports" / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 @pytest.fixture(scope="module")

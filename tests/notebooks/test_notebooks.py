@@ -19,7 +19,7 @@ from commerce_reports.export.kernel import run_notebook
 from tests.charts.specs import figures
 from tests.notebooks.conftest import DAYS
 
-NOTEBOOKS = Path(__file__).parents[2] / "src" / "commerce_reports" / "notebooks"
+NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 NAMES = (
     "01_getting_started.ipynb",
     "02_link_performance.ipynb",

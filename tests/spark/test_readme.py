@@ -15,10 +15,13 @@ from tests.test_readme import python_blocks
 pytestmark = pytest.mark.xdist_group("spark")  # the worker whose Spark session is already up
 
 
-def test_the_readme_spark_block_runs(spark: Any, lake: Lake, tmp_path: Path) -> None:
+def test_the_readme_spark_block_runs_as_written(spark: Any, lake: Lake, tmp_path: Path) -> None:
+    """Nothing handed in: the block makes its own session (`getOrCreate`: this worker's, already up)."""
     (block,) = [b for b in python_blocks() if "register_views(spark" in b]
     (tmp_path / "data").symlink_to(lake.data_dir)
     shown = io.StringIO()
+    names: dict[str, Any] = {}
     with contextlib.chdir(tmp_path), contextlib.redirect_stdout(shown):
-        exec(compile(block, "README.md (Spark block)", "exec"), {"spark": spark})
+        exec(compile(block, "README.md (Spark block)", "exec"), names)
+    assert names["spark"] is spark
     assert "window_start" in shown.getvalue() and "alpha" in shown.getvalue()

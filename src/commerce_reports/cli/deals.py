@@ -209,9 +209,12 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            from ..config import current_settings
             from ..deals import DealsClient
+            from ..deals.config import DealSettings
 
-            with DealsClient(base_url=args.base_url) as client:
+            settings = DealSettings.of(current_settings().env)  # resolved here, handed down
+            with DealsClient(base_url=args.base_url, settings=settings) as client:
                 result = _result(args, client)
         except CommerceReportsError as error:
             _report(caught)

@@ -1,7 +1,7 @@
 """Deal requests: typed models, local checks with the contract's messages, and `DealsClient`.
 
-    from commerce_reports.deals import DealsClient
-    with DealsClient() as deals:          # key and URL from COMMERCE_REPORTS_DEALS_* variables
+    import commerce_reports as cr
+    with cr.open_deals_client() as deals:  # key and URL from COMMERCE_REPORTS_DEALS_* settings
         deal = deals.create({"buyers": [...], "commercial": {"takeRate": 0.2}, ...})
         deals.update(deal.id, {"status": "paused"})
 

@@ -54,8 +54,9 @@ def _default_retry(limits: Limits) -> RetryPolicy:
 class DealsClient:
     """A client of the deal-request interface; the API key travels as `x-api-key`, never shown.
 
-    `api_key` and `base_url` default to COMMERCE_REPORTS_DEALS_API_KEY and
-    COMMERCE_REPORTS_DEALS_BASE_URL (`settings`, else the environment and `.env`). `retry` sets
+    `api_key` and `base_url` default to those of `settings` (`cr.open_deals_client()` hands it the
+    configured COMMERCE_REPORTS_DEALS_API_KEY and _BASE_URL); the client never reads the
+    environment itself. `retry` sets
     the attempts and waits, `limits` the body ceiling, deadline and longest wait; `sleep`, `today`
     and `transport` are injectable for tests.
     """
@@ -73,8 +74,8 @@ class DealsClient:
         transport: httpx.BaseTransport | None = None,
         settings: DealSettings | None = None,
     ) -> None:
-        require(settings, (DealSettings, type(None)), "settings", "a DealSettings, or None (the environment)")
-        settings = settings or DealSettings.from_env()
+        require(settings, (DealSettings, type(None)), "settings", "a DealSettings, or None")
+        settings = settings or DealSettings()
         self._key, self.base_url = settings.connection(api_key, base_url)
         limits = limits or settings.limits
         require(retry, (RetryPolicy, type(None)), "retry", "a commerce_reports.http.RetryPolicy, or None")

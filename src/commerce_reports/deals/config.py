@@ -1,13 +1,15 @@
-"""Settings of the deal wing: its key and URL (COMMERCE_REPORTS_DEALS_API_KEY / _BASE_URL), read
-from the environment over `.env` like every toolkit setting, and the toolkit's request bounds
-(COMMERCE_REPORTS_MAX_BODY_MB, _REQUEST_DEADLINE, _MAX_RETRY_WAIT)."""
+"""Settings of the deal wing: its key and URL (COMMERCE_REPORTS_DEALS_API_KEY / _BASE_URL) and the
+toolkit's request bounds (COMMERCE_REPORTS_MAX_BODY_MB, _REQUEST_DEADLINE, _MAX_RETRY_WAIT).
+
+The wing never reads the environment: the entry points (`cr.open_deals_client()`, the `deals`
+command) resolve the toolkit's settings once and hand their variables to `DealSettings.of`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..config import Limits, check_base_url, environment
+from ..config import Limits, check_base_url
 from ..errors import ConfigurationError
 from ..secret import Secret
 
@@ -30,8 +32,8 @@ class DealSettings:
     limits: Limits = field(default_factory=Limits)
 
     @classmethod
-    def from_env(cls, env_file: Path | None = None) -> DealSettings:
-        env = environment(env_file)
+    def of(cls, env: Mapping[str, str]) -> DealSettings:
+        """The deal settings among `env`, the toolkit's settings by variable (`Settings.env`)."""
         key = env.get(ENV_DEALS_API_KEY, "").strip()
         url = env.get(ENV_DEALS_BASE_URL, "").strip()
         return cls(
@@ -46,7 +48,8 @@ class DealSettings:
         key = api_key if api_key is not None else self.api_key
         if key is None:
             raise ConfigurationError(
-                f"no deal-request API key: set {ENV_DEALS_API_KEY} or pass api_key=...; "
+                f"no deal-request API key: pass api_key=..., or open the client with "
+                f"`cr.open_deals_client()`, which reads {ENV_DEALS_API_KEY}; "
                 f"for testing, {_START_SANDBOX}"
             )
         if not isinstance(key, str | Secret):
@@ -54,7 +57,8 @@ class DealSettings:
         url = base_url if base_url is not None else self.base_url
         if not url:
             raise ConfigurationError(
-                f"no deal-request base URL: set {ENV_DEALS_BASE_URL} or pass base_url=...; "
+                f"no deal-request base URL: pass base_url=..., or open the client with "
+                f"`cr.open_deals_client()`, which reads {ENV_DEALS_BASE_URL}; "
                 f"for testing, {_START_SANDBOX}"
             )
         where = "base_url" if base_url is not None else ENV_DEALS_BASE_URL

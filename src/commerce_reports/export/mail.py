@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from ..errors import ConfigurationError, DeliveryError, ValidationError
+from ..errors import ConfigurationError, DeliveryError
 from ..redaction import redact
 from ..secret import Secret
+from ..settings import ADDRESS as _ADDRESS
+from ..settings import check_smtp_url, recipients
 from .parts import report_parts
 
 if TYPE_CHECKING:  # the settings and addresses are checked before an export loads papermill
@@ -48,7 +50,6 @@ __all__ = [
 ENV_SMTP_URL = "COMMERCE_REPORTS_SMTP_URL"
 ENV_SMTP_PASSWORD = "COMMERCE_REPORTS_SMTP_PASSWORD"
 ENV_MAIL_FROM = "COMMERCE_REPORTS_MAIL_FROM"
-_ADDRESS = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\"]+|[^@\s<>,;\"]+@localhost")
 _LOOPBACK = ("127.", "::1", "localhost")
 _BODY_PARTS = ("title", "alerts", "summary")
 
@@ -75,15 +76,7 @@ class MailSettings:
             raise ConfigurationError(
                 f"{ENV_SMTP_URL} is not set: give the mail server, e.g. smtp://reports@example.org@mail.example.org:587"
             )
-        parts = urlsplit(url)
-        if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
-            raise ConfigurationError(
-                f"{ENV_SMTP_URL}: {redact(url)!r} is not smtp://[user@]host[:port] or smtps://[user@]host[:port]"
-            )
-        if parts.password is not None:
-            raise ConfigurationError(
-                f"{ENV_SMTP_URL} holds a password: put it in {ENV_SMTP_PASSWORD} instead (a URL gets printed)"
-            )
+        parts = urlsplit(check_smtp_url(url, ENV_SMTP_URL))
         try:
             port = parts.port or (465 if parts.scheme == "smtps" else 587)
         except ValueError:
@@ -98,26 +91,12 @@ class MailSettings:
                 "e.g. Reports <reports@example.org>"
             )
         security: Literal["starttls", "ssl"] = "ssl" if parts.scheme == "smtps" else "starttls"
-        return cls(parts.hostname, port, security, sender, user, password)
+        return cls(str(parts.hostname), port, security, sender, user, password)
 
     def __repr__(self) -> str:
         login = f"{self.user}:***@" if self.password else (f"{self.user}@" if self.user else "")
         scheme = "smtps" if self.security == "ssl" else "smtp"
         return f"MailSettings({scheme}://{login}{self.host}:{self.port}, from {self.sender!r})"
-
-
-def recipients(text: str | Iterable[str]) -> list[str]:
-    """Addresses from `a@x.org,b@y.org` (or a list), each checked, or a ValidationError."""
-    items = text.split(",") if isinstance(text, str) else list(text)
-    found = [item.strip() for item in items if isinstance(item, str) and item.strip()]
-    wrong = [item for item in found if not _ADDRESS.fullmatch(item)]
-    if not found or wrong:
-        raise ValidationError(
-            "email",
-            f"{wrong[0] if wrong else text!r} is not an address",
-            "give addresses separated by commas: a@x.org,b@y.org",
-        )
-    return list(dict.fromkeys(found))
 
 
 def report_message(

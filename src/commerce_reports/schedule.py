@@ -1,0 +1,461 @@
+"""Run a project every morning without thinking: the daily sync and the weekly report as crontab
+lines or systemd user timers (and, optionally, the dashboard as a user service).
+
+    plan = schedule_plan(Path("."), email=["boss@example.org"])
+    print(crontab_text(plan))                  # what `commerce-reports schedule add --cron --print` shows
+    install_cron(plan)                         # the user's crontab, this project's lines replaced
+
+Every job runs in the project folder, so it reads the project's git-ignored `.env` (no secret is
+ever written into a crontab or a unit), through `commerce-reports schedule run`, which appends the
+command's output to the project's log between a line saying when it started and one saying how it
+ended. The environment a job needs beyond `.env` (the non-secret `COMMERCE_REPORTS_*` variables
+set where the schedule was made) is written into the line or the unit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from .config import Sources
+from .errors import ConfigurationError, ValidationError
+from .files import save_atomic
+from .locate import MARKER, project_root, where
+from .settings import ENVIRONMENT, SETTINGS
+
+__all__ = [
+    "DAYS",
+    "Installed",
+    "Job",
+    "SchedulePlan",
+    "When",
+    "crontab_text",
+    "install_cron",
+    "install_systemd",
+    "installed",
+    "last_runs",
+    "remove_cron",
+    "remove_systemd",
+    "run_logged",
+    "schedule_plan",
+    "systemd_units",
+    "unit_folder",
+]
+
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_CRON_DAYS = (1, 2, 3, 4, 5, 6, 0)  # cron counts from Sunday (0)
+_TAG = "# commerce-reports:"  # ends each of our crontab lines: `# commerce-reports:<slug>:<job>`
+_REPORT = Path("notebooks") / "report.ipynb"
+_SERVE_TOKEN = "COMMERCE_REPORTS_SERVE_TOKEN"  # `commerce-reports serve`'s access token
+
+
+@dataclass(frozen=True)
+class When:
+    """A time of day (the machine's local time), every day or on one weekday (0: Monday)."""
+
+    hour: int
+    minute: int
+    weekday: int | None = None
+
+    @classmethod
+    def parse(cls, at: str, day: str | None = None) -> When:
+        """`05:00` (and `monday`), or a ValidationError with an example."""
+        match = re.fullmatch(r"(\d{1,2}):(\d{2})", at.strip()) if isinstance(at, str) else None
+        if match is None or int(match[1]) > 23 or int(match[2]) > 59:
+            raise ValidationError("time", f"{at!r} is not a time of day", "give HH:MM, e.g. 05:00")
+        weekday = None
+        if day is not None:
+            text = day.strip().lower()
+            found = [name for name in DAYS if name.startswith(text)] if len(text) >= 3 else []
+            if len(found) != 1:
+                raise ValidationError("day", f"{day!r} is not a day of the week", "give e.g. monday (or mon)")
+            weekday = DAYS.index(found[0])
+        return cls(int(match[1]), int(match[2]), weekday)
+
+    def cron(self) -> str:
+        """The crontab's five fields: `0 5 * * *`, `0 6 * * 1`."""
+        day = "*" if self.weekday is None else str(_CRON_DAYS[self.weekday])
+        return f"{self.minute} {self.hour} * * {day}"
+
+    def calendar(self) -> str:
+        """systemd's OnCalendar: `*-*-* 05:00:00`, `Mon *-*-* 06:00:00`."""
+        day = "" if self.weekday is None else DAYS[self.weekday][:3].capitalize() + " "
+        return f"{day}*-*-* {self.hour:02d}:{self.minute:02d}:00"
+
+    def next_after(self, moment: datetime) -> datetime:
+        """The first time at or after `moment` (naive local time) this runs."""
+        candidate = moment.replace(hour=self.hour, minute=self.minute, second=0, microsecond=0)
+        while candidate < moment or (self.weekday is not None and candidate.weekday() != self.weekday):
+            candidate += timedelta(days=1)
+        return candidate
+
+    def __str__(self) -> str:
+        day = "every day" if self.weekday is None else f"every {DAYS[self.weekday].capitalize()}"
+        return f"{day} at {self.hour:02d}:{self.minute:02d}"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One scheduled command: its name (`sync`, `report`, `serve`), when it runs (None: always, a
+    service) and the `commerce-reports` arguments it runs."""
+
+    name: str
+    when: When | None
+    arguments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SchedulePlan:
+    """What to schedule for one project: its folder, the log, the program, the environment the jobs
+    need beyond the project's `.env`, and the jobs."""
+
+    project: Path
+    log: Path
+    program: tuple[str, ...]
+    environment: dict[str, str]
+    jobs: tuple[Job, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def slug(self) -> str:
+        """This project's name in unit names and crontab tags: its folder's name and a hash of its path."""
+        name = re.sub(r"[^a-z0-9]+", "-", self.project.name.lower()).strip("-")[:24] or "project"
+        return f"{name}-{hashlib.sha256(str(self.project).encode()).hexdigest()[:8]}"
+
+    def command(self, job: Job) -> list[str]:
+        """The job's command line: `commerce-reports schedule run --job NAME --log LOG -- <arguments>`."""
+        return [
+            *self.program,
+            "schedule",
+            "run",
+            "--job",
+            job.name,
+            "--log",
+            str(self.log),
+            "--",
+            *job.arguments,
+        ]
+
+
+def schedule_plan(
+    *,
+    sync_at: str = "05:00",
+    report_day: str | None = "monday",
+    report_at: str = "06:00",
+    email: Sequence[str] = (),
+    sync_arguments: Sequence[str] = (),
+    serve: bool = False,
+    sources: Sources | None = None,
+) -> SchedulePlan:
+    """The jobs of the project at or above the working folder: a sync every day at `sync_at`, the report
+    (`export --sync --notebook notebooks/report.ipynb`, mailed to `email` when given) every
+    `report_day` at `report_at` (None: no report), and `serve` (the dashboard) as a service.
+    `sources` (the resolved settings' sources) say which variables come from the environment only:
+    non-secret ones are written into the jobs' environment, secrets only warned about (a job reads
+    the project's `.env`; nothing secret goes into a crontab or a unit)."""
+    root = project_root()
+    if root is None:
+        raise ValidationError(
+            "project",
+            f"no {MARKER} at or above {Path.cwd()}",
+            "run it in the project folder (`commerce-reports init <folder>` makes one)",
+        )
+    jobs = [Job("sync", When.parse(sync_at), ("sync", "--no-progress", *sync_arguments))]
+    if report_day is not None:
+        if not (root / _REPORT).is_file():
+            raise ValidationError(
+                "report", f"{root / _REPORT} is not there", f"`commerce-reports init {root}` copies it"
+            )
+        mail = ("--email", ",".join(email)) if email else ()
+        jobs.append(
+            Job(
+                "report",
+                When.parse(report_at, report_day),
+                ("export", "--sync", "--notebook", str(_REPORT), *mail),
+            )
+        )
+    if serve:
+        jobs.append(Job("serve", None, ("serve",)))
+    environment, warnings = _job_environment(sources or Sources({}))
+    if serve and not (sources or Sources({})).variables().get(_SERVE_TOKEN, "").strip():
+        warnings += (
+            f"{_SERVE_TOKEN} is not set: the served dashboard makes a token at each start and prints it "
+            f"into the log; `commerce-reports config set serve_token` (or {_SERVE_TOKEN} in .env) keeps one",
+        )
+    lake = where(env={**(sources.variables() if sources else {}), **environment})
+    return SchedulePlan(
+        root, lake.path / "logs" / "schedule.log", _program(), environment, tuple(jobs), warnings
+    )
+
+
+def _program() -> tuple[str, ...]:
+    """This installation's command, by absolute path: the script beside the interpreter, else
+    `python -m commerce_reports`."""
+    script = Path(sys.executable).parent / "commerce-reports"
+    return (str(script),) if script.is_file() else (sys.executable, "-m", "commerce_reports")
+
+
+def _job_environment(sources: Sources) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The toolkit's non-secret variables set in the environment (not in `.env`, which the job
+    reads itself), and a warning per secret a job would not see."""
+    environment: dict[str, str] = {}
+    warnings: list[str] = []
+    for setting in SETTINGS:
+        if setting.variable is None:
+            continue
+        found = sources.members(setting.name) if setting.family else [sources.found(setting.name)]
+        for each in found:
+            if each.source != ENVIRONMENT:
+                continue
+            if setting.secret:
+                warnings.append(
+                    f"{each.where} is set in your environment only: the scheduled jobs will not see it "
+                    f"(they read the project's .env); `commerce-reports config set {each.name}` puts it there"
+                )
+            else:
+                environment[each.where] = str(each.value)
+    return environment, tuple(warnings)
+
+
+# -- crontab -------------------------------------------------------------------------------------
+
+
+def crontab_text(plan: SchedulePlan) -> str:
+    """This project's crontab lines, each tagged with the project and job."""
+    lines = []
+    for job in plan.jobs:
+        when = "@reboot" if job.when is None else job.when.cron()
+        variables = " ".join(
+            f"{name}={shlex.quote(value)}" for name, value in sorted(plan.environment.items())
+        )
+        command = " ".join(shlex.quote(part) for part in plan.command(job))
+        line = f"cd {shlex.quote(str(plan.project))} && {variables + ' ' if variables else ''}{command}"
+        lines.append(f"{when} {line.replace('%', chr(92) + '%')} {_TAG}{plan.slug}:{job.name}")
+    return "\n".join(lines) + "\n"
+
+
+def _crontab(*arguments: str, text: str | None = None) -> subprocess.CompletedProcess[str]:
+    program = shutil.which("crontab")
+    if program is None:
+        raise ConfigurationError(
+            "there is no `crontab` command here (no cron): install cron, use --systemd, or add the lines "
+            "`commerce-reports schedule add --print` shows to your scheduler yourself"
+        )
+    return subprocess.run([program, *arguments], input=text, capture_output=True, text=True, timeout=60)
+
+
+def _current_crontab() -> list[str]:
+    done = _crontab("-l")
+    if done.returncode != 0 and "no crontab" not in done.stderr.lower():
+        raise ConfigurationError(f"`crontab -l` failed: {done.stderr.strip()}")
+    return done.stdout.splitlines() if done.returncode == 0 else []
+
+
+def _write_crontab(lines: list[str]) -> None:
+    done = _crontab("-", text="\n".join(lines) + "\n" if lines else "")
+    if done.returncode != 0:
+        raise ConfigurationError(f"`crontab -` refused the new crontab: {done.stderr.strip()}")
+
+
+def install_cron(plan: SchedulePlan) -> list[str]:
+    """Put this project's lines into the user's crontab (its older lines replaced, every other
+    line kept); the lines written."""
+    kept = [line for line in _current_crontab() if f"{_TAG}{plan.slug}:" not in line]
+    ours = crontab_text(plan).splitlines()
+    _write_crontab([*kept, *ours])
+    return ours
+
+
+def remove_cron(project: Path) -> list[str]:
+    """Take this project's lines out of the user's crontab; the lines removed."""
+    slug = _slug(project)
+    lines = _current_crontab()
+    removed = [line for line in lines if f"{_TAG}{slug}:" in line]
+    if removed:
+        _write_crontab([line for line in lines if f"{_TAG}{slug}:" not in line])
+    return removed
+
+
+# -- systemd -------------------------------------------------------------------------------------
+
+
+def unit_folder() -> Path:
+    """Where systemd looks for the user's own units: `$XDG_CONFIG_HOME/systemd/user`."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user"
+
+
+def systemd_units(plan: SchedulePlan) -> dict[str, str]:
+    """This project's unit files by name: a service per job, and a timer per timed job."""
+    units: dict[str, str] = {}
+    project = str(plan.project).replace("%", "%%")  # a whole-line value: only specifiers escaped
+    for job in plan.jobs:
+        name = f"commerce-reports-{plan.slug}-{job.name}"
+        environment = "".join(
+            f"Environment={_systemd_quote(f'{key}={value}')}\n"
+            for key, value in sorted(plan.environment.items())
+        )
+        command = " ".join(_systemd_quote(part) for part in plan.command(job))
+        kind = "Type=oneshot\n" if job.when is not None else "Restart=on-failure\nRestartSec=10\n"
+        install = "" if job.when is not None else "\n[Install]\nWantedBy=default.target\n"
+        units[f"{name}.service"] = (
+            f"# commerce-reports schedule of {plan.project}\n"
+            f"[Unit]\nDescription=commerce-reports {job.name} of {project}\n\n"
+            f"[Service]\n{kind}WorkingDirectory={project}\n{environment}"
+            f"ExecStart={command}\n{install}"
+        )
+        if job.when is not None:
+            units[f"{name}.timer"] = (
+                f"# commerce-reports schedule of {plan.project}\n"
+                f"[Unit]\nDescription=commerce-reports {job.name} of {project}, {job.when}\n\n"
+                f"[Timer]\nOnCalendar={job.when.calendar()}\nPersistent=true\n\n"
+                "[Install]\nWantedBy=timers.target\n"
+            )
+    return units
+
+
+def _systemd_quote(text: str) -> str:
+    """One word of a unit's command line: double-quoted when needed, `%` and `$` escaped."""
+    escaped = text.replace("%", "%%").replace("$", "$$")
+    if re.fullmatch(r"[A-Za-z0-9_@%+=:,./-]+", escaped):
+        return escaped
+    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _systemctl(*arguments: str) -> str | None:
+    """Run `systemctl --user ...`; None when it worked, else why not."""
+    program = shutil.which("systemctl")
+    if program is None:
+        return "there is no systemctl here"
+    try:
+        done = subprocess.run([program, "--user", *arguments], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return str(error)
+    return None if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+
+
+def install_systemd(plan: SchedulePlan) -> list[Path]:
+    """Write this project's units into the user's unit folder and enable them (timers, and the
+    service of a job without a time); the files written. When systemd's user manager cannot be
+    reached, the files stay and a ConfigurationError says how to enable them."""
+    folder = unit_folder()
+    for old in folder.glob(f"commerce-reports-{plan.slug}-*"):
+        old.unlink()
+    written = [save_atomic(folder / name, text) for name, text in systemd_units(plan).items()]
+    enabled = [p.name for p in written if p.suffix == ".timer"] + [
+        p.name for p in written if p.suffix == ".service" and "WantedBy=default.target" in p.read_text()
+    ]
+    problem = _systemctl("daemon-reload") or _systemctl("enable", "--now", *enabled)
+    if problem is not None:
+        raise ConfigurationError(
+            f"wrote {len(written)} units into {folder} but could not enable them ({problem}): in a session "
+            f"with systemd's user manager, run `systemctl --user daemon-reload && systemctl --user enable "
+            f"--now {' '.join(enabled)}`, or use --cron"
+        )
+    return written
+
+
+def remove_systemd(project: Path) -> list[Path]:
+    """Stop, disable and delete this project's units; the files deleted."""
+    found = sorted(unit_folder().glob(f"commerce-reports-{_slug(project)}-*"))
+    if found:
+        _systemctl("disable", "--now", *[p.name for p in found])  # no user manager: nothing runs them
+        for path in found:
+            path.unlink()
+        _systemctl("daemon-reload")
+    return found
+
+
+def _slug(project: Path) -> str:
+    return SchedulePlan(project, project, (), {}, ()).slug
+
+
+# -- what is installed ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One scheduled job found: how (`cron` or `systemd`), its project and job, when, and the last
+    run the project's log records."""
+
+    kind: str
+    project: str
+    job: str
+    when: str
+    where: str
+    last_run: str = ""
+
+
+def installed() -> list[Installed]:
+    """Every job this toolkit scheduled for the user: the lines of the crontab (where there is
+    one) and the units of the user's unit folder."""
+    found: list[Installed] = []
+    if shutil.which("crontab") is not None:
+        for line in _current_crontab():
+            if _TAG not in line:
+                continue
+            job = line.rsplit(":", 1)[1].strip()
+            when = line.split()[0] if line.startswith("@") else " ".join(line.split()[:5])
+            place = re.search(r"cd ('[^']*'|\S+) &&", line)
+            found.append(Installed("cron", shlex.split(place[1])[0] if place else "?", job, when, "crontab"))
+    for unit in sorted(unit_folder().glob("commerce-reports-*.service")):
+        job = unit.stem.rsplit("-", 1)[1]
+        timer = unit.with_suffix(".timer")
+        calendar = re.search(r"^OnCalendar=(.+)$", timer.read_text(), re.M) if timer.is_file() else None
+        of = re.search(r"^# commerce-reports schedule of (.+)$", unit.read_text(), re.M)
+        found.append(
+            Installed("systemd", of[1] if of else "?", job, calendar[1] if calendar else "always", str(unit))
+        )
+    return found
+
+
+def last_runs(log: Path) -> dict[str, str]:
+    """The last run of each job (`sync`, `report`) the log records: when it ended and how
+    (`2026-11-23T05:00:41Z: exit 0 after 41 s`)."""
+    last: dict[str, str] = {}
+    if log.is_file():
+        for line in log.read_text(errors="replace").splitlines():
+            match = re.match(r"^== (\S+) (\S+) ended: (.+)$", line)
+            if match:
+                last[match[2]] = f"{match[1]}: {match[3]}"
+    return last
+
+
+# -- running a job -------------------------------------------------------------------------------
+
+
+def run_logged(job: str, arguments: Sequence[str], log: Path) -> int:
+    """Run `commerce-reports <arguments>` with its output appended to `log`, between a line saying
+    when job `job` started and one saying how it ended (exit status and seconds); its exit status."""
+    if not arguments:
+        raise ValidationError("command", "nothing to run", "e.g. commerce-reports schedule run -- sync")
+    from .files import make_folder, modes
+
+    make_folder(log.parent)
+    started = datetime.now(UTC)
+    name = re.sub(r"\s+", "-", job.strip()) or arguments[0]
+    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, modes().file)  # as private as the lake
+    with os.fdopen(descriptor, "a") as out:
+        out.write(
+            f"== {started:%Y-%m-%dT%H:%M:%SZ} {name} started: commerce-reports {shlex.join(arguments)}\n"
+        )
+        out.flush()
+        try:
+            code = subprocess.run(
+                [sys.executable, "-m", "commerce_reports", *arguments], stdout=out, stderr=subprocess.STDOUT
+            ).returncode
+        except KeyboardInterrupt:
+            code = 130
+        ended = datetime.now(UTC)
+        seconds = (ended - started).total_seconds()
+        out.write(f"== {ended:%Y-%m-%dT%H:%M:%SZ} {name} ended: exit {code} after {seconds:.0f} s\n")
+    return code

@@ -1,0 +1,169 @@
+"""`commerce-reports schedule`: the lines and units it writes, checked by parsing them (systemd's
+own parser where there is one), installed in a stand-in crontab and a private unit folder, listed
+and removed. Running what it writes end to end is `tests/export/test_schedule_run.py`."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from commerce_reports.cli import main
+from commerce_reports.errors import ValidationError
+from commerce_reports.project import init_project
+from commerce_reports.schedule import When
+from tests.scheduling import fake_crontab
+
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = init_project(tmp_path / "my shop").folder  # a space in the path: quoted everywhere
+    monkeypatch.chdir(folder / "notebooks")  # anywhere in the project
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the user's unit folder
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    return folder
+
+
+def test_times_are_checked_and_written_for_cron_and_systemd() -> None:
+    daily, weekly = When.parse("5:00"), When.parse("06:30", "fri")
+    assert (daily.cron(), daily.calendar()) == ("0 5 * * *", "*-*-* 05:00:00")
+    assert (weekly.cron(), weekly.calendar()) == ("30 6 * * 5", "Fri *-*-* 06:30:00")
+    assert When.parse("0:00", "sunday").cron() == "0 0 * * 0"  # cron counts from Sunday
+    assert weekly.next_after(datetime(2026, 11, 27, 6, 31)) == datetime(2026, 12, 4, 6, 30)  # a Friday
+    assert daily.next_after(datetime(2026, 11, 27, 4, 59)) == datetime(2026, 11, 27, 5, 0)
+    for at, day in (("25:00", None), ("5", None), ("05:00", "mo"), ("05:00", "someday")):
+        with pytest.raises(ValidationError):
+            When.parse(at, day)
+
+
+@pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed")
+@pytest.mark.parametrize("day", [None, "monday", "sun"])
+def test_systemd_reads_our_calendar_as_we_mean_it(day: str | None) -> None:
+    when = When.parse("06:05", day)
+    done = subprocess.run(
+        [str(SYSTEMD_ANALYZE), "calendar", when.calendar()], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and f"Normalized form: {when.calendar()}" in done.stdout
+
+
+def test_print_shows_the_crontab_lines_with_the_environment_but_no_secret(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_CURRENCY", "EUR")  # set here only: the job needs it
+    monkeypatch.setenv("COMMERCE_REPORTS_SMTP_PASSWORD", "pw-in-the-shell-123")
+    (project / ".env").write_text("COMMERCE_REPORTS_DIALECT=published\n")  # the job reads .env itself
+    argv = ["schedule", "add", "--print", "--email", "boss@example.org", "--sync-args", "--country US"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    sync, report = out.splitlines()
+    assert sync.startswith("0 5 * * * cd '") and report.startswith("0 6 * * 1 cd '")
+    assert f"cd '{project}' && COMMERCE_REPORTS_CURRENCY=EUR " in sync
+    assert "schedule run --job sync --log" in sync and sync.split(" -- ")[1].startswith(
+        "sync --no-progress --country US"
+    )
+    assert "-- export --sync --notebook notebooks/report.ipynb --email boss@example.org #" in report
+    assert "pw-in-the-shell" not in out and "DIALECT" not in out
+    assert "COMMERCE_REPORTS_SMTP_PASSWORD is set in your environment only" in err
+    assert not Path(project / "data" / "logs").exists()  # printed, nothing else
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--at", "5pm"], "'5pm' is not a time of day"),
+        (["--report-day", "someday"], "not a day of the week"),
+        (["--email", "boss"], "'boss' is not an address"),
+        (["--sync-args", "--grain week"], "is not what `sync` takes"),
+        (["--serve"], "no `serve` command"),
+    ],
+)
+def test_a_wrong_option_exits_2_before_anything_is_written(
+    argv: list[str], message: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if (
+        argv == ["--serve"]
+        and "serve" in main.__globals__["build_parser"]()._subparsers._group_actions[0].choices
+    ):
+        pytest.skip("this build has a serve command")
+    assert main(["schedule", "add", "--cron", *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not (project.parent / "config").exists()
+
+
+def test_outside_a_project_schedule_says_where_to_run_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["schedule", "add", "--print"]) == 2
+    assert "no commerce-reports.toml at or above" in capsys.readouterr().err
+
+
+def test_cron_lines_replace_this_projects_own_and_keep_the_rest(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = fake_crontab(tmp_path, monkeypatch)
+    table.write_text("MAILTO=me@example.org\n15 3 * * * /usr/local/bin/backup\n")
+    assert main(["schedule", "add", "--cron"]) == 0
+    assert main(["schedule", "add", "--cron", "--at", "04:15", "--no-report"]) == 0  # again: replaced
+    lines = table.read_text().splitlines()
+    assert lines[:2] == ["MAILTO=me@example.org", "15 3 * * * /usr/local/bin/backup"]
+    assert len(lines) == 3 and lines[2].startswith("15 4 * * * cd ")
+    capsys.readouterr()
+    assert main(["schedule", "list"]) == 0
+    assert f"cron    sync    15 4 * * *            {project}" in capsys.readouterr().out
+    assert main(["schedule", "remove"]) == 0
+    assert table.read_text().splitlines() == lines[:2]
+    assert main(["schedule", "remove"]) == 0
+    assert f"nothing was scheduled for {project}" in capsys.readouterr().out
+
+
+def test_without_cron_the_error_says_what_to_do_instead(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert main(["schedule", "add", "--cron"]) == 1
+    assert "no `crontab` command here" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed")
+def test_systemd_units_parse_and_without_a_user_manager_the_files_stay_with_the_way_to_enable_them(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["schedule", "add", "--systemd", "--email", "boss@example.org"])
+    err = capsys.readouterr().err
+    units = sorted((tmp_path / "config" / "systemd" / "user").iterdir())
+    assert [u.name.rsplit("-", 1)[-1] for u in units] == [
+        "report.service", "report.timer", "sync.service", "sync.timer"
+    ]  # fmt: skip
+    if code == 1:  # this machine: no systemd user session
+        assert "could not enable them" in err and "systemctl --user enable --now" in err
+    verified = subprocess.run(
+        [str(SYSTEMD_ANALYZE), "verify", *map(str, units)], capture_output=True, text=True, timeout=120
+    )
+    assert verified.returncode == 0 and verified.stderr == "", verified.stderr
+    sync = next(u for u in units if u.name.endswith("sync.service")).read_text()
+    assert f"WorkingDirectory={project}\n" in sync and "Type=oneshot" in sync
+    assert "OnCalendar=Mon *-*-* 06:00:00\nPersistent=true" in units[1].read_text()
+    assert main(["schedule", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "systemd sync    *-*-* 05:00:00" in listed and "systemd report  Mon *-*-* 06:00:00" in listed
+    assert main(["schedule", "remove", "--systemd"]) == 0
+    assert not list((tmp_path / "config" / "systemd" / "user").iterdir())
+
+
+def test_schedule_run_logs_a_run_between_two_lines_and_exits_with_its_status(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "schedule.log"
+    argv = ["schedule", "run", "--job", "probe", "--log", str(log), "--", "config", "get", "base_url"]
+    assert main(argv) == 1  # `config get` of a setting not set exits 1: a failed run
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith("== 20") and lines[0].endswith(
+        " probe started: commerce-reports config get base_url"
+    )
+    assert lines[1] == "base_url is not set"  # the command's own output, in between
+    assert " probe ended: exit 1 after " in lines[-1] and len(lines) == 3
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600  # as private as the lake
