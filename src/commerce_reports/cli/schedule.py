@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .options import UsageError
 from .parser import add_command
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
@@ -140,6 +139,13 @@ def _missing_action(parser: CommandParser) -> Any:
     return handler
 
 
+def _usage(parameter: str, problem: str, allowed: str = "") -> Exception:
+    """A usage error (exit 2); `cli.options` loads when one is raised, not for `--help`."""
+    from .options import UsageError
+
+    return UsageError(parameter, problem, allowed)
+
+
 def _checked_sync_arguments(text: str) -> list[str]:
     """The daily sync's extra options, refused (exit 2) unless `sync` takes them."""
     import shlex
@@ -149,11 +155,11 @@ def _checked_sync_arguments(text: str) -> list[str]:
     try:
         arguments = shlex.split(text)
     except ValueError as error:
-        raise UsageError("--sync-args", f"{text!r} is not a command line ({error})") from None
+        raise _usage("--sync-args", f"{text!r} is not a command line ({error})") from None
     try:
         build_parser().parse_args(["sync", *arguments])
     except SystemExit:
-        raise UsageError(
+        raise _usage(
             "--sync-args", f"{text!r} is not what `sync` takes", "see commerce-reports sync --help"
         ) from None
     return arguments
@@ -183,13 +189,13 @@ def _add(args: argparse.Namespace) -> int:
         try:
             email = recipients(args.email)
         except ValidationError as error:
-            raise UsageError(error.parameter, error.problem, error.allowed) from None
+            raise _usage(error.parameter, error.problem, error.allowed) from None
     if args.serve:
         from . import build_parser
 
         commands = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
         if not any("serve" in action.choices for action in commands):
-            raise UsageError("--serve", "this version has no `serve` command", "leave --serve out")
+            raise _usage("--serve", "this version has no `serve` command", "leave --serve out")
     from ..config import current_sources
     from ..schedule import crontab_text, install_cron, install_systemd, schedule_plan, systemd_units
 
@@ -204,7 +210,7 @@ def _add(args: argparse.Namespace) -> int:
             sources=current_sources(),
         )
     except ValidationError as error:
-        raise UsageError(error.parameter, error.problem, error.allowed) from None
+        raise _usage(error.parameter, error.problem, error.allowed) from None
     for warning in plan.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     kind = args.kind or ("cron" if args.print else _default_kind())
@@ -263,7 +269,7 @@ def _remove(args: argparse.Namespace) -> int:
 
     root = project_root()
     if root is None:
-        raise UsageError(
+        raise _usage(
             "project", f"no commerce-reports.toml at or above {Path.cwd()}", "run it in the project"
         )
     removed = 0
@@ -285,7 +291,7 @@ def _run(args: argparse.Namespace) -> int:
 
     arguments = args.arguments[1:] if args.arguments[:1] == ["--"] else args.arguments
     if not arguments:
-        raise UsageError(
+        raise _usage(
             "schedule run", "no command given", "e.g. schedule run --log LOG -- sync --no-progress"
         )
     return run_logged(args.job or arguments[0], arguments, args.log)
