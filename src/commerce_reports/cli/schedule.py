@@ -269,9 +269,7 @@ def _remove(args: argparse.Namespace) -> int:
 
     root = project_root()
     if root is None:
-        raise _usage(
-            "project", f"no commerce-reports.toml at or above {Path.cwd()}", "run it in the project"
-        )
+        raise _usage("project", f"no commerce-reports.toml at or above {Path.cwd()}", "run it in the project")
     removed = 0
     if args.kind in (None, "cron") and (args.kind == "cron" or shutil.which("crontab")):
         for line in remove_cron(root):
@@ -291,7 +289,5 @@ def _run(args: argparse.Namespace) -> int:
 
     arguments = args.arguments[1:] if args.arguments[:1] == ["--"] else args.arguments
     if not arguments:
-        raise _usage(
-            "schedule run", "no command given", "e.g. schedule run --log LOG -- sync --no-progress"
-        )
+        raise _usage("schedule run", "no command given", "e.g. schedule run --log LOG -- sync --no-progress")
     return run_logged(args.job or arguments[0], arguments, args.log)
