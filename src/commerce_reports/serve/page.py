@@ -128,7 +128,9 @@ def status_badges(totals: Comparison) -> str:
     """Whether the period's figures are whole in the lake, and whether the service may still
     revise them (the views' `complete` and `final`)."""
     complete = (
-        _badge("complete", True) if totals.complete else _badge("partial: days missing in the lake", False)
+        _badge("complete", True)
+        if totals.complete
+        else _badge("partial: days missing or not settled yet", False)
     )
     if totals.final is None:
         final = ""
@@ -179,24 +181,24 @@ class DashboardPage:
         self._holding = 0
         self.board: Board | None = None
         self.site = pn.widgets.Select(
-            name="Site", options={"All sites": ALL_SITES}, value=ALL_SITES, width=180
+            label="Site", options={"All sites": ALL_SITES}, value=ALL_SITES, width=180
         )
         self.period = pn.widgets.Select(
-            name="Period", options={PERIOD_LABELS[p]: p for p in PERIODS}, value="last_7", width=170
+            label="Period", options={PERIOD_LABELS[p]: p for p in PERIODS}, value="last_7", width=170
         )
-        self.start = pn.widgets.DatePicker(name="From", width=150)
-        self.end = pn.widgets.DatePicker(name="To", width=150)
+        self.start = pn.widgets.DatePicker(label="From", width=150)
+        self.end = pn.widgets.DatePicker(label="To", width=150)
         self.leaderboard = pn.widgets.RadioButtonGroup(
-            name="Leaderboard",
+            label="Leaderboard",
             options={BOARD_LABELS[b]: b for b in BOARDS},
             value="network",
-            button_type="primary",
-            button_style="outline",
+            color="primary",
+            variant="outlined",
         )
         self.drill = pn.widgets.Select(
-            name="Drill into a network", options={"(choose a network)": ""}, width=260
+            label="Drill into a network", options={"(choose a network)": ""}, width=260
         )
-        self.back = pn.widgets.Button(name="◂ All networks", visible=False, width=140)
+        self.back = pn.widgets.Button(label="◂ All networks", visible=False, width=140)
         self.freshness = pn.pane.HTML(sizing_mode="stretch_width")
         self.status = pn.pane.HTML("<p><i>⏳ Loading…</i></p>", sizing_mode="stretch_width")
         self.totals = pn.pane.HTML(sizing_mode="stretch_width")
@@ -329,7 +331,8 @@ class DashboardPage:
         with self._quiet():
             self.start.value, self.end.value = view.period.start, view.period.end
         self.status.object = (
-            f'<div class="cr-answer" data-view="{escape(view_key(view))}">'
+            f'<div class="cr-answer" data-view="{escape(view_key(view))}" '
+            f'data-generation="{escape(Path(board.lake.generation).name if board.lake else "")}">'
             f"<b>{view.period.start} to {view.period.end}</b> ({view.period.days} days) against "
             f"{board.totals.previous.start} to {board.totals.previous.end} · "
             f"{escape(view.site or 'all sites')} · {board.seconds * 1000:.0f} ms"
@@ -352,7 +355,10 @@ class DashboardPage:
             parts.append(f'<div class="cr-board" data-board="{by}">{title}{table}</div>')
         self.tables.object = "".join(parts)
         first_by, first = next(iter(board.boards.items()))
-        self.chart.spec = comparison_chart_of(first, first_by, currency=money).to_dict()
+        spec = comparison_chart_of(first, first_by, currency=money).to_dict(
+            validate=False
+        )  # checked in tests
+        self.chart.param.update(key=view_key(view), spec=spec)  # the key first: the drawing reads it
         if view.board == "network" and not drilled:
             networks = [str(key) for key in first.frame["key"]]
             with self._quiet():

@@ -36,6 +36,7 @@ class VegaChart(JSComponent):
     """A Vega-Lite spec drawn in the page with the package's Vega."""
 
     spec = param.Dict(default={}, doc="The Vega-Lite spec (chart.to_dict()); {} draws nothing.")
+    key = param.String(default="", doc="What the spec shows: the drawn chart's `data-drawn` says it.")
 
     _esm = f"""
 export function render({{ model, el }}) {{
@@ -43,6 +44,7 @@ export function render({{ model, el }}) {{
     const spec = model.spec;
     if (!spec || Object.keys(spec).length === 0) {{ el.replaceChildren(); return; }}
     window.vegaEmbed(el, spec, {{mode: "vega-lite", renderer: "svg", actions: false}})
+      .then(() => {{ el.dataset.drawn = model.key; }})
       .catch((error) => {{ el.textContent = "chart failed: " + error; }});
   }};
   if (window.vegaEmbed) {{ draw(); }}
