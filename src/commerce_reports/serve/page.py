@@ -193,7 +193,7 @@ class DashboardPage:
             options={BOARD_LABELS[b]: b for b in BOARDS},
             value="network",
             color="primary",
-            variant="outlined",
+            variant="outline",
         )
         self.drill = pn.widgets.Select(
             label="Drill into a network", options={"(choose a network)": ""}, width=260

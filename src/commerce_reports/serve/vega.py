@@ -23,10 +23,12 @@ BUNDLE_ROUTE = "/commerce-reports/vega.js"
 
 
 class BundleHandler(tornado.web.RequestHandler):
-    """Serves the Vega bundle (about 1 MB of JavaScript, made once per process), cached by the
-    browser for a day: it changes only with the package."""
+    """Serves the Vega bundle (about 1 MB of JavaScript, made once per process) to a signed-in
+    visitor (the cookie the sign-in form sets), cached by the browser for a day."""
 
     def get(self) -> None:
+        if not self.get_secure_cookie("user"):
+            raise tornado.web.HTTPError(403, "sign in first")
         self.set_header("Content-Type", "application/javascript; charset=utf-8")
         self.set_header("Cache-Control", "private, max-age=86400")
         self.write(vega_bundle_script())
