@@ -188,7 +188,9 @@ def bench(data_dir: Path, repeat: int, visitors: int) -> None:
             browser.close()
     finally:
         server.terminate()
-        server.wait(timeout=60)
+        stopped = time.perf_counter()
+        server.wait(timeout=300)
+    print(f"stopped {time.perf_counter() - stopped:.1f} s after SIGTERM")
     baseline = _baseline(data_dir, keys, repeat)
     print(f"{'interaction':<28} {'answer ms':>10} {'chart ms':>9} {'in-process ms':>14} {'ratio':>6}")
     worst = 0.0

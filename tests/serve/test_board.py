@@ -110,6 +110,22 @@ def test_a_drill_into_a_network_shows_its_merchants_and_links(
     )
 
 
+def test_values_a_control_never_offered_are_refused(
+    con: duckdb.DuckDBPyConnection, served_lake: Path
+) -> None:
+    """What a forged websocket message could put in a control: refused before any query runs."""
+    from commerce_reports.serve.page import Choice
+
+    lake = lake_state(con, served_lake)
+    for forged, said in (
+        (Choice("alpha'; --", "last_7", None, None, "network", None), "is not in the lake"),
+        (Choice(None, "forever", None, None, "network", None), "is not a period"),  # type: ignore[arg-type]
+        (Choice(None, "last_7", None, None, "everything", None), "is not a leaderboard"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(ValidationError, match=said):
+            forged.view(lake, NOW.date())
+
+
 def test_a_board_is_read_again_when_a_sync_publishes_while_it_is_read(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -314,8 +314,10 @@ def test_a_sync_beside_a_session_never_shows_a_half_written_state(browser: Any, 
 def _flip_until_new(page: Any, before: str) -> bool:
     """Change the period once; True when the answer comes from a generation other than `before`."""
     key = str(page.get_attribute(".cr-answer", "data-view"))
-    current = page.locator("select", has=page.locator("option", has_text="Last 7 days")).input_value()
-    _select(page, "Last 7 days").select_option("last_28" if current != "last_28" else "last_7")
+    shown = page.get_attribute(".cr-answer", "data-view") or ""
+    start, end = (date.fromisoformat(day) for day in shown.split("|")[1:3])
+    other = "Last 7 days" if (end - start).days == 27 else "Last 28 days"
+    _select(page, "Last 7 days").select_option(label=other)
     _answered(page, after=key)
     return page.get_attribute(".cr-answer", "data-generation") != before
 

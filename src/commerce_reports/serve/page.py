@@ -19,7 +19,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -96,6 +96,7 @@ class _Lane:
         self._data_dir = data_dir
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._closed = False
 
     def connection(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
@@ -104,14 +105,25 @@ class _Lane:
 
     async def run(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: work(self.connection()))
+        return await loop.run_in_executor(self._pool, self._call, work)
+
+    def _call(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        if self._closed:  # queued before the lane closed: nobody waits for it any more
+            raise CancelledError
+        return work(self.connection())
 
     def close(self) -> None:
+        """Stop what runs (a query is interrupted: a visitor who left, or a server stopping, never
+        waits for it), then close the connection in the worker and let the worker end."""
+        if self._con is not None:
+            self._con.interrupt()
+
         def close_connection() -> None:
             if self._con is not None:
                 self._con.close()
                 self._con = None
 
+        self._closed = True
         self._pool.submit(close_connection)
         self._pool.shutdown(wait=False)
 
