@@ -329,3 +329,25 @@ def test_sigterm_stops_the_server_cleanly_and_the_token_never_reached_its_log(se
     text = "".join(served.log)
     assert "stopping (SIGTERM)" in text and "a visitor opened the dashboard" in text
     assert TOKEN not in text  # a token of one's own is never printed
+
+
+def test_another_address_is_said_loudly_and_a_generated_token_is_printed_once(
+    served_lake: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the command hands the server, without starting one: the address, and a new token."""
+    import commerce_reports.serve
+    from commerce_reports.cli import main
+
+    handed: dict[str, Any] = {}
+
+    def serve_dashboard(config: Any, **kwargs: Any) -> None:
+        handed.update(kwargs, config=config)
+
+    monkeypatch.setattr(commerce_reports.serve, "serve_dashboard", serve_dashboard)
+    assert main(["serve", "--host", "0.0.0.0", "--port", "9", "--data-dir", str(served_lake)]) == 0
+    error = capsys.readouterr().err
+    assert "warning: serving on 0.0.0.0, reachable from other machines" in error
+    token = handed["token"].reveal()
+    assert len(token) >= 16 and error.count(token) == 1  # printed once, for the one who started it
+    assert repr(handed["token"]) == "Secret('***')" and handed["host"] == "0.0.0.0" and handed["port"] == 9
+    assert handed["config"].data_dir == served_lake
