@@ -74,7 +74,7 @@ def screenshot(folder: Path, out: Path) -> None:
             page.click("button[type=submit]")
             key = _answer(page, None)
             page.locator("select", has=page.locator("option", has_text="Last 7 days")).select_option(
-                "last_28"
+                label="Last 28 days"
             )
             key = _answer(page, key)
             page.wait_for_selector(".cr-alerts")

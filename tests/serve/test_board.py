@@ -11,12 +11,12 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from commerce_reports.alerting import Thresholds
 from commerce_reports.charts.compare import comparison_chart_of
 from commerce_reports.db import connect
+from commerce_reports.db.readonly import Connection
 from commerce_reports.errors import LakeError, ValidationError
 from commerce_reports.money import Currency
 from commerce_reports.serve import board as board_module
@@ -29,14 +29,12 @@ LAST_DAY = NOW.date().replace(day=9)  # the lake's last stored day (NOW's) is st
 
 
 @pytest.fixture(scope="module")
-def con(served_lake: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+def con(served_lake: Path) -> Iterator[Connection]:
     with connect(served_lake) as connection:
         yield connection
 
 
-def _ledger(
-    con: duckdb.DuckDBPyConnection, site: str | None, start: date, end: date, extra: str = ""
-) -> Decimal:
+def _ledger(con: Connection, site: str | None, start: date, end: date, extra: str = "") -> Decimal:
     where = "commission_date BETWEEN $start AND $end" + (" AND site = $site" if site else "") + extra
     params: dict[str, object] = {"start": start, "end": end, **({"site": site} if site else {})}
     value = con.execute(
@@ -46,7 +44,7 @@ def _ledger(
 
 
 def test_the_lake_state_knows_each_sites_ledger_and_where_periods_end(
-    con: duckdb.DuckDBPyConnection, served_lake: Path
+    con: Connection, served_lake: Path
 ) -> None:
     lake = lake_state(con, served_lake)
     assert lake.names == ("alpha", "beta")
@@ -60,9 +58,7 @@ def test_the_lake_state_knows_each_sites_ledger_and_where_periods_end(
 
 
 @pytest.mark.parametrize("site", [None, "alpha"])
-def test_the_totals_are_the_ledgers_to_the_cent(
-    con: duckdb.DuckDBPyConnection, served_lake: Path, site: str | None
-) -> None:
+def test_the_totals_are_the_ledgers_to_the_cent(con: Connection, served_lake: Path, site: str | None) -> None:
     lake = lake_state(con, served_lake)
     view = View(site, period_of("last_7", last_day=LAST_DAY))
     board = make_board(con, view, lake)
@@ -80,7 +76,7 @@ def test_the_totals_are_the_ledgers_to_the_cent(
 
 @pytest.mark.parametrize("by", BOARDS)
 def test_every_leaderboard_answers_with_its_change_and_draws(
-    con: duckdb.DuckDBPyConnection, served_lake: Path, by: str
+    con: Connection, served_lake: Path, by: str
 ) -> None:
     lake = lake_state(con, served_lake)
     view = View("beta", period_of("last_28", last_day=LAST_DAY), by)  # type: ignore[arg-type]
@@ -93,9 +89,7 @@ def test_every_leaderboard_answers_with_its_change_and_draws(
     assert "Revenue (EUR)" in str(spec)
 
 
-def test_a_drill_into_a_network_shows_its_merchants_and_links(
-    con: duckdb.DuckDBPyConnection, served_lake: Path
-) -> None:
+def test_a_drill_into_a_network_shows_its_merchants_and_links(con: Connection, served_lake: Path) -> None:
     lake = lake_state(con, served_lake)
     period = period_of("last_28", last_day=LAST_DAY)
     networks = make_board(con, View("alpha", period), lake, top_n=200).boards["network"].frame
@@ -110,9 +104,7 @@ def test_a_drill_into_a_network_shows_its_merchants_and_links(
     )
 
 
-def test_values_a_control_never_offered_are_refused(
-    con: duckdb.DuckDBPyConnection, served_lake: Path
-) -> None:
+def test_values_a_control_never_offered_are_refused(con: Connection, served_lake: Path) -> None:
     """What a forged websocket message could put in a control: refused before any query runs."""
     from commerce_reports.serve.page import Choice
 
@@ -150,7 +142,7 @@ def test_one_visitor_waiting_on_the_lake_does_not_hold_another(
     held, release = threading.Event(), threading.Event()
     real = page_module.make_board
 
-    def make(con: duckdb.DuckDBPyConnection, view: View, *args: object, **kwargs: object) -> object:
+    def make(con: Connection, view: View, *args: object, **kwargs: object) -> object:
         if view.site == "alpha":
             held.set()
             assert release.wait(60), "the test never released the first visitor"

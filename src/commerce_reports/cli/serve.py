@@ -8,9 +8,15 @@ import ipaddress
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
-from .options import UsageError, add_data_dir, existing_lake
+from .options import UsageError
+from .parser import add_command
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .parser import CommandParser
 
 __all__ = ["ENV_SERVE_HOST", "ENV_SERVE_PORT", "ENV_SERVE_TOKEN", "MIN_TOKEN", "register"]
 
@@ -21,28 +27,33 @@ DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8866
 MIN_TOKEN = 16  # characters: a shorter one could be guessed over the network
 _HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})")
 
-_EXAMPLES = """Examples:
-  commerce-reports serve                              # http://127.0.0.1:8866/, a new token printed
-  commerce-reports serve --port 9000 --data-dir /srv/reports/data
-  COMMERCE_REPORTS_SERVE_TOKEN=... commerce-reports serve   # a token of your own, never printed
-  commerce-reports serve --host 0.0.0.0 --token-file ~/.config/commerce-reports/serve-token
-"""
-
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    """Add the `serve` subcommand to the `commerce-reports` parser."""
+    add_command(
+        subparsers,
         "serve",
         help="the dashboard as a web page (period comparisons, leaderboards, drill-down, alerts)",
         description="Serve the dashboard over the lake as a web page: pick a period and compare it with "
         "the one before, read the leaderboards of networks, merchants, links, devices and countries with "
         "their change, drill from a network into its merchants and links, read the period's alerts and "
         "how fresh and final the figures are. Read-only over the lake; every visitor signs in with a token "
-        "(generated and printed at start, or $COMMERCE_REPORTS_SERVE_TOKEN, or --token-file). Binds to "
-        "loopback unless --host says otherwise. Runs in the foreground until SIGTERM or Ctrl-C (exit 0); "
-        "exit 2 for a wrong option or data folder, 1 when it cannot start.",
-        epilog=_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        f"(generated and printed at start, or ${ENV_SERVE_TOKEN}, or --token-file). Binds to loopback "
+        "unless --host says otherwise. Runs in the foreground until SIGTERM or Ctrl-C (exit 0).",
+        examples=[
+            "commerce-reports serve",
+            "commerce-reports serve --port 9000 --data-dir /srv/reports/data",
+            "COMMERCE_REPORTS_SERVE_TOKEN=$(cat ~/.serve-token) commerce-reports serve",
+            "commerce-reports serve --host 0.0.0.0 --token-file ~/.config/commerce-reports/serve-token",
+        ],
+        define=_arguments,
+        handler=_serve,
     )
+
+
+def _arguments(parser: CommandParser) -> None:
+    from .options import add_data_dir
+
     parser.add_argument(
         "--host",
         help=f"the address to listen on (default ${ENV_SERVE_HOST}, else {DEFAULT_HOST}: this machine only; "
@@ -64,7 +75,6 @@ def register(subparsers: Any) -> None:
         help="an address a reverse proxy serves the dashboard as (repeatable)",
     )
     add_data_dir(parser)
-    parser.set_defaults(handler=_serve)
 
 
 def _port(text: str) -> int:
@@ -113,6 +123,7 @@ def _token(token_file: Path | None, env: dict[str, str]) -> tuple[str | None, st
 
 def _serve(args: argparse.Namespace) -> int:
     from ..config import current_settings
+    from .options import existing_lake
 
     settings = current_settings()
     env = settings.env
@@ -126,21 +137,23 @@ def _serve(args: argparse.Namespace) -> int:
             raise UsageError(ENV_SERVE_PORT, str(error), "give 0 to 65535") from None
     chosen, source = _token(args.token_file, env)
     data_dir = existing_lake("serve", args.data_dir)  # a mistyped folder: exit 2, nothing created
-    say("loading the dashboard (Panel, DuckDB) ...")
-    from ..alerting import Thresholds
-    from ..db import ensure_lake
-    from ..errors import ConfigurationError
-    from ..secret import Secret
+    from ..activity import Step
 
-    ensure_lake(data_dir)  # an empty lake: say how to fill it rather than serve nothing
-    try:
-        from ..serve import ServeConfig, serve_dashboard
-        from ..serve.server import is_loopback
-    except ImportError as error:
-        raise ConfigurationError(
-            f"the dashboard server is not installed ({error.name} is missing): "
-            "pip install 'commerce-reports[serve]'"
-        ) from None
+    with Step("loading the dashboard (Panel, DuckDB)", say=say):
+        from ..alerting import Thresholds
+        from ..db import ensure_lake
+        from ..errors import ConfigurationError
+        from ..secret import Secret
+
+        ensure_lake(data_dir)  # an empty lake: say how to fill it rather than serve nothing
+        try:
+            from ..serve import ServeConfig, serve_dashboard
+            from ..serve.server import is_loopback
+        except ImportError as error:
+            raise ConfigurationError(
+                f"the dashboard server is not installed ({error.name} is missing): "
+                "pip install 'commerce-reports[serve]'"
+            ) from None
     token = Secret(chosen) if chosen else Secret(_new_token())
     config = ServeConfig(data_dir, settings.currency, Thresholds.from_table(settings.alerts))
     if not is_loopback(host):

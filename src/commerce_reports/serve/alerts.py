@@ -12,9 +12,8 @@ from datetime import datetime
 from html import escape
 from pathlib import Path
 
-import duckdb
-
 from ..alerting import AlertReport, Thresholds, alerts
+from ..db.readonly import Connection
 from ..money import Currency
 from .board import View
 
@@ -25,7 +24,7 @@ ALERT_DAYS = 31
 
 
 def period_alerts(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     view: View,
     *,
     data_dir: Path,

@@ -24,11 +24,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
-import duckdb
-
 from ..charts.compare import Comparison, compare_periods
 from ..charts.selection import Coverage, Selection, check_connection
 from ..db.published import published_reading
+from ..db.readonly import Connection
 from ..errors import LakeError, ValidationError
 from .period import Period, last_complete_day
 
@@ -147,7 +146,7 @@ class LakeState:
         return last_complete_day(cover.last, cover.partial, today)
 
 
-def lake_state(con: duckdb.DuckDBPyConnection, data_dir: Path) -> LakeState:
+def lake_state(con: Connection, data_dir: Path) -> LakeState:
     """The sites of the lake and their ledgers, as the generation current now holds them."""
     check_connection(con)
 
@@ -199,7 +198,7 @@ class Board:
     seconds: float = 0.0
 
 
-def make_board(con: duckdb.DuckDBPyConnection, view: View, lake: LakeState, *, top_n: int = 10) -> Board:
+def make_board(con: Connection, view: View, lake: LakeState, *, top_n: int = 10) -> Board:
     """The totals and leaderboards of `view`, in the lake state `lake` (its coverage is reused:
     no query reads every ledger day again)."""
     check_connection(con)
@@ -225,7 +224,7 @@ class LakeCache:
         self._lock = threading.Lock()
         self._state: LakeState | None = None
 
-    def get(self, con: duckdb.DuckDBPyConnection, data_dir: Path) -> LakeState:
+    def get(self, con: Connection, data_dir: Path) -> LakeState:
         with self._lock:
             kept = self._state
         if kept is not None and kept.generation and kept.generation == generation(data_dir):

@@ -27,13 +27,13 @@ from html import escape
 from pathlib import Path
 from typing import Any, TypeVar
 
-import duckdb
 import panel as pn
 import param
 
 from ..alerting import AlertReport, Thresholds
 from ..charts.compare import Comparison, comparison_chart_of
 from ..db import connect
+from ..db.readonly import Connection
 from ..errors import CommerceReportsError
 from ..money import Currency
 from ..report.tables import comparison_table, summary_table
@@ -95,19 +95,19 @@ class _Lane:
     def __init__(self, data_dir: Path, name: str) -> None:
         self._data_dir = data_dir
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
-        self._con: duckdb.DuckDBPyConnection | None = None
+        self._con: Connection | None = None
         self._closed = False
 
-    def connection(self) -> duckdb.DuckDBPyConnection:
+    def connection(self) -> Connection:
         if self._con is None:
             self._con = connect(self._data_dir)
         return self._con
 
-    async def run(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    async def run(self, work: Callable[[Connection], T]) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, self._call, work)
 
-    def _call(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    def _call(self, work: Callable[[Connection], T]) -> T:
         if self._closed:  # queued before the lane closed: nobody waits for it any more
             raise CancelledError
         return work(self.connection())
@@ -306,7 +306,7 @@ class DashboardPage:
             self.alerts.object = f'<div class="cr-alerts" data-view="{key}">{alerts_html(report)}</div>'
         return board
 
-    def _answer(self, con: duckdb.DuckDBPyConnection, choice: Choice, asked: int) -> Board | None:
+    def _answer(self, con: Connection, choice: Choice, asked: int) -> Board | None:
         """The board of `choice`, in one generation of the lake (in the figures' worker)."""
         if asked != self._asked:  # superseded while it waited for the worker
             return None
@@ -319,7 +319,7 @@ class DashboardPage:
 
         return consistent(data_dir, work)
 
-    def _judge(self, con: duckdb.DuckDBPyConnection, board: Board) -> AlertReport:
+    def _judge(self, con: Connection, board: Board) -> AlertReport:
         """The alerts of the board's view (in the alerts' worker), judged once per generation."""
         view = board.view
         generation = board.lake.generation if board.lake else ""
