@@ -2,8 +2,9 @@
 
     .venv/bin/python examples/serve_screenshot.py [--out docs/images/serve.png]
 
-Syncs 60 days of the sandbox's two demo sites (a world frozen at a fixed moment, so the picture
-changes only with the code) into a temporary folder, starts `commerce-reports serve` over it,
+Syncs 60 days of the sandbox's two demo sites (a world frozen at a fixed moment: the figures change
+only with the code; the freshness line and the lake's health count from the day it runs) into a
+temporary folder, starts `commerce-reports serve` over it,
 signs in with headless Chromium (Debian's, driven by playwright; nothing off loopback), picks the
 last 28 days, waits for the chart and the alerts, and writes a full-page PNG.
 """

@@ -66,15 +66,16 @@ class ServeConfig:
 
 class Shared:
     """What the sessions of one server share: the lake state of the current generation, and the
-    alerts already judged (per generation, site and days), so a second visitor reads them at once."""
+    alerts already judged (per generation, hour, site and days), so a second visitor reads them at
+    once."""
 
     def __init__(self) -> None:
         self.lake = LakeCache()
-        self._alerts: dict[tuple[str, str | None, date, date], AlertReport] = {}
+        self._alerts: dict[tuple[str, str, str | None, date, date], AlertReport] = {}
         self._lock = threading.Lock()
 
     def alerts(
-        self, key: tuple[str, str | None, date, date], judge: Callable[[], AlertReport]
+        self, key: tuple[str, str, str | None, date, date], judge: Callable[[], AlertReport]
     ) -> AlertReport:
         with self._lock:
             kept = self._alerts.get(key)
@@ -324,7 +325,8 @@ class DashboardPage:
         view = board.view
         generation = board.lake.generation if board.lake else ""
         return self.shared.alerts(
-            (generation, view.site, view.period.start, view.period.end),
+            # judged again each hour too: the lake's health (a site not synced lately) moves with the clock
+            (generation, f"{self.config.now():%Y-%m-%dT%H}", view.site, view.period.start, view.period.end),
             lambda: period_alerts(
                 con,
                 view,
