@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -102,6 +103,16 @@ def test_a_drill_into_a_network_shows_its_merchants_and_links(con: Connection, s
     assert network_revenue == _ledger(
         con, "alpha", period.start, period.end, " AND network = $network".replace("$network", f"'{top}'")
     )
+
+
+def test_a_leaderboard_change_reuses_the_totals_shown(con: Connection, served_lake: Path) -> None:
+    lake = lake_state(con, served_lake)
+    view = View("alpha", period_of("last_7", last_day=LAST_DAY))
+    first = make_board(con, view, lake)
+    merchants = make_board(con, replace(view, board="merchant"), lake, totals=first.totals)
+    assert merchants.totals is first.totals and list(merchants.boards) == ["merchant"]
+    with pytest.raises(ValidationError, match="not the totals of this view"):
+        make_board(con, View("beta", view.period), lake, totals=first.totals)
 
 
 def test_values_a_control_never_offered_are_refused(con: Connection, served_lake: Path) -> None:

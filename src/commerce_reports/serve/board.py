@@ -198,16 +198,21 @@ class Board:
     seconds: float = 0.0
 
 
-def make_board(con: Connection, view: View, lake: LakeState, *, top_n: int = 10) -> Board:
+def make_board(
+    con: Connection, view: View, lake: LakeState, *, top_n: int = 10, totals: Comparison | None = None
+) -> Board:
     """The totals and leaderboards of `view`, in the lake state `lake` (its coverage is reused:
-    no query reads every ledger day again)."""
+    no query reads every ledger day again). `totals`: the view's totals when already known (a
+    leaderboard changed, or a drill, in the same period and generation)."""
     check_connection(con)
     if not isinstance(view, View):
         raise ValidationError("view", f"{view!r} is not a View", "give View(site, period, ...)")
+    if totals is not None and (not isinstance(totals, Comparison) or totals.current != view.selection):
+        raise ValidationError("totals", "are not the totals of this view", "give None, or the board's totals")
     started = time.perf_counter()
     sel = view.selection
     cover = lake.cover(view.site)
-    totals = compare_periods(con, sel, cover=cover)
+    totals = totals or compare_periods(con, sel, cover=cover)
     if view.network is not None:
         drilled = replace(sel, network=view.network)
         boards = {by: compare_periods(con, drilled, by=by, top_n=top_n, cover=cover) for by in DRILLED}

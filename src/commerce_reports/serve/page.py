@@ -316,9 +316,20 @@ class DashboardPage:
         def work() -> Board:
             lake = self.shared.lake.get(con, data_dir)
             view = choice.view(lake, self.config.now().date())
-            return make_board(con, view, lake, top_n=self.config.top_n)
+            totals = self._kept_totals(lake, view)
+            return make_board(con, view, lake, top_n=self.config.top_n, totals=totals)
 
         return consistent(data_dir, work)
+
+    def _kept_totals(self, lake: LakeState, view: View) -> Comparison | None:
+        """The totals shown now, when they are this view's in this generation (only the
+        leaderboard or the drill changed): they need no query."""
+        shown = self.board
+        if shown is None or shown.lake is None or not lake.generation:
+            return None
+        if shown.lake.generation != lake.generation or shown.totals.current != view.selection:
+            return None
+        return shown.totals
 
     def _judge(self, con: Connection, board: Board) -> AlertReport:
         """The alerts of the board's view (in the alerts' worker), judged once per generation."""
