@@ -161,7 +161,7 @@ def test_one_visitor_waiting_on_the_lake_does_not_hold_another(
 
     monkeypatch.setattr(page_module, "make_board", make)
     config = ServeConfig(served_lake, Currency.of("USD"), Thresholds(), now=lambda: NOW)
-    shared = Shared()
+    shared = Shared(served_lake)
 
     async def visit() -> tuple[object, object]:
         first, second = DashboardPage(config, shared), DashboardPage(config, shared)
@@ -174,6 +174,7 @@ def test_one_visitor_waiting_on_the_lake_does_not_hold_another(
         answered = await slow
         first.close()
         second.close()
+        shared.close()
         return quick, answered
 
     quick, answered = asyncio.run(visit())

@@ -65,14 +65,31 @@ class ServeConfig:
 
 
 class Shared:
-    """What the sessions of one server share: the lake state of the current generation, and the
-    alerts already judged (per generation, hour, site and days), so a second visitor reads them at
-    once."""
+    """What the sessions of one server share: one read-only connection to the lake (each visitor's
+    workers read through cursors of it: one DuckDB, one cache of the lake's files, whoever asks),
+    the lake state of the current generation, and the alerts already judged (per generation, hour,
+    site and days), so a second visitor reads them at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
         self.lake = LakeCache()
+        self._con: Connection | None = None
         self._alerts: dict[tuple[str, str, str | None, date, date], AlertReport] = {}
         self._lock = threading.Lock()
+
+    def cursor(self) -> Connection:
+        """A cursor of the shared connection (opened on first use), for one worker's queries."""
+        with self._lock:
+            if self._con is None:
+                self._con = connect(self.data_dir)
+            return self._con.cursor()
+
+    def close(self) -> None:
+        """Close the shared connection (its cursors with it): the server is stopping."""
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
 
     def alerts(
         self, key: tuple[str, str, str | None, date, date], judge: Callable[[], AlertReport]
@@ -90,18 +107,18 @@ class Shared:
 
 
 class _Lane:
-    """A worker thread with a DuckDB connection of its own, opened in it on first use: the
-    session's queries of one kind run there one after another, never on the event loop."""
+    """A worker thread with a cursor of its own on the server's connection, opened in it on first
+    use: the session's queries of one kind run there one after another, never on the event loop."""
 
-    def __init__(self, data_dir: Path, name: str) -> None:
-        self._data_dir = data_dir
+    def __init__(self, shared: Shared, name: str) -> None:
+        self._shared = shared
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._con: Connection | None = None
         self._closed = False
 
     def connection(self) -> Connection:
         if self._con is None:
-            self._con = connect(self._data_dir)
+            self._con = self._shared.cursor()
         return self._con
 
     async def run(self, work: Callable[[Connection], T]) -> T:
@@ -188,8 +205,8 @@ class DashboardPage:
         self.config = config
         self.shared = shared
         self.money = config.currency
-        self._figures = _Lane(config.data_dir, "cr-figures")
-        self._alerts = _Lane(config.data_dir, "cr-alerts")
+        self._figures = _Lane(shared, "cr-figures")
+        self._alerts = _Lane(shared, "cr-alerts")
         self._asked = 0
         self._holding = 0
         self.board: Board | None = None

@@ -96,7 +96,7 @@ def serve_dashboard(
         raise ValidationError("port", f"{port!r} is not a TCP port", "give 0 to 65535 (0: any free port)")
     port = port or _free_port(host)
     use_package_vega()
-    shared = Shared()
+    shared = Shared(config.data_dir)
     open_pages: set[DashboardPage] = set()
     lock = threading.Lock()
 
@@ -155,4 +155,5 @@ def serve_dashboard(
         server.stop()
         for visitor in list(open_pages):
             visitor.close()
+        shared.close()
         say("stopped")
