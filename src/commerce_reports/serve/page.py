@@ -7,10 +7,10 @@
       a network drilled into shows its merchants and links
     the period's alerts, each saying what, where, how big, since when and against what
 
-Each change is answered off the server's event loop, in a worker of the session's own (its own
-DuckDB connection), so no visitor waits for another; a newer change supersedes an older one still
-running. Alerts take longer: they have a worker and a connection of their own, and arrive after
-the figures. Everything a change shows is read in one generation of the lake (`board.consistent`).
+Each change is answered off the server's event loop, in a worker of the session's own (with a
+cursor of the server's one connection), so no visitor waits for another; a newer change supersedes
+an older one still running. Alerts take longer: they have a worker and a cursor of their own, and
+arrive after the figures. Everything a change shows is read in one generation of the lake (`board.consistent`).
 """
 
 from __future__ import annotations
