@@ -223,7 +223,8 @@ def make_board(
 
 class LakeCache:
     """The lake state of the generation current now, shared by the sessions of one server: found
-    once per generation, whoever asks first (a lake never published is read at every ask)."""
+    once per generation, by whoever asks first while the others wait for it (it reads every ledger
+    day); a lake never published is read at every ask."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -232,9 +233,6 @@ class LakeCache:
     def get(self, con: Connection, data_dir: Path) -> LakeState:
         with self._lock:
             kept = self._state
-        if kept is not None and kept.generation and kept.generation == generation(data_dir):
+            if kept is None or not kept.generation or kept.generation != generation(data_dir):
+                kept = self._state = lake_state(con, data_dir)
             return kept
-        state = lake_state(con, data_dir)
-        with self._lock:
-            self._state = state
-        return state

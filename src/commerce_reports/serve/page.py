@@ -10,7 +10,8 @@
 Each change is answered off the server's event loop, in a worker of the session's own (with a
 cursor of the server's one connection), so no visitor waits for another; a newer change supersedes
 an older one still running. Alerts take longer: they have a worker and a cursor of their own, and
-arrive after the figures. Everything a change shows is read in one generation of the lake (`board.consistent`).
+arrive after the figures. Everything a change shows is read in one generation of the lake
+(`board.consistent`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -74,7 +75,7 @@ class Shared:
         self.data_dir = data_dir
         self.lake = LakeCache()
         self._con: Connection | None = None
-        self._alerts: dict[tuple[str, str, str | None, date, date], AlertReport] = {}
+        self._alerts: dict[tuple[str, str, str | None, date, date], Future[AlertReport]] = {}
         self._lock = threading.Lock()
 
     def cursor(self) -> Connection:
@@ -94,16 +95,26 @@ class Shared:
     def alerts(
         self, key: tuple[str, str, str | None, date, date], judge: Callable[[], AlertReport]
     ) -> AlertReport:
+        """The report of `key` (generation, hour, site, days), judged by the first visitor to ask
+        while the others asking meanwhile wait for it (judging reads weeks of the lake: twice at
+        once would cost twice the memory); a failure is not kept."""
+        if not key[0]:  # a lake never published: nothing says when it changed
+            return judge()
         with self._lock:
-            kept = self._alerts.get(key)
-        if kept is not None and key[0]:
-            return kept
-        report = judge()
-        with self._lock:
-            if len(self._alerts) >= _ALERTS_KEPT:
-                self._alerts.pop(next(iter(self._alerts)))
-            self._alerts[key] = report
-        return report
+            pending = self._alerts.get(key)
+            first = pending is None
+            if pending is None:
+                if len(self._alerts) >= _ALERTS_KEPT:
+                    self._alerts.pop(next(iter(self._alerts)))
+                pending = self._alerts[key] = Future()
+        if first:
+            try:
+                pending.set_result(judge())
+            except BaseException as error:
+                with self._lock:
+                    self._alerts.pop(key, None)
+                pending.set_exception(error)
+        return pending.result()
 
 
 class _Lane:
@@ -315,7 +326,10 @@ class DashboardPage:
         self.alerts.object = "<p><i>⏳ Judging the period's alerts…</i></p>"
         try:
             report = await self._alerts.run(lambda con: self._judge(con, board))
-        except CommerceReportsError as error:
+        except CancelledError:  # the visitor left
+            return board
+        except Exception as error:  # said on the page and in the log; the figures stay shown
+            log.warning("the alerts of %s could not be judged: %s", view_key(board.view), error)
             if asked == self._asked:
                 self.alerts.object = _error(f"alerts: {error}")
             return board
