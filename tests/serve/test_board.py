@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,7 @@ from commerce_reports.money import Currency
 from commerce_reports.serve import board as board_module
 from commerce_reports.serve.board import BOARDS, DRILLED, View, consistent, lake_state, make_board
 from commerce_reports.serve.period import period_of
+from tests.waiting import wait_for
 
 from .conftest import NOW
 
@@ -180,3 +182,33 @@ def test_one_visitor_waiting_on_the_lake_does_not_hold_another(
     quick, answered = asyncio.run(visit())
     assert quick is not None and answered is not None
     assert quick.view.site == "beta" and answered.view.site == "alpha"  # type: ignore[attr-defined]
+
+
+def test_visitors_asking_the_same_alerts_at_once_share_one_judgment(tmp_path: Path) -> None:
+    from commerce_reports.serve.page import Shared
+
+    shared, started, release = Shared(tmp_path), threading.Event(), threading.Event()
+    judged: list[int] = []
+
+    def judge() -> Any:
+        judged.append(1)
+        started.set()
+        assert release.wait(60)
+        return "the report"
+
+    key = ("generation-1", "2026-03-10T12", "alpha", date(2026, 3, 1), date(2026, 3, 7))
+    answers: list[object] = []
+    entered: list[int] = []
+
+    def visit() -> None:
+        entered.append(1)
+        answers.append(shared.alerts(key, judge))
+
+    visitors = [threading.Thread(target=visit) for _ in range(3)]
+    for visitor in visitors:
+        visitor.start()
+    wait_for(lambda: started.is_set() and len(entered) == 3, "three visitors asking while the first judges")
+    release.set()
+    for visitor in visitors:
+        visitor.join(60)
+    assert judged == [1] and answers == ["the report"] * 3
