@@ -19,8 +19,8 @@ $(CORE): pyproject.toml
 
 # Everything else: tests, lint, Spark, the browser check, the documentation site.
 $(STAMP): $(CORE)
-	@echo "installing the development, Spark, browser and docs extras ..."
-	$(BIN)/python -m pip install --quiet -e '.[dev,spark,browser,docs]'
+	@echo "installing the development, Spark, browser, served-dashboard and docs extras ..."
+	$(BIN)/python -m pip install --quiet -e '.[dev,spark,browser,serve,docs]'
 	touch $(STAMP)
 
 demo: $(CORE)

@@ -32,6 +32,7 @@ SLOW_FIRST = (
     "tests/lake/test_integrity.py",
     "tests/test_wheel.py",
     "tests/notebooks/test_dashboard_lab.py",
+    "tests/serve/test_served.py",  # a server process, Chromium and a sync (one module-wide server)
     "tests/export/test_report.py",
     "tests/export/test_schedule_run.py",  # a scheduled sync and report, run as cron runs them
     "tests/test_demo.py",
@@ -57,6 +58,7 @@ SLOW_FIRST = (
     "tests/test_hostile.py",
     "tests/lake/test_repair.py",
     "tests/lake/test_failures.py",
+    "tests/serve/test_board.py",  # reads the charts' sandbox lake, and imports Panel
 )
 
 

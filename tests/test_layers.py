@@ -48,7 +48,7 @@ ENTRY = (
     "__init__",
     "__main__",
 )
-PRESENTATION = ("charts", "alerting", "report", "widgets", "export")
+PRESENTATION = ("charts", "alerting", "report", "widgets", "export", "serve")
 HIGH = ("db", *PRESENTATION, "spark", *ENTRY)
 
 # For each part: the parts it must never import.
@@ -78,6 +78,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "report",
         "widgets",
         "export",
+        "serve",
         *ENTRY,
     ),
     # alerting reads the views (and the lake's manifests for its health), above the charts' frames
@@ -91,11 +92,12 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "report",
         "widgets",
         "export",
+        "serve",
         *ENTRY,
     ),
     # the report's sections: charts, comparisons and alerts as HTML; `export` reads their parts
-    "report": ("http", "client", "parse", "syncing", "sandbox", "deals", "widgets", *ENTRY),
-    "widgets": ("http", "client", "parse", "sandbox", "deals", "alerting", "report", "export"),
+    "report": ("http", "client", "parse", "syncing", "sandbox", "deals", "widgets", "serve", *ENTRY),
+    "widgets": ("http", "client", "parse", "sandbox", "deals", "alerting", "report", "export", "serve"),
     "export": (
         "http",
         "client",
@@ -106,8 +108,11 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "alerting",
         "report",
         "widgets",
+        "serve",
         *ENTRY,
     ),
+    # the served dashboard (Panel): the views, charts, comparisons, the report's tables and alerts
+    "serve": ("http", "client", "parse", "syncing", "sandbox", "deals", "widgets", "export", *ENTRY),
     # The sandbox reads the declaration of the endpoints and raises the toolkit's errors (and its face
     # loads lazily, as every package's); nothing of the client side (its validation, settings, lake
     # contract) may leak into what it serves.

@@ -36,7 +36,7 @@ from .queries import (
     totals_side,
     transaction_side,
 )
-from .selection import Coverage, Selection, scoped
+from .selection import Coverage, Selection, as_selection, resolve
 from .style import (
     ACCENT,
     BAR,
@@ -53,7 +53,15 @@ from .style import (
 if TYPE_CHECKING:
     from ..db.readonly import Connection
 
-__all__ = ["COMPARED", "Comparison", "compare", "compare_periods", "comparison_chart", "previous_period"]
+__all__ = [
+    "COMPARED",
+    "Comparison",
+    "compare",
+    "compare_periods",
+    "comparison_chart",
+    "comparison_chart_of",
+    "previous_period",
+]
 
 COMPARED = ("revenue", "orders", "returns", "return_rate", "clicks", "epc", "conversion_rate")
 """The figures compared: each has `<name>`, `<name>_previous` and `<name>_change` columns."""
@@ -207,14 +215,21 @@ def compare_periods(
     *,
     by: Dimension | None = None,
     top_n: int = 15,
+    cover: Coverage | None = None,
     **where: Any,
 ) -> Comparison:
     """The selection's period against the previous one of the same length, in total (`by` None)
-    or per key of a dimension (the `top_n` keys by current revenue, then by previous revenue)."""
+    or per key of a dimension (the `top_n` keys by current revenue, then by previous revenue).
+    `cover`: the lake's coverage of the selection's sites, when already known (a served dashboard
+    keeps it until the lake changes; finding it reads every ledger day)."""
     if by is not None:
         check_dimension(by)
     check_top_n(top_n)
-    sel, cover = scoped(con, selection, where)
+    if cover is not None and not isinstance(cover, Coverage):
+        raise ValidationError(
+            "cover", f"{cover!r} is not a Coverage", "give charts.coverage(con, sites) or None"
+        )
+    sel, cover = resolve(con, as_selection(selection, **where), cover)
     before = previous_period(sel)
     notes: list[str] = []
     aggregate_note = ""
@@ -309,6 +324,24 @@ def comparison_chart(
         raise ValidationError("metric", f"{metric!r} is not compared", f"use one of {', '.join(COMPARED)}")
     money = money_of(currency)
     result = compare_periods(con, selection, by=by, top_n=top_n, **where)
+    return comparison_chart_of(result, by, metric=metric, currency=money)
+
+
+def comparison_chart_of(
+    result: Comparison,
+    by: Dimension,
+    *,
+    metric: str = "revenue",
+    currency: Currency | str | None = None,
+) -> alt.LayerChart | alt.Chart:
+    """`comparison_chart` of a comparison already made (`compare_periods(..., by=by)`): what a
+    page that shows the figures and their chart draws without asking the lake twice."""
+    if not isinstance(result, Comparison):
+        raise ValidationError("result", f"{result!r} is not a Comparison", "give compare_periods(...)")
+    check_dimension(by)
+    if metric not in COMPARED:
+        raise ValidationError("metric", f"{metric!r} is not compared", f"use one of {', '.join(COMPARED)}")
+    money = money_of(currency)
     sel = result.current
     label, kind = METRIC_LABELS[metric]
     frame = result.frame.filter(pl.col(metric).is_not_null() | pl.col(f"{metric}_previous").is_not_null())

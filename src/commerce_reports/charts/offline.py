@@ -22,7 +22,7 @@ import vl_convert
 from ..errors import ValidationError
 from ..files import save_atomic, user_cache_dir
 
-__all__ = ["READY_EVENT", "chart_html", "vega_bundle_html"]
+__all__ = ["READY_EVENT", "chart_html", "vega_bundle_html", "vega_bundle_script"]
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +50,15 @@ def _bundle() -> str:
     return bundle
 
 
+def vega_bundle_script() -> str:
+    """JavaScript defining `vegaEmbed` (and the rest of Vega) on the page, then announcing it:
+    what a served page loads as a file of its own."""
+    return f'{_bundle()}\nwindow.dispatchEvent(new Event("{READY_EVENT}"));'
+
+
 def vega_bundle_html() -> str:
     """A <script> defining `vegaEmbed` (and the rest of Vega) on the page, then announcing it."""
-    return (
-        f'<script type="text/javascript">{_bundle()}\n'
-        f'window.dispatchEvent(new Event("{READY_EVENT}"));</script>'
-    )
+    return f'<script type="text/javascript">{vega_bundle_script()}</script>'
 
 
 def chart_html(spec: dict[str, Any], element_id: str, *, wait: bool = False) -> str:

@@ -41,9 +41,9 @@ def build_parser() -> CommandParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines (-vv: debug)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from . import alerts, config, deals, export, reports, sandbox, schedule, sql
+    from . import alerts, config, deals, export, reports, sandbox, schedule, serve, sql
 
-    for module in (reports, sql, alerts, export, sandbox, deals, config, schedule):
+    for module in (reports, sql, alerts, export, serve, sandbox, deals, config, schedule):
         module.register(subparsers)
     return parser
 
