@@ -288,6 +288,13 @@ def _currency(value: object, where: str) -> Currency:
     return Currency.of(value, where)
 
 
+def _port(value: object, where: str) -> int:
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise ConfigurationError(f"{where}: {value!r} is not a TCP port; give 0 (any free port) to 65535")
+    return int(text)
+
+
 def _table(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ConfigurationError(f"{where} must be a table, e.g. [alerts] with z = 4.0 under it")
@@ -380,8 +387,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "request_deadline",
         "seconds",
-        "how long one attempt may take in all (connecting, the response headers and the body), "
-        "however slowly the server sends",
+        "how long one attempt may take in all (the name lookup, connecting, the response headers and "
+        "the body), however slowly the server sends",
         _positive,
         default="300",
         example="120",
@@ -461,6 +468,30 @@ SETTINGS: tuple[Setting, ...] = (
         "the deal-request interface's address",
         check_base_url,
         example="https://deals.example.com",
+    ),
+    Setting(
+        "serve_token",
+        "a token of 16 or more characters",
+        "the access token of `commerce-reports serve` (unset: a new one is made and printed at each start)",
+        _secret,
+        secret=True,
+        project=False,
+    ),
+    Setting(
+        "serve_host",
+        "a host name or address",
+        "where `commerce-reports serve` listens; anything but loopback is said loudly at start",
+        _text,
+        default="127.0.0.1",
+        example="0.0.0.0",
+    ),
+    Setting(
+        "serve_port",
+        "a TCP port, 0 to 65535",
+        "the port of `commerce-reports serve` (0: any free port)",
+        _port,
+        default="8866",
+        example="8080",
     ),
     Setting(
         "alerts",
