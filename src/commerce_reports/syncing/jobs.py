@@ -10,7 +10,6 @@ manifests and dates: the client (HTTP, pyarrow) and DuckDB load when a sync fetc
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from ..lake.repair import Repair
 from ..pace import Clock, SystemClock
 from ..params import Filters, Grain, as_date
 from ..sites import SiteProfile
+from ..waits import Signal
 from .costs import CostBook, service_of
 from .plan import (
     DEFAULT_MERCHANDISE_SLICES,
@@ -293,8 +293,10 @@ def fetch_keys(
     With `revisions` (a sync), the sites' stored windows that are not final are asked for too
     when due, whatever the range, and once the lanes are done, the windows the ledger they just
     stored shows changed are fetched (`_second_look`). What the requests cost is kept for the next
-    plan's ETA. With `finish`, the DuckDB side is then brought up to date, and what that took is
-    kept too."""
+    plan's ETA. With `finish`, the DuckDB side is then brought up to date for every site of the
+    sync (the rollups find by themselves what an interrupted sync left them to do), and what that
+    took is kept too; an interrupted sync stops before it, and its views show the lake as the last
+    whole sync left it."""
     book = CostBook()
     result = _fetch(data_dir, profiles, keys, options, refresh, finish is not None, book, launch, revisions)
     try:
@@ -306,13 +308,13 @@ def fetch_keys(
         learned.setdefault(service_of(profiles[site]), {}).setdefault(endpoint, []).extend(costs)
     for service, costs_of_service in learned.items():
         book.record(service, costs_of_service)
-    if finish is not None:
+    if finish is not None and not result.interrupted:
         timer = options.clock or SystemClock()
         started = timer.time()
         if result.stored:
             (options.say or log.info)("refreshing the rollups and the catalog ...")
         try:
-            finish(data_dir, result.changed())
+            finish(data_dir, {site: [] for site in profiles} | result.changed())
         except (CommerceReportsError, OSError) as error:  # what was stored stays; say what was not done
             result.unfinished = describe_os_error(error) if isinstance(error, OSError) else str(error)
             if options.say is None:  # else the caller prints the result's summary, which says it
@@ -350,7 +352,7 @@ def _fetch(
     from ..client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
     from .run import StoppableClock, open_sites, run_plan
 
-    stop = threading.Event()
+    stop = Signal()
     clock = StoppableClock(options.clock or SystemClock(), stop)
     policies = policies_of(profiles, options)
     with open_sites(data_dir, policies) as opened:
