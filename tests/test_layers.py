@@ -27,6 +27,7 @@ BOTTOM = (
     "_version",
     "_lazy",
     "activity",
+    "_signatures",
     "waits",
     "endpoints",
     "settings",
