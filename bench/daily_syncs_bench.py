@@ -33,9 +33,9 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 PACE = 60.0
 
@@ -58,15 +58,14 @@ class LaneClock:
             self.finished[threading.current_thread().name] = self.local.now
 
 
-@dataclass
-class Day:
+class Day(NamedTuple):
     moment: datetime
     made: int
     planned: int
     eta: float  # seconds at the pace, as the plan announced them
     took: float  # seconds at the pace, as the lanes' virtual clocks counted them
-    reasons: Counter[str] = field(default_factory=Counter)
-    lanes: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str]
+    lanes: Counter[str]
 
 
 def main() -> None:

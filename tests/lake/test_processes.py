@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -119,6 +120,7 @@ class Process:
 
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
         self.lines: list[str] = []
+        self.times: list[float] = []  # when each line came (time.monotonic())
         self.process = subprocess.Popen(
             command,
             env={**env, "PYTHONUNBUFFERED": "1"},
@@ -132,19 +134,31 @@ class Process:
 
     def _read(self, stream: IO[str]) -> None:
         for line in stream:
+            self.times.append(time.monotonic())
             self.lines.append(line.rstrip("\n"))
 
     def said(self, text: str) -> bool:
         return any(text in line for line in self.lines)
 
     def interrupted(self) -> tuple[int, float]:
-        """Send Ctrl-C (SIGINT); the exit status and the seconds the process took to end."""
+        """Send Ctrl-C (SIGINT); the exit status, and the seconds until the sync said it stopped
+        (its summary, or the command's `interrupted`: nothing is asked or stored after it; the
+        interpreter's own exit, which a loaded machine can stretch, is not the sync's)."""
         sent = time.monotonic()
         self.process.send_signal(signal.SIGINT)
         wait_for(lambda: self.process.poll() is not None, "the sync to end after Ctrl-C", timeout=60)
-        took = time.monotonic() - sent
         self._reader.join(10)
-        return self.process.returncode, took
+        said = [
+            t
+            for t, line in zip(self.times, self.lines, strict=True)
+            if _STOPPED.fullmatch(line) and t >= sent
+        ]
+        assert said, f"the sync never said it stopped: {self.lines[-5:]}"
+        return self.process.returncode, said[0] - sent
+
+
+# The lines a sync says it stopped with: its summary when the lanes stopped, else the command's word.
+_STOPPED = re.compile(r"stored \d+ partitions .*; interrupted: the next sync resumes from here|interrupted")
 
 
 def _slow_networks(running: RunningSandbox) -> None:
@@ -217,7 +231,7 @@ def test_a_sync_under_a_faked_clock_never_waits_on_nothing(tmp_path: Path) -> No
     now = datetime.now(UTC).replace(microsecond=0) - timedelta(days=40)
     config = SandboxConfig(now=now, first_day=now.date() - timedelta(days=30), pace=0, transactions_per_day=9)
     with run_sandbox(config) as running:
-        start = (now.date() - timedelta(days=6)).isoformat()
+        start = (now.date() - timedelta(days=2)).isoformat()
         command, env = sync_command(running, tmp_path, start, pace=0.05)
         whole = Process(command, env | _faked_clock(now))
         wait_for(lambda: whole.process.poll() is not None, "the sync under faketime to end", timeout=300)
