@@ -29,6 +29,7 @@ from commerce_reports.errors import (
 from commerce_reports.http import RetryPolicy
 from commerce_reports.pace import Pacer
 from tests.conftest import FakeClock
+from tests.waiting import wait_for
 
 KEY = "hostile-test-key-0123456789"
 MB = 2**20
@@ -133,6 +134,39 @@ def test_a_dripping_body_is_cut_at_the_overall_deadline(
         client.transactions(update_date="2026-11-05")
     assert "0.5 s deadline" in str(caught.value)
     assert time.monotonic() - began < 5  # the read timeout is 5 s: the deadline, not it, ended this
+
+
+def test_a_client_told_to_stop_cuts_its_request_in_flight_and_sends_no_other(
+    hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock
+) -> None:
+    """What Ctrl-C does to a sync's lanes: a request whose answer never comes ends at once."""
+    asked = threading.Event()
+
+    def silent(sock: socket.socket) -> None:  # reads the request, then holds the line
+        asked.set()
+        sock.recv(1)
+
+    url = hostile(silent)
+    failed: list[BaseException] = []
+
+    def request() -> None:
+        try:
+            client.networks("2026-11-01", "2026-11-02")
+        except TransportError as error:
+            failed.append(error)
+
+    with _client(url, tmp_path, clock) as client:  # a read timeout of 5 s, a deadline of 60
+        lane = threading.Thread(target=request)
+        lane.start()
+        wait_for(asked.is_set, "the request to reach the server", timeout=30)
+        began = time.monotonic()
+        client.stop()
+        wait_for(lambda: bool(failed), "the request to end", timeout=30)
+        assert time.monotonic() - began < 2  # not the read timeout, not the deadline: the stop
+        assert "stopped before its answer was complete" in str(failed[0])
+        with pytest.raises(TransportError, match="stopped"):
+            client.transactions(update_date="2026-11-05")  # refused before anything is sent
+        lane.join()
 
 
 def _drip_headers(lines: int | None, gap: float) -> Behaviour:

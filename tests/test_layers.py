@@ -27,6 +27,8 @@ BOTTOM = (
     "_version",
     "_lazy",
     "activity",
+    "_signatures",
+    "waits",
     "endpoints",
     "settings",
     "config",

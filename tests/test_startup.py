@@ -122,6 +122,7 @@ def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -
     assert lines[6].split() == [
         *("alpha", "networks", "all", "month", "2026-02-01", "2026-03-01"),
         *("2026-03-04", "00:00:00", "UTC", "2026-04-15", "00:00:00", "UTC", "no"),
+        *("no", "2026-03-12", "00:00:00", "UTC"),  # no change in the ledger since: due 8 days after its copy
     ]
     assert re.fullmatch(r"\d+ requests \(\d+ partitions already current\), ETA .*", lines[7])
     # the notebooks' function: the same rows as a polars frame, its columns and types unchanged

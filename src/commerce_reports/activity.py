@@ -12,10 +12,11 @@ ends. Plain Python: importing it loads nothing; tqdm only when a step is shown i
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from .waits import Signal, start_thread
 
 __all__ = ["TICK", "Step", "interactive"]
 
@@ -39,8 +40,8 @@ class Step:
         self.say = say or _to_stderr
         self.started = 0.0
         self._bar: Any = None
-        self._stop = threading.Event()
-        self._ticker: threading.Thread | None = None
+        self._stop = Signal()  # waits a faked clock cannot stretch (waits.py)
+        self._ticker: Signal | None = None  # set when the ticker thread ends
 
     def __enter__(self) -> Step:
         self.started = time.monotonic()
@@ -50,8 +51,7 @@ class Step:
         from tqdm.auto import tqdm
 
         self._bar = tqdm(desc=self.what, total=None, bar_format="{desc} ... {elapsed}", leave=False)
-        self._ticker = threading.Thread(target=self._tick, name="step-ticker", daemon=True)
-        self._ticker.start()
+        self._ticker = start_thread(self._tick, "step-ticker")
         return self
 
     def _tick(self) -> None:
@@ -61,7 +61,7 @@ class Step:
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         self._stop.set()
         if self._ticker is not None:
-            self._ticker.join(timeout=2 * TICK)
+            self._ticker.wait(2 * TICK)
         if self._bar is not None:
             self._bar.close()
         seconds = time.monotonic() - self.started

@@ -16,13 +16,15 @@ It imports the data stack (polars, the HTTP client, DuckDB) only when a function
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._signatures import arguments_of, bound
 from .config import Settings, current_settings
-from .contract import DATASETS, Dataset
+from .contract import DATASETS, Dataset, PartitionKey
 from .embedded import available_sites, chosen_sites, started
 from .errors import ValidationError
 from .lake import VerifyReport
@@ -30,13 +32,14 @@ from .loaders import load_merchandise, load_networks, load_transactions
 from .locate import LakeLocation
 from .params import Grain
 from .sites import SiteProfile, SiteSelection, selection_of
-from .syncing import SyncPlan, SyncResult, read_manifests
+from .syncing import SettlePolicy, SyncPlan, SyncResult, read_manifests
 from .syncing.jobs import (
     SliceSpec,
     SyncOptions,
     fetch_keys,
     lake_errors,
     ledger,
+    now_of,
     options_of,
     plan_keys,
     policies_of,
@@ -130,88 +133,85 @@ def sync(
     """Bring the lake up to date: each site's `updateDate` days from `start` (default: 90 days ago)
     to today, plus the aggregate slices (unfiltered and per device by default; `countries` adds a
     networks slice per country). Nothing stored and settled is requested again; an aggregate
-    window is asked for again while the service may revise it (see `SettlePolicy`), and a stored
-    window not final yet is asked for when due even outside `start`..`end`. `site=` chooses one
-    site, `sites=` several (default: all). A range over 5 years needs `allow_large=True`. The
-    result names the lake it synced (`result.lake`)."""
+    window is asked for again while the service may revise it, on a schedule that thins out with
+    its age (see "Revisions" in the README, and `SettlePolicy`), and a stored window not final yet
+    is asked for when due even outside `start`..`end`. `site=` chooses one site, `sites=` several
+    (default: all). A range over 5 years needs `allow_large=True`. The result names the lake it
+    synced (`result.lake`)."""
+    arguments = locals()  # by name, as plan_sync takes them too
+    chosen = _Chosen.of(arguments)
     from .db import after_sync
 
-    options = options_of(options)
-    settings = current_settings()
-    lake = settings.location(data_dir)
-    profiles = _profiles(site, sites, settings)
-    keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options, allow_large)
-    launch = partial(started, settings=settings)
-    with lake_errors(lake.path):
+    launch = partial(started, settings=chosen.settings)
+    with lake_errors(chosen.folder):
         result = fetch_keys(
-            lake.path, profiles, keys, options, refresh, finish=after_sync, launch=launch, revisions=True
+            chosen.folder,
+            chosen.profiles,
+            _ledger(chosen, arguments),
+            chosen.options,
+            arguments["refresh"],
+            finish=after_sync,
+            launch=launch,
+            revisions=True,
         )
-    result.lake = lake
+    result.lake = chosen.lake
     return result
 
 
-def plan_sync(
-    start: Any = None,
-    end: Any = None,
-    *,
-    site: SiteSelection = None,
-    sites: SiteSelection = None,
-    networks: Iterable[SliceSpec] | None = None,
-    merchandise: Iterable[SliceSpec] | None = None,
-    countries: Iterable[str] = (),
-    grain: Grain = "month",
-    data_dir: str | Path | None = None,
-    refresh: bool = False,
-    allow_large: bool = False,
-    options: SyncOptions = SyncOptions(),
-) -> SyncPlan:
-    """The exact requests `sync` would make, per site and endpoint, with the ETA `sync` would
-    print (the pace, and what requests and the end work cost on this machine); fetches nothing."""
-    options = options_of(options)
-    settings = current_settings()
-    folder = settings.folder(data_dir)
-    profiles = _profiles(site, sites, settings)
-    policies = policies_of(profiles, options)
-    keys = ledger(start, end, profiles, networks, merchandise, countries, grain, options, allow_large)
-    with lake_errors(folder):
-        manifests, _ = read_manifests(folder, policies)
-    keys = with_stored_windows(keys, manifests, policies)
-    return plan_keys(manifests, profiles, keys, options, refresh=refresh, finish=True)
+@arguments_of(sync)
+def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
+    """What `sync` would do with the same arguments, fetching nothing: the exact requests per site
+    and endpoint, why each is made, and the ETA `sync` would print (the pace, and what requests
+    and the end work cost on this machine)."""
+    arguments = bound(sync, args, kwargs)
+    chosen = _Chosen.of(arguments)
+    with lake_errors(chosen.folder):
+        manifests, _ = read_manifests(chosen.folder, chosen.policies)
+    keys = with_stored_windows(_ledger(chosen, arguments), manifests, chosen.policies)
+    return plan_keys(
+        manifests, chosen.profiles, keys, chosen.options, refresh=arguments["refresh"], finish=True
+    )
 
 
-def status_rows(
-    *,
-    site: SiteSelection = None,
-    sites: SiteSelection = None,
-    data_dir: str | Path | None = None,
-    rebuild: bool = False,
-    options: SyncOptions = SyncOptions(),
-) -> list[DatasetStatus]:
-    """The rows of `status` in plain Python (what `commerce-reports status` prints, without polars)."""
-    options = options_of(options)
-    settings = current_settings()
-    policies = policies_of(_profiles(site, sites, settings), options)
-    folder = settings.folder(data_dir)
-    with lake_errors(folder):
-        return lake_status_rows(folder, policies, rebuild=rebuild)
+@dataclass(frozen=True)
+class _Chosen:
+    """What an entry point's arguments choose, resolved once: the settings, the lake and why, the
+    sites (`site=` or `sites=`), and the options with each site's settle policy."""
+
+    settings: Settings
+    lake: LakeLocation
+    profiles: dict[str, SiteProfile]
+    options: SyncOptions
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> _Chosen:
+        options = options_of(arguments["options"])
+        settings = current_settings()
+        profiles = _profiles(arguments["site"], arguments["sites"], settings)
+        return cls(settings, settings.location(arguments["data_dir"]), profiles, options)
+
+    @property
+    def folder(self) -> Path:
+        return self.lake.path
+
+    @property
+    def policies(self) -> dict[str, SettlePolicy]:
+        return policies_of(self.profiles, self.options)
 
 
-def window_rows(
-    *,
-    site: SiteSelection = None,
-    sites: SiteSelection = None,
-    data_dir: str | Path | None = None,
-    rebuild: bool = False,
-    options: SyncOptions = SyncOptions(),
-) -> list[WindowStatus]:
-    """Per stored aggregate window: when it was fetched, until when the service may still revise
-    it, and whether it is final (what `commerce-reports status --windows` prints; plain Python)."""
-    options = options_of(options)
-    settings = current_settings()
-    policies = policies_of(_profiles(site, sites, settings), options)
-    folder = settings.folder(data_dir)
-    with lake_errors(folder):
-        return lake_window_rows(folder, policies, rebuild=rebuild)
+def _ledger(chosen: _Chosen, arguments: Mapping[str, Any]) -> dict[str, list[PartitionKey]]:
+    """Per chosen site, the partitions the arguments of `sync` name (see `jobs.ledger`)."""
+    return ledger(
+        arguments["start"],
+        arguments["end"],
+        chosen.profiles,
+        arguments["networks"],
+        arguments["merchandise"],
+        arguments["countries"],
+        arguments["grain"],
+        chosen.options,
+        arguments["allow_large"],
+    )
 
 
 def status(
@@ -228,11 +228,37 @@ def status(
 
     A missing or damaged manifest is rebuilt from the Parquet files on its own (with a warning);
     `rebuild=True` rebuilds every manifest first (a file that cannot be read is quarantined)."""
+    chosen = _Chosen.of(locals())
     import polars as pl
 
-    rows = status_rows(site=site, sites=sites, data_dir=data_dir, rebuild=rebuild, options=options)
-    folder = current_settings().folder(data_dir)
-    return status_frame(rows).with_columns(pl.lit(str(folder)).alias("lake"))
+    rows = _status_rows(chosen, rebuild)
+    return status_frame(rows).with_columns(pl.lit(str(chosen.folder)).alias("lake"))
+
+
+@arguments_of(status)
+def status_rows(*args: Any, **kwargs: Any) -> list[DatasetStatus]:
+    """The rows of `status` in plain Python (what `commerce-reports status` prints, without
+    polars); the arguments of `status`."""
+    arguments = bound(status, args, kwargs)
+    return _status_rows(_Chosen.of(arguments), arguments["rebuild"])
+
+
+@arguments_of(status)
+def window_rows(*args: Any, **kwargs: Any) -> list[WindowStatus]:
+    """Per stored aggregate window: when it was fetched, until when the service may still revise
+    it, whether it is final, whether the ledger shows it changed since, and from when a sync asks
+    for it again (what `commerce-reports status --windows` prints; plain Python); the arguments of
+    `status`."""
+    arguments = bound(status, args, kwargs)
+    chosen = _Chosen.of(arguments)
+    now = now_of(chosen.options)
+    with lake_errors(chosen.folder):
+        return lake_window_rows(chosen.folder, chosen.policies, rebuild=arguments["rebuild"], now=now)
+
+
+def _status_rows(chosen: _Chosen, rebuild: bool) -> list[DatasetStatus]:
+    with lake_errors(chosen.folder):
+        return lake_status_rows(chosen.folder, chosen.policies, rebuild=rebuild)
 
 
 def invalidate(

@@ -200,6 +200,11 @@ class ReportsClient:
     def close(self) -> None:
         self._session.close()
 
+    def stop(self) -> None:
+        """Cut the requests in flight and refuse new ones, from any thread (a sync told to stop):
+        each raises TransportError at once instead of waiting for its answer."""
+        self._session.stop()
+
     # ------------------------------------------------------------------ public methods
 
     def transactions(

@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-LOCK_PATIENCE = 5.0  # seconds: a lock another process holds longer than this is said before waiting on
+LOCK_PATIENCE = 2.0  # seconds: a lock another process holds longer than this is said before waiting on
 
 
 @dataclass(frozen=True)

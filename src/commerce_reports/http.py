@@ -35,10 +35,12 @@ from .config import Limits
 from .errors import ConfigurationError, MalformedResponseError, ResponseTooLargeError, TransportError
 from .redaction import is_html
 from .secret import Secret
+from .waits import Signal, start_thread
 
 __all__ = ["Answer", "Deadline", "KeyAuth", "RetryPolicy", "Session", "describe_failure", "retry_after"]
 
 log = logging.getLogger(__name__)
+_STOPPED = "stopped before its answer was complete: the caller was told to stop"
 # Failures that prove a request never left: no connection was made.
 _NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 
@@ -167,6 +169,8 @@ class Deadline:
     as it connects (httpcore's `trace` extension) and shut down by a timer when the deadline passes:
     whatever read or write waits on it returns at once, the headers included. Connecting, the name
     lookup included (`_Resolving`), is bounded by the connect timeout, never longer than the deadline.
+    The timer is a `waits.Signal` wait, which a faked clock cannot stretch; `cut` ends the attempt
+    at once (a sync told to stop).
     """
 
     def __init__(self, seconds: float) -> None:
@@ -174,9 +178,12 @@ class Deadline:
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self._passed = False
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
+        self._closed = Signal()
+        start_thread(self._watch, "request-deadline")
+
+    def _watch(self) -> None:
+        if not self._closed.wait(self.seconds):
+            self.cut()
 
     def trace(self, event: str, info: Mapping[str, Any]) -> None:
         """httpcore's trace hook: hold a handle on each socket the attempt connects."""
@@ -198,15 +205,16 @@ class Deadline:
         with self._lock:
             return bool(self._sockets)
 
-    def _expire(self) -> None:
+    def cut(self) -> None:
+        """End the attempt now: shut its sockets, so that whatever waits on them returns."""
         with self._lock:
             self._passed = True
             for held in self._sockets:
                 _shut(held)
 
     def close(self) -> bool:
-        """Stop the timer and let go of the sockets; whether the deadline passed first."""
-        self._timer.cancel()
+        """Stop the timer and let go of the sockets; whether the attempt was cut first."""
+        self._closed.set()
         with self._lock:
             for held in self._sockets:
                 held.close()
@@ -269,18 +277,17 @@ def _resolve(host: str, port: int, timeout: float | None) -> list[str]:
     except ValueError:
         pass
     found: list[Any] = []
-    done = threading.Event()
 
     def lookup() -> None:
         try:
             found.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
         except OSError as error:
             found.append(error)
-        finally:
-            done.set()
 
-    threading.Thread(target=lookup, name=f"resolve-{host}", daemon=True).start()
-    if not done.wait(timeout):
+    done = start_thread(lookup, f"resolve-{host}")  # a wait no faked clock stretches (waits.py)
+    while timeout is None and not done.wait(60.0):
+        pass  # no bound asked for: as long as the resolver takes
+    if not done.wait(timeout or 0.0):
         raise httpcore.ConnectTimeout(
             f"the name {host} {_UNRESOLVED} within {timeout:g} s: the system's resolver did not "
             "answer; check the network's DNS (each attempt's lookup is bounded by its deadline)"
@@ -353,9 +360,21 @@ class Session:
             transport=transport or _transport(pool),
             verify=_tls_context(),
         )
+        self._guard = threading.Lock()
+        self._live: set[Deadline] = set()
+        self._stopped = False
 
     def close(self) -> None:
         self._http.close()
+
+    def stop(self) -> None:
+        """Cut every request in flight now and refuse new ones (a sync told to stop): each raises
+        TransportError at once instead of waiting for its answer."""
+        with self._guard:
+            self._stopped = True
+            live = list(self._live)
+        for deadline in live:
+            deadline.cut()
 
     def send(
         self,
@@ -370,7 +389,11 @@ class Session:
     ) -> Answer:
         """One request and its whole answer, within the size ceiling and the deadline."""
         label = where or f"{method} {path}"
-        deadline = Deadline(self.limits.request_deadline)
+        with self._guard:
+            if self._stopped:
+                raise TransportError(_STOPPED, endpoint=label, sent=False)
+            deadline = Deadline(self.limits.request_deadline)
+            self._live.add(deadline)
         failure: Exception | None = None
         try:
             request = self._http.build_request(
@@ -392,6 +415,10 @@ class Session:
         finally:
             connected = deadline.connected
             passed = deadline.close()
+            with self._guard:
+                self._live.discard(deadline)
+        if passed and self._stopped:
+            raise TransportError(_STOPPED, endpoint=label, sent=connected) from None
         lookup = _lookup_failure(failure)
         if passed:  # whatever the cut socket looked like (an error, or a body that ended early)
             raise TransportError(

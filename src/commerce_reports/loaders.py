@@ -8,11 +8,12 @@ binary floats are cast, as the DuckDB views cast them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._signatures import arguments_of, bound
 from .config import current_settings
 from .contract import FORMER_TYPES, PART_FILE, Dataset, PartitionKey, dataset_schema, site_root
 from .embedded import chosen_sites, started
@@ -132,30 +133,6 @@ def load_transactions(
     return frame if lazy else frame.collect()
 
 
-def _load_aggregate(
-    dataset: Dataset,
-    start: Any,
-    end: Any,
-    slices: SliceSpec | Iterable[SliceSpec] | None,
-    grain: Grain,
-    site: SiteSelection,
-    lazy: bool,
-    refresh: bool,
-    allow_large: bool,
-    data_dir: str | Path | None,
-    options: SyncOptions,
-) -> pl.DataFrame | pl.LazyFrame:
-    if grain not in ("day", "month"):
-        raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day' or 'month'")
-    options = options_of(options)
-    first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
-    chosen = slices_of(slices, (Filters(),))
-    keys = aggregate_keys(dataset, first, last, chosen, grain)  # _range ends them at today
-    files = _load(dataset, keys, site, data_dir, refresh, options)
-    frame = _read(files, lambda key: {"slice": key.slice, "grain": key.grain})
-    return frame if lazy else frame.collect()
-
-
 def load_networks(
     start: Any,
     end: Any,
@@ -175,28 +152,28 @@ def load_networks(
     `grain="month"` stores whole calendar months (the current one is partial and refreshed);
     `grain="day"` makes one request per day. Each row carries its window and filters.
     """
-    chosen = selection_of(site, sites)
-    return _load_aggregate(
-        "networks", start, end, slices, grain, chosen, lazy, refresh, allow_large, data_dir, options
-    )
+    return _load_aggregate("networks", locals())
 
 
-def load_merchandise(
-    start: Any,
-    end: Any,
-    slices: SliceSpec | Iterable[SliceSpec] | None = None,
-    grain: Grain = "month",
-    site: SiteSelection = None,
-    *,
-    sites: SiteSelection = None,
-    lazy: bool = False,
-    refresh: bool = False,
-    allow_large: bool = False,
-    data_dir: str | Path | None = None,
-    options: SyncOptions = SyncOptions(),
-) -> pl.DataFrame | pl.LazyFrame:
-    """Per-product aggregates of each slice for the windows covering the range (see load_networks)."""
-    chosen = selection_of(site, sites)
-    return _load_aggregate(
-        "merchandise", start, end, slices, grain, chosen, lazy, refresh, allow_large, data_dir, options
+@arguments_of(load_networks)
+def load_merchandise(*args: Any, **kwargs: Any) -> pl.DataFrame | pl.LazyFrame:
+    """Per-product aggregates of each slice for the windows covering the range; the arguments of
+    `load_networks`."""
+    return _load_aggregate("merchandise", bound(load_networks, args, kwargs))
+
+
+def _load_aggregate(dataset: Dataset, arguments: Mapping[str, Any]) -> pl.DataFrame | pl.LazyFrame:
+    """The windows of `dataset` the arguments of `load_networks` name, fetched first when missing."""
+    grain = arguments["grain"]
+    if grain not in ("day", "month"):
+        raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day' or 'month'")
+    options = options_of(arguments["options"])
+    first, last = day_span(
+        arguments["start"], arguments["end"], now_of(options).date(), allow_large=arguments["allow_large"]
     )
+    chosen = slices_of(arguments["slices"], (Filters(),))
+    keys = aggregate_keys(dataset, first, last, chosen, grain)
+    where = selection_of(arguments["site"], arguments["sites"])
+    files = _load(dataset, keys, where, arguments["data_dir"], arguments["refresh"], options)
+    frame = _read(files, lambda key: {"slice": key.slice, "grain": key.grain})
+    return frame if arguments["lazy"] else frame.collect()

@@ -40,7 +40,7 @@ from .files import describe_os_error, held, save_atomic, user_cache_dir
 __all__ = ["LONG_WAIT", "Clock", "Pacer", "SystemClock", "Turn", "default_pace_dir", "prune_state", "spacing"]
 
 log = logging.getLogger(__name__)
-LONG_WAIT = 5.0  # seconds: a longer wait is said before it starts, with its reason
+LONG_WAIT = 2.0  # seconds: a longer wait is said before it starts, with its reason (the house rule)
 
 
 class Clock(Protocol):

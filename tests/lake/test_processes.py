@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import IO
 
 import pytest
 
 from commerce_reports.lake.manifest import Manifest
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
+from commerce_reports.sandbox.faults import FaultConfig
 from commerce_reports.sandbox.runner import RunningSandbox
 from tests.lake.conftest import assert_matches_ground_truth
 from tests.waiting import stored_partitions, wait_for
@@ -109,26 +115,132 @@ def test_two_syncs_at_once_keep_the_pace_and_the_lake_whole(tmp_path: Path) -> N
         assert_matches_ground_truth(running, tmp_path, "alpha", now.date() - timedelta(days=8))
 
 
-def test_ctrl_c_stops_cleanly_after_saving_what_finished(tmp_path: Path) -> None:
+class Process:
+    """A command run as a child process, its output lines collected as they come (unbuffered)."""
+
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.lines: list[str] = []
+        self.times: list[float] = []  # when each line came (time.monotonic())
+        self.process = subprocess.Popen(
+            command,
+            env={**env, "PYTHONUNBUFFERED": "1"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self._reader = threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.times.append(time.monotonic())
+            self.lines.append(line.rstrip("\n"))
+
+    def said(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def interrupted(self) -> tuple[int, float]:
+        """Send Ctrl-C (SIGINT); the exit status, and the seconds until the sync said it stopped
+        (its summary, or the command's `interrupted`: nothing is asked or stored after it; the
+        interpreter's own exit, which a loaded machine can stretch, is not the sync's)."""
+        sent = time.monotonic()
+        self.process.send_signal(signal.SIGINT)
+        wait_for(lambda: self.process.poll() is not None, "the sync to end after Ctrl-C", timeout=60)
+        self._reader.join(10)
+        said = [
+            t
+            for t, line in zip(self.times, self.lines, strict=True)
+            if _STOPPED.fullmatch(line) and t >= sent
+        ]
+        assert said, f"the sync never said it stopped: {self.lines[-5:]}"
+        return self.process.returncode, said[0] - sent
+
+
+# The lines a sync says it stopped with: its summary when the lanes stopped, else the command's word.
+_STOPPED = re.compile(r"stored \d+ partitions .*; interrupted: the next sync resumes from here|interrupted")
+
+
+def _slow_networks(running: RunningSandbox) -> None:
+    running.sandbox.inject("slow", 1, "networks")  # the first networks answer comes 60 s late
+
+
+# Where a Ctrl-C lands: what the sync is doing then (how its pace and the sandbox are set), and the
+# event that says it is there. Each: the exit status and time, `verify` clean, the next sync whole.
+POINTS = {
+    "waiting for its turn": (30.0, None, lambda r, lake, p: stored_partitions(lake, "alpha") >= 2),
+    "a request in flight": (
+        0.0,
+        _slow_networks,
+        lambda r, lake, p: (
+            stored_partitions(lake, "alpha") >= 2
+            and any(x.endpoint == "networks" for x in r.sandbox.request_log)
+        ),
+    ),
+    "refreshing the rollups": (0.0, None, lambda r, lake, p: p.said("refreshing the rollups")),
+}
+
+
+@pytest.mark.parametrize("point", sorted(POINTS))
+def test_ctrl_c_stops_a_sync_within_two_seconds_wherever_it_is(tmp_path: Path, point: str) -> None:
+    pace, prepare, there = POINTS[point]
     now = datetime.now(UTC).replace(microsecond=0)
     config = SandboxConfig(
-        now=now, first_day=now.date() - timedelta(days=60), pace=0, transactions_per_day=30
+        now=now,
+        first_day=now.date() - timedelta(days=60),
+        pace=0,
+        transactions_per_day=30,
+        faults=FaultConfig(slow_seconds=60),
     )
     with run_sandbox(config) as running:
-        start = (now.date() - timedelta(days=30)).isoformat()
-        command, env = sync_command(running, tmp_path, start, pace=0.25)  # slow enough to interrupt
-        process = subprocess.Popen(
-            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        wait_for(lambda: stored_partitions(tmp_path, "alpha") >= 3, "the sync to store 3 partitions")
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-        assert process.returncode == 130, err
-        assert "interrupted" in out
-        stored = len(Manifest.load(tmp_path, "alpha"))
-        assert 0 < stored < 30 + 2 * 6
+        if prepare is not None:
+            prepare(running)
+        start = (now.date() - timedelta(days=20)).isoformat()
+        command, env = sync_command(running, tmp_path, start, pace=pace)
+        sync = Process(command, env)
+        wait_for(lambda: there(running, tmp_path, sync) or sync.process.poll() is not None, point)
+        status, took = sync.interrupted()
+        assert status == 130, sync.lines
+        assert took < 2.0, f"{point}: {took:.1f} s from Ctrl-C to the end"
+        assert sync.said("interrupted")
         assert not list(tmp_path.rglob("*.tmp"))
-        command, env = sync_command(running, tmp_path, start, pace=0)  # the rest at once
-        resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-        assert resumed.returncode == 0, resumed.stderr
-        assert f"({stored} partitions already current)" in resumed.stdout
+        verify = subprocess.run(
+            [sys.executable, "-m", "commerce_reports", "verify"], env=env, capture_output=True, text=True
+        )
+        assert verify.returncode == 0, verify.stdout + verify.stderr  # nothing to repair
+        command, env = sync_command(running, tmp_path, start, pace=0)
+        resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert_matches_ground_truth(running, tmp_path, "alpha", now.date() - timedelta(days=20))
+
+
+def _faked_clock(moment: datetime) -> dict[str, str]:
+    """What `faketime` sets for a process whose clock starts at `moment` (the wrapper itself would
+    take the signals meant for the sync: it forks it and waits)."""
+    found = glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + glob.glob(
+        "/usr/lib/faketime/libfaketime.so.1"
+    )
+    if not found:
+        pytest.skip("Debian's faketime is not installed (.ci/run installs it)")
+    return {"LD_PRELOAD": found[0], "FAKETIME": f"@{moment:%Y-%m-%d %H:%M:%S}", "TZ": "UTC"}
+
+
+def test_a_sync_under_a_faked_clock_never_waits_on_nothing(tmp_path: Path) -> None:
+    """libfaketime fakes the monotonic clock that Python's timed lock waits count on: a sync under
+    `faketime` hung at its first wait for the pace (issue 31). It ends, and Ctrl-C stops it."""
+    now = datetime.now(UTC).replace(microsecond=0) - timedelta(days=40)
+    config = SandboxConfig(now=now, first_day=now.date() - timedelta(days=30), pace=0, transactions_per_day=9)
+    with run_sandbox(config) as running:
+        start = (now.date() - timedelta(days=2)).isoformat()
+        command, env = sync_command(running, tmp_path, start, pace=0.05)
+        whole = Process(command, env | _faked_clock(now))
+        wait_for(lambda: whole.process.poll() is not None, "the sync under faketime to end", timeout=300)
+        assert whole.process.returncode == 0, whole.lines
+        assert whole.said("stored ") and not whole.said("failed")
+        first = stored_partitions(tmp_path, "alpha")
+        running.sandbox.advance(timedelta(days=1))
+        command, env = sync_command(running, tmp_path, start, pace=30)  # then every lane waits its turn
+        waiting = Process(command, env | _faked_clock(running.sandbox.now))
+        wait_for(lambda: stored_partitions(tmp_path, "alpha") > first, "the next day's first request")
+        status, took = waiting.interrupted()
+        assert (status, took < 2.0) == (130, True), (took, waiting.lines)

@@ -23,7 +23,15 @@ from commerce_reports.parse import parse_transactions
 from commerce_reports.parse.aggregates import parse_aggregate
 from commerce_reports.sandbox.runner import RunningSandbox
 from commerce_reports.sites import configured_sites
-from commerce_reports.syncing import SettlePolicy
+from commerce_reports.syncing import SettlePolicy, SyncPlan
+from commerce_reports.syncing.plan import (
+    DEFAULT_NETWORK_SLICES,
+    Due,
+    PlannedRequest,
+    Reason,
+    aggregate_keys,
+    plan_partitions,
+)
 from commerce_reports.syncing.revisions import LedgerSignal
 from commerce_reports.syncing.status import describe_windows
 from tests.factories import body, nested, networks_body
@@ -52,51 +60,128 @@ def reason(fetched: datetime, now: datetime, *ledger: Entry, policy: SettlePolic
     return policy.reason_to_fetch(JANUARY, entry(JANUARY, fetched), now, ledger=LedgerSignal(ledger))
 
 
-def test_a_window_fills_then_is_revisable_then_is_fetched_once_more_after_its_horizon() -> None:
+def test_a_window_is_asked_again_on_a_schedule_that_thins_out_with_its_age() -> None:
     assert POLICY.revisable_until(JANUARY) == at("2026-03-18", 0)
-    # filling (the month and two days after it): fetched again once the copy is an hour old
+    changed = ledger_day("2026-03-17", at("2026-03-17", 23), undated="2026-03-17")  # touches January
+    # current: fetched again once the copy is an hour old
     assert reason(at("2026-01-20"), at("2026-01-20", 7)) == "unsettled"
     assert reason(at("2026-01-20"), at("2026-01-20", 6) + timedelta(minutes=30)) is None
-    assert reason(at("2026-02-01"), at("2026-02-02")) == "unsettled"
-    # revisable: only when the ledger shows a change, or the copy is older than the maximum age
-    assert reason(at("2026-02-10"), at("2026-02-11")) is None
-    assert reason(at("2026-02-10"), at("2026-02-17", 5)) is None
-    assert reason(at("2026-02-10"), at("2026-02-17", 6)) == "revisable"  # 7 days old
+    # once after it ended (its last day), once after it settled two days later (complete)
+    assert reason(at("2026-01-31"), at("2026-02-01")) == "ended"
+    assert reason(at("2026-02-01"), at("2026-02-02"), changed) is None
+    assert reason(at("2026-02-01"), at("2026-02-03")) == "complete"
+    # then a copy made `a` after the end serves `a` (2.25 days here) while the ledger shows a change...
+    assert POLICY.lag(JANUARY, at("2026-02-03")) == timedelta(days=2, hours=6)
+    assert reason(at("2026-02-03"), at("2026-02-05", 11), changed) is None
+    assert reason(at("2026-02-03"), at("2026-02-05", 13), changed) == "changed"
+    # ...or revision_max_age (8 days) in any case, the longest any copy serves
+    assert reason(at("2026-02-03"), at("2026-02-10", 13)) is None
+    assert reason(at("2026-02-03"), at("2026-02-11", 6)) == "revisable"
+    assert POLICY.lag(JANUARY, at("2026-02-20")) == timedelta(days=8)
+    # a lag ending too close to the horizon waits for the final fetch instead
+    assert POLICY.schedule(JANUARY, at("2026-03-05")) == ("changed", at("2026-03-13"))
+    assert POLICY.schedule(JANUARY, at("2026-03-08")) == ("final", at("2026-03-18", 0))
+    assert reason(at("2026-03-08"), at("2026-03-17"), changed) is None
     # past the horizon: one last fetch, however late; then never again
     assert reason(at("2026-03-17"), at("2026-03-18", 1)) == "final"
     assert reason(at("2026-02-10"), at("2026-12-25")) == "final"
     assert reason(at("2026-03-18", 0), at("2027-01-01")) is None
+    assert POLICY.schedule(JANUARY, at("2026-03-18", 0)) is None
     assert POLICY.has_settled(entry(JANUARY, at("2026-03-18", 0)))
     # a copy holding values the parser could not type is never final
     untyped = entry(JANUARY, at("2026-04-01"), untyped=1)
     assert POLICY.reason_to_fetch(JANUARY, untyped, at("2026-04-02")) == "untyped"
 
 
+def test_status_says_from_when_a_window_is_asked_again() -> None:
+    changed = ledger_day("2026-02-05", at("2026-02-06"), "2026-01-31")
+    copy = entry(JANUARY, at("2026-02-03"))
+    assert POLICY.asked_again(copy, at("2026-02-04"), LedgerSignal([])) == at("2026-02-11")  # max age
+    assert POLICY.asked_again(copy, at("2026-02-06", 7), LedgerSignal([changed])) == at("2026-02-05", 12)
+    assert POLICY.asked_again(entry(JANUARY, at("2026-01-20")), at("2026-01-20", 7)) == at("2026-01-20", 7)
+    assert POLICY.asked_again(entry(JANUARY, at("2026-03-18", 0)), at("2026-04-01")) is None
+
+
+def _due(reason: Reason, lateness: float, *, forced: bool = False) -> Due:
+    return Due(reason, at("2026-02-10"), lateness, forced)
+
+
+def test_a_budget_asks_the_most_urgent_windows_first_and_what_is_due_too_long_regardless() -> None:
+    def request(month: int, why: Reason) -> PlannedRequest:
+        return PlannedRequest(
+            "alpha", PartitionKey.aggregate("networks", date(2026, month, 1), Filters(), "month"), why
+        )
+
+    dues = [
+        (_due("changed", 1.5), request(1, "changed")),
+        (_due("revisable", 3.0), request(2, "revisable")),
+        (_due("complete", 1.0), request(3, "complete")),
+        (_due("final", 1.0), request(4, "final")),
+        (_due("changed", 1.1, forced=True), request(5, "changed")),
+        (_due("ended", 1.0), request(6, "ended")),
+    ]
+    asked, waiting = SettlePolicy(revision_budget=4).budgeted(dues)
+    assert [r.key.start.month for r in asked] == [5, 4, 6, 3]  # the forced, final, ended, complete
+    assert waiting == 2
+    asked, waiting = SettlePolicy(revision_budget=6).budgeted(dues)
+    assert [r.key.start.month for r in asked] == [5, 4, 6, 3, 2, 1]  # then the latest first
+    asked, waiting = SettlePolicy(revision_budget=0).budgeted(dues)
+    assert ([r.key.start.month for r in asked], waiting) == ([5], 5)
+    # a window due for longer than the slack (2 days) is forced
+    late = POLICY.due(entry(JANUARY, at("2026-02-03")), at("2026-02-13", 6))
+    assert late is not None and (late.reason, late.since, late.forced) == (
+        "revisable",
+        at("2026-02-11"),
+        True,
+    )
+    assert late.lateness == pytest.approx(10.0 / 8.0, rel=1e-3)
+    early = POLICY.due(entry(JANUARY, at("2026-02-03")), at("2026-02-11", 7))
+    assert early is not None and not early.forced
+
+
+def test_a_plan_says_which_windows_its_budget_left_for_a_later_sync(tmp_path: Path) -> None:
+    keys = aggregate_keys("networks", date(2026, 1, 1), date(2026, 1, 31), DEFAULT_NETWORK_SLICES)
+    manifest = Manifest(tmp_path, "alpha", {key.relpath: entry(key, at("2026-01-31")) for key in keys})
+
+    def plan(now: datetime) -> SyncPlan:
+        pace = {"networks": 60.0}
+        return plan_partitions(
+            {"alpha": manifest}, {"alpha": keys}, now=now, pace=pace, policies={"alpha": POLICY}
+        )
+
+    first = plan(at("2026-02-01"))
+    assert [r.reason for r in first.requests] == ["ended"] * 4 and first.deferred == 1
+    assert "1 window due again wait for a later sync (at most 4 windows" in first.describe()
+    late = plan(at("2026-02-03", 1))  # due for two days: asked whatever the budget
+    assert [r.reason for r in late.requests] == ["ended"] * 5 and late.deferred == 0
+
+
 def test_the_ledger_says_which_windows_changed_since_their_copy() -> None:
-    fetched, now = at("2026-02-10"), at("2026-02-11")
+    fetched, now = at("2026-02-04"), at("2026-02-08")  # the copy serves 3.25 days: due Feb 7, 12:00
     # a day that ends after the copy, fetched after it, with a row clicked in January
-    assert reason(fetched, now, ledger_day("2026-02-10", at("2026-02-11"), "2026-01-31")) == "changed"
+    assert reason(fetched, now, ledger_day("2026-02-07", at("2026-02-08"), "2026-01-31")) == "changed"
     assert (
-        reason(fetched, now, ledger_day("2026-02-10", at("2026-02-11"), "2026-02-03")) is None
+        reason(fetched, now, ledger_day("2026-02-07", at("2026-02-08"), "2026-02-03")) is None
     )  # February's
     # fetched before the copy: the copy holds what it knew
-    assert reason(fetched, now, ledger_day("2026-02-10", at("2026-02-10", 5), "2026-01-31")) is None
+    assert reason(fetched, now, ledger_day("2026-02-04", at("2026-02-04", 5), "2026-01-31")) is None
     # a day that ended before the copy was fetched: every change it holds was in the copy
-    assert reason(fetched, now, ledger_day("2026-02-09", at("2026-02-11"), "2026-01-31")) is None
+    assert reason(fetched, now, ledger_day("2026-02-03", at("2026-02-08"), "2026-01-31")) is None
     # a row without click detail may belong to any window starting by its commission date
-    assert reason(fetched, now, ledger_day("2026-02-10", at("2026-02-11"), undated="2026-02-10")) == "changed"
-    assert reason(fetched, now, ledger_day("2026-02-10", at("2026-02-11"), undated="2025-12-20")) is None
+    assert reason(fetched, now, ledger_day("2026-02-07", at("2026-02-08"), undated="2026-02-07")) == "changed"
+    assert reason(fetched, now, ledger_day("2026-02-07", at("2026-02-08"), undated="2025-12-20")) is None
     # a day recorded before touches were: it cannot say which, so every window
-    unknown = entry(PartitionKey.transactions(date(2026, 2, 10)), at("2026-02-11"))
+    unknown = entry(PartitionKey.transactions(date(2026, 2, 7)), at("2026-02-08"))
     assert reason(fetched, now, unknown) == "changed"
-    # a window still filling is refreshed as before, whatever the ledger says
-    assert reason(at("2026-02-01"), at("2026-02-01", 8), unknown) == "unsettled"
+    # the current window is refreshed hourly, whatever the ledger says
+    assert reason(at("2026-01-20"), at("2026-01-20", 8), unknown) == "unsettled"
 
 
 def test_a_two_day_horizon_is_the_lakes_behaviour_before_revisions() -> None:
     old = SettlePolicy(revision_days=2)
     assert old.settles_at(JANUARY) == at("2026-02-03", 0)
-    assert reason(at("2026-02-02"), at("2026-02-02", 8), policy=old) == "unsettled"
+    assert reason(at("2026-01-31"), at("2026-02-01"), policy=old) == "ended"
+    assert reason(at("2026-02-02"), at("2026-02-02", 8), policy=old) is None
     assert reason(at("2026-02-02"), at("2026-02-04"), policy=old) == "final"
     assert reason(at("2026-02-03", 0), at("2026-03-01"), policy=old) is None
 
@@ -107,6 +192,9 @@ def test_a_two_day_horizon_is_the_lakes_behaviour_before_revisions() -> None:
         ({"revision_days": -1}, "not a number of days"),
         ({"revision_days": 4.5}, "not a number of days"),
         ({"revision_max_age": timedelta(0)}, "longer than 0"),
+        ({"revision_lag": 0}, "not a share of an age"),
+        ({"revision_budget": -1}, "not a count"),
+        ({"revision_slack": 2}, "not a duration"),
         ({"freshness": 3}, "not a duration"),
     ],
 )

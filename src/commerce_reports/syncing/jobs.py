@@ -10,7 +10,6 @@ manifests and dates: the client (HTTP, pyarrow) and DuckDB load when a sync fetc
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import parse_pace
-from ..contract import AGGREGATES, PartitionKey
+from ..contract import PartitionKey
 from ..endpoints import PACE_KEYS
 from ..errors import CommerceReportsError, LakeError, ServiceError, ValidationError
 from ..files import describe_os_error
@@ -29,6 +28,7 @@ from ..lake.repair import Repair
 from ..pace import Clock, SystemClock
 from ..params import Filters, Grain, as_date
 from ..sites import SiteProfile
+from ..waits import Signal
 from .costs import CostBook, service_of
 from .plan import (
     DEFAULT_MERCHANDISE_SLICES,
@@ -291,10 +291,11 @@ def fetch_keys(
     """Plan under the sites' writer lock, then run the plan. The core of `sync` and the loaders.
 
     With `revisions` (a sync), the sites' stored windows that are not final are asked for too
-    when due, whatever the range, and once the lanes are done, the windows the ledger they just
-    stored shows changed are fetched (`_second_look`). What the requests cost is kept for the next
-    plan's ETA. With `finish`, the DuckDB side is then brought up to date, and what that took is
-    kept too."""
+    when due, whatever the range. What the requests cost is kept for the next plan's ETA. With
+    `finish`, the DuckDB side is then brought up to date for every site of the sync (the rollups
+    find by themselves what an interrupted sync left them to do), and what that took is kept too;
+    an interrupted sync stops before it, and its views show the lake as the last whole sync left
+    it."""
     book = CostBook()
     result = _fetch(data_dir, profiles, keys, options, refresh, finish is not None, book, launch, revisions)
     try:
@@ -306,13 +307,13 @@ def fetch_keys(
         learned.setdefault(service_of(profiles[site]), {}).setdefault(endpoint, []).extend(costs)
     for service, costs_of_service in learned.items():
         book.record(service, costs_of_service)
-    if finish is not None:
+    if finish is not None and not result.interrupted:
         timer = options.clock or SystemClock()
         started = timer.time()
         if result.stored:
             (options.say or log.info)("refreshing the rollups and the catalog ...")
         try:
-            finish(data_dir, result.changed())
+            finish(data_dir, {site: [] for site in profiles} | result.changed())
         except (CommerceReportsError, OSError) as error:  # what was stored stays; say what was not done
             result.unfinished = describe_os_error(error) if isinstance(error, OSError) else str(error)
             if options.say is None:  # else the caller prints the result's summary, which says it
@@ -350,7 +351,7 @@ def _fetch(
     from ..client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
     from .run import StoppableClock, open_sites, run_plan
 
-    stop = threading.Event()
+    stop = Signal()
     clock = StoppableClock(options.clock or SystemClock(), stop)
     policies = policies_of(profiles, options)
     with open_sites(data_dir, policies) as opened:
@@ -380,57 +381,23 @@ def _fetch(
                 if not _service_checked(data_dir, p, opened.manifests[p.name], clients[p.name])
             }
 
-            def run(planned: SyncPlan) -> SyncResult:
-                return run_plan(
-                    data_dir,
-                    planned,
-                    clients,
-                    now=lambda: now_of(options),
-                    policies=policies,
-                    stop=stop,
-                    progress=options.progress,
-                    unverified=unverified,
-                    say=options.say,
-                    clock=clock,
-                )
-
-            result = run(plan)
-            if revisions and not result.interrupted:
-                result = _second_look(data_dir, profiles, keys, options, book, result, run)
+            result = run_plan(
+                data_dir,
+                plan,
+                clients,
+                now=lambda: now_of(options),
+                policies=policies,
+                stop=stop,
+                progress=options.progress,
+                unverified=unverified,
+                say=options.say,
+                clock=clock,
+            )
             result.repairs = opened.repairs
             return result
         finally:
             for client in clients.values():
                 client.close()
-
-
-def _second_look(
-    data_dir: Path,
-    profiles: Mapping[str, SiteProfile],
-    keys: Mapping[str, Sequence[PartitionKey]],
-    options: SyncOptions,
-    book: CostBook,
-    result: SyncResult,
-    run: Callable[[SyncPlan], SyncResult],
-) -> SyncResult:
-    """`result` and the fetch of the windows of `keys` not asked for yet that the ledger days this
-    sync stored show changed, so that a sync ends as current as its ledger.
-
-    The lanes run side by side: the ledger is stored while the windows are fetched, so the plan,
-    made before it, sees a change one sync late. Only a change made while the sync runs, between
-    a window's fetch and the ledger's, is left to the next sync (its plan sees it)."""
-    ledgered = sorted({r.site for r, _ in result.stored if r.key.dataset == "transactions"})
-    asked = {(r.site, r.key) for r in result.plan.requests}
-    rest = {
-        site: [k for k in keys[site] if k.dataset in AGGREGATES and (site, k) not in asked]
-        for site in ledgered
-    }
-    manifests = {site: Manifest.load(data_dir, site) for site in ledgered}
-    plan = plan_keys(manifests, {site: profiles[site] for site in ledgered}, rest, options, book=book)
-    if not plan.requests:
-        return result
-    (options.say or log.info)(f"the ledger just stored shows windows to fetch again: {plan.describe()}")
-    return result.then(run(plan))
 
 
 def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, client: ReportsClient) -> bool:

@@ -4,13 +4,18 @@ A partition is requested when it is missing, or when it has not settled (it can 
 its copy is older than the freshness interval, or when the caller forces a refresh. A ledger day
 (`updateDate`) has settled once it was fetched a day after it ended: a change made later lands on
 a later day. An aggregate window is different: the service counts by click date, and late
-commissions and returns keep revising a window for weeks after it ends. So a window fills for two
-days after its end (refetched like an unsettled day), then stays *revisable* until its site's
-horizon (`revision_days` after its end): refetched when the ledger shows it changed since its copy
-(`changed`, see `revisions.py`) and in any case once its copy is older than `revision_max_age`
-(`revisable`). It becomes *final* only when fetched after its horizon; a window last fetched
-before is asked for once more (`final`), however late the next sync runs. A partition holding
-rows the parser could not type never counts as settled: it is fetched again once stale.
+commissions and returns keep revising a window for weeks after it ends. So a window is asked for
+again on a schedule that thins out with its age (`SettlePolicy.schedule`): while it is current,
+when its copy is an hour old (`unsettled`); once after it ended (`ended`: its last day's clicks);
+once it settled, two days after its end (`complete`); then a copy made `a` after the end serves
+for `a` again (at least a day, at most `revision_max_age`) and is replaced when the ledger shows
+the window changed (`changed`, see `revisions.py`), or in any case at `revision_max_age`
+(`revisable`); past its site's horizon (`revision_days` after its end) it is asked once more, and
+that copy is final (`final`), however late the next sync runs. The windows that ended share a
+budget per site and sync (`revision_budget`, the most urgent first), so that no day of a daily
+sync costs much more than another; a window due for longer than `revision_slack` is asked
+whatever the budget. A partition holding rows the parser could not type never counts as settled:
+it is fetched again once stale.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, Dataset, PartitionKey
@@ -44,23 +49,29 @@ __all__ = [
     "transaction_keys",
 ]
 
-Reason = Literal["missing", "unsettled", "untyped", "foreign", "refresh", "changed", "revisable", "final"]
-REASONS: tuple[Reason, ...] = (
+Reason = Literal[
     "missing",
     "unsettled",
     "untyped",
     "foreign",
     "refresh",
+    "ended",
+    "complete",
     "changed",
     "revisable",
     "final",
-)
-# What the revision reasons mean, for the plan's readers.
-_REVISION_REASONS: dict[Reason, str] = {
-    "changed": "the ledger shows the window changed since its copy",
-    "revisable": "within its horizon, its copy older than {max_age}",
+]
+REASONS: tuple[Reason, ...] = get_args(Reason)  # in the order the plan lists them
+# Why a window that ended is asked again, for the plan's readers; in the order the budget serves
+# them (a final fetch first: it is what makes a window equal to the service for good).
+REVISION_REASONS: dict[Reason, str] = {
     "final": "its horizon has passed since its last fetch: this fetch is final",
+    "ended": "the window ended after its copy was made: its last days",
+    "complete": "the window settled after its copy was made: this fetch makes it complete",
+    "changed": "the ledger shows the window changed since its copy, which has served its time",
+    "revisable": "within its horizon, its copy {max_age} old",
 }
+_RANK: dict[Reason, int] = {"final": 0, "ended": 1, "complete": 2, "changed": 3, "revisable": 3}
 
 # Clicks and EPC per device exist only as filtered aggregate requests: keep them by default.
 DEFAULT_NETWORK_SLICES: tuple[Filters, ...] = (Filters(), *(Filters(device_type=d) for d in DeviceType))
@@ -68,13 +79,33 @@ DEFAULT_MERCHANDISE_SLICES: tuple[Filters, ...] = (Filters(),)
 
 
 @dataclass(frozen=True)
+class Due:
+    """A stored window that ended, due again: why, since when, how late as a share of the time its
+    copy was to serve (what the budget orders by), and whether the budget may still make it wait."""
+
+    reason: Reason
+    since: datetime
+    lateness: float
+    forced: bool
+
+    @property
+    def rank(self) -> tuple[int, float]:
+        """The budget serves the lowest first: by reason, then the latest."""
+        return _RANK[self.reason], -self.lateness
+
+
+@dataclass(frozen=True)
 class SettlePolicy:
     """When a partition can no longer change, and how fresh a copy that still can must be.
 
     A ledger day settles `update_days` after it ends (a commissionDate or clickDate day
-    `other_days`); an aggregate window fills for `aggregates` after its end, then may be revised
-    until `revision_days` after its end (the site's horizon: `with_horizon`), and is refetched
-    meanwhile when the ledger shows it changed or its copy is older than `revision_max_age`.
+    `other_days`). An aggregate window is refreshed hourly (`freshness`) while current; once it
+    ended it is asked again on the schedule of `schedule`: after its end, after it settled
+    (`aggregates` later), then when the ledger shows it changed and its copy has served
+    `revision_lag` times the window's age when it was made (at least a day, at most
+    `revision_max_age`, which any copy is replaced at), and once past its horizon (`revision_days`
+    after its end: `with_horizon` sets a site's). A sync asks at most `revision_budget` windows that
+    ended per site, the most urgent first; one due for longer than `revision_slack` regardless.
     `revision_days=2` is the lake's behaviour before revisions: a window final two days after it ends.
     """
 
@@ -83,16 +114,34 @@ class SettlePolicy:
     aggregates: timedelta = timedelta(days=2)
     freshness: timedelta = timedelta(hours=1)
     revision_days: int = DEFAULT_REVISION_DAYS
-    revision_max_age: timedelta = timedelta(days=7)
+    revision_max_age: timedelta = timedelta(days=8)
+    revision_lag: float = 1.0
+    revision_budget: int = 4
+    revision_slack: timedelta = timedelta(days=2)
 
     def __post_init__(self) -> None:
         check_revision_days(self.revision_days, "revision_days")
-        for name in ("update_days", "other_days", "aggregates", "freshness", "revision_max_age"):
+        for name in (
+            "update_days",
+            "other_days",
+            "aggregates",
+            "freshness",
+            "revision_max_age",
+            "revision_slack",
+        ):
             value = getattr(self, name)
             if not isinstance(value, timedelta) or value < timedelta(0):
                 raise ValidationError(name, f"{value!r} is not a duration", "give a timedelta of 0 or more")
         if self.revision_max_age <= timedelta(0):
-            raise ValidationError("revision_max_age", "must be longer than 0", "give e.g. timedelta(days=7)")
+            raise ValidationError("revision_max_age", "must be longer than 0", "give e.g. timedelta(days=8)")
+        lag = self.revision_lag
+        if isinstance(lag, bool) or not isinstance(lag, int | float) or not 0 < lag <= 100:
+            raise ValidationError(
+                "revision_lag", f"{lag!r} is not a share of an age", "give e.g. 1.0 (0 to 100)"
+            )
+        budget = self.revision_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise ValidationError("revision_budget", f"{budget!r} is not a count", "give a whole number >= 0")
 
     def with_horizon(self, revision_days: int) -> SettlePolicy:
         """The same policy for a site whose windows the service may revise for `revision_days`."""
@@ -123,6 +172,71 @@ class SettlePolicy:
             return self.is_settled(key, entry.fetched_at)
         return entry.settled or self.is_settled(key, entry.fetched_at)
 
+    def schedule(self, key: PartitionKey, fetched_at: datetime) -> tuple[Reason, datetime] | None:
+        """When a copy of the window `key` made at `fetched_at` is next due once the window ended,
+        and why (None: the copy is final). `changed` is due only if the ledger shows a change by
+        then, else at `fetched_at + revision_max_age` (`revisable`). A lag that would end too
+        close to the horizon waits for the final fetch instead."""
+        end = datetime.combine(key.end, time(), UTC)
+        horizon = self.revisable_until(key)
+        if fetched_at >= horizon:
+            return None
+        due: tuple[Reason, datetime]
+        if fetched_at < end:
+            due = ("ended", end)
+        elif fetched_at < end + self.aggregates:
+            due = ("complete", end + self.aggregates)
+        else:
+            lag = self.lag(key, fetched_at)
+            due = ("changed", fetched_at + lag) if fetched_at + lag * 1.5 < horizon else ("final", horizon)
+        return due if due[1] < horizon else ("final", horizon)
+
+    def lag(self, key: PartitionKey, fetched_at: datetime) -> timedelta:
+        """How long a copy of the window `key` made at `fetched_at` serves before the ledger's
+        changes call for a new one: the window's age then, times `revision_lag`, between a day
+        and `revision_max_age`."""
+        age = fetched_at - datetime.combine(key.end, time(), UTC)
+        return min(self.revision_max_age, max(timedelta(days=1), age * self.revision_lag))
+
+    def due(self, entry: Entry, now: datetime, ledger: LedgerSignal | None = None) -> Due | None:
+        """Whether the stored copy of a window that ended is due again at `now` (None: not yet, or
+        final), given what the ledger shows changed since it was made."""
+        key, fetched = entry.key, entry.fetched_at
+        scheduled = self.schedule(key, fetched)
+        if scheduled is None:
+            return None
+        reason, since = scheduled
+        horizon = self.revisable_until(key)
+        if now >= horizon:
+            reason, since = "final", horizon
+        elif now < since:
+            return None
+        elif reason == "changed" and (ledger is None or not ledger.changed(key, fetched)):
+            reason, since = "revisable", fetched + self.revision_max_age
+            if now < since:
+                return None
+        served = max((since - fetched).total_seconds(), 1.0)
+        return Due(
+            reason, since, (now - fetched).total_seconds() / served, now >= since + self.revision_slack
+        )
+
+    def asked_again(self, entry: Entry, now: datetime, ledger: LedgerSignal | None = None) -> datetime | None:
+        """From when a sync asks for the stored window of `entry` again, as things stand at `now`
+        (the ledger may show a change later, which brings a `revisable` copy forward); None when
+        final. The budget may add up to `revision_slack`."""
+        if self.has_settled(entry):
+            return None
+        key, fetched = entry.key, entry.fetched_at
+        if entry.doubtful or now < datetime.combine(key.end, time(), UTC):
+            return fetched + self.freshness
+        scheduled = self.schedule(key, fetched)
+        if scheduled is None:
+            return None
+        reason, since = scheduled
+        if reason == "changed" and (ledger is None or not ledger.changed(key, fetched)):
+            return min(fetched + self.revision_max_age, self.revisable_until(key))
+        return since
+
     def reason_to_fetch(
         self,
         key: PartitionKey,
@@ -132,7 +246,8 @@ class SettlePolicy:
         ledger: LedgerSignal | None = None,
     ) -> Reason | None:
         """Why `key` must be fetched now, given its stored entry (None: it need not be). `ledger`
-        tells which windows changed since fetched (without it, only their copies' age counts)."""
+        tells which windows changed since fetched (without it, only their copies' age counts).
+        A window that ended is asked within its site's budget (see `Due`)."""
         if entry is None:
             return "missing"
         if refresh:
@@ -142,17 +257,18 @@ class SettlePolicy:
         fresh = now - entry.fetched_at < self.freshness
         if entry.doubtful:
             return None if fresh else "untyped" if entry.untyped else "foreign"
-        if key.dataset not in AGGREGATES:
-            return None if fresh else "unsettled"
-        if now >= self.revisable_until(key):
-            return "final"
-        if fresh:
-            return None
-        if now < datetime.combine(key.end, time(), UTC) + self.aggregates:
-            return "unsettled"  # still filling: the current window and the days after it
-        if ledger is not None and ledger.changed(key, entry.fetched_at):
-            return "changed"
-        return "revisable" if now - entry.fetched_at >= self.revision_max_age else None
+        if key.dataset not in AGGREGATES or now < datetime.combine(key.end, time(), UTC):
+            return None if fresh else "unsettled"  # a ledger day, or the current window
+        due = self.due(entry, now, ledger)
+        return None if due is None else due.reason
+
+    def budgeted(self, dues: Sequence[tuple[Due, PlannedRequest]]) -> tuple[list[PlannedRequest], int]:
+        """The requests of one site's due windows a sync makes: those due beyond the slack, then
+        the most urgent up to `revision_budget` in all; and how many wait for a later sync."""
+        forced = [request for due, request in dues if due.forced]
+        rest = [request for due, request in sorted(dues, key=lambda d: d[0].rank) if not due.forced]
+        room = max(0, self.revision_budget - len(forced))
+        return forced + rest[:room], len(rest[room:])
 
 
 @dataclass(frozen=True)
@@ -178,7 +294,8 @@ class SyncPlan:
     skipped: int = 0  # partitions in range already stored and current
     costs: dict[tuple[str, str], Expected] = field(default_factory=dict)  # per lane (site, endpoint)
     finish: Expected = field(default_factory=lambda: Expected(0.0))  # the sync's end work
-    revision_max_age: timedelta = field(default_factory=lambda: SettlePolicy().revision_max_age)
+    policy: SettlePolicy = field(default_factory=SettlePolicy)  # the schedule the revisions follow
+    deferred: int = 0  # windows due again that the sites' revision budget leaves to a later sync
     lanes: dict[tuple[str, str], list[PlannedRequest]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -227,8 +344,9 @@ class SyncPlan:
         return self.fetch_seconds + self.finish.seconds if self.requests else 0.0
 
     def describe(self) -> str:
+        """The plan for people: the requests per lane and why, the revisions by window, the ETA."""
         if not self.requests:
-            return f"nothing to fetch: {self.skipped} partitions stored and current"
+            return f"nothing to fetch: {self.skipped} partitions stored and current{self._deferred_said()}"
         lines = [
             f"{len(self.requests)} requests ({self.skipped} partitions already current), "
             f"ETA {duration(self.eta_seconds)}:"
@@ -243,20 +361,30 @@ class SyncPlan:
                 f"{self.pace.get(endpoint, 0):g} s{each}"
             )
             lines += self._revisions_said(lane)
-        lines.append(f"  {self._eta_said()}")
+        lines.append(f"  {self._eta_said()}{self._deferred_said()}")
         return "\n".join(lines)
+
+    def _deferred_said(self) -> str:
+        if not self.deferred:
+            return ""
+        budget, slack = self.policy.revision_budget, _days(self.policy.revision_slack)
+        return (
+            f"\n  {self.deferred} window{'s' if self.deferred > 1 else ''} due again wait for a later sync "
+            f"(at most {budget} windows that ended are asked per site and sync, the most urgent first; "
+            f"one due for {slack} is asked regardless)"
+        )
 
     def _revisions_said(self, lane: list[PlannedRequest]) -> list[str]:
         """A line per window a lane refetches for a revision reason: which, why, how many slices."""
         windows: dict[tuple[Reason, date, date], int] = {}
         for request in lane:
-            if request.reason in _REVISION_REASONS:
+            if request.reason in REVISION_REASONS:
                 window = (request.reason, request.key.start, request.key.end - timedelta(days=1))
                 windows[window] = windows.get(window, 0) + 1
-        age = _days(self.revision_max_age)
+        age = _days(self.policy.revision_max_age)
         return [
             f"    {reason:<9} {first}..{last}, {count} slice{'s' if count > 1 else ''}: "
-            + _REVISION_REASONS[reason].format(max_age=age)
+            + REVISION_REASONS[reason].format(max_age=age)
             for (reason, first, last), count in sorted(windows.items(), key=lambda w: (w[0][1], w[0][0]))
         ]
 
@@ -347,25 +475,32 @@ def plan_partitions(
     `costs(site, endpoint)` gives the expected cost of one request of a lane, `finish(requests)` that
     of the sync's end work; without them the ETA is the pace floor alone."""
     requests: list[PlannedRequest] = []
-    skipped = 0
+    skipped = deferred = 0
     for site, site_keys in keys.items():
         manifest, policy = manifests[site], policies[site]
         ledger = LedgerSignal.of(manifest)
+        dues: list[tuple[Due, PlannedRequest]] = []
         for key in site_keys:
             if key.start > now.date():
                 continue  # the future has no data yet
-            reason = policy.reason_to_fetch(key, manifest.get(key), now, refresh, ledger)
+            entry = manifest.get(key)
+            reason = policy.reason_to_fetch(key, entry, now, refresh, ledger)
             if reason is None:
                 skipped += 1
+            elif reason in REVISION_REASONS and entry is not None:
+                due = policy.due(entry, now, ledger)
+                assert due is not None, "a revision reason comes from a due window"
+                dues.append((due, PlannedRequest(site, key, reason)))
             else:
                 requests.append(PlannedRequest(site, key, reason))
-    plan = SyncPlan(requests, dict(pace), skipped, revision_max_age=_max_age(policies))
+        asked, waiting = policy.budgeted(dues)
+        requests += asked
+        skipped += waiting
+        deferred += waiting
+    first = next(iter(policies.values()), SettlePolicy())  # the sites' policies differ by horizon only
+    plan = SyncPlan(requests, dict(pace), skipped, policy=first, deferred=deferred)
     if costs is not None:
         plan.costs = {lane: costs(*lane) for lane in plan.lanes}
     if finish is not None and requests:
         plan.finish = finish(len(requests))
     return plan
-
-
-def _max_age(policies: Mapping[str, SettlePolicy]) -> timedelta:
-    return max((p.revision_max_age for p in policies.values()), default=SettlePolicy().revision_max_age)

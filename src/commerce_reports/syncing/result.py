@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import NamedTuple
 
@@ -119,22 +119,6 @@ class SyncResult:
                 f"{len(failures) - asked} not asked): {reason}"
             )
         return lines
-
-    def then(self, more: SyncResult) -> SyncResult:
-        """This result followed by that of a second round of the same sync (`more`): one plan
-        holding both rounds' requests, one account of what was stored and what failed."""
-        plan = replace(
-            self.plan,
-            requests=self.plan.requests + more.plan.requests,
-            skipped=self.plan.skipped - len(more.plan.requests),  # counted current when first planned
-            costs={**self.plan.costs, **more.plan.costs},
-        )
-        accounts = {  # every list of the result: stored, failed, repairs, doubts, spans
-            f.name: getattr(self, f.name) + getattr(more, f.name)
-            for f in fields(self)
-            if isinstance(getattr(self, f.name), list)
-        }
-        return SyncResult(plan, interrupted=more.interrupted, **accounts)
 
     def request_costs(self) -> dict[tuple[str, str], list[float]]:
         """Per lane (site, endpoint), what each stored request cost this machine: its busy time,

@@ -4,6 +4,10 @@ Each finished request is stored at once (Parquet first, manifest last), so an in
 crash or a kill loses at most the partition in flight. Only one sync writes a site at a time
 (a per-site lock across processes); a second sync waits, then finds nothing left to fetch.
 
+Ctrl-C stops a sync within `STOP_GRACE` seconds wherever it is: the lanes waiting for their turn
+wake at once, the requests in flight are cut (their answers would be dropped anyway), and a lane
+storing a partition finishes storing it. No wait here depends on the process's clock (`waits`).
+
 A lane never dies quietly: whatever goes wrong in it (a refused key, a full disk, a file where a
 folder belongs, an unexpected error) becomes a failure of that partition, and of the rest of the
 lane when it stops, and every planned partition ends up stored, failed or interrupted. A lane also
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import errno
 import logging
-import threading
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +35,7 @@ from ..errors import CommerceReportsError, LakeError, UnreachableError
 from ..files import describe_os_error
 from ..lake import Manifest, Repair, load_or_rebuild, reconcile, write_partition, writing_sites
 from ..pace import Clock, SystemClock
+from ..waits import Signal, start_thread
 from .clock import fetched_moment, skew_sentence
 from .plan import PlannedRequest, SettlePolicy, SyncPlan
 from .progress import Progress
@@ -46,6 +51,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+STOP_GRACE = 1.5  # seconds a lane may take, once told to stop, to finish storing a partition
+_LANE_CHECK = 1.0  # seconds between two looks at the lanes while they run
 # Storage errors that every later partition would meet too: the lane stops instead of fetching.
 _LANE_STOPPING_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
 
@@ -57,7 +64,7 @@ class Interrupted(Exception):
 class StoppableClock:
     """A clock whose waits end early, with `Interrupted`, once `stop` is set."""
 
-    def __init__(self, base: Clock, stop: threading.Event) -> None:
+    def __init__(self, base: Clock, stop: Signal) -> None:
         self.base = base
         self.stop = stop
 
@@ -116,13 +123,14 @@ def run_plan(
     *,
     now: Callable[[], datetime],
     policies: Mapping[str, SettlePolicy],
-    stop: threading.Event,
+    stop: Signal,
     progress: bool | None = None,
     unverified: Collection[str] = (),
     say: Callable[[str], None] | None = None,
     clock: Clock | None = None,
 ) -> SyncResult:
-    """Fetch and store every planned request; lanes run concurrently. Ctrl-C stops cleanly.
+    """Fetch and store every planned request; lanes run concurrently. Ctrl-C stops cleanly, within
+    `STOP_GRACE` seconds (the result says it was interrupted).
 
     For the sites in `unverified` (their address was not yet shown to be the reporting API) a
     window answered with 404 is stored empty but unsettled, so it is asked for again. Progress goes
@@ -134,22 +142,21 @@ def run_plan(
         _Lane(data_dir, requests, clients, now, policies[site], stop, bars, timer, site in unverified)
         for (site, _), requests in sorted(plan.lanes.items())
     ]
-    threads = [
-        threading.Thread(target=lane.run, name=f"lane-{site}-{endpoint}", daemon=True)
+    result = SyncResult(plan)
+    ends = [
+        start_thread(lane.run, f"lane-{site}-{endpoint}")
         for lane, (site, endpoint) in zip(lanes, sorted(plan.lanes), strict=True)
     ]
-    result = SyncResult(plan)
-    for thread in threads:
-        thread.start()
     try:
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(0.2)
+        for ended in ends:
+            while not ended.wait(_LANE_CHECK):
+                pass
     except KeyboardInterrupt:
         stop.set()
-        log.warning("interrupted: finishing the requests in flight, then stopping")
-        for thread in threads:
-            thread.join(30)
+        for client in clients.values():
+            client.stop()
+        log.warning("interrupted: stopping (a partition being stored is finished first)")
+        _wait_all(ends, STOP_GRACE)
     finally:
         bars.close()
     result.interrupted = stop.is_set()
@@ -174,6 +181,13 @@ def run_plan(
     return result
 
 
+def _wait_all(ends: list[Signal], seconds: float) -> None:
+    """Wait for every signal of `ends`, `seconds` at most in all."""
+    until = time.monotonic() + seconds  # a difference of two readings: right under a faked clock too
+    for ended in ends:
+        ended.wait(until - time.monotonic())
+
+
 class _Lane:
     """The requests of one (site, endpoint), fetched one after the other at the endpoint's pace."""
 
@@ -184,7 +198,7 @@ class _Lane:
         clients: Mapping[str, ReportsClient],
         now: Callable[[], datetime],
         policy: SettlePolicy,
-        stop: threading.Event,
+        stop: Signal,
         bars: Progress,
         clock: Clock,
         unverified: bool = False,
@@ -214,7 +228,8 @@ class _Lane:
 
     def run(self) -> None:
         """Every request in turn; the first failure that would repeat stops the lane, and the
-        requests left are reported as not fetched. No exception leaves this method."""
+        requests left are reported as not fetched. Once told to stop, it stops: what fails then
+        is the stop, not a failure. No exception leaves this method."""
         for index, request in enumerate(self.requests):
             if self.stop.is_set():
                 return
@@ -222,33 +237,37 @@ class _Lane:
                 self._one(request)
             except Interrupted:
                 return
-            except CommerceReportsError as error:
-                asked = not isinstance(error, UnreachableError) or error.asked
-                self.failed.append(Failure(request, error, attempted=asked))
-                self.bars.fail(request)
-                if error.retriable or isinstance(error, LakeError):
-                    continue
-                self._give_up(index, error)  # e.g. a rejected key: the rest would fail the same way
-                return
-            except OSError as error:
-                wrapped = LakeError(f"could not store it: {describe_os_error(error)}")
-                self.failed.append(Failure(request, wrapped))
-                self.bars.fail(request)
-                if error.errno in _LANE_STOPPING_ERRNOS:
-                    self._give_up(index, wrapped)
+            except Exception as error:
+                if self.stop.is_set():
+                    return  # a request cut by the stop
+                if not self._failed(request, error):
+                    self._give_up(index, self.failed[-1].error)
                     return
-            except Exception as error:  # a fault nobody foresaw: report it, stop the lane
-                log.debug("unexpected error in lane of %s", request.key.describe(), exc_info=True)
-                wrapped = LakeError(f"unexpected {type(error).__name__}: {error} (run with -vv for details)")
-                self.failed.append(Failure(request, wrapped))
-                self.bars.fail(request)
-                self._give_up(index, wrapped)
-                return
+
+    def _failed(self, request: PlannedRequest, error: Exception) -> bool:
+        """Record why `request` failed; whether the lane goes on (False: the next requests would
+        fail the same way, e.g. a rejected key, a full disk, a fault nobody foresaw)."""
+        if isinstance(error, CommerceReportsError):
+            asked = not isinstance(error, UnreachableError) or error.asked
+            self.failed.append(Failure(request, error, attempted=asked))
+            goes_on = error.retriable or isinstance(error, LakeError)
+        elif isinstance(error, OSError):
+            self.failed.append(Failure(request, LakeError(f"could not store it: {describe_os_error(error)}")))
+            goes_on = error.errno not in _LANE_STOPPING_ERRNOS
+        else:
+            log.debug("unexpected error in lane of %s", request.key.describe(), exc_info=error)
+            why = f"unexpected {type(error).__name__}: {error} (run with -vv for details)"
+            self.failed.append(Failure(request, LakeError(why)))
+            goes_on = False
+        self.bars.fail(request)
+        return goes_on
 
     def _one(self, request: PlannedRequest) -> None:
         client = self.clients[request.site]
         started = self.clock.time()
         table = fetch_partition(client, request.key)
+        if self.stop.is_set():
+            raise Interrupted  # answered as the stop came: the next sync asks again
         busy_from = started + client.last_wait()  # the pace's waits are the pace's, not the work's
         fetched_at, skew = fetched_moment(table, self.now())
         if skew is not None:

@@ -20,6 +20,7 @@ from ..lake import Entry, Manifest, load_or_rebuild, writing_sites
 from ..lake import rebuild as rebuild_manifest
 from ..params import as_date
 from .plan import SettlePolicy
+from .revisions import LedgerSignal
 
 if TYPE_CHECKING:
     import polars as pl
@@ -58,7 +59,10 @@ COLUMNS = tuple(f.name for f in fields(DatasetStatus))
 @dataclass(frozen=True)
 class WindowStatus:
     """One aggregate window of a site: when its copy was fetched, until when the service may
-    revise it, and whether the copy is final (fetched after that). One row of `status --windows`."""
+    revise it, whether the copy is final (fetched after that), and how far behind the service it
+    may be: whether the ledger shows the service changed the window since the copy
+    (`ledger_changed`), and from when a sync asks for it again (`asked_again`; None when final).
+    One row of `status --windows`."""
 
     site: str
     dataset: str
@@ -69,6 +73,8 @@ class WindowStatus:
     fetched_at: datetime
     revisable_until: datetime
     final: bool
+    ledger_changed: bool
+    asked_again: datetime | None
 
 
 WINDOW_COLUMNS = tuple(f.name for f in fields(WindowStatus))
@@ -120,25 +126,23 @@ def status_rows(
 
 
 def window_rows(
-    folder: Path, policies: Mapping[str, SettlePolicy], *, rebuild: bool = False
+    folder: Path, policies: Mapping[str, SettlePolicy], *, rebuild: bool = False, now: datetime | None = None
 ) -> list[WindowStatus]:
     """Every stored aggregate window of the sites of `policies`, sorted by site, dataset, slice and
-    start, as the manifests record it (plain Python, as `status_rows`)."""
-    return [
-        WindowStatus(
-            site,
-            w.dataset,
-            w.slice,
-            w.grain,
-            w.start,
-            w.end,
-            w.fetched_at,
-            w.revisable_until,
-            w.final,
-        )
-        for site, manifest in _manifests(folder, policies, rebuild)
-        for w in sorted(manifest.windows(), key=lambda w: (w.dataset, w.slice, w.grain, w.start))
-    ]
+    start, as the manifests record it, with what the ledger shows changed since each copy and
+    from when a sync asks for it again under each site's policy at `now` (default: now)."""
+    moment = now or datetime.now(UTC)
+    rows: list[WindowStatus] = []
+    for site, manifest in _manifests(folder, policies, rebuild):
+        ledger = LedgerSignal.of(manifest)
+        entries = {(str(e.key.dataset), str(e.key.slice), str(e.key.grain), e.key.start): e for e in manifest}
+        for w in sorted(manifest.windows(), key=lambda w: (w.dataset, w.slice, w.grain, w.start)):
+            entry = entries[(w.dataset, w.slice, w.grain, w.start)]
+            changed = not w.final and ledger.changed(entry.key, entry.fetched_at)
+            again = None if w.final else policies[site].asked_again(entry, moment, ledger)
+            where = (site, w.dataset, w.slice, w.grain, w.start, w.end)
+            rows.append(WindowStatus(*where, w.fetched_at, w.revisable_until, w.final, changed, again))
+    return rows
 
 
 def status_frame(rows: Sequence[DatasetStatus]) -> pl.DataFrame:
@@ -160,47 +164,40 @@ def status_frame(rows: Sequence[DatasetStatus]) -> pl.DataFrame:
 
 def describe_status(rows: Sequence[DatasetStatus]) -> str:
     """`status_rows` as a plain text table, one line per site and dataset (times in UTC, to the second)."""
-    if isinstance(rows, str | bytes) or not all(isinstance(r, DatasetStatus) for r in rows):
-        raise ValidationError("rows", f"{rows!r:.80} are not status rows", "pass what status_rows() returns")
-    if not rows:
-        return "the lake is empty: run `commerce-reports sync` first"
-    cells = [
-        [
-            r.site,
-            r.dataset,
-            str(r.partitions),
-            str(r.rows),
-            r.first_day.isoformat(),
-            r.last_day.isoformat(),
-            str(r.unsettled),
-            _utc(r.last_fetched_at),
-        ]
-        for r in rows
-    ]
-    return _table(COLUMNS, cells, numeric={"partitions", "rows", "unsettled"})
+    empty = "the lake is empty: run `commerce-reports sync` first"
+    return _described(rows, DatasetStatus, empty, {"partitions", "rows", "unsettled"})
 
 
 def describe_windows(rows: Sequence[WindowStatus]) -> str:
-    """`window_rows` as a plain text table, one line per window (times in UTC, to the second)."""
-    if isinstance(rows, str | bytes) or not all(isinstance(r, WindowStatus) for r in rows):
-        raise ValidationError("rows", f"{rows!r:.80} are not window rows", "pass what window_rows() returns")
+    """`window_rows` as a plain text table, one line per window (times in UTC, to the second;
+    `asked_again` says `final` for a window that is)."""
+    empty = "no aggregate window is stored: run `commerce-reports sync` first"
+    return _described(rows, WindowStatus, empty, set())
+
+
+def _described(rows: Sequence[object], kind: type, empty: str, numeric: set[str]) -> str:
+    """Rows of the dataclass `kind` as an aligned text table (`empty` when there are none)."""
+    what = "status" if kind is DatasetStatus else "window"
+    if isinstance(rows, str | bytes) or not all(isinstance(r, kind) for r in rows):
+        raise ValidationError("rows", f"{rows!r:.80} are not {what} rows", f"pass what {what}_rows() returns")
     if not rows:
-        return "no aggregate window is stored: run `commerce-reports sync` first"
-    cells = [
-        [
-            r.site,
-            r.dataset,
-            r.slice,
-            r.grain,
-            r.window_start.isoformat(),
-            r.window_end.isoformat(),
-            _utc(r.fetched_at),
-            _utc(r.revisable_until),
-            "yes" if r.final else "no",
-        ]
-        for r in rows
-    ]
-    return _table(WINDOW_COLUMNS, cells, numeric=set())
+        return empty
+    columns = [f.name for f in fields(kind)]
+    cells = [[_cell(name, getattr(r, name)) for name in columns] for r in rows]
+    return _table(columns, cells, numeric=numeric)
+
+
+def _cell(name: str, value: object) -> str:
+    """One value as the tables print it: dates ISO, times in UTC, booleans yes/no, no next fetch final."""
+    if value is None and name == "asked_again":
+        return "final"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, datetime):
+        return _utc(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
 
 
 def _utc(moment: datetime) -> str:
