@@ -33,19 +33,19 @@ def test_thresholds_come_from_the_alerts_table_in_every_form() -> None:
     chosen = Thresholds.from_table(
         {
             "epc_drop": "40%",
-            "return_rate_rise": False,
+            "returns_rise": False,
             "revenue_rise": 0.5,
             "merchant_stopped": {"threshold": "90%", "min_volume": 20},
             "z": 5,
         }
     )
-    assert chosen.rule("epc_drop").threshold == 0.4 and chosen.rule("return_rate_rise").threshold is None
+    assert chosen.rule("epc_drop").threshold == 0.4 and chosen.rule("returns_rise").threshold is None
     assert chosen.rule("revenue_rise").threshold == 0.5 and chosen.z == 5
     assert (chosen.rule("merchant_stopped").threshold, chosen.rule("merchant_stopped").min_volume) == (
         0.9,
         20,
     )
-    assert "return_rate_rise" not in {r.name for r in chosen.active}
+    assert "returns_rise" not in {r.name for r in chosen.active}
     assert Thresholds.from_table(chosen.table()) == chosen  # the table reads back as it was written
 
 

@@ -1,5 +1,5 @@
 """Alerts: changes that matter in each series' own recent history (revenue, orders, revenue per
-order, clicks, EPC, conversion and return rate, per site, network, device, country, merchant and
+order, clicks, EPC, conversion and returns, per site, network, device, country, merchant and
 link), grouped under the cause that explains them, and a lake that is stale or failing.
 
     import commerce_reports as cr

@@ -32,7 +32,7 @@ NAMES = {
     "clicks": "clicks",
     "epc": "EPC",
     "conversion_rate": "conversion rate",
-    "return_rate": "return rate",
+    "returns": "returns",
 }
 _FACTOR_NAMES = {**NAMES, "conversion_rate": "conversion"}
 _PLURALS = {
@@ -236,7 +236,7 @@ class AlertGroup:
 @dataclass(frozen=True)
 class JudgedDays:
     """The days one family of measures was judged on for a site: `measures` (the ledger's:
-    revenue, orders, order value, return rate; or the clicks': clicks, EPC, conversion) from
+    revenue, orders, order value, returns; or the clicks': clicks, EPC, conversion) from
     `first` to `last` (None: none), and `note` on the days asked that could not be judged, why."""
 
     site: str

@@ -10,7 +10,7 @@ change began, and a span never reaches far before it.
 Each metric is judged on a statistic that moves with every order, not with luck, on a log scale:
 
 - counts (orders, clicks, returns; a rate's numerator against its denominator: conversion is
-  orders per click, return rate returns per order) by their Poisson tail (Wilson-Hilferty), which
+  orders per click) by their Poisson tail (Wilson-Hilferty), which
   stays honest down to zero (a merchant whose commissions stopped);
 - money per order by the mean of the logarithms of each order's revenue (the typical order): a
   week's sum of revenue swings with its few largest orders, the typical order does not, and a cut
@@ -66,7 +66,7 @@ MEASURES: dict[str, _Measure] = {
     "clicks": _Measure("clicks", None, "clicks", None, False, "clicks"),
     "epc": _Measure("revenue", "clicks", "orders", "clicks", True, "orders"),
     "conversion_rate": _Measure("orders", "clicks", "orders", "clicks", False, "orders"),
-    "return_rate": _Measure("returns", "orders", "returns", "orders", False, "returns"),
+    "returns": _Measure("returns", None, "returns", None, False, "returns"),
 }
 
 

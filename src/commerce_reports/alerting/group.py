@@ -12,7 +12,9 @@ same age, as the alerts judge it) is split by the candidate's slice:
   stopped explains its merchant's fall however large a part of the merchant it is);
 - a candidate that holds the whole member (the site holds each network; a merchant, its links)
   explains it unless the member explains the candidate as above (a link that stopped explains its
-  merchant's fall; a merchant that stopped explains its links').
+  merchant's fall; a merchant that stopped explains its links');
+- clicks are counted per slice, never per cross of two: a device's or a merchant's surge of
+  clicks is explained by what explains the site's surge (a network whose clicks doubled).
 
 Causes are chosen greedily, the one explaining most alerts first (the narrower on a tie), until
 every alert has a group. A group's driver is the factor of revenue that moved its cause most
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -50,7 +52,7 @@ _BASIS = {
     "epc": "revenue",
     "orders": "orders",
     "conversion_rate": "orders",
-    "return_rate": "returns",
+    "returns": "returns",
     "clicks": "clicks",
 }
 _BY_CLICK = frozenset({"epc", "conversion_rate", "clicks"})
@@ -217,7 +219,10 @@ def _relation(cause: tuple[str, str], member: Alert, ledger: _Ledger) -> _Relati
     if whole.before <= 0 or sign * whole.change <= 0:
         return None
     if basis == "clicks" and member.scope != SITE_SCOPE and cause[0] != SITE_SCOPE:
-        return None  # clicks are counted per slice, never per cross of two
+        # Clicks are counted per slice, never per cross of two: a surge the cause holds most of
+        # site-wide is read as the one this member's clicks rose with (its share: the site's).
+        site = replace(member, scope=SITE_SCOPE, key=member.site)
+        return _relation(cause, site, ledger) if _basis(site, ledger)[0] == "clicks" else None
     within = [cause] if member.scope == SITE_SCOPE else [own, cause]
     part = ledger.total(member, basis, within) if cause[0] != SITE_SCOPE else whole
     return _Relation(part, whole)

@@ -1,7 +1,7 @@
 """Which days each measure can be judged on, and the change alerts of every series on them.
 
 A site's days asked are the `days` up to `as_of` (default: its last complete ledger day). The
-ledger's measures (revenue, orders, revenue per order, return rate) are judged on those the lake
+ledger's measures (revenue, orders, revenue per order, returns) are judged on those the lake
 holds whole (every updateDate day stored after it ended) with `min_weeks` of history before them;
 the clicks' (clicks, EPC, conversion) on those of them whose clicks are counted too (a daily window
 of the networks report fetched after its day ended), so each measure is judged as early as its
@@ -27,7 +27,7 @@ from .thresholds import Thresholds
 
 __all__ = ["CLICK_MEASURES", "LEDGER_MEASURES", "Judgement", "judge"]
 
-LEDGER_MEASURES = ("revenue", "orders", "order_value", "return_rate")
+LEDGER_MEASURES = ("revenue", "orders", "order_value", "returns")
 CLICK_MEASURES = ("clicks", "epc", "conversion_rate")
 _BUSY_SHARE = 0.5  # a key is read when it held half the volume its least demanding rule needs
 

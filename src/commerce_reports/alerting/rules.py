@@ -35,7 +35,7 @@ __all__ = [
     "rule_named",
 ]
 
-AlertMetric = Literal["revenue", "orders", "order_value", "clicks", "epc", "conversion_rate", "return_rate"]
+AlertMetric = Literal["revenue", "orders", "order_value", "clicks", "epc", "conversion_rate", "returns"]
 METRICS: tuple[AlertMetric, ...] = get_args(AlertMetric)
 Scope = Literal["site", "network", "device", "country", "merchant", "link"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -54,7 +54,7 @@ VOLUMES: dict[str, str] = {
     "clicks": "clicks",
     "epc": "orders",
     "conversion_rate": "orders",
-    "return_rate": "returns",
+    "returns": "returns",
 }
 """What a rule's `min_volume` counts, per metric (EPC and conversion: the orders of the clicks)."""
 
@@ -215,14 +215,14 @@ RULES: tuple[Rule, ...] = (
         summary="fewer orders per click (broken tracking, a checkout fault, clicks that never earn)",
     ),
     Rule(
-        "return_rate_rise",
-        "return_rate",
+        "returns_rise",
+        "returns",
         _EVERYWHERE,
         "rise",
         0.5,
         8,
         staged="returns=+900%",
-        summary="more returns recorded per order earned (a faulty product, fraud reversed)",
+        summary="more returns recorded than usual (a faulty product, fraud reversed), the day they come",
     ),
     Rule(
         "revenue_rise",

@@ -1,13 +1,13 @@
 """The daily series alerts judge, from the DuckDB views, per site and per network, device, country,
 merchant and link (the busy ones: a key without the volume any rule needs is not read):
 
-- from the ledger (`transactions`): orders, revenue, returns and the logarithms of the orders'
-  revenue of each day *as they were known `age` days after it* (age 0 to 6), by commission date
-  (revenue, orders, order value, return rate) and by click date (the orders and revenue of a day's
-  clicks, for EPC and conversion rate). A day of this week is compared with the same weekday of
-  past weeks at the same age, so late commissions, returns and adjustments, which a recent day has
-  not had time to get, do not read as a change. An order is a transaction that earned (its first
-  revenue above zero); a separate return is revenue, not an order;
+- from the ledger (`transactions`): orders, revenue and the logarithms of the orders' revenue of
+  each day *as they were known `age` days after it* (age 0 to 6), by commission date (revenue,
+  orders, order value; returns on the day they are recorded) and by click date (the orders and
+  revenue of a day's clicks, for EPC and conversion rate). A day of this week is compared with
+  the same weekday of past weeks at the same age, so late commissions and adjustments, which a
+  recent day has not had time to get, do not read as a change. An order is a transaction that
+  earned (its first revenue above zero); a separate return is revenue, not an order;
 - from the daily windows of the networks report (`grain = 'day'`, by click date): the clicks, of
   every window fetched after its day ended (clicks are whole then; the service's actions and
   revenue are not, which is why the ledger gives those). The unfiltered slice gives sites and
