@@ -85,7 +85,7 @@ def test_the_weekly_report_is_written_beside_the_lake_and_mailed(
         "<b>alpha · network Northwind Affiliates: revenue per order $" in html
         and "why: revenue per order -" in html
     )
-    assert f"judged on alpha {first} to {LAST}" in html and f" to {LAST}, down " in html
+    assert f"judged on alpha {first} to {LAST}" in html and f"{LAST}, down " in html
     summary = html.split("This period against the previous one", 1)[1].split("</table>", 1)[0]
     for row in ("Revenue", "Orders", "Returns", "Return rate", "Clicks", "EPC", "Conversion"):
         assert f">{row}</td>" in summary, row  # clicks and EPC: the daily windows of both weeks

@@ -176,6 +176,10 @@ class AlertGroup:
             share = min(max(self.share, 0.0), 1.0)
             metric = NAMES[self.explained.rule.metric]
             parts.append(f"which explains {share:.0%} of the {falls} in {metric} of {self.explained.where}")
+        total = self.decomposition.filter(pl.col("dimension") == "total")["contribution"]
+        moved = float(total[0]) if len(total) else 0.0
+        if moved * (self.explained.change or 0.0) <= 0:  # revenue did not move with it: no contributor
+            return "; ".join(parts)
         top = contributors(self.decomposition, _INSIDE[self.explained.scope], limit=3)
         named = [
             f"{row['dimension']} {row['key']} {money.format(row['contribution'])} ({row['share']:.0%})"

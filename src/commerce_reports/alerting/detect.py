@@ -3,9 +3,9 @@
 For a day `as_of` and each span of the last 1 to `max_span` days ending on it, the span's figure
 is compared with the same span of weekdays in each of the `baseline_weeks` weeks before (so weekly
 rhythm cancels out, and ledger days are taken at the same age: see `series.py`); the baseline is
-the median of those weeks. Of the spans that clear a rule, the longest that holds (nearly) all of
-its largest change says since when the series changed: evidence is pooled over the days since a
-change began, and a span never reaches far before it.
+the median of those weeks. Of the spans that clear a rule, the one with the most evidence against
+the volume's noise says since when the series changed: evidence is pooled over the days since a
+change began, and a span reaching before it dilutes it.
 
 Each metric is judged on a statistic that moves with every order, not with luck, on a log scale:
 
@@ -42,7 +42,6 @@ __all__ = ["MEASURES", "Finding", "findings", "poisson_z", "stacked"]
 _MAD_TO_SD = 1.4826  # the median absolute deviation of a normal sample, as a standard deviation
 _MEDIAN_EFFICIENCY = np.pi / 2  # a median of n values varies as much as a mean of n / (pi / 2)
 RECENT_WEEKS = 4  # the baseline's level: the median of its latest weeks
-_ONSET_SHARE = 0.9  # a span holding this much of the largest change still lies inside it
 
 
 @dataclass(frozen=True)
@@ -160,6 +159,7 @@ class _Span:
     baseline: np.ndarray  # its median over the weeks
     judged: np.ndarray  # the judged statistic's change (a fraction)
     z: np.ndarray
+    evidence: np.ndarray  # the score against the volume's noise alone: where the change began
     spread: np.ndarray  # in the figure's units
     volume: np.ndarray  # expected over the span
     weeks: np.ndarray  # the weeks the baseline is the median of
@@ -223,6 +223,7 @@ def _judge_span(
         baseline=baseline,
         judged=np.expm1(change),
         z=np.where(np.abs(z_noise) < np.abs(z_history), z_noise, z_history),
+        evidence=np.abs(z_noise),
         spread=np.maximum(history_sd, noise_sd) * np.abs(baseline),
         volume=level(past[measure.volume]),
         weeks=np.sum(~np.isnan(log_past[..., :window]), axis=-1),
@@ -349,21 +350,19 @@ def findings(
                             volume=float(judged.volume[series, i]),
                             at_stake=float(np.nan_to_num(judged.at_stake[series, i])),
                         ),
-                        abs(float(judged.judged[series, i])),
+                        float(judged.evidence[series, i]),
                     )
                 )
     yield from (_since_onset(found[key]) for key in sorted(found, key=lambda k: (k[0], k[2], k[1])))
 
 
 def _since_onset(spans: list[tuple[Finding, float]]) -> Finding:
-    """Of the spans ending on one day that clear a rule (each with its judged change), the one
-    that reaches back to where the change began: the longest whose change is at least
-    `_ONSET_SHARE` of the largest. A span reaching before a step dilutes it (by 1/8 at the least,
-    over 7 days); the span that clears by most would often include a day or two before it."""
-    largest = max(change for _, change in spans)
-    return max(
-        (finding for finding, change in spans if change >= _ONSET_SHARE * largest), key=lambda f: f.days
-    )
+    """Of the spans ending on one day that clear a rule (each with its score against the volume's
+    noise), the one that says best where the change began: the highest score, the likelihood
+    ratio's choice of a step's day (a span reaching before the step dilutes it, one starting after
+    it holds fewer of its days). The week-to-week history, which a longer span moves less by,
+    decides whether a change is out of the ordinary, not where it began."""
+    return max(spans, key=lambda found: found[1])[0]
 
 
 def stacked(

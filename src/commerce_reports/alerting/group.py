@@ -13,8 +13,9 @@ same age, as the alerts judge it) is split by the candidate's slice:
 - a candidate that holds the whole member (the site holds each network; a merchant, its links)
   explains it unless the member explains the candidate as above (a link that stopped explains its
   merchant's fall; a merchant that stopped explains its links');
-- clicks are counted per slice, never per cross of two: a device's or a merchant's surge of
-  clicks is explained by what explains the site's surge (a network whose clicks doubled).
+- clicks are counted per slice, never per cross of two: a merchant's surge is split by its
+  network (it lies wholly in it), and a device's or a country's is explained by the network that
+  explains the site's surge (a network whose clicks doubled).
 
 Causes are chosen greedily, the one explaining most alerts first (the narrower on a tie), until
 every alert has a group. A group's driver is the factor of revenue that moved its cause most
@@ -118,6 +119,7 @@ class _Ledger:
         self.rows, self.clicks = rows, clicks
         self._spans: dict[tuple[date, int, str], pl.DataFrame] = {}
         self._totals: dict[tuple[Alert, str, tuple[tuple[str, str], ...]], _Sums] = {}
+        self._networks: dict[str, str] | None = None
 
     @staticmethod
     def _weeks(alert: Alert, day: str) -> pl.Expr:
@@ -180,6 +182,16 @@ class _Ledger:
             before=(pl.col("value").filter(pl.col("week") > 0).sum() / RECENT_WEEKS).cast(pl.Float64),
         )
 
+    def network_of(self, merchant: str) -> str | None:
+        """The network a merchant's transactions go through (the most of them)."""
+        if self._networks is None:
+            counted = self.rows.group_by("merchant", "network").len().sort("len", descending=True)
+            pairs = counted.unique("merchant", keep="first", maintain_order=True).select(
+                "merchant", "network"
+            )
+            self._networks = {str(m): str(n) for m, n in pairs.iter_rows()}
+        return self._networks.get(merchant)
+
     def total(self, alert: Alert, basis: str, within: Iterable[tuple[str, str]]) -> _Sums:
         """`basis` over the alert's span and the mean of its weeks, in the slices of `within`."""
         key = (alert, basis, tuple(within))
@@ -219,13 +231,25 @@ def _relation(cause: tuple[str, str], member: Alert, ledger: _Ledger) -> _Relati
     if whole.before <= 0 or sign * whole.change <= 0:
         return None
     if basis == "clicks" and member.scope != SITE_SCOPE and cause[0] != SITE_SCOPE:
-        # Clicks are counted per slice, never per cross of two: a surge the cause holds most of
-        # site-wide is read as the one this member's clicks rose with (its share: the site's).
-        site = replace(member, scope=SITE_SCOPE, key=member.site)
-        return _relation(cause, site, ledger) if _basis(site, ledger)[0] == "clicks" else None
+        return _click_relation(cause, member, whole, ledger)
     within = [cause] if member.scope == SITE_SCOPE else [own, cause]
     part = ledger.total(member, basis, within) if cause[0] != SITE_SCOPE else whole
     return _Relation(part, whole)
+
+
+def _click_relation(cause: tuple[str, str], member: Alert, whole: _Sums, ledger: _Ledger) -> _Relation | None:
+    """A member's surge of clicks split by a cause's slice, where the service's counts allow: a
+    merchant lies wholly in its network, a network's merchant is a part of it; a device's or a
+    country's clicks are never counted per network, so the site's surge speaks for them when the
+    cause is a network (networks split a site's clicks whole)."""
+    if member.scope == "merchant" and cause[0] == "network" and ledger.network_of(member.key) == cause[1]:
+        return _Relation(whole, whole)
+    if member.scope == "network" and cause[0] == "merchant" and ledger.network_of(cause[1]) == member.key:
+        return _Relation(ledger.total(member, "clicks", [cause]), whole)
+    if cause[0] == "network":
+        site = replace(member, scope=SITE_SCOPE, key=member.site)
+        return _relation(cause, site, ledger) if _basis(site, ledger)[0] == "clicks" else None
+    return None
 
 
 @dataclass(frozen=True)
