@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from pathlib import Path
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from ..charts.selection import Selection, check_connection, resolve
 from ..config import current_settings
@@ -26,11 +25,14 @@ from .health import health_alerts
 from .judge import judge
 from .thresholds import Thresholds
 
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
+
 __all__ = ["alerts"]
 
 
 def alerts(
-    con: duckdb.DuckDBPyConnection | None = None,
+    con: Connection | None = None,
     *,
     site: str | Iterable[str] | None = None,
     days: int = 7,

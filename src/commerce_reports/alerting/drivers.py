@@ -20,9 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import polars as pl
 
 from ..charts.compare import compare_periods
@@ -31,6 +30,9 @@ from ..charts.queries import check_top_n
 from ..charts.selection import Selection
 from ..contract import MONEY_SCALE
 from ..errors import ValidationError
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = ["EXPLAINED_BY", "FACTORS", "OTHERS", "SCHEMA", "contributors", "decompose", "explain"]
 
@@ -69,7 +71,7 @@ the factor that moved the key most in the direction of its change, and that fact
 
 
 def explain(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     selection: Selection | None = None,
     *,
     by: Iterable[Dimension] = EXPLAINED_BY,

@@ -31,9 +31,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import polars as pl
 
 from .alert import Alert, AlertGroup
@@ -41,6 +40,9 @@ from .detect import RECENT_WEEKS
 from .drivers import decompose
 from .judge import Judgement
 from .series import SCOPE_KEYS, SITE_SCOPE
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = ["group_alerts"]
 
@@ -60,7 +62,7 @@ _BY_CLICK = frozenset({"epc", "conversion_rate", "clicks"})
 _CLICKED = frozenset({SITE_SCOPE, "network", "device", "country", "merchant"})
 
 
-def group_alerts(con: duckdb.DuckDBPyConnection, judgement: Judgement) -> list[AlertGroup]:
+def group_alerts(con: Connection, judgement: Judgement) -> list[AlertGroup]:
     """The change alerts of `judgement` in groups, the largest revenue at stake first."""
     if not judgement.alerts or judgement.window is None:
         return []
@@ -80,7 +82,7 @@ def group_alerts(con: duckdb.DuckDBPyConnection, judgement: Judgement) -> list[A
     )
 
 
-def _ledger_rows(con: duckdb.DuckDBPyConnection, sites: list[str], start: date, end: date) -> pl.DataFrame:
+def _ledger_rows(con: Connection, sites: list[str], start: date, end: date) -> pl.DataFrame:
     """The transactions of `sites` committed or clicked in start..end, with each scope's key."""
     keys = ", ".join(
         f"({sql})::VARCHAR AS {scope}" for scope, sql in SCOPE_KEYS.items() if scope != SITE_SCOPE

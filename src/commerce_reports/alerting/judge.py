@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
 import polars as pl
 
@@ -24,6 +24,9 @@ from .detect import Finding, findings, stacked
 from .rules import CLICK_METRICS
 from .series import LEDGER_PARTS, SITE_SCOPE, click_series, daily_coverage, ledger_series
 from .thresholds import Thresholds
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = ["CLICK_MEASURES", "LEDGER_MEASURES", "Judgement", "judge"]
 
@@ -55,7 +58,7 @@ class _Days:
 
 
 def judge(
-    con: duckdb.DuckDBPyConnection, sites: Iterable[str], days: int, as_of: date | None, limits: Thresholds
+    con: Connection, sites: Iterable[str], days: int, as_of: date | None, limits: Thresholds
 ) -> Judgement:
     """The change alerts of `sites` (empty: every site) over the `days` up to `as_of`."""
     chosen = list(sites)
@@ -165,7 +168,7 @@ def _busy_floors(limits: Thresholds, scopes: Iterable[str], days: int, clicks: b
 
 
 def _changes(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     window: Selection,
     plan: dict[str, _Days],
     clicks: pl.DataFrame,

@@ -19,7 +19,7 @@ merchant and link (the busy ones: a key without the volume any rule needs is not
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
@@ -27,6 +27,9 @@ import polars as pl
 from ..charts.dimensions import AGGREGATED, DIMENSION_TABLE
 from ..charts.queries import fetch_frame
 from ..charts.selection import Coverage, Selection
+
+if TYPE_CHECKING:
+    from ..db.readonly import Connection
 
 __all__ = [
     "LEDGER_PARTS",
@@ -52,7 +55,7 @@ _MERCHANT_SLICE = "merchantGroupIds="
 _WINDOW_COLUMNS = ("site", "slice", "window_start", "network_name", "clicks")
 
 
-def daily_coverage(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, tuple[date, date]]:
+def daily_coverage(con: Connection, sel: Selection) -> dict[str, tuple[date, date]]:
     """Per site, the first stored ledger day and the last one fetched after it ended (complete)."""
     params: dict[str, Any] = {}
     scope = sel.site_clause(params)
@@ -73,7 +76,7 @@ def daily_coverage(con: duckdb.DuckDBPyConnection, sel: Selection) -> dict[str, 
 
 
 def ledger_series(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     sel: Selection,
     by: str = "commission_date",
     min_orders: dict[str, int] | None = None,
@@ -136,7 +139,7 @@ WHERE first_lag <= a.age GROUP BY ALL"""
     return fetch_frame(con, sql, params)
 
 
-def click_series(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
+def click_series(con: Connection, sel: Selection) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Clicks per site, scope, key and click day from the daily windows of the networks report
     fetched after their day ended, and the coverage: (site, scope, key, day) of every such window
     (a key without clicks that day had none). The windows are read in one query (each binding of a
@@ -193,7 +196,7 @@ def _slice_value(dimension: str) -> str:
     return f"upper({value})"
 
 
-def _merchant_names(con: duckdb.DuckDBPyConnection, sel: Selection, windows: pl.DataFrame) -> pl.DataFrame:
+def _merchant_names(con: Connection, sel: Selection, windows: pl.DataFrame) -> pl.DataFrame:
     """(slice, name) of every one-merchant `merchantGroupIds=` slice among `windows`, the name the
     ledger gives that merchant group (a merchant the ledger never saw keeps its id)."""
     slices = windows.filter(

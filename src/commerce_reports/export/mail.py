@@ -14,7 +14,6 @@ and the delivery fails instead. The password never goes into the URL.
 
 from __future__ import annotations
 
-import re
 import smtplib
 import ssl
 from collections.abc import Iterable, Mapping
