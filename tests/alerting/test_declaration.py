@@ -29,6 +29,15 @@ def test_the_repository_toml_lists_every_rule_at_its_declared_default() -> None:
     assert table == Thresholds().table()
 
 
+def test_the_readmes_rules_table_is_the_declarations() -> None:
+    from commerce_reports.alerting.rules import rules_table
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("<!-- rules table:")
+    table = text[text.index("\n", start) + 1 : text.index("<!-- end of rules table -->")]
+    assert table == rules_table(), "write it again from commerce_reports.alerting.rules.rules_table()"
+
+
 def test_thresholds_come_from_the_alerts_table_in_every_form() -> None:
     chosen = Thresholds.from_table(
         {

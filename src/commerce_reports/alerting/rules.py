@@ -33,6 +33,7 @@ __all__ = [
     "Rule",
     "Scope",
     "rule_named",
+    "rules_table",
 ]
 
 AlertMetric = Literal["revenue", "orders", "order_value", "clicks", "epc", "conversion_rate", "returns"]
@@ -281,6 +282,19 @@ RULES: tuple[Rule, ...] = (
 _BY_NAME = {rule.name: rule for rule in RULES}
 if len(_BY_NAME) != len(RULES):
     raise ConfigurationError("two alert rules share a name")
+
+
+def rules_table(rules: tuple[Rule, ...] = RULES) -> str:
+    """The README's table of the rules (Markdown): name, what it judges and where, its default."""
+    rows = ["| rule | judges | default |", "|---|---|---|"]
+    for rule in rules:
+        sign = "-" if rule.direction == "drop" else "+"
+        default = "off" if rule.threshold is None else f"{sign}{rule.threshold * 100:g}%"
+        where = ", ".join(rule.scopes)
+        rows.append(
+            f"| `{rule.name}` | {rule.summary}; per {where} | {default} on {rule.min_volume} {rule.volume} |"
+        )
+    return "\n".join(rows) + "\n"
 
 
 def rule_named(name: str) -> Rule:
