@@ -9,7 +9,8 @@ same age, as the alerts judge it) is split by the candidate's slice:
   and moved apart from the rest of the member, relative to their sizes, by at least a third of
   its own move (when mobile orders vanish, Mobile fell 70% and the rest of the site not at all:
   Mobile explains the site; the United States fell as much as the rest: they do not; a link that
-  stopped explains its merchant's fall however large a part of the merchant it is);
+  stopped explains its merchant's fall however large a part of the merchant it is), or when it is
+  most of the member and holds most of its change (a merchant that is 90% of its network);
 - a candidate that holds the whole member (the site holds each network; a merchant, its links)
   explains it unless the member explains the candidate as above (a link that stopped explains its
   merchant's fall; a merchant that stopped explains its links');
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["group_alerts"]
 
-_MOST, _WHOLE, _APART = 0.5, 0.95, 0.1
+_MOST, _MOSTLY, _WHOLE, _APART = 0.5, 0.8, 0.95, 0.1
 _NARROW = {SITE_SCOPE: 0, "network": 1, "device": 1, "country": 1, "merchant": 2, "link": 3}
 _DIMENSIONS = ("device", "country", "network", "merchant", "link")
 _BASIS = {
@@ -283,7 +284,10 @@ class _Relation:
         moved = self.part.change / self.part.before
         rest = (self.whole.change - self.part.change) / rest_before
         sign = 1.0 if self.whole.change > 0 else -1.0
-        return sign * (moved - rest) >= max(abs(moved) / 3, _APART)
+        apart = sign * (moved - rest) >= max(abs(moved) / 3, _APART)
+        # a slice that is most of the member and holds most of its change is its change, whatever
+        # the small rest did (a merchant that is 90% of its network)
+        return apart or min(self.share, self.usual) >= _MOSTLY
 
 
 def _explains(cause: tuple[str, str], own: Alert, member: Alert, ledger: _Ledger) -> bool:

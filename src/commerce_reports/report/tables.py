@@ -130,7 +130,7 @@ _FACTOR_LABELS = {
 
 
 def _factors(total: dict[str, Any], money: Currency) -> str:
-    """'clicks +$120.00, conversion -$1,430.50, revenue per order -$12.10': the change by factor."""
+    """The change by factor, each in `money`: 'clicks +120.00, conversion -1,430.50, ...'."""
     parts = [
         f"{label} {money.format(total[column])}"
         for label, column in (
