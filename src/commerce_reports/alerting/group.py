@@ -290,8 +290,8 @@ class _Relation:
         return apart or min(self.share, self.usual) >= _MOSTLY
 
 
-def _explains(cause: tuple[str, str], own: Alert, member: Alert, ledger: _Ledger) -> bool:
-    """Whether the candidate cause (its key, and its strongest alert `own`) explains `member`."""
+def _explains(cause: tuple[str, str], own: list[Alert], member: Alert, ledger: _Ledger) -> bool:
+    """Whether the candidate cause (its key, and its alerts `own`) explains `member`."""
     if (member.scope, member.key) == cause:
         return True
     if member.scope == cause[0] and cause[0] != SITE_SCOPE:
@@ -303,8 +303,11 @@ def _explains(cause: tuple[str, str], own: Alert, member: Alert, ledger: _Ledger
         return True
     if relation.usual < _WHOLE:
         return False
-    back = _relation((member.scope, member.key), own, ledger)  # does the member explain the cause?
-    return back is None or not back.singled_out
+    for alert in own:  # does the member explain any of the cause's own changes?
+        back = _relation((member.scope, member.key), alert, ledger)
+        if back is not None and back.singled_out:
+            return False
+    return True
 
 
 def _groups(alerts: list[Alert], ledger: _Ledger) -> list[AlertGroup]:
@@ -312,9 +315,8 @@ def _groups(alerts: list[Alert], ledger: _Ledger) -> list[AlertGroup]:
     candidates: dict[tuple[str, str], list[Alert]] = {}
     for alert in alerts:
         candidates.setdefault((alert.scope, alert.key), []).append(alert)
-    strongest = {key: max(own, key=lambda a: abs(a.z or 0.0)) for key, own in candidates.items()}
     explains = {
-        (key, member): _explains(key, strongest[key], member, ledger)
+        (key, member): _explains(key, candidates[key], member, ledger)
         for key in candidates
         for member in alerts
     }
