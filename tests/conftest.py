@@ -27,6 +27,7 @@ def _guarded_connect(self: socket.socket, address: Any) -> Any:
 # idles while the other finishes a long one.
 SLOW_FIRST = (
     "tests/alerting/test_alerts.py",  # builds the alerts lake (180 days) that the next one reads too
+    "tests/alerting/test_rules.py",  # one sandbox world in memory, a staged incident per rule (one worker)
     "tests/lake/test_revisions.py",
     "tests/lake/test_full_disk.py",  # two syncs in a mount namespace of their own, on a small tmpfs
     "tests/lake/test_integrity.py",

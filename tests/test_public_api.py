@@ -19,6 +19,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "compare",
             "configuration",
             "connect",
+            "explain",
             "export",
             "invalidate",
             "lake_location",

@@ -6,7 +6,8 @@
     con.sql("SELECT * FROM network_performance").pl()
     cr.compare(con, site="alpha", start="2026-11-16", end="2026-11-22", by="network")  # and the week before
     cr.export(con.sql("SELECT * FROM site_performance"), "sites.xlsx")  # also .csv, .json, .parquet
-    print(cr.alerts().describe())               # what changed that matters, and the lake's health
+    print(cr.alerts().describe())               # what changed that matters, why, and the lake's health
+    cr.explain(con, site="alpha", start="2026-11-16", end="2026-11-22")   # what moved revenue
 
 Every exception the toolkit raises is here too (`cr.CommerceReportsError`, `cr.ValidationError`,
 ...): the tree is drawn in `commerce_reports.errors`.
@@ -24,7 +25,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .alerting import alerts
+    from .alerting import alerts, explain
     from .api import (
         SyncOptions,
         invalidate,
@@ -104,6 +105,7 @@ __all__ = [
     "compare",
     "configuration",
     "connect",
+    "explain",
     "export",
     "invalidate",
     "lake_location",
@@ -121,6 +123,7 @@ __all__ = [
 
 _HOMES = {
     "alerts": "alerting",
+    "explain": "alerting",
     "compare": "charts.compare",
     "configuration": "configuration",
     "SyncOptions": "api",

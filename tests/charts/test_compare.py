@@ -66,6 +66,9 @@ def test_whole_months_compare_month_windows_and_a_period_beyond_the_lake_is_part
         "AND window_start = '2026-03-01' AND slice = 'deviceType=MBL'"
     ).fetchall()
     assert frame.filter(pl.col("key") == "Mobile")["clicks"].item() == clicks
+    # one revenue basis in a row: clicks x EPC is the revenue beside them, conversion its orders
+    assert (frame["clicks"] * frame["epc"] - frame["revenue"].cast(pl.Float64)).abs().max() < 1e-6
+    assert (frame["clicks"] * frame["conversion_rate"] - frame["orders"]).abs().max() < 1e-6
     assert not result.complete and not result.previous_complete  # March ends after the lake; February
     assert "2026-03-01 to 2026-03-31 is not complete in the lake" in result.notes[0]  # began after the 1st
     assert date(2026, 3, 31) > END

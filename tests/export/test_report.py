@@ -20,7 +20,7 @@ import pytest
 from tests.browser import chart_marks, chromium_available, external_references, rendered_dom
 from tests.export.smtp import smtp_server
 from tests.export.test_export import small_notebook
-from tests.lakes import ALERTS_NOW, INCIDENT_FROM, alerts_lake
+from tests.lakes import ALERTS_NOW, alerts_lake
 
 pytestmark = [
     pytest.mark.slow,
@@ -78,14 +78,22 @@ def test_the_weekly_report_is_written_beside_the_lake_and_mailed(
     # The title: both sites (the configured ones: no `site` given), the period, when, the currency.
     assert "Commerce report: alpha, beta</h1>" in html and f"<b>{first} to {LAST}</b> (7 days)" in html
     assert "Generated 20" in html and "amounts in USD" in html
-    # The alerts first, naming the incident; then the comparison with the week before.
+    # The alerts of the report's own days first, the incident's cause heading its group, why below
+    # it; then the comparison with the week before and what moved revenue.
     assert html.index("<h2>Alerts</h2>") < html.index("This period against the previous one")
-    assert "alpha · network Northwind Affiliates: EPC $0." in html and f"from {INCIDENT_FROM}" in html
+    assert (
+        "<b>alpha · network Northwind Affiliates: revenue per order $" in html
+        and "why: revenue per order -" in html
+    )
+    assert f"judged on alpha {first} to {LAST}" in html and f"{LAST}, down " in html
     summary = html.split("This period against the previous one", 1)[1].split("</table>", 1)[0]
     for row in ("Revenue", "Orders", "Returns", "Return rate", "Clicks", "EPC", "Conversion"):
         assert f">{row}</td>" in summary, row  # clicks and EPC: the daily windows of both weeks
     assert f"{first - timedelta(days=7)} to {first - timedelta(days=1)}" in summary
+    assert "clicks × EPC = revenue" in html and "What moved revenue" in html
     assert "<h3>By network</h3>" in html and "<h3>Top 10 merchants by revenue</h3>" in html
+    networks = html.split("<h3>Top 10 networks by revenue</h3>", 1)[1].split("</table>", 2)[1]
+    assert f"Clicks of {first} to {LAST}" in networks  # the table's own days, not the month's
     assert re.search(r"stored \d+ partitions|\d+ requests", html) is None  # no sync text
     assert SITE_KEY not in html and SMTP_PASSWORD not in html
     if chromium_available():
@@ -104,6 +112,11 @@ def test_the_weekly_report_is_written_beside_the_lake_and_mailed(
     assert "This period against the previous one" in body.get_content()
     text = message.get_body(preferencelist=("plain",))
     assert text is not None and "Northwind Affiliates" in text.get_content()
+    plain = text.get_content()
+    assert "&nbsp;" not in plain and "<" not in plain  # text, not HTML stripped of its tags
+    revenue_row = next(line for line in plain.splitlines() if line.startswith("Revenue "))
+    assert len(revenue_row.split()) == 4 and revenue_row.split()[-1].endswith("%")  # a row of its table
+    assert f"{first} to {LAST}" in plain and "What moved revenue" in plain
     (attachment,) = list(message.iter_attachments())
     assert attachment.get_filename() == page.name and attachment.get_content_type() == "text/html"
     assert attachment.get_content().replace("\r\n", "\n") == html  # mail carries text with CRLF

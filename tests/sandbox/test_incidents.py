@@ -3,6 +3,7 @@ endpoint (over loopback), and leaving every other day of the ordinary world as i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
@@ -38,7 +39,7 @@ def test_an_incident_reads_as_written_and_back() -> None:
         ("from=2026-11-10,epc=-150%", "epc=-150% is out of range; give -100% to \\+900%"),
         ("from=2026-11-10,epc=-100%", "epc=-100% is out of range"),
         ("from=2026-11-10,revenue=+200%", "revenue=\\+200% is out of range"),
-        ("from=2026-11-10,clicks=-5%", "'clicks' is not a key"),
+        ("from=2026-11-10,sales=-5%", "'sales' is not a key"),
         ("from=2026-11-10,epc=half", "epc='half' is not a percentage"),
         ("from=2026-11-40,epc=-5%", "'2026-11-40' is not a date"),
         ("from=2026-11-10,until=2026-11-01,epc=-5%", "until 2026-11-01 is before from 2026-11-10"),
@@ -135,3 +136,73 @@ def test_conversion_and_revenue_incidents_lose_orders_or_clicks(make_client: Cal
         return {row["networkName"]: row for row in body["data"] if row["networkName"] != NETWORK}
 
     assert others(lost_clicks) == others(plain) == others(lost_orders)
+
+
+def test_merchants_links_idle_clicks_and_returns_read_as_written() -> None:
+    incident = Incident.parse(
+        "merchant=Jasper Home,link=https://www.jasperhome.com/,from=2026-11-10,clicks=+100%,returns=+300%"
+    )
+    assert (incident.merchant, incident.link) == ("Jasper Home", "https://www.jasperhome.com/")
+    assert (
+        incident.changes == (("clicks", 1.0), ("returns", 3.0)) and Incident.parse(str(incident)) == incident
+    )
+    for text, message in (
+        ("from=2026-11-10,clicks=-50%", "clicks=-50% is out of range; give \\+0% to \\+900%"),
+        ("from=2026-11-10,returns=0%", "returns=\\+0% is out of range"),
+    ):
+        with pytest.raises(ValidationError, match=message):
+            Incident.parse(text)
+    with pytest.raises(ValidationError, match="merchant 'Nowhere Shop' is not in the sandbox \\(seed 0\\)"):
+        small_config(incidents=(Incident.parse("merchant=Nowhere Shop,from=2026-03-01,conversion=-100%"),))
+    with pytest.raises(
+        ValidationError, match=re.escape("link 'https://x.example/' is not a link of alpha or beta")
+    ):
+        small_config(incidents=(Incident.parse("link=https://x.example/,from=2026-03-01,conversion=-100%"),))
+
+
+def _served(client: Client, first: date, days: int) -> list[dict[str, Any]]:
+    """Every transaction version the ledger's update days first.. first + days - 1 hold."""
+    return [
+        view(t)
+        for n in range(days)
+        for t in client.get("transactions", updateDate=str(first + timedelta(days=n))).json()["transactions"]
+    ]
+
+
+def test_idle_clicks_a_merchant_that_stops_and_a_wave_of_returns_are_served(
+    make_client: Callable[..., Client],
+) -> None:
+    """Clicks doubled with orders held (EPC halves); a merchant's commissions stopped, its clicks on;
+    more returns, recorded within three days of their commission."""
+    from commerce_reports.sandbox.catalog import busiest
+    from commerce_reports.sandbox.world import World
+
+    start = DAY - timedelta(days=2)
+    merchant = str(busiest(World(0, ("alpha",), start, 80).catalog("alpha"), "merchant_group_name")[0])
+    plain = make_client(small_config())
+    staged = make_client(
+        small_config(
+            incidents=(
+                Incident.parse(f"network={NETWORK},from={start},clicks=+100%"),
+                Incident.parse(f"merchant={merchant},from={start},conversion=-100%"),
+                Incident.parse(f"network={NETWORK},from={start},returns=+900%"),
+            )
+        )
+    )
+    ordinary, changed = _network(plain, start, DAY), _network(staged, start, DAY)
+    assert changed["clicks"] == 2 * ordinary["clicks"]  # idle clicks: no order of their own
+
+    def clicked_since(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            r
+            for r in rows
+            if r.get("merchantGroupName") == merchant and r.get("clickDate", "")[:10] >= str(start)
+        ]
+
+    before, after = _served(plain, start, 3), _served(staged, start, 3)
+    assert clicked_since(before) and clicked_since(after) == []  # commissions stopped from that day
+
+    def returned(rows: list[dict[str, Any]]) -> int:
+        return sum(1 for r in rows if r.get("network") == NETWORK and r["publisherNetRevenue"] <= 0)
+
+    assert returned(after) > returned(before) + 2

@@ -6,12 +6,14 @@
     comparison_chart(con, site="alpha", start="2026-11-16", end="2026-11-22", by="device")
 
 Transaction figures (revenue, orders, returns, return rate) count commission days exactly (revenue
-stays DECIMAL in the frame; the chart hands Vega floats). Clicks,
-EPC and conversion rate come from the service's aggregates: the daily windows of the networks
-report when the lake holds one for every day of both periods (`sync --grain day`), else the month
-windows when both periods are whole calendar months; otherwise they are left empty and the
-comparison says why. A period the lake does not cover whole is marked (`complete`), and so is one
-the service may still revise where the views say so (`final`).
+stays DECIMAL in the frame; the chart hands Vega floats). Clicks come from the service's
+aggregates: the daily windows of the networks report when the lake holds one for every day of both
+periods (`sync --grain day`), else the month windows when both periods are whole calendar months;
+otherwise they are left empty and the comparison says why. EPC and conversion rate are the same
+period's revenue and orders over its clicks: one revenue basis in every row, so clicks x EPC is the
+revenue beside it (the service's own EPC counts revenue by click date, which a recent period has not
+fully earned yet). A period the lake does not cover whole is marked (`complete`), and so is one the
+service may still revise where the views say so (`final`).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ __all__ = [
     "compare_periods",
     "comparison_chart",
     "comparison_chart_of",
+    "period_clicks",
     "previous_period",
 ]
 
@@ -155,21 +158,39 @@ GROUP BY ALL""",
 
 
 def _aggregates(con: Connection, key: str, condition: str, grain: str, sel: Selection) -> pl.DataFrame:
-    """key, clicks, aggregate_revenue, actions of one period from windows of `grain`."""
+    """key, clicks of one period from windows of `grain`."""
     start, end = sel.bounds
     params: dict[str, Any] = {"start": start, "end": end}
     clauses = [f"grain = '{grain}'", condition, "window_start >= $start", "window_end <= $end + 1"]
     clauses += sel.network_clauses(params)
     return fetch_frame(
         con,
-        f"""SELECT ({key})::VARCHAR AS key, sum(clicks)::DOUBLE AS clicks,
-       sum(revenue)::DOUBLE AS aggregate_revenue, sum(actions)::DOUBLE AS actions  -- for ratios
-FROM networks WHERE {" AND ".join(clauses)} GROUP BY 1""",
+        f"SELECT ({key})::VARCHAR AS key, sum(clicks)::DOUBLE AS clicks "
+        f"FROM networks WHERE {' AND '.join(clauses)} GROUP BY 1",
         params,
     )
 
 
+def period_clicks(
+    con: Connection, sel: Selection, by: Dimension | None = None
+) -> tuple[pl.DataFrame | None, str]:
+    """The clicks of exactly the selection's period (a resolved one) per key of `by` (`Total`
+    without), from the daily windows when the lake holds one for each of its days, else the month
+    windows of a period of whole months; (None, why) when neither answers it."""
+    chosen = aggregate_slice(by or "network", sel)
+    if chosen is None:
+        return None, "the service does not count clicks this way"
+    source = _aggregate_source(con, chosen[1], [sel])
+    if source is None:
+        return None, (
+            "the service counts clicks by month, and the lake holds no daily windows for every day of "
+            f"{sel.start} to {sel.end} (`commerce-reports sync --grain day` stores them)"
+        )
+    return _aggregates(con, chosen[0] if by is not None else f"'{TOTAL}'", chosen[1], source[0], sel), ""
+
+
 def _period_frame(ledger: pl.DataFrame, aggregates: pl.DataFrame | None) -> pl.DataFrame:
+    """One period's figures; EPC and conversion over the period's own revenue and orders."""
     frame = ledger.with_columns(return_rate=pl.col("returns") / pl.col("orders"))
     if aggregates is None:
         return frame.with_columns(
@@ -183,9 +204,10 @@ def _period_frame(ledger: pl.DataFrame, aggregates: pl.DataFrame | None) -> pl.D
         pl.col("revenue").fill_null(0),
         pl.col("orders").fill_null(0),
         pl.col("returns").fill_null(0),
-        epc=pl.col("aggregate_revenue") / clicks,
-        conversion_rate=pl.col("actions") / clicks,
-    ).drop("aggregate_revenue", "actions")
+    ).with_columns(
+        epc=pl.col("revenue").cast(pl.Float64) / clicks,
+        conversion_rate=pl.col("orders").cast(pl.Float64) / clicks,
+    )
 
 
 def _flags(con: Connection, sel: Selection, cover: Coverage) -> tuple[bool, bool | None]:

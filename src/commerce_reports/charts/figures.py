@@ -11,14 +11,15 @@ from ..money import Currency
 __all__ = ["figure"]
 
 _RATES = frozenset({"return_rate", "conversion_rate"})
+_MONEY = frozenset({"revenue", "order_value"})
 
 
 def figure(metric: str, value: float | Decimal | int | None, money: Currency) -> str:
-    """`value` of `metric` as text: revenue and EPC in `money`, return and conversion rates in
-    percent, anything else a grouped count; None: '–'."""
+    """`value` of `metric` as text: revenue and revenue per order in `money`, EPC with one digit
+    more, return and conversion rates in percent, anything else a grouped count; None: '–'."""
     if value is None:
         return "–"
-    if metric == "revenue":
+    if metric in _MONEY:
         return money.format(value)
     if metric == "epc":
         return money.format(value, digits=money.digits + 1)

@@ -21,12 +21,15 @@ def register(subparsers: Any) -> None:
     add_command(
         subparsers,
         "alerts",
-        help="changes that matter (revenue, EPC, conversion, return rate) and lake health; exit 3 on alerts",
-        description="Judge each series (per site, network, device and country) against the same weekdays "
-        "of its own trailing weeks, on the lake as it is (nothing is fetched), and check that every site "
-        "was synced recently and that no partition keeps failing. Prints one line per alert (what, where, "
-        "how big, since when, against what baseline) and what could not be checked. Thresholds: the "
-        "[alerts] table of commerce-reports.toml.",
+        help="changes that matter, and why (revenue, orders, clicks, EPC, conversion, returns; merchants "
+        "and links) and lake health; exit 3 on alerts",
+        description="Judge each series (per site, network, device, country, merchant and link) against the "
+        "same weekdays of its own trailing weeks, on the lake as it is (nothing is fetched), by the rules "
+        "of commerce-reports.toml's [alerts] table, and check that every site was synced recently and "
+        "that no partition keeps failing. Prints each cause first (what, where, how big, over which days, "
+        "against what baseline), why (the factor that moved it and its share of the broader change) and "
+        "the alerts it explains, then the days each measure could not be judged and why (clicks count "
+        "once their day's window is fetched after it ended).",
         examples=[
             "commerce-reports alerts",
             "commerce-reports alerts --site alpha --days 14 --as-of 2026-11-23",
@@ -46,7 +49,8 @@ def _arguments(parser: CommandParser) -> None:
         "--days",
         type=count(1, 3660),
         default=7,
-        help="judge each of the last N complete days (default 7: anything that changed this week)",
+        help="judge each of the N days up to --as-of (default 7: anything that changed this week); "
+        "a day a measure's data does not hold yet is said, not judged",
     )
     parser.add_argument(
         "--as-of",

@@ -83,12 +83,14 @@ def _incident(text: str) -> Incident:
 
 _INCIDENT_HELP = (
     "stage an incident in the world (repeatable): comma-separated KEY=VALUE pairs: a scope (site=NAME,"
-    " network=NAME, device=Mobile|Desktop|Tablet|Unknown, country=CC; none: everything), from=YYYY-MM-DD"
-    " (the first click day changed; required), until=YYYY-MM-DD (the last, included; default: ongoing)"
-    " and changes as percentages: epc=-50%% (each order pays half: revenue and EPC fall, clicks and"
-    " conversion stay), conversion=-50%% (half the orders are lost: revenue, EPC and conversion fall),"
-    " revenue=-50%% (half the clicks are lost, with their orders: EPC and conversion stay);"
-    " e.g. --incident 'network=Foxglove Network,from=2026-11-10,epc=-80%%'"
+    " network=NAME, merchant=NAME|ID, link=URL, device=Mobile|Desktop|Tablet|Unknown, country=CC; none:"
+    " everything), from=YYYY-MM-DD (the first click day changed; required), until=YYYY-MM-DD (the last,"
+    " included; default: ongoing) and changes as percentages: epc=-50%% (each order pays half: revenue"
+    " and EPC fall, clicks and conversion stay), conversion=-50%% (half the orders are lost: revenue, EPC"
+    " and conversion fall; merchant=...,conversion=-100%% is a merchant that stops paying), revenue=-50%%"
+    " (half the clicks are lost, with their orders: EPC and conversion stay), clicks=+100%% (as many"
+    " clicks again that never earn: EPC and conversion halve), returns=+300%% (four times as many"
+    " returns, within 3 days); e.g. --incident 'network=Foxglove Network,from=2026-11-10,epc=-80%%'"
 )
 
 

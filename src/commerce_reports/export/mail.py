@@ -14,7 +14,6 @@ and the delivery fails instead. The password never goes into the URL.
 
 from __future__ import annotations
 
-import re
 import smtplib
 import ssl
 from collections.abc import Iterable, Mapping
@@ -102,9 +101,11 @@ class MailSettings:
 def report_message(
     report: Path, notebook: Mapping[str, Any], to: list[str], sender: str, subject: str | None = None
 ) -> EmailMessage:
-    """The mail of an exported report: the notebook's title, alerts and summary as the HTML body (a
-    plain-text part beside it), the report's HTML file attached."""
+    """The mail of an exported report: the notebook's title, alerts and summary as the HTML body,
+    their plain-text twins as the text part (tables aligned in columns, nothing escaped), the
+    report's HTML file attached."""
     parts = {name: (meta, html) for name, meta, html in report_parts(notebook)}
+    texts = {name: text for name, _, text in report_parts(notebook, "text/plain")}
     body = "".join(parts[name][1] for name in _BODY_PARTS if name in parts)
     if not body:
         body = f"<p>{escape(report.name)}</p>"
@@ -128,8 +129,8 @@ def report_message(
     note = (
         "<p style='color:#555'>The whole report is attached: open it in a browser (it needs no network).</p>"
     )
-    text = re.sub(r"<[^>]+>", " ", body.replace("<br>", "\n").replace("</p>", "\n").replace("</li>", "\n"))
-    message.set_content(re.sub(r"[ \t]+", " ", text).strip() + "\n\nThe whole report is attached.\n")
+    text = "\n\n".join(texts[name].strip() for name in _BODY_PARTS if texts.get(name, "").strip())
+    message.set_content((text or report.name) + "\n\nThe whole report is attached.\n")
     message.add_alternative(f"<!DOCTYPE html><html><body>{body}{note}</body></html>", subtype="html")
     message.add_attachment(report.read_text(encoding="utf-8"), subtype="html", filename=report.name)
     return message

@@ -15,13 +15,14 @@ OUTPUT_KEY = "commerce-reports"
 Part = tuple[str, dict[str, Any], str]  # the part's name, its metadata, its HTML
 
 
-def report_parts(notebook: dict[str, Any] | Any) -> list[Part]:
-    """Every named part among the notebook's outputs, in order: (part, metadata, html)."""
+def report_parts(notebook: dict[str, Any] | Any, mime: str = "text/html") -> list[Part]:
+    """Every named part among the notebook's outputs, in order: (part, metadata, its `mime`
+    output: the HTML, or with "text/plain" its plain-text twin)."""
     found: list[Part] = []
     for cell in notebook.get("cells", []):
         for output in cell.get("outputs", []):
             meta = (output.get("metadata") or {}).get(OUTPUT_KEY)
-            html = (output.get("data") or {}).get("text/html")
+            html = (output.get("data") or {}).get(mime)
             if isinstance(meta, dict) and isinstance(meta.get("part"), str) and isinstance(html, str | list):
                 found.append((meta["part"], dict(meta), html if isinstance(html, str) else "".join(html)))
     return found

@@ -19,15 +19,17 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ..alerting import Thresholds, alerts
-from ..charts.compare import compare_periods
+import polars as pl
+
+from ..alerting import Thresholds, alerts, explain
+from ..charts.compare import compare_periods, period_clicks
 from ..charts.dimensions import DIMENSION_TABLE, Dimension
-from ..charts.queries import aggregate_span, check_top_n, ranking_frame
+from ..charts.queries import check_top_n, ranking_frame
 from ..charts.selection import Selection, known_sites, resolve
-from ..charts.style import aggregate_note, money_of
+from ..charts.style import money_of
 from ..export.parts import OUTPUT_KEY as METADATA_KEY
 from ..money import Currency
-from .tables import comparison_table, ranking_table, summary_table
+from .tables import comparison_table, drivers_table, drivers_text, ranking_table, summary_table, summary_text
 
 if TYPE_CHECKING:
     from ..db.readonly import Connection
@@ -100,8 +102,9 @@ def alerts_section(
     currency: Currency | str | None = None,
     now: datetime | None = None,
 ) -> Section:
-    """The alerts of the period's days (at most its last 31), as `commerce-reports alerts` gives
-    them for the same days: what changed that matters, and whether the lake is healthy."""
+    """The alerts of the period's own days (at most its last 31), as `commerce-reports alerts
+    --as-of <end> --days <days>` gives them: what changed that matters and why, grouped by cause,
+    which days each measure could be judged on, and whether the lake is healthy."""
     sel, _ = resolve(con, selection)
     money = money_of(currency)
     found = alerts(
@@ -119,23 +122,18 @@ def alerts_section(
 
 
 def summary(con: Connection, selection: Selection, *, currency: Currency | str | None = None) -> Section:
-    """The period against the previous one of the same length, in total: revenue, orders, returns,
-    return rate, clicks, EPC and conversion, each with its change."""
+    """The period against the previous one of the same length, in total (revenue, orders, returns,
+    return rate, clicks, EPC and conversion, each with its change), then what drove revenue's
+    change: its factors and its largest contributors (`cr.explain`)."""
     money = money_of(currency)
     result = compare_periods(con, selection)
-    html = f"<h2>This period against the previous one</h2>{summary_table(result, money)}"
-    row = result.frame.row(0, named=True) if not result.frame.is_empty() else None
-    text = (
-        f"revenue {money.format(row['revenue'])} ({_percent(row['revenue_change'])}), "
-        f"orders {row['orders']:,} ({_percent(row['orders_change'])}), returns {row['returns']:,}"
-        if row
-        else "no transactions in either period"
+    drivers = explain(con, result.current, top_n=3)
+    html = (
+        f"<h2>This period against the previous one</h2>{summary_table(result, money)}"
+        f"{drivers_table(drivers, money)}"
     )
+    text = "\n".join([summary_text(result, money), *drivers_text(drivers, money)])
     return Section("summary", html, text, {"complete": result.complete})
-
-
-def _percent(change: float | None) -> str:
-    return "–" if change is None else f"{change:+.1%}"
 
 
 def comparison(
@@ -162,15 +160,39 @@ def top_table(
     top_n: int = 10,
     currency: Currency | str | None = None,
 ) -> Section:
-    """The `top_n` keys of a dimension (links, merchants, networks, ...) by revenue, with their figures."""
+    """The `top_n` keys of a dimension (links, merchants, networks, ...) by revenue, with their
+    figures, all of the period: clicks, EPC and conversion only where the lake counts the clicks
+    of exactly these days (EPC and conversion over the same revenue and orders)."""
     check_top_n(top_n)
     money = money_of(currency)
     sel, _ = resolve(con, selection)
     frame = ranking_frame(con, dimension, sel, top_n=top_n)
     label = DIMENSION_TABLE[dimension].label
-    note = aggregate_note(aggregate_span(con, sel)) if DIMENSION_TABLE[dimension].aggregated else ""
+    note = ""
+    if DIMENSION_TABLE[dimension].aggregated:
+        frame, note = _with_period_clicks(con, sel, dimension, frame)
     table = ranking_table(frame, dimension, money, note)
     html = f"<h3>Top {frame.height} {label.lower()}s by revenue</h3>{table}"
     return Section(
         "top", html, f"top {label.lower()}s: {', '.join(map(str, frame['key'].head(3)))}", {"by": dimension}
     )
+
+
+def _with_period_clicks(
+    con: Connection, sel: Selection, dimension: Dimension, frame: pl.DataFrame
+) -> tuple[pl.DataFrame, str]:
+    """A ranking with the clicks of exactly its period (none where the lake cannot say), and the
+    note that says where they come from."""
+    clicks, why = period_clicks(con, sel, dimension)
+    frame = frame.drop("clicks", "epc", "conversion_rate")
+    if clicks is None:
+        return frame.with_columns(
+            clicks=pl.lit(None, pl.Float64),
+            epc=pl.lit(None, pl.Float64),
+            conversion_rate=pl.lit(None, pl.Float64),
+        ), f"Clicks, EPC and conversion are left out: {why}."
+    counted = pl.when(pl.col("clicks") > 0).then(pl.col("clicks"))
+    joined = frame.with_columns(pl.col("key").cast(pl.String)).join(clicks, on="key", how="left")
+    return joined.with_columns(
+        epc=pl.col("revenue").cast(pl.Float64) / counted, conversion_rate=pl.col("orders") / counted
+    ), f"Clicks of {sel.start} to {sel.end}; EPC and conversion are the revenue and orders above over them."

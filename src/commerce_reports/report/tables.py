@@ -6,15 +6,26 @@ name is escaped, a change is coloured by whether it is good news (a return rate 
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 import polars as pl
 
+from ..alerting.drivers import contributors
 from ..charts.compare import Comparison
 from ..charts.dimensions import DIMENSION_TABLE
 from ..charts.figures import figure
 from ..money import Currency
 
-__all__ = ["change_cell", "comparison_table", "figure", "ranking_table", "summary_table"]
+__all__ = [
+    "change_cell",
+    "comparison_table",
+    "drivers_table",
+    "drivers_text",
+    "figure",
+    "ranking_table",
+    "summary_table",
+    "summary_text",
+]
 
 _TABLE = "border-collapse:collapse;font-size:13px;margin:6px 0 14px 0"
 _CELL = "padding:3px 8px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap"
@@ -69,7 +80,128 @@ def summary_table(result: Comparison, money: Currency, metrics: tuple[str, ...] 
         for m in metrics
     )
     notes = (*result.notes, result.aggregate_note) if result.aggregate_note else result.notes
+    if any(m in metrics for m in ("epc", "conversion_rate")):
+        notes = (*notes, _EPC_NOTE)
     return f'<table style="{_TABLE}">{head}{body}</table>{_notes(notes)}'
+
+
+_EPC_NOTE = "EPC and conversion: each period's revenue and orders over its clicks (clicks × EPC = revenue)."
+
+
+def summary_text(result: Comparison, money: Currency) -> str:
+    """The summary table as plain text, one aligned row per figure (what a mail's text part shows)."""
+    if result.frame.is_empty():
+        return "No transactions in either period."
+    row = result.frame.row(0, named=True)
+    now, then = result.current, result.previous
+    heads = ("", f"{now.start} to {now.end}", f"{then.start} to {then.end}", "change")
+    rows = [
+        (
+            _LABELS[m],
+            figure(m, row[m], money),
+            figure(m, row[f"{m}_previous"], money),
+            _change(row[f"{m}_change"]),
+        )
+        for m in _LABELS
+        if row[m] is not None or row[f"{m}_previous"] is not None
+    ]
+    widths = [max(len(r[i]) for r in (heads, *rows)) for i in range(4)]
+    lines = [
+        "  ".join(
+            cell.ljust(width) if i == 0 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in (heads, *rows)
+    ]
+    lines += [f"note: {note}" for note in (*result.notes, result.aggregate_note) if note]
+    return "\n".join(lines)
+
+
+def _change(change: float | None) -> str:
+    return "–" if change is None else f"{change:+.1%}"
+
+
+_FACTOR_LABELS = {
+    "clicks": "clicks",
+    "conversion_rate": "conversion",
+    "orders": "orders",
+    "order_value": "revenue per order",
+}
+
+
+def _factors(total: dict[str, Any], money: Currency) -> str:
+    """The change by factor, each in `money`: 'clicks +120.00, conversion -1,430.50, ...'."""
+    parts = [
+        f"{label} {money.format(total[column])}"
+        for label, column in (
+            ("clicks", "clicks_effect"),
+            ("conversion", "conversion_effect"),
+            ("orders", "orders_effect"),
+            ("revenue per order", "order_value_effect"),
+        )
+        if total[column] is not None and not (label == "orders" and total["clicks_effect"] is not None)
+    ]
+    return ", ".join(parts)
+
+
+def _moved(row: dict[str, Any]) -> str:
+    """'conversion -64%': the factor that moved a key most, and by how much."""
+    driver, change = row["driver"], row["driver_change"]
+    return f"{_FACTOR_LABELS[driver]} {change:+.0%}" if driver and change is not None else ""
+
+
+def _contributor(row: dict[str, Any], money: Currency) -> str:
+    share = f"{row['share']:.0%} of the change" if row["share"] is not None else ""
+    detail = ", ".join(x for x in (share, _moved(row)) if x)
+    return f"{row['dimension']} {row['key']} {money.format(row['contribution'])}" + (
+        f" ({detail})" if detail else ""
+    )
+
+
+def drivers_text(frame: pl.DataFrame, money: Currency, limit: int = 5) -> list[str]:
+    """What moved revenue, as lines: its change split by factor, then its largest contributors."""
+    total = frame.filter(pl.col("dimension") == "total")
+    if total.is_empty() or total["contribution"][0] == 0:
+        return []
+    row = total.row(0, named=True)
+    top = contributors(frame, limit=limit)
+    lines = [f"What moved revenue ({money.format(row['contribution'])}): {_factors(row, money)}"]
+    if not top.is_empty():
+        lines.append(
+            "Largest contributors: " + "; ".join(_contributor(r, money) for r in top.iter_rows(named=True))
+        )
+    return lines
+
+
+def drivers_table(frame: pl.DataFrame, money: Currency, limit: int = 6) -> str:
+    """What moved revenue (`cr.explain`): the change split by factor, then a table of its largest
+    contributors (dimension, key, revenue of both periods, contribution, share, what moved it)."""
+    total = frame.filter(pl.col("dimension") == "total")
+    if total.is_empty() or total["contribution"][0] == 0:
+        return ""
+    row = total.row(0, named=True)
+    head = "".join(
+        f'<th style="{_HEAD}{";text-align:left" if n < 2 else ""}">{h}</th>'
+        for n, h in enumerate(("", "", "Revenue", "Previous", "Contribution", "Share", "Moved by"))
+    )
+    body = []
+    for key in contributors(frame, limit=limit).iter_rows(named=True):
+        moved = _moved(key) or "–"
+        body.append(
+            f'<tr><td style="{_CELL};text-align:left">{escape(DIMENSION_TABLE[key["dimension"]].label)}</td>'
+            f'<td style="{_CELL};text-align:left;white-space:normal;max-width:360px">'
+            f"{escape(str(key['key']))}</td>"
+            f'<td style="{_CELL}">{money.format(key["revenue"])}</td>'
+            f'<td style="{_CELL}">{money.format(key["revenue_previous"])}</td>'
+            f'<td style="{_CELL}">{money.format(key["contribution"])}</td>'
+            f'<td style="{_CELL}">{key["share"]:.0%}</td><td style="{_CELL}">{escape(moved)}</td></tr>'
+        )
+    heading = (
+        f"<p style='margin:8px 0 2px 0'><b>What moved revenue ({money.format(row['contribution'])})</b>: "
+        f"{escape(_factors(row, money))}</p>"
+    )
+    table = f'<table style="{_TABLE}"><tr>{head}</tr>{"".join(body)}</table>' if body else ""
+    return heading + table
 
 
 def comparison_table(

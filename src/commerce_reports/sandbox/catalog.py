@@ -21,12 +21,14 @@ __all__ = [
     "NETWORKS",
     "PARTNER_PRODUCTS",
     "PRODUCT_SUBTYPES",
+    "RETURN_RATE",
     "Campaign",
     "Catalog",
     "Link",
     "Merchant",
     "Product",
     "build_catalog",
+    "busiest",
     "derive_seed",
 ]
 
@@ -75,6 +77,8 @@ ua:.2 sk:.2 bg:.2 hr:.2 si:.1 lt:.1 lv:.1 ee:.1 is:.1 lu:.1 cy:.1 mt:.1
 _COUNTRY_PAIRS = [item.split(":") for item in _COUNTRY_TEXT.split()]
 COUNTRIES: tuple[str, ...] = tuple(code for code, _ in _COUNTRY_PAIRS)
 COUNTRY_CUM: tuple[float, ...] = tuple(itertools.accumulate(float(w) for _, w in _COUNTRY_PAIRS))
+
+RETURN_RATE = 0.04  # CPA transactions later returned (an incident's `returns=` multiplies it)
 
 # Network name -> how it reports a customer return (2.1 rule 4: "depending on the network").
 NETWORKS: dict[str, str] = {
@@ -301,3 +305,15 @@ def build_catalog(seed: int, site: str) -> Catalog:
         link_cum=tuple(itertools.accumulate(popularity)),
         link_frame=_link_frame(links, merchants, campaigns),
     )
+
+
+def busiest(catalog: Catalog, column: str, top: int = 5) -> list[object]:
+    """The `top` values of a link attribute (`network`, `merchant_group_name`, `link_url`, ...) whose
+    links draw the most clicks: what an incident is staged on to be seen (tests, benchmarks)."""
+    weights = [b - a for a, b in zip((0.0, *catalog.link_cum), catalog.link_cum, strict=False)]
+    shares = (
+        catalog.link_frame.with_columns(weight=pl.Series(weights))
+        .group_by(column)
+        .agg(pl.col("weight").sum())
+    )
+    return shares.sort(["weight", column], descending=[True, False])[column].head(top).to_list()

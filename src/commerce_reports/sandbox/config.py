@@ -122,3 +122,29 @@ class SandboxConfig:
                     f"network {incident.network!r} is not in the sandbox",
                     f"use one of {', '.join(NETWORKS)}",
                 )
+            _check_in_world(incident, self.seed, names)
+
+
+def _check_in_world(incident: Incident, seed: int, sites: list[str]) -> None:
+    """An incident's merchant and link are in the world of `seed` (a link on one of its `sites`)."""
+    from .catalog import build_catalog, busiest
+
+    if incident.merchant is None and incident.link is None:
+        return
+    catalogs = [build_catalog(seed, site) for site in sites if incident.site in (None, site)]
+    frame = catalogs[0].link_frame
+    if incident.merchant is not None and incident.merchant not in {
+        *frame["merchant_group_name"],
+        *map(str, frame["merchant_group_id"]),
+    }:
+        raise ValidationError(
+            "incident",
+            f"merchant {incident.merchant!r} is not in the sandbox (seed {seed})",
+            f"give a merchant's name or group id, e.g. {busiest(catalogs[0], 'merchant_group_name')[0]!r}",
+        )
+    if incident.link is not None and not any(incident.link in c.link_frame["link_url"] for c in catalogs):
+        raise ValidationError(
+            "incident",
+            f"link {incident.link!r} is not a link of {' or '.join(c.site for c in catalogs)} (seed {seed})",
+            f"give a link's URL, e.g. {busiest(catalogs[0], 'link_url')[0]!r}",
+        )

@@ -29,6 +29,7 @@ from .catalog import (
     COUNTRY_CUM,
     DEVICE_WEIGHTS,
     NETWORKS,
+    RETURN_RATE,
     Catalog,
     Product,
     build_catalog,
@@ -50,7 +51,6 @@ __all__ = [
 
 EARN_RATE = 0.04  # share of clicks that earn a transaction
 NO_DETAIL_RATE = 0.03  # transactions served without click detail (contract 2.1 rule 2)
-RETURN_RATE = 0.04  # CPA transactions later returned
 LAG_DAYS = 10  # longest click -> commission delay
 RETURN_DAYS = 30  # longest commission -> return delay
 HORIZON_DAYS = LAG_DAYS + RETURN_DAYS + 1  # an event dated D comes from a click day in [D - HORIZON, D]

@@ -1,6 +1,5 @@
 """The period's alerts on the served dashboard: `cr.alerts()` for the period's days (at most its last
-31, as the report shows them), as HTML. The one place the page reads alerts: when alerts gain
-drivers and grouped causes, this module is what changes.
+31, as the report shows them), as HTML, grouped by cause. The one place the page reads alerts.
 
 Judging alerts reads weeks of daily series (seconds on a large lake), so the page asks for them
 after the figures are shown, and keeps each answer for its generation of the lake.
@@ -47,8 +46,12 @@ def period_alerts(
 
 
 def alerts_html(report: AlertReport) -> str:
-    """The report as the page shows it: a heading with the count, each alert's sentence (what,
-    where, how big, since when, against what), and what could not be checked."""
-    count = len(report.alerts)
+    """The report as the page shows it: a heading with the count (and the causes they come from),
+    each cause's sentence (what, where, how big, over which days, against what) with why and the
+    alerts it explains under it, and what could not be judged. A page that lays them out itself
+    reads `report.groups` or `report.to_dict()`."""
+    count, causes = len(report.alerts), len(report.groups)
     heading = f"Alerts: {count}" if count else "Alerts: none"
+    if 0 < causes < count - len(report.health):
+        heading += f" from {causes} cause{'s' if causes != 1 else ''}"
     return f"<h3>{escape(heading)}</h3>{report.to_html()}"
