@@ -269,6 +269,15 @@ class _Resolving(httpcore.NetworkBackend):
 _UNRESOLVED = "was not resolved"
 
 
+class _LookupFailed(httpcore.ConnectError):
+    """The resolver's own error, kept on the exception: httpcore's pool re-raises what a
+    connection raised `from None`, which cuts the cause chain `describe_failure` walks."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _resolve(host: str, port: int, timeout: float | None) -> list[str]:
     """The addresses of `host` (an address as it is), looked up in a thread within `timeout`."""
     try:
@@ -293,7 +302,7 @@ def _resolve(host: str, port: int, timeout: float | None) -> list[str]:
             "answer; check the network's DNS (each attempt's lookup is bounded by its deadline)"
         )
     if isinstance(found[0], OSError):
-        raise httpcore.ConnectError(str(found[0])) from found[0]
+        raise _LookupFailed(found[0])
     return list(dict.fromkeys(str(info[4][0]) for info in found[0]))
 
 
@@ -491,6 +500,8 @@ def describe_failure(error: BaseException) -> str:
     or the transport's own message. Walks the causes down to the operating system's error."""
     seen: BaseException | None = error
     while seen is not None:
+        if isinstance(seen, _LookupFailed):
+            seen = seen.error
         if isinstance(seen, ConnectionRefusedError):
             return "connection refused: nothing listens at that address and port"
         if isinstance(seen, socket.gaierror):

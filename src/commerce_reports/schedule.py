@@ -325,7 +325,7 @@ def systemd_units(plan: SchedulePlan) -> dict[str, str]:
 
 def _systemd_quote(text: str) -> str:
     """One word of a unit's command line: double-quoted when needed, `%` and `$` escaped."""
-    escaped = text.replace("%", "%%").replace("$", "$$")
+    escaped = re.sub(r"([%$])", r"\1\1", text)  # each doubled, as systemd reads them
     if re.fullmatch(r"[A-Za-z0-9_@%+=:,./-]+", escaped):
         return escaped
     return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'

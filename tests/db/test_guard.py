@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from commerce_reports.cli import main
+from commerce_reports.cli.parser import USAGE
 from commerce_reports.db import connect, query, stream
 from commerce_reports.db.guard import read_only_statement
 from commerce_reports.errors import ValidationError
@@ -58,7 +59,7 @@ def test_writing_attaching_installing_and_setting_are_refused_before_they_run(
     before = _files(tmp_path)
     with connect(data_dir) as con:
         for sql in _refusals(data_dir, tmp_path):
-            assert main(["sql", sql, "--data-dir", str(data_dir)]) == 1, sql
+            assert main(["sql", sql, "--data-dir", str(data_dir)]) == USAGE, sql  # nothing ran
             err = capsys.readouterr().err
             assert err.startswith("error: sql: ") and "Traceback" not in err, (sql, err)
             with pytest.raises(ValidationError, match=r"^sql: "):

@@ -139,6 +139,7 @@ def test_reading_works_as_on_duckdbs_own_connection(synced: SyncedLake) -> None:
 @pytest.mark.parametrize("what", ["missing", "no lake"])
 def test_a_folder_that_does_not_exist_or_holds_no_lake_is_an_error(tmp_path: Path, what: str) -> None:
     folder = tmp_path / "nowhere" if what == "missing" else tmp_path
+    (tmp_path / "notes.txt").write_text("a folder of other things")  # an empty one is a lake not synced yet
     with pytest.raises(LakeError, match="there is no folder" if what == "missing" else "holds no lake"):
         connect(folder)
     assert not (tmp_path / "nowhere").exists()

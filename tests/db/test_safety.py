@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from commerce_reports.cli import main
+from commerce_reports.cli.parser import USAGE
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, query, refresh_rollups, write_catalog
 from commerce_reports.errors import LakeError, ValidationError
@@ -32,7 +33,7 @@ def test_sql_reaches_nothing_outside_the_data_folder(
         "SELECT * FROM read_text('/etc/passwd')",
         "SET enable_external_access = true",
     ):
-        assert main(["sql", sql, *data]) == 1, sql
+        assert main(["sql", sql, *data]) in (1, USAGE), sql  # refused before it runs, or by DuckDB
         err = capsys.readouterr().err
         assert err.startswith("error: ") and "Traceback" not in err
         assert "read only the data folder" in err or "only read" in err, err
@@ -182,7 +183,7 @@ def test_a_forged_rollup_is_never_read_and_verify_rebuilds_it(
         assert fresh_rollups(data_dir) == ["beta"]  # alpha's rollups are no longer the ones built
         assert main(["verify", "--data-dir", str(data_dir)]) == 1
         said = capsys.readouterr().out
-        assert "rollups of alpha: rollup files changed after they were built" in said
+        assert "rollups of alpha: rollup files differ from what their refresh wrote" in said
         assert "site_performance/" in said
         assert fresh_rollups(data_dir) == ["alpha", "beta"]
         assert query(con, sql)["r"][0] == honest

@@ -153,8 +153,8 @@ def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> Co
     check as `commerce-reports sql`, refuses the writers of DuckDB's Python API, and reaches no file
     outside the data folder. With `read_only=False` stale rollups are first brought up to date and
     published (writes to `<data_dir>/rollups` and `<data_dir>/views`) and the connection is
-    DuckDB's full engine (any file, `COPY`, `ATTACH`, extensions). A folder that does not exist or
-    holds no lake is a LakeError saying so.
+    DuckDB's full engine (any file, `COPY`, `ATTACH`, extensions). A folder that does not exist, or
+    holds other things but no lake, is a LakeError saying so; an empty one gives empty views.
     """
     if not isinstance(read_only, bool):
         raise ValidationError("read_only", f"{read_only!r} is not a bool", "give True or False")

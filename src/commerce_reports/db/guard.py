@@ -3,12 +3,15 @@
 DuckDB's own parser splits the text into statements and types each one (`duckdb.extract_statements`),
 so comments, quoting and odd spacing cannot hide a second statement or a writing one. Only a single
 SELECT-type statement passes (SELECT, WITH, FROM-first, VALUES, DESCRIBE, SHOW, SUMMARIZE): `COPY ... TO`,
-`EXPORT DATABASE`, `ATTACH`, `INSTALL`/`LOAD`, `SET`/`RESET`/`PRAGMA`/`CALL`, `CREATE`, `EXPLAIN
-ANALYZE` (which runs its statement) and every other kind are refused whatever path they name,
-inside the lake too. A SELECT cannot write: DuckDB's `query()` table function runs only a SELECT.
+`EXPORT DATABASE`, `ATTACH`, `INSTALL`/`LOAD`, `SET`/`RESET`/`PRAGMA`/`CALL`, `CREATE` and every
+other kind are refused whatever path they name, inside the lake too. A SELECT cannot write: DuckDB's
+`query()` table function runs only a SELECT. `EXPLAIN` and `EXPLAIN ANALYZE` (which runs its
+statement) pass when what follows the keywords is itself such a SELECT, checked the same way.
 """
 
 from __future__ import annotations
+
+import re
 
 import duckdb
 
@@ -20,6 +23,11 @@ _ADVICE = (
     "queries over the views only read: one SELECT (or WITH, FROM, DESCRIBE, SHOW, SUMMARIZE) at a time; "
     "`connect(read_only=False)` in Python gives DuckDB's full engine"
 )
+
+
+# The keywords in front of the statement an EXPLAIN shows; anything else (options, comments) in
+# between leaves the rest unparsable as a SELECT, so it is refused.
+_EXPLAIN = re.compile(r"\s*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?P<query>.*)", re.IGNORECASE | re.DOTALL)
 
 
 def read_only_statement(sql: str, *, transactions: bool = False) -> str:
@@ -43,6 +51,10 @@ def read_only_statement(sql: str, *, transactions: bool = False) -> str:
     except ValueError:  # a kind the Python enum does not name (e.g. UPDATE EXTENSIONS): not a query
         raise ValidationError("sql", "is not a query", _ADVICE) from None
     if transactions and kind == duckdb.StatementType.TRANSACTION:
+        return str(statement.query).strip().rstrip(";").rstrip()
+    explained = _EXPLAIN.match(str(statement.query)) if kind == duckdb.StatementType.EXPLAIN else None
+    if explained is not None:  # the plan of a read (ANALYZE runs it): what it explains is checked
+        read_only_statement(explained.group("query"))
         return str(statement.query).strip().rstrip(";").rstrip()
     if kind != duckdb.StatementType.SELECT:
         what = kind.name.replace("_", " ")

@@ -180,8 +180,9 @@ def resolve_data_dir(data_dir: Path | str | None) -> Path:
 
 
 def lake_folder(folder: Path) -> Path:
-    """`folder` when it is a data folder holding a lake; else a LakeError saying what it is and
-    what to give instead (a readers' views over nothing would look like a lake with no sales)."""
+    """`folder` when it is a data folder holding a lake, or an empty folder (a lake not synced yet:
+    its views are typed and empty); else a LakeError saying what it is and what to give instead (a
+    reader's views over a mistyped or foreign folder would look like a lake with no sales)."""
     try:
         if not folder.exists():
             raise LakeError(
@@ -190,7 +191,7 @@ def lake_folder(folder: Path) -> Path:
             )
         if not folder.is_dir():
             raise LakeError(f"{folder} is a file, not a data folder: give the folder that holds lake/")
-        if not lake_root(folder).is_dir():
+        if not lake_root(folder).is_dir() and any(folder.iterdir()):
             raise LakeError(
                 f"{folder} holds no lake (no lake/ folder in it): run `commerce-reports sync` "
                 "(cr.sync() in Python) first, or give the data folder that holds one"

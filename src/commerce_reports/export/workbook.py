@@ -130,7 +130,8 @@ def _column_letters(index: int) -> str:
 
 
 def _money_format(money: Currency, places: int) -> str:
-    """`"$"#,##0.0000`: the symbol, grouping, and every place the column's scale holds."""
+    """`"<symbol>"#,##0.0000`: the currency's symbol, grouping, and every place the column's scale
+    holds (a symbol of letters, as `CHF`, is set apart by a space)."""
     symbol = money.symbol + (" " if money.symbol[-1:].isalpha() else "")
     number = "#,##0" + ("." + "0" * places if places else "")
     return f'"{symbol}"{number};-"{symbol}"{number}'
