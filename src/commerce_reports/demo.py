@@ -60,7 +60,7 @@ def run_demo(
         stored = status(sites=profiles, data_dir=folder)
         for row in stored.iter_rows(named=True):
             say(
-                f"  {row['site']:<6} {row['dataset']:<13} {row['partitions']:>4} partitions "
+                f"  {row['site']:<6} {row['dataset']:<13} {row['partitions']:>4} partitions stored "
                 f"{row['rows']:>8,} rows  {row['first_day']} .. {row['last_day']}  "
                 f"({row['unsettled']} unsettled)"
             )

@@ -112,7 +112,7 @@ def test_the_eta_counts_the_pace_or_each_requests_cost_whichever_is_longer_in_ea
     assert plan.work_seconds == pytest.approx(10 * 2.0 + 5 * 80.0)
     assert plan.eta_seconds == pytest.approx(9 * 60.5 + 2.0 + 5.0)  # the paced lane decides
     text = plan.describe()
-    assert text.startswith("15 requests (0 partitions already current), ETA 9 min:")
+    assert text.startswith("15 requests (0 partitions in range stored and current), ETA 9 min:")
     assert "  alpha        networks          5 requests (5 missing), 7 min: a pace of 60 s, ~80 s of" in text
     assert text.endswith(
         "  the longest lane (alpha transactions): 9 min, then rollups and catalog: 5 s; "

@@ -156,6 +156,18 @@ def test_a_plan_says_which_windows_its_budget_left_for_a_later_sync(tmp_path: Pa
     assert [r.reason for r in late.requests] == ["ended"] * 5 and late.deferred == 0
 
 
+def test_a_plan_counts_what_it_left_alone_by_what_it_is(tmp_path: Path) -> None:
+    """The same lake read over two ranges: what is in range and current, and what is stored outside
+    the range, are said apart (one total per command looked like three lakes)."""
+    days = [PartitionKey.transactions(date(2026, 1, d)) for d in range(1, 21)]
+    manifest = Manifest(tmp_path, "alpha", {key.relpath: entry(key, at("2026-01-25")) for key in days})
+    plan = plan_partitions(
+        {"alpha": manifest}, {"alpha": days[5:10]}, now=at("2026-02-20"), pace={}, policies={"alpha": POLICY}
+    )
+    assert (plan.skipped, plan.outside) == (5, 15)
+    assert plan.describe() == "nothing to fetch: 5 partitions in range stored and current, 15 more stored outside it"
+
+
 def test_the_ledger_says_which_windows_changed_since_their_copy() -> None:
     fetched, now = at("2026-02-04"), at("2026-02-08")  # the copy serves 3.25 days: due Feb 7, 12:00
     # a day that ends after the copy, fetched after it, with a row clicked in January

@@ -38,7 +38,7 @@ def test_the_repr_is_a_line_per_site_and_dataset() -> None:
     lines = repr(result).splitlines()
     assert lines[0] == (
         "SyncResult: stored 187 partitions (46,750 rows); 1 failed and stay due for the next sync; "
-        "3 partitions already current"
+        "3 partitions in range stored and current"
     )
     assert [line.split()[:2] for line in lines[1:]] == [
         ["alpha", "networks"],

@@ -220,7 +220,7 @@ def _beside(measure: str, money: bool) -> str:
 _MONTH_NOTE = (
     "transaction figures (revenue, order_value, transactions, returns) by commission date; clicks, "
     "aggregate_revenue, sales, actions, epc, conversion_rate from the stored month window ({slice}) "
-    "of clicks, NULL when not stored, and report_fetched_at, when that window was fetched"
+    "of clicks, NULL when not stored, and report_fetched_at, when that window was fetched."
 )
 
 VIEW_LIST: tuple[View, ...] = (
@@ -353,7 +353,7 @@ GROUP BY ALL""",
         "network_performance",
         "One row per site, calendar month (window_start, window_end excluded) and network; "
         + _MONTH_NOTE.format(slice="all")
-        + "; revenue_gap = aggregate_revenue - revenue.",
+        + " revenue_gap = aggregate_revenue - revenue.",
         _monthly(
             "network",
             "network",

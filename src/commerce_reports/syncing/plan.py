@@ -292,6 +292,7 @@ class SyncPlan:
     requests: list[PlannedRequest]
     pace: dict[str, float]
     skipped: int = 0  # partitions in range already stored and current
+    outside: int = 0  # partitions the planned sites hold outside the range (not looked at)
     costs: dict[tuple[str, str], Expected] = field(default_factory=dict)  # per lane (site, endpoint)
     finish: Expected = field(default_factory=lambda: Expected(0.0))  # the sync's end work
     policy: SettlePolicy = field(default_factory=SettlePolicy)  # the schedule the revisions follow
@@ -346,9 +347,9 @@ class SyncPlan:
     def describe(self) -> str:
         """The plan for people: the requests per lane and why, the revisions by window, the ETA."""
         if not self.requests:
-            return f"nothing to fetch: {self.skipped} partitions stored and current{self._deferred_said()}"
+            return f"nothing to fetch: {self.current_said()}{self._deferred_said()}"
         lines = [
-            f"{len(self.requests)} requests ({self.skipped} partitions already current), "
+            f"{len(self.requests)} requests ({self.current_said()}), "
             f"ETA {duration(self.eta_seconds)}:"
         ]
         for (site, endpoint), lane in sorted(self.lanes.items()):
@@ -363,6 +364,12 @@ class SyncPlan:
             lines += self._revisions_said(lane)
         lines.append(f"  {self._eta_said()}{self._deferred_said()}")
         return "\n".join(lines)
+
+    def current_said(self) -> str:
+        """What the plan left alone, counted by what it is: "248 partitions in range stored and
+        current, 20 more stored outside it" (the same lake reads as different totals otherwise)."""
+        outside = f", {self.outside} more stored outside it" if self.outside else ""
+        return f"{self.skipped} partitions in range stored and current{outside}"
 
     def _deferred_said(self) -> str:
         if not self.deferred:
@@ -475,9 +482,11 @@ def plan_partitions(
     `costs(site, endpoint)` gives the expected cost of one request of a lane, `finish(requests)` that
     of the sync's end work; without them the ETA is the pace floor alone."""
     requests: list[PlannedRequest] = []
-    skipped = deferred = 0
+    skipped = deferred = outside = 0
     for site, site_keys in keys.items():
         manifest, policy = manifests[site], policies[site]
+        in_range = set(site_keys)
+        outside += sum(1 for entry in manifest if entry.key not in in_range)
         ledger = LedgerSignal.of(manifest)
         dues: list[tuple[Due, PlannedRequest]] = []
         for key in site_keys:
@@ -498,7 +507,7 @@ def plan_partitions(
         skipped += waiting
         deferred += waiting
     first = next(iter(policies.values()), SettlePolicy())  # the sites' policies differ by horizon only
-    plan = SyncPlan(requests, dict(pace), skipped, policy=first, deferred=deferred)
+    plan = SyncPlan(requests, dict(pace), skipped, outside, policy=first, deferred=deferred)
     if costs is not None:
         plan.costs = {lane: costs(*lane) for lane in plan.lanes}
     if finish is not None and requests:

@@ -167,7 +167,7 @@ class SyncResult:
         for failure in self.failed:
             table.setdefault((failure.request.site, failure.request.key.dataset), [0, 0, 0, 0])[3] += 1
         head = self.summary().splitlines()[0]
-        lines = [f"SyncResult: {head}; {self.plan.skipped} partitions already current"]
+        lines = [f"SyncResult: {head}; {self.plan.current_said()}"]
         if self.lake is not None:
             lines.append(f"  lake: {self.lake}")
         lines += [
