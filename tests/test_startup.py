@@ -124,7 +124,8 @@ def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -
         *("2026-03-04", "00:00:00", "UTC", "2026-04-15", "00:00:00", "UTC", "no"),
         *("no", "2026-03-12", "00:00:00", "UTC"),  # no change in the ledger since: due 8 days after its copy
     ]
-    assert re.fullmatch(r"\d+ requests \(\d+ partitions in range stored and current(, \d+ more stored outside it)?\), ETA .*", lines[7])
+    counted = r"\d+ partitions in range stored and current(, \d+ more stored outside it)?"
+    assert re.fullmatch(rf"\d+ requests \({counted}\), ETA .*", lines[7])
     # the notebooks' function: the same rows as a polars frame, its columns and types unchanged
     frame = status(data_dir=lake)
     assert [str(t) for t in frame.dtypes] == [

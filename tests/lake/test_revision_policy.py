@@ -165,7 +165,8 @@ def test_a_plan_counts_what_it_left_alone_by_what_it_is(tmp_path: Path) -> None:
         {"alpha": manifest}, {"alpha": days[5:10]}, now=at("2026-02-20"), pace={}, policies={"alpha": POLICY}
     )
     assert (plan.skipped, plan.outside) == (5, 15)
-    assert plan.describe() == "nothing to fetch: 5 partitions in range stored and current, 15 more stored outside it"
+    said = "nothing to fetch: 5 partitions in range stored and current, 15 more stored outside it"
+    assert plan.describe() == said
 
 
 def test_the_ledger_says_which_windows_changed_since_their_copy() -> None:
