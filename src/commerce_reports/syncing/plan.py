@@ -348,10 +348,7 @@ class SyncPlan:
         """The plan for people: the requests per lane and why, the revisions by window, the ETA."""
         if not self.requests:
             return f"nothing to fetch: {self.current_said()}{self._deferred_said()}"
-        lines = [
-            f"{len(self.requests)} requests ({self.current_said()}), "
-            f"ETA {duration(self.eta_seconds)}:"
-        ]
+        lines = [f"{len(self.requests)} requests ({self.current_said()}), ETA {duration(self.eta_seconds)}:"]
         for (site, endpoint), lane in sorted(self.lanes.items()):
             reasons = {r: sum(1 for q in lane if q.reason == r) for r in REASONS}
             detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if n)
