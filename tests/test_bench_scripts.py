@@ -27,6 +27,7 @@ def test_a_bench_script_imports_and_answers_help(
     spec = importlib.util.spec_from_file_location(f"bench_{script.stem}", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # as `python script.py` does: dataclasses look it up
     spec.loader.exec_module(module)
     with pytest.raises(SystemExit) as exited:
         module.main()

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         status,
         sync,
     )
-    from .charts.compare import compare
+    from .charts.comparison import compare
     from .checkup import check
     from .client import ReportsClient
     from .configuration import configuration
@@ -124,7 +124,7 @@ __all__ = [
 _HOMES = {
     "alerts": "alerting",
     "explain": "alerting",
-    "compare": "charts.compare",
+    "compare": "charts.comparison",
     "configuration": "configuration",
     "SyncOptions": "api",
     "open_client": "api",

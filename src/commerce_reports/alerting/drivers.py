@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ..charts.compare import compare_periods
+from ..charts.comparison import compare_periods
 from ..charts.dimensions import DIMENSIONS, Dimension
 from ..charts.queries import check_top_n
 from ..charts.selection import Selection

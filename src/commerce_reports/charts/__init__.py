@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .compare import Comparison, compare, compare_periods, comparison_chart, previous_period
+    from .comparison import Comparison, compare, compare_periods, comparison_chart, previous_period
     from .dimensions import DIMENSION_TABLE, DIMENSIONS, DimensionSpec
     from .geo import country_numeric_id, world_countries, world_topojson
     from .maps import country_bars_chart, country_chart, country_map_chart
@@ -75,14 +75,14 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Comparison": "compare",
+    "Comparison": "comparison",
     "DIMENSIONS": "dimensions",
     "DIMENSION_TABLE": "dimensions",
     "DimensionSpec": "dimensions",
-    "compare": "compare",
-    "compare_periods": "compare",
-    "comparison_chart": "compare",
-    "previous_period": "compare",
+    "compare": "comparison",
+    "compare_periods": "comparison",
+    "comparison_chart": "comparison",
+    "previous_period": "comparison",
     "Coverage": "selection",
     "EMPTY_TITLE": "style",
     "PALETTE": "style",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ..alerting import Thresholds, alerts, explain
-from ..charts.compare import compare_periods, period_clicks
+from ..charts.comparison import compare_periods, period_clicks
 from ..charts.dimensions import DIMENSION_TABLE, Dimension
 from ..charts.queries import check_top_n, ranking_frame
 from ..charts.selection import Selection, known_sites, resolve

@@ -11,7 +11,7 @@ from typing import Any
 import polars as pl
 
 from ..alerting.drivers import contributors
-from ..charts.compare import Comparison
+from ..charts.comparison import Comparison
 from ..charts.dimensions import DIMENSION_TABLE
 from ..charts.figures import figure
 from ..money import Currency

@@ -5,7 +5,7 @@
     board = make_board(con, view, lake)               # the totals and the leaderboard asked for
     board = consistent(data_dir, lambda: ...)         # the same, never straddling two syncs
 
-A board holds the period against the previous one (`charts.compare.compare_periods`: revenue
+A board holds the period against the previous one (`charts.comparison.compare_periods`: revenue
 exact, `complete` and `final` per period), the leaderboard of the dimension shown (networks,
 merchants, links, devices or countries) or, drilled into a network, its merchants and links.
 
@@ -24,7 +24,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
-from ..charts.compare import Comparison, compare_periods
+from ..charts.comparison import Comparison, compare_periods
 from ..charts.selection import Coverage, Selection, check_connection
 from ..db.published import published_reading
 from ..db.readonly import Connection

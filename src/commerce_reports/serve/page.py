@@ -32,7 +32,7 @@ import panel as pn
 import param
 
 from ..alerting import AlertReport, Thresholds
-from ..charts.compare import Comparison, comparison_chart_of
+from ..charts.comparison import Comparison, comparison_chart_of
 from ..db import connect
 from ..db.readonly import Connection
 from ..errors import CommerceReportsError

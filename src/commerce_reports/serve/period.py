@@ -1,5 +1,5 @@
 """The served dashboard's period picker: named periods resolved on the lake's last complete day, or
-two dates, each compared with the period before it (`charts.compare.previous_period`).
+two dates, each compared with the period before it (`charts.comparison.previous_period`).
 
     period_of("last_7", last_day=date(2026, 11, 26))       # 2026-11-20 .. 2026-11-26
     period_of("last_month", last_day=date(2026, 11, 26))   # 2026-10-01 .. 2026-10-31
