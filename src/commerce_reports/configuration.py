@@ -19,7 +19,7 @@ from typing import Any
 from .config import Found, current_sources
 from .errors import ConfigurationError
 from .locate import LakeLocation, where
-from .redaction import MASK
+from .redaction import MASK, redact
 from .settings import setting_named
 from .sites import SITES_FILE, site_settings
 
@@ -116,8 +116,8 @@ def _row(found: Found, shown: str | None = None) -> SettingRow:
         value = setting.default or "(not set)"
     elif setting.secret:
         value = MASK
-    else:
-        value = shown if shown is not None else _text(found.value)
+    else:  # a value may hold a secret all the same (a password in a URL): masked as in logs
+        value = redact(shown if shown is not None else _text(found.value))
     return SettingRow(
         found.name, value, found.source, found.where, problem, setting.secret, found.value is not None
     )

@@ -2,7 +2,7 @@
 
 Redaction masks *values*, never words: every key the process has seen (each `secret.Secret`
 registers itself), plus tokens in the shapes keys travel in (`Authorization: secret <key>`,
-`x-api-key: <key>`, `key=`/`token=` query values). The toolkit's own hints ("the site's secret
+`x-api-key: <key>`, `key=`/`token=` query values, the password of a `scheme://user:password@host`). The toolkit's own hints ("the site's secret
 key") stay readable.
 A known key is also found echoed in disguise, as a hostile server may send it back: in hex (either
 case), reversed, spaced out (up to 3 separators between its characters, as in `k e y` or JSON's
@@ -43,7 +43,9 @@ _KEY_SHAPES = re.compile(
     r"(?i)(?:(?P<header>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:secret|bearer)\s+|\bx-api-key[\"']?\s*[:=]\s*[\"']?)"
     r"(?P<any>[^\s\"',;]+)"
     r"|(?P<lead>\bsecret\s+|\bbearer\s+|[?&](?:key|api_key|apikey|token|secret)=)"
-    rf"(?P<token>{_KEYISH}))"
+    rf"(?P<token>{_KEYISH})"
+    # a URL's password: scheme://user:<password>@host (an SMTP URL written with one)
+    r"|(?P<userinfo>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)(?P<password>[^\s/@]+)(?=@))"
 )
 
 
@@ -89,7 +91,7 @@ def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
     echoes = _echoes(secrets)
     if echoes is not None:
         text = echoes.sub(MASK, text)
-    return _KEY_SHAPES.sub(lambda m: (m.group("header") or m.group("lead")) + MASK, text)
+    return _KEY_SHAPES.sub(lambda m: (m.group("header") or m.group("lead") or m.group("userinfo")) + MASK, text)
 
 
 def scrub(value: Any) -> Any:
