@@ -98,7 +98,9 @@ def test_a_wrong_value_is_listed_with_its_problem_and_the_list_exits_1(
 def test_a_password_written_into_a_url_is_masked_where_the_url_is_listed(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("COMMERCE_REPORTS_SMTP_URL", "smtps://me%40example.org:hunter2-mail@smtp.example.org:465")
+    monkeypatch.setenv(
+        "COMMERCE_REPORTS_SMTP_URL", "smtps://me%40example.org:hunter2-mail@smtp.example.org:465"
+    )
     assert main(["config", "list"]) == 1  # a password belongs in COMMERCE_REPORTS_SMTP_PASSWORD: said
     out = capsys.readouterr().out
     assert _rows(out)["smtp_url"] == ("smtps://me%40example.org:***@smtp.example.org:465", "environment")

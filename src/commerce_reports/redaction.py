@@ -2,8 +2,8 @@
 
 Redaction masks *values*, never words: every key the process has seen (each `secret.Secret`
 registers itself), plus tokens in the shapes keys travel in (`Authorization: secret <key>`,
-`x-api-key: <key>`, `key=`/`token=` query values, the password of a `scheme://user:password@host`). The toolkit's own hints ("the site's secret
-key") stay readable.
+`x-api-key: <key>`, `key=`/`token=` query values, the password in `scheme://user:password@host`).
+The toolkit's own hints ("the site's secret key") stay readable.
 A known key is also found echoed in disguise, as a hostile server may send it back: in hex (either
 case), reversed, spaced out (up to 3 separators between its characters, as in `k e y` or JSON's
 `"k","e","y"`) and in base64 (`echo_pattern`).
@@ -91,7 +91,7 @@ def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
     echoes = _echoes(secrets)
     if echoes is not None:
         text = echoes.sub(MASK, text)
-    return _KEY_SHAPES.sub(lambda m: (m.group("header") or m.group("lead") or m.group("userinfo")) + MASK, text)
+    return _KEY_SHAPES.sub(lambda m: (m["header"] or m["lead"] or m["userinfo"]) + MASK, text)
 
 
 def scrub(value: Any) -> Any:
