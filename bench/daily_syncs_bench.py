@@ -30,32 +30,14 @@ import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
-PACE = 60.0
-
-
-class LaneClock:
-    """Virtual time per thread, starting at `start`: a lane's waits move only its own clock."""
-
-    def __init__(self, start: float) -> None:
-        self.start = start
-        self.local = threading.local()
-        self.finished: dict[str, float] = {}
-        self.lock = threading.Lock()
-
-    def time(self) -> float:
-        return getattr(self.local, "now", self.start)
-
-    def sleep(self, seconds: float) -> None:
-        self.local.now = self.time() + max(0.0, seconds)
-        with self.lock:
-            self.finished[threading.current_thread().name] = self.local.now
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script or loaded by a test
+from sync_bench import PACE, LaneClock  # virtual time per lane, as sync_bench keeps it
 
 
 class Day(NamedTuple):

@@ -181,13 +181,7 @@ def set_setting(
     if not isinstance(value, str):
         raise ValidationError("value", f"{value!r} is not a text", "give the value as you would write it")
     setting, key = setting_named(name)
-    root = project_root(start)
-    if root is None:
-        raise ValidationError(
-            "project",
-            f"no {MARKER} at or above {(start or Path.cwd()).resolve()}: settings are written into a project",
-            "run `commerce-reports init <folder>` first, or cd into the project",
-        )
+    root = _project_to_write(start)
     if setting.secret:
         variable = str(setting.variable).replace("<NAME>", key.removeprefix("secret_key_").upper())
         return set_secret(variable, value, root)
@@ -231,10 +225,8 @@ def _toml_literal(text: str) -> Any:
         return text
 
 
-def set_secret(variable: str, value: str, start: Path | None = None) -> SetResult:
-    """`variable=value` in the `.env` of the project at or above `start`: its line replaced (or a
-    commented template line, or a new line at the end), the rest of the file as it was; only when
-    git ignores the file. (A site of `sites.toml` names the variable holding its key.)"""
+def _project_to_write(start: Path | None) -> Path:
+    """The project at or above `start` that a setting is written into; a ValidationError outside one."""
     root = project_root(start)
     if root is None:
         raise ValidationError(
@@ -242,6 +234,14 @@ def set_secret(variable: str, value: str, start: Path | None = None) -> SetResul
             f"no {MARKER} at or above {(start or Path.cwd()).resolve()}: settings are written into a project",
             "run `commerce-reports init <folder>` first, or cd into the project",
         )
+    return root
+
+
+def set_secret(variable: str, value: str, start: Path | None = None) -> SetResult:
+    """`variable=value` in the `.env` of the project at or above `start`: its line replaced (or a
+    commented template line, or a new line at the end), the rest of the file as it was; only when
+    git ignores the file. (A site of `sites.toml` names the variable holding its key.)"""
+    root = _project_to_write(start)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
         raise ValidationError("variable", f"{variable!r} is not a variable name", "e.g. RECIPES_SECRET_KEY")
     path = root / ".env"
