@@ -50,7 +50,7 @@ class Currency:
 
     @property
     def symbol(self) -> str:
-        """The symbol readers know it by in English: '$', '€', 'CHF'."""
+        """The symbol readers know it by in English: '€' for EUR, 'CHF' for CHF."""
         return _looked_up(self.code)[0]
 
     @property
