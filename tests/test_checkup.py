@@ -4,6 +4,7 @@ per site at most, in the pace's turn, and a non-zero exit when something is wron
 
 from __future__ import annotations
 
+import re
 import socket
 import socketserver
 import threading
@@ -51,7 +52,7 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     code = main(["check", *args])
     out, err = capsys.readouterr()
     assert "Traceback" not in err
-    return code, out + err
+    return code, err + out  # as they came: each site's step while it is asked, then the report
 
 
 def test_a_good_key_on_the_reporting_api_is_all_good_and_says_where_the_lake_is(
@@ -183,6 +184,8 @@ def test_no_key_checks_the_embedded_sandbox(tmp_path: Path, capsys: pytest.Captu
     assert report.ok and {s.site for s in report.sites} == {"alpha", "beta"}, report.describe()
     assert all(s.address.startswith("the embedded sandbox at http://127.0.0.1:") for s in report.sites)
     assert all(s.asked == 1 and s.key_accepted for s in report.sites)
+    asked = re.findall(r"asking site (\w+) one transactions request: done in", capsys.readouterr().err)
+    assert asked == ["alpha", "beta"]  # each site's request is said while it runs (seconds each)
 
 
 def test_the_dialect_of_a_body() -> None:

@@ -6,6 +6,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import dotenv
 import httpx
 import pytest
 
@@ -133,15 +134,16 @@ def test_a_notebook_folder_reads_the_projects_env_file(
 
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every `.env` file read from now on (the calls to `dotenv_values`)."""
+    """Every `.env` file read from now on (the calls to `dotenv_values`, which `config` imports
+    when it reads one)."""
     reads: list[Path] = []
-    real = config.dotenv_values
+    real = dotenv.dotenv_values
 
     def counting(path: Path, *args: Any, **kwargs: Any) -> dict[str, str | None]:
         reads.append(path)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(config, "dotenv_values", counting)
+    monkeypatch.setattr(dotenv, "dotenv_values", counting)
     return reads
 
 
@@ -184,7 +186,7 @@ def test_the_client_never_reads_the_environment(monkeypatch: pytest.MonkeyPatch,
     resolved = Settings()
     monkeypatch.setattr(config, "current_settings", lambda: resolved)
     monkeypatch.setattr(config, "environment", refuse)
-    monkeypatch.setattr(config, "dotenv_values", refuse)
+    monkeypatch.setattr(dotenv, "dotenv_values", refuse)
     monkeypatch.setattr(Settings, "from_env", refuse)
     monkeypatch.setenv("COMMERCE_REPORTS_PACE", "7")
     monkeypatch.setenv("COMMERCE_REPORTS_DIALECT", "published")

@@ -33,4 +33,5 @@ def test_the_demo_syncs_two_sites_then_needs_nothing_and_shows_the_views(tmp_pat
     assert "sandbox-alpha-key" not in text
     assert (tmp_path / "commerce.duckdb").is_file()
     assert result["report"] is not None and result["report"].is_file()
+    assert re.search(r"exporting .+report\.ipynb \(papermill, a real kernel\): done in \d+\.\d s", text)
     assert result["report"].read_text().count('id="commerce-chart-') >= 5

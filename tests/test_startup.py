@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import resource
 import subprocess
 import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -155,3 +158,93 @@ def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -
     assert describe_status(status_rows(data_dir=tmp_path / "empty")).startswith("the lake is empty")
     with pytest.raises(ValidationError, match="status_rows"):
         describe_status(frame.rows())  # type: ignore[arg-type]
+
+
+# What a usage error is said before: the data stack, the notebook runner and kernel, the HTTP
+# client, the dashboard's server (each a second or more to load on a busy machine).
+BEFORE_ANY_OF = (*HEAVY, "ipykernel", "jupyter_client", "panel", "tornado", "pyspark", "commerce_reports.db")
+
+_MISTAKE_AND_WHAT_IT_LOADED = """
+import sys
+from commerce_reports.cli import main
+
+try:
+    code = main(sys.argv[2:])
+except SystemExit as exited:  # argparse's own checks
+    code = exited.code
+print("loaded:", sorted(set(sys.argv[1].split(",")) & set(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+REPORT = str(Path(__file__).parents[1] / "notebooks" / "report.ipynb")
+LAKE = "{lake}"  # the small lake the test writes
+MISSING = "{tmp}/no/such"  # a folder whose parent does not exist either
+
+
+class Mistake(NamedTuple):
+    """A command line with one mistake, what its error line says, and its exit status; `loads`:
+    what checking it needs (DuckDB's parser for a query), `env`: settings."""
+
+    argv: list[str]
+    said: str
+    code: int = 2
+    loads: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
+MISTAKES = [
+    Mistake(["alerts", "--site", "gamma", "--data-dir", LAKE], "unknown site 'gamma'"),
+    Mistake(["alerts", "--as-of", "2026-02-30", "--data-dir", LAKE], "not a real calendar day"),
+    Mistake(["alerts", "--data-dir", MISSING], "there is no data folder at"),
+    Mistake(["export", "--notebook", "nope.ipynb"], "nope.ipynb does not exist"),
+    Mistake(["export", "--notebook", REPORT, "--param", "nope=1"], "'nope' is not a parameter"),
+    Mistake(["export", "--notebook", REPORT, "--param", "start=2026-13-01"], "is not date"),
+    Mistake(["export", "--notebook", REPORT, "--param", "site=gamma"], "unknown site 'gamma'"),
+    Mistake(["export", "--notebook", REPORT, "--email", "boss"], "'boss' is not an address"),
+    Mistake(
+        ["export", "--notebook", REPORT, "--email", "boss@example.org"],
+        "COMMERCE_REPORTS_SMTP_URL: 'ftp://x' is not smtp://",
+        env=(("COMMERCE_REPORTS_SMTP_URL", "ftp://x"),),
+    ),
+    Mistake(["export", "--notebook", REPORT, "--out", f"{MISSING}/reports"], "no/such does not exist"),
+    Mistake(
+        ["sql", "SELEC 1", "--data-dir", LAKE], "does not parse", loads=("commerce_reports.db", "duckdb")
+    ),
+    Mistake(
+        ["sql", "SELECT 1", "--output", f"{MISSING}/x.xlsx", "--data-dir", LAKE], "no/such does not exist"
+    ),
+    Mistake(["check", "--site", "gamma"], "unknown site 'gamma'"),
+    Mistake(["demo", "--reports", f"{MISSING}/reports"], "no/such does not exist"),
+    Mistake(["demo"], "COMMERCE_REPORTS_PACE: 'fast'", env=(("COMMERCE_REPORTS_PACE", "fast"),)),
+    Mistake(["serve", "--host", "bad host!", "--data-dir", LAKE], "is not an address or host name"),
+    Mistake(["schedule", "add", "--print", "--sync-args", "--site gamma"], "unknown site 'gamma'"),
+    Mistake(["deals", "create", f"{MISSING}.json", "--dry-run"], "cannot be read", code=4),  # deals' own
+]
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=[f"{m.argv[0]}: {m.said}" for m in MISTAKES])
+def test_a_mistake_is_said_at_once_before_anything_heavy_loads(tmp_path: Path, mistake: Mistake) -> None:
+    """Each argument a command can check is checked first: the mistake is one `error:` line (an
+    unknown parameter lists the known ones below it), and the data stack, the kernel, the HTTP
+    client and the dashboard's server were never loaded. The CPU time is bounded, not the wall
+    time: it holds on a busy machine."""
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    (tmp_path / "commerce-reports.toml").write_text('data_dir = "data"\n')  # a project: schedule add
+    argv = [word.format(lake=lake, tmp=tmp_path) for word in mistake.argv]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, "-c", _MISTAKE_AND_WHAT_IT_LOADED, ",".join(BEFORE_ANY_OF), *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **dict(mistake.env)},
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    *lines, loaded = done.stderr.splitlines()
+    assert done.returncode == mistake.code, done.stderr
+    assert loaded == f"loaded: {sorted(mistake.loads)}", done.stderr
+    assert lines[0].count("error: ") == 1 and mistake.said in lines[0], done.stderr
+    assert all(line.startswith("  ") for line in lines[1:]), done.stderr
+    assert after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime < 3.0
+    assert not (tmp_path / "no").exists()  # nothing was made where the mistake pointed

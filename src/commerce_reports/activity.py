@@ -6,19 +6,24 @@ doing before it starts, and how long it took when it ends.
 
 In a terminal or a notebook (tqdm chooses a status line or a widget) it shows the step with its
 seconds counting; elsewhere (cron, a log) it writes a line when the step starts and one when it
-ends. Plain Python: importing it loads nothing; tqdm only when a step is shown interactively.
+ends. A public function with a slow part takes `progress` and runs that part in `said(what,
+progress)`, so it speaks in a notebook as on the command line, and stays quiet (`progress=False`)
+inside a caller that says what it does itself. Plain Python: importing it loads nothing; tqdm only
+when a step is shown interactively.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+from .errors import ValidationError
 from .waits import Signal, start_thread
 
-__all__ = ["TICK", "Step", "interactive"]
+__all__ = ["TICK", "Step", "checked_progress", "interactive", "said"]
 
 TICK = 1.0  # seconds between two updates of a step's counter
 
@@ -71,3 +76,17 @@ class Step:
 
 def _to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def checked_progress(progress: object) -> bool | None:
+    """A public function's `progress` argument (True, False or None), else a ValidationError."""
+    if progress is None or isinstance(progress, bool):
+        return progress
+    raise ValidationError("progress", f"{progress!r} is not a yes or no", "give True, False or None")
+
+
+def said(what: str, progress: bool | None = None) -> contextlib.AbstractContextManager[object]:
+    """The step of a public function's slow part, as its `progress` argument asks: None, a `Step`
+    shown as `interactive()` decides; True, a `Step` shown; False, nothing (the caller says what
+    it does itself, as the report's export does around every section)."""
+    return contextlib.nullcontext() if progress is False else Step(what, shown=progress)

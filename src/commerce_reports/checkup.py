@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .activity import checked_progress, said
 from .client import ReportsClient
 from .config import Dialect, current_settings
 from .embedded import chosen_sites
@@ -122,20 +123,28 @@ def check(
     data_dir: str | Path | None = None,
     max_wait: float | None = DEFAULT_MAX_WAIT,
     pace_dir: Path | None = None,
+    progress: bool | None = None,
 ) -> CheckReport:
     """Check every selected site (default: all configured, else the embedded sandbox's) with one
     transactions request each at most, in its pace turn; `max_wait=None` waits for the turn however
-    long it is (the wait is said). Never raises for what it finds: that is in the report."""
+    long it is (the wait is said). Never raises for what it finds: that is in the report. A site's
+    check can take seconds (the pace's turn, a slow answer): `progress` says which site is asked
+    while it runs (default: a counter in a terminal or a notebook, a line at its start and end
+    elsewhere; False: nothing)."""
     if max_wait is not None and (
         isinstance(max_wait, bool) or not isinstance(max_wait, int | float) or max_wait < 0
     ):
         raise ValidationError(
             "max_wait", f"{max_wait!r} is not a number of seconds", "give seconds >= 0, or None"
         )
+    checked_progress(progress)
     settings = current_settings()
     lake = where(data_dir) if data_dir is not None else settings.lake
-    profiles = chosen_sites(sites, settings, start=True)
-    return CheckReport(lake, tuple(_check_site(p, max_wait, pace_dir) for p in profiles.values()))
+    found = []
+    for profile in chosen_sites(sites, settings, start=True).values():
+        with said(f"asking site {profile.name} one transactions request", progress):
+            found.append(_check_site(profile, max_wait, pace_dir))
+    return CheckReport(lake, tuple(found))
 
 
 def _check_site(profile: SiteProfile, max_wait: float | None, pace_dir: Path | None) -> SiteCheck:

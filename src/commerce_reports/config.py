@@ -22,8 +22,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dotenv import dotenv_values
-
 from .endpoints import DIALECTS, Dialect
 from .errors import ConfigurationError
 from .locate import ENV_DATA_DIR, MARKER, LakeLocation, marker_table, project_root, where
@@ -124,6 +122,8 @@ class Sources:
         path = env_file if env_file is not None else _env_file()
         dotenv: dict[str, str] = {}
         if path is not None and path.is_file():
+            from dotenv import dotenv_values  # with logging and tempfile: only when there is a .env
+
             dotenv = {k: v for k, v in dotenv_values(path).items() if v is not None}
         root = project_root()
         table, marker = marker_table(root) if root is not None else ({}, None)

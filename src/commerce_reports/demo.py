@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from .activity import Step
 from .api import SyncOptions, status, sync
 from .config import Dialect, Settings, current_settings
 from .db import CATALOG_FILE, connect
@@ -143,10 +144,9 @@ def _export_report(folder: Path, out_dir: Path, say: Callable[[str], None]) -> P
     """The report notebook (the project's copy, else the package's), run on both sites for the last
     whole week against the week before."""
     notebook = notebook_path("report.ipynb")
-    say(f"exporting {notebook} (papermill, a real kernel) ...")
-    params = {"sync": False}
-    result = export_notebook(
-        notebook, out_dir, params, environment={"COMMERCE_REPORTS_DATA_DIR": str(folder)}
-    )
+    with Step(f"exporting {notebook} (papermill, a real kernel)", say=say):
+        result = export_notebook(
+            notebook, out_dir, {"sync": False}, environment={"COMMERCE_REPORTS_DATA_DIR": str(folder)}
+        )
     say(f"report: {result.html}")
     return result.html

@@ -21,11 +21,10 @@ import logging
 import os
 import re
 import secrets
-import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 __all__ = [
@@ -152,12 +151,19 @@ def describe_os_error(error: OSError) -> str:
 
 
 _TEMP = re.compile(r"^\..+\.(?:([A-Za-z0-9-]+)-)?(\d+)\.[0-9a-f]+\.tmp$")  # no host: round 1's names
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname().split(".")[0])[:40] or "host"
+
+
+@cache
+def _host() -> str:
+    """This machine's name as temporary names carry it: its first label, in safe characters."""
+    import socket  # a millisecond of set-up: paid when a file is written, not by every import
+
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname().split(".")[0])[:40] or "host"
 
 
 def temp_path(target: Path) -> Path:
     """A fresh temporary name beside `target`, marked with this machine and process."""
-    return target.with_name(f".{target.name}.{_HOST}-{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    return target.with_name(f".{target.name}.{_host()}-{os.getpid()}.{secrets.token_hex(6)}.tmp")
 
 
 def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, durable: bool = True) -> Path:
@@ -233,7 +239,7 @@ def remove_stray_files(folder: Path) -> list[Path]:
         return removed
     for temp in root.rglob(".*.tmp"):
         match = _TEMP.match(temp.name)
-        if match and match.group(1) in (None, _HOST) and not _alive(int(match.group(2))):
+        if match and match.group(1) in (None, _host()) and not _alive(int(match.group(2))):
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
                 removed.append(temp)

@@ -13,10 +13,13 @@ here, so no symbol is written anywhere else.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import cache
+from typing import TYPE_CHECKING
 
 from .errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 __all__ = ["DEFAULT_CURRENCY", "Currency"]
 
@@ -26,11 +29,11 @@ _LOCALE = "en_US"  # the toolkit's words are English: grouping with commas, the 
 
 @dataclass(frozen=True)
 class Currency:
-    """An ISO 4217 currency: its code, the symbol readers know it by, its minor units."""
+    """An ISO 4217 currency: its code, checked when made; the symbol readers know it by and its
+    minor units are looked up on first use (babel's tables take a tenth of a second to load, and
+    most commands never write an amount)."""
 
     code: str
-    symbol: str
-    digits: int
 
     @classmethod
     def of(cls, code: str | Currency | None = None, where: str = "currency") -> Currency:
@@ -39,12 +42,21 @@ class Currency:
         if isinstance(code, Currency):
             return code
         text = DEFAULT_CURRENCY if code is None else _code(code, where)
-        found = _currency(text)
-        if found is None:
+        if not _is_iso_4217(text):
             raise ConfigurationError(
                 f"{where}: {text!r} is not an ISO 4217 currency code; give one such as USD, EUR or GBP"
             )
-        return found
+        return cls(text)
+
+    @property
+    def symbol(self) -> str:
+        """The symbol readers know it by in English: '€' for EUR, 'CHF' for CHF."""
+        return _looked_up(self.code)[0]
+
+    @property
+    def digits(self) -> int:
+        """Its minor units: 2 for USD, 0 for JPY, 3 for BHD."""
+        return _looked_up(self.code)[1]
 
     def format(
         self, amount: float | Decimal | int | None, *, digits: int | None = None, signed: bool = False
@@ -79,12 +91,21 @@ def _code(value: object, where: str) -> str:
     return value.strip().upper()
 
 
-@cache
-def _currency(code: str) -> Currency | None:
-    """The currency of a code (upper case), or None when ISO 4217 has no such code."""
+def _is_iso_4217(code: str) -> bool:
+    """Whether ISO 4217 has the code (upper case). The default needs no look-up: pycountry's
+    table (with the importlib.metadata it loads) is read only for another code."""
+    if code == DEFAULT_CURRENCY:
+        return True
+    if len(code) != 3:
+        return False
     import pycountry
+
+    return pycountry.currencies.get(alpha_3=code) is not None
+
+
+@cache
+def _looked_up(code: str) -> tuple[str, int]:
+    """The symbol and minor units of an ISO 4217 code, in the toolkit's locale."""
     from babel.numbers import get_currency_precision, get_currency_symbol
 
-    if len(code) != 3 or pycountry.currencies.get(alpha_3=code) is None:
-        return None
-    return Currency(code, get_currency_symbol(code, locale=_LOCALE), get_currency_precision(code))
+    return get_currency_symbol(code, locale=_LOCALE), get_currency_precision(code)

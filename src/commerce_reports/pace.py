@@ -25,7 +25,6 @@ import hashlib
 import json
 import logging
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -86,6 +85,8 @@ class Turn:
 
 
 def _this_process() -> str:
+    import socket  # a millisecond of set-up: paid when the pace is held, not by every import
+
     return f"{socket.gethostname()}-{os.getpid()}"
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from email.utils import parseaddr
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -255,6 +254,8 @@ def recipients(text: str | Iterable[str]) -> list[str]:
 
 def _sender(value: object, where: str) -> str:
     """A sender: an address, with a name or not (`Reports <reports@example.org>`)."""
+    from email.utils import parseaddr  # the email package (and socket) only when a sender is set
+
     text = _text(value, where)
     if not ADDRESS.search(parseaddr(text)[1] or ""):
         raise ConfigurationError(f"{where}: {value!r} is not an address, e.g. Reports <reports@example.org>")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import select
-import socket
 import threading
 from collections.abc import Callable
 
@@ -26,6 +25,8 @@ class Signal:
     whose timed waits a faked monotonic clock turns into endless ones)."""
 
     def __init__(self) -> None:
+        import socket  # a millisecond of set-up: paid by a process that waits, not by every import
+
         self._receive, self._send = socket.socketpair()
         self._receive.setblocking(False)
         self._lock = threading.Lock()

@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..activity import checked_progress, said
 from ..charts.selection import Selection, check_connection, resolve
 from ..config import current_settings
 from ..errors import ValidationError
@@ -41,6 +42,7 @@ def alerts(
     currency: Currency | str | None = None,
     data_dir: str | Path | None = None,
     now: datetime | None = None,
+    progress: bool | None = None,
 ) -> AlertReport:
     """The alerts of the `days` days up to `as_of` (default: each site's last complete ledger day),
     each day judged as the last of spans of 1 to 7 days, for `site` (default: all), grouped by
@@ -49,26 +51,34 @@ def alerts(
 
     `con` defaults to `connect(data_dir)`; `thresholds` and `currency` to the configured ones
     (`[alerts]` and `currency` in commerce-reports.toml, `COMMERCE_REPORTS_CURRENCY`); `now` (the
-    clock the lake's freshness is judged on) to the current time."""
-    _check_arguments(days, thresholds, data_dir, now)
+    clock the lake's freshness is judged on) to the current time. Judging a lake of months takes
+    seconds: `progress` says so while it runs (default: a counter in a terminal or a notebook, a
+    line at its start and end elsewhere; False: nothing)."""
+    _check_arguments(days, thresholds, data_dir, now, progress)
     # what was not handed in comes from the process's settings (resolved once, kept)
     limits = thresholds or Thresholds.from_table(current_settings().alerts)
     money = Currency.of(currency) if currency is not None else current_settings().currency
     folder = Path(data_dir) if data_dir is not None else current_settings().data_dir
-    if con is None:
+    with said("judging every series of the lake and its health", progress):
+        if con is not None:
+            return _judged(con, site, days, as_of, limits, money, folder, now)
         from ..db import connect
 
         with connect(folder) as own:
-            return alerts(
-                own,
-                site=site,
-                days=days,
-                as_of=as_of,
-                thresholds=limits,
-                currency=money,
-                data_dir=folder,
-                now=now,
-            )
+            return _judged(own, site, days, as_of, limits, money, folder, now)
+
+
+def _judged(
+    con: Connection,
+    site: str | Iterable[str] | None,
+    days: int,
+    as_of: date | str | None,
+    limits: Thresholds,
+    money: Currency,
+    folder: Path,
+    now: datetime | None,
+) -> AlertReport:
+    """The report `alerts` gives, over `con`."""
     check_connection(con)
     chosen, _ = resolve(con, Selection(site=site))  # a site the lake does not hold is an error
     last_day = Selection(end=as_of).end
@@ -87,7 +97,9 @@ def alerts(
     )
 
 
-def _check_arguments(days: object, thresholds: object, data_dir: object, now: object) -> None:
+def _check_arguments(
+    days: object, thresholds: object, data_dir: object, now: object, progress: object
+) -> None:
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3660:
         raise ValidationError("days", f"{days!r} is not a count of days", "give 1 or more, e.g. 7")
     if thresholds is not None and not isinstance(thresholds, Thresholds):
@@ -98,3 +110,4 @@ def _check_arguments(days: object, thresholds: object, data_dir: object, now: ob
         raise ValidationError("data_dir", f"{data_dir!r} is not a folder path", "give a str or Path, or None")
     if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
         raise ValidationError("now", f"{now!r} is not an aware datetime", "give datetime.now(UTC) or similar")
+    checked_progress(progress)

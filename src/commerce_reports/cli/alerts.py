@@ -66,10 +66,8 @@ def _alerts(args: argparse.Namespace) -> int:
 
     data_dir = existing_lake("alerts", args.data_dir)  # a mistyped folder: exit 2, nothing created
     known_sites("alerts", args.sites, data_dir, stored=True)  # checked before the data stack loads
-    from ..activity import Step
     from ..alerting import alerts
 
-    with Step("judging every series of the lake and its health"):
-        report = alerts(site=args.sites, days=args.days, as_of=args.as_of, data_dir=data_dir)
+    report = alerts(site=args.sites, days=args.days, as_of=args.as_of, data_dir=data_dir)  # says its step
     print(report.describe())
     return report.exit_code

@@ -187,13 +187,21 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _result(args: argparse.Namespace, client: DealsClient) -> Any:
+def _document(args: argparse.Namespace) -> dict[str, Any]:
+    """The JSON an action sends (create: the deal, update: the changes; values: none), read before
+    the client and its HTTP stack load, so that a wrong file is said first."""
     if args.deals_action == "create":
-        deal = _read_json(args.deal)
-        return client.create(deal, dry_run=args.dry_run, check_values=args.check_values).to_dict()
+        return _read_json(args.deal)
     if args.deals_action == "update":
-        changes = _read_json(args.changes)
-        updated = client.update(args.id, changes, check_values=args.check_values)
+        return _read_json(args.changes)
+    return {}
+
+
+def _result(args: argparse.Namespace, client: DealsClient, document: dict[str, Any]) -> Any:
+    if args.deals_action == "create":
+        return client.create(document, dry_run=args.dry_run, check_values=args.check_values).to_dict()
+    if args.deals_action == "update":
+        updated = client.update(args.id, document, check_values=args.check_values)
         return updated.to_dict() if updated is not None else {"id": args.id}
     return list(client.targeting_values(args.attribute))
 
@@ -209,13 +217,14 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            document = _document(args)
             from ..config import current_settings
             from ..deals import DealsClient
             from ..deals.config import DealSettings
 
             settings = DealSettings.of(current_settings().env)  # resolved here, handed down
             with DealsClient(base_url=args.base_url, settings=settings) as client:
-                result = _result(args, client)
+                result = _result(args, client, document)
         except CommerceReportsError as error:
             _report(caught)
             print(f"error: {' '.join(str(error).split())}", file=sys.stderr)

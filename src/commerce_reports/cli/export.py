@@ -111,19 +111,16 @@ def _kernel_settings(notebook: Path) -> tuple[Settings, dict[str, str]]:
 
 
 def _out_folder(out: Path | None, settings: Settings, environment: dict[str, str]) -> Path:
+    """--out, checked (its parent must exist); else the reports folder beside the lake, made with
+    it (an export with --sync may be what first fills the lake)."""
     from pathlib import Path
 
-    from .options import UsageError
+    from .options import output_folder
 
-    folder = (
-        out
-        if out is not None
-        else Path(environment.get("COMMERCE_REPORTS_DATA_DIR") or settings.data_dir) / "reports"
-    )
-    folder = folder.expanduser().absolute()
-    if folder.exists() and not folder.is_dir():
-        raise UsageError("--out", f"{folder}: it exists and is not a folder", "give a folder")
-    return folder
+    if out is not None:
+        return output_folder("--out", out)
+    lake = Path(environment.get("COMMERCE_REPORTS_DATA_DIR") or settings.data_dir)
+    return output_folder("--out", lake / "reports", parents=True)
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -1,9 +1,10 @@
 """Options several commands share, each checked before a command does any work: `--data-dir` (one
 help text, the README's rule), `--site` (an unknown name is a usage error with the nearest known
 one), dates (`YYYY-MM-DD`, said in every help that takes one), the data folder of a command that
-only reads or maintains a lake (one that does not exist is refused, never created) and a file to
-write (its folder must exist). A `UsageError` prints as one `error:` line and exits 2
-(`commerce_reports.cli.main`). Plain Python only: nothing here loads the data stack."""
+only reads or maintains a lake (one that does not exist is refused, never created), a file to
+write (its folder must exist) and a folder to write into (made, but only inside one that exists).
+A `UsageError` prints as one `error:` line and exits 2 (`commerce_reports.cli.main`). Plain Python
+only: nothing here loads the data stack."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ __all__ = [
     "day",
     "existing_lake",
     "known_sites",
+    "output_folder",
     "writable_file",
 ]
 
@@ -78,7 +80,8 @@ def add_sites(parser: CommandParser, help: str = "only this site (repeatable; de
 def _folder(data_dir: Path | None) -> Path:
     from ..config import current_settings
 
-    return current_settings().data_dir if data_dir is None else data_dir.expanduser().absolute()
+    settings = current_settings()  # a setting that cannot be used is said now, before any work
+    return settings.data_dir if data_dir is None else data_dir.expanduser().absolute()
 
 
 def existing_lake(command: str, data_dir: Path | None) -> Path:
@@ -104,6 +107,19 @@ def writable_file(option: str, path: Path) -> Path:
     if target.is_dir():
         raise UsageError(option, f"{target} is a folder", "give a file name, e.g. report.xlsx")
     if not target.parent.is_dir():
+        problem = "is a file" if target.parent.exists() else "does not exist"
+        raise UsageError(option, f"the folder {target.parent} {problem}", "create it first, or give another")
+    return target
+
+
+def output_folder(option: str, path: Path, *, parents: bool = False) -> Path:
+    """A folder a command writes into, never a file: made when it is missing, but only inside a
+    folder that exists (a typo is refused, never made into a tree of new folders); `parents`: a
+    folder the command chose itself, made with its parents (the reports beside a new lake)."""
+    target = path.expanduser().absolute()
+    if target.exists() and not target.is_dir():
+        raise UsageError(option, f"{target}: it exists and is not a folder", "give a folder")
+    if not parents and not target.parent.is_dir():
         problem = "is a file" if target.parent.exists() else "does not exist"
         raise UsageError(option, f"the folder {target.parent} {problem}", "create it first, or give another")
     return target

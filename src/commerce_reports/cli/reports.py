@@ -251,9 +251,15 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from ..config import current_settings
+    from .options import output_folder
+
+    current_settings()  # a setting that cannot be used is said before the sandbox and the stack load
+    data_dir = output_folder("--data-dir", args.data_dir) if args.data_dir is not None else None
+    reports = output_folder("--reports", args.reports) if args.reports is not None else None
     from ..demo import run_demo
 
-    run_demo(days=args.days, data_dir=args.data_dir, reports=args.reports, dialect=args.dialect)
+    run_demo(days=args.days, data_dir=data_dir, reports=reports, dialect=args.dialect)
     return 0
 
 

@@ -147,21 +147,24 @@ def _usage(parameter: str, problem: str, allowed: str = "") -> Exception:
 
 
 def _checked_sync_arguments(text: str) -> list[str]:
-    """The daily sync's extra options, refused (exit 2) unless `sync` takes them."""
+    """The daily sync's extra options, refused (exit 2) unless `sync` takes them and knows the
+    sites they name."""
     import shlex
 
     from . import build_parser
+    from .options import known_sites
 
     try:
         arguments = shlex.split(text)
     except ValueError as error:
         raise _usage("--sync-args", f"{text!r} is not a command line ({error})") from None
     try:
-        build_parser().parse_args(["sync", *arguments])
+        sync = build_parser().parse_args(["sync", *arguments])
     except SystemExit:
         raise _usage(
             "--sync-args", f"{text!r} is not what `sync` takes", "see commerce-reports sync --help"
         ) from None
+    known_sites("schedule add", sync.sites, sync.data_dir, stored=False)
     return arguments
 
 

@@ -4,16 +4,14 @@ service runs it as it is: log lines on stderr, a clean stop on SIGTERM or Ctrl-C
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import re
 import sys
-from pathlib import Path
 
-from .options import UsageError
 from .parser import add_command
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from .parser import CommandParser
@@ -52,6 +50,8 @@ def register(subparsers: Any) -> None:
 
 
 def _arguments(parser: CommandParser) -> None:
+    from pathlib import Path
+
     from .options import add_data_dir
 
     parser.add_argument(
@@ -85,6 +85,10 @@ def _port(text: str) -> int:
 
 def _host(text: str) -> str:
     """An IP address or a host name to bind, else a usage error."""
+    import ipaddress  # here, not at the top: `--help` loads every command's module
+
+    from .options import UsageError
+
     candidate = text.strip()
     try:
         ipaddress.ip_address(candidate.strip("[]"))
@@ -97,6 +101,8 @@ def _host(text: str) -> str:
 
 def _token(token_file: Path | None, env: dict[str, str]) -> tuple[str | None, str]:
     """The token chosen (None: generate one) and where it came from."""
+    from .options import UsageError
+
     if token_file is not None:
         try:
             text = token_file.expanduser().read_text().strip()
@@ -123,7 +129,7 @@ def _token(token_file: Path | None, env: dict[str, str]) -> tuple[str | None, st
 
 def _serve(args: argparse.Namespace) -> int:
     from ..config import current_settings
-    from .options import existing_lake
+    from .options import UsageError, existing_lake
 
     settings = current_settings()
     env = settings.env

@@ -187,10 +187,11 @@ def run_sql(args: argparse.Namespace) -> int:
     from .options import existing_lake
 
     data_dir = existing_lake("sql", args.data_dir)
-    from ..db import connect, ensure_catalog, ensure_lake
     from ..db.guard import read_only_statement
 
-    read_only_statement(args.query)  # refused before the lake is even opened
+    read_only_statement(args.query)  # refused by DuckDB's parser alone, before the views' stack loads
+    from ..db import connect, ensure_catalog, ensure_lake
+
     ensure_lake(data_dir)
     ensure_catalog(data_dir)  # a moved data folder: the DuckDB CLI's catalog is repaired here too
     with connect(data_dir) as con:

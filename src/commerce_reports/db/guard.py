@@ -39,8 +39,9 @@ def read_only_statement(sql: str, *, transactions: bool = False) -> str:
         raise ValidationError("sql", f"{sql!r} is not a query", "give a SELECT over the views")
     try:
         statements = duckdb.extract_statements(sql)
-    except duckdb.Error as error:
-        raise ValidationError("sql", f"does not parse: {error}", "give a SELECT over the views") from None
+    except duckdb.Error as error:  # its first line: DuckDB's next ones draw a caret under the query
+        problem = f"does not parse: {str(error).splitlines()[0]}"
+        raise ValidationError("sql", problem, "give a SELECT over the views") from None
     if not statements:
         raise ValidationError("sql", f"{sql!r} holds no statement", "give a SELECT over the views")
     if len(statements) > 1:

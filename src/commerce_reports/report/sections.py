@@ -115,6 +115,7 @@ def alerts_section(
         thresholds=thresholds,
         currency=money,
         now=now,
+        progress=False,  # a section of the report, whose run says what it does
     )
     heading = "Alerts" if found.alerts else "Alerts: none"
     html = f"<h2>{heading}</h2>{found.to_html()}"

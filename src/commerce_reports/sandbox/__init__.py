@@ -1,8 +1,9 @@
 """Offline, deterministic implementation of the reporting service (the deal-request one is
 `commerce_reports.deals.sandbox`, which shares only the loopback server of `sandbox.http`).
 
-Light names (configuration) import at once; the reports sandbox itself (polars, orjson) loads on
-first use, so a user of `sandbox.http` alone does not pay for it.
+Every name loads on first use: naming the demo sites (`DEMO_SITES`, `FAST_PACE`, from
+`sandbox.sites`) loads nothing else, so `commerce-reports status` with no key configured does not
+pay for the sandbox's configuration, faults (orjson) or world (polars).
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_names
-from .config import DEMO_SITES, FAST_PACE, SandboxConfig, Site
-from .faults import DATA_KINDS, FAULT_KINDS, FaultConfig
-from .incidents import Incident
 
 if TYPE_CHECKING:
+    from .config import SandboxConfig
+    from .faults import DATA_KINDS, FAULT_KINDS, FaultConfig
+    from .incidents import Incident
     from .reports import ReportsSandbox, RequestRecord
     from .runner import RunningSandbox, run_sandbox, serve_sandbox_forever
+    from .sites import DEMO_SITES, FAST_PACE, Site
 
 __all__ = [
     "DATA_KINDS",
@@ -35,9 +37,17 @@ __all__ = [
 ]
 
 _LAZY = {
+    "DATA_KINDS": "faults",
+    "DEMO_SITES": "sites",
+    "FAST_PACE": "sites",
+    "FAULT_KINDS": "faults",
+    "FaultConfig": "faults",
+    "Incident": "incidents",
     "ReportsSandbox": "reports",
     "RequestRecord": "reports",
     "RunningSandbox": "runner",
+    "SandboxConfig": "config",
+    "Site": "sites",
     "run_sandbox": "runner",
     "serve_sandbox_forever": "runner",
 }

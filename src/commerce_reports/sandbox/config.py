@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
@@ -10,6 +9,7 @@ from ..endpoints import DIALECTS, Dialect
 from ..errors import ValidationError
 from .faults import FaultConfig
 from .incidents import Incident
+from .sites import DEMO_SITES, FAST_PACE, Site
 
 __all__ = [
     "DATE_STYLES",
@@ -22,36 +22,14 @@ __all__ = [
     "Site",
 ]
 
-FAST_PACE = 0.05  # seconds: the `--fast` pace, quick enough for demos and tests
 SHAPES = ("nested", "flat")
 # How the published dialect writes transaction dates (see shapes.py); "iso" is yyyy-mm-dd.
 DATE_STYLES = ("iso", "datetime", "slashes", "us", "epoch-ms", "mixed")
-_SITE_NAME = re.compile(r"[a-z0-9_-]+")
 
 
 def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValidationError(name, f"unknown value {value!r}", f"expected one of {', '.join(allowed)}")
-
-
-@dataclass(frozen=True)
-class Site:
-    """A site of the sandbox and the secret key that reads its reports."""
-
-    name: str
-    secret_key: str
-
-    def __post_init__(self) -> None:
-        if not _SITE_NAME.fullmatch(self.name):
-            raise ValidationError("site name", f"got {self.name!r}", "expected [a-z0-9_-]+")
-        if not self.secret_key or any(c.isspace() for c in self.secret_key):
-            raise ValidationError(f"site {self.name}", "the secret key must be non-empty, without spaces")
-
-    def __repr__(self) -> str:  # the key stays out of logs and tracebacks
-        return f"Site(name={self.name!r}, secret_key='***')"
-
-
-DEMO_SITES = (Site("alpha", "sandbox-alpha-key"), Site("beta", "sandbox-beta-key"))
 
 
 @dataclass(frozen=True)

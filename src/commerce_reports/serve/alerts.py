@@ -42,6 +42,7 @@ def period_alerts(
         currency=currency,
         data_dir=data_dir,
         now=now,
+        progress=False,  # a visitor's page: the server's log is no place for each judgement
     )
 
 

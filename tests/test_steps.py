@@ -1,0 +1,49 @@
+"""Nothing slow without a word: a public function's slow part says what it is doing while it runs
+(`activity.said`), in a terminal, a notebook or a log alike, and keeps quiet inside a caller that
+says what it does itself (the report's export, the served page)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import commerce_reports as cr
+from commerce_reports.activity import said
+from commerce_reports.charts import Selection
+from commerce_reports.errors import ValidationError
+from commerce_reports.report import alerts_section
+from tests.test_startup import _small_lake
+
+ENDED = re.compile(r"(?P<what>.+): done in \d+\.\d s")
+
+
+def _ended(err: str) -> list[str]:
+    """The steps that said they ended (a log's lines, or what follows a terminal's counter)."""
+    return [found["what"] for line in err.splitlines() if (found := ENDED.search(line))]
+
+
+def test_a_step_says_what_it_did_and_how_long_unless_told_not_to(capsys: pytest.CaptureFixture[str]) -> None:
+    with said("reading the lake"):
+        pass
+    assert _ended(capsys.readouterr().err) == ["reading the lake"]
+    with said("reading the lake", False):
+        pass
+    assert capsys.readouterr().err == ""
+
+
+def test_alerts_say_that_they_judge_and_the_report_keeps_quiet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    cr.alerts(data_dir=lake)  # what a notebook's cell shows while it waits, as the command line does
+    assert _ended(capsys.readouterr().err) == ["judging every series of the lake and its health"]
+    cr.alerts(data_dir=lake, progress=False)
+    assert capsys.readouterr().err == ""
+    with cr.connect(lake) as con:  # a section of the report: its export says what it runs
+        alerts_section(con, Selection(start="2026-03-01", end="2026-03-03"))
+    assert capsys.readouterr().err == ""
+    with pytest.raises(ValidationError, match="progress"):
+        cr.alerts(data_dir=lake, progress="yes")  # type: ignore[arg-type]
