@@ -41,7 +41,7 @@ BOTTOM = (
 ENTRY = (
     "api",
     "checkup",
-    "configuration",
+    "config_list",
     "loaders",
     "status",
     "embedded",
@@ -294,7 +294,7 @@ def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
 SETTINGS_READERS = {
     "Settings.from_env": ("config",),
     "environment": ("config",),
-    "current_sources": ("config", "configuration", "cli"),
+    "current_sources": ("config", "config_list", "cli"),
     "current_settings": (
         "config",
         "api",

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .charts.comparison import compare
     from .checkup import check
     from .client import ReportsClient
-    from .configuration import configuration
+    from .config_list import configuration
     from .db import connect, write_catalog
     from .errors import (
         AuthenticationError,
@@ -125,7 +125,7 @@ _HOMES = {
     "alerts": "alerting",
     "explain": "alerting",
     "compare": "charts.comparison",
-    "configuration": "configuration",
+    "configuration": "config_list",
     "SyncOptions": "api",
     "open_client": "api",
     "open_deals_client": "api",

@@ -107,7 +107,7 @@ def _missing_action(parser: CommandParser) -> Any:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ..configuration import configuration
+    from ..config_list import configuration
 
     found = configuration()
     if args.json:
@@ -128,7 +128,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _get(args: argparse.Namespace) -> int:
-    from ..configuration import configuration
+    from ..config_list import configuration
     from ..errors import ValidationError
     from .options import UsageError
 
