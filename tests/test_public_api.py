@@ -92,3 +92,23 @@ def test_the_error_tree_is_at_the_root() -> None:
     for name in errors.__all__:
         assert getattr(cr, name) is getattr(errors, name)
     assert issubclass(cr.ValidationError, cr.CommerceReportsError)
+
+
+def test_no_public_name_is_also_a_submodule_of_its_package() -> None:
+    """Importing a submodule sets it as its package's attribute: a function of the same name, served
+    lazily, then becomes the module for every later caller (`cr.configuration` and
+    `charts.compare` once did). `cr.export` is the one module made callable on purpose."""
+    import importlib
+    import pkgutil
+
+    clashes = []
+    for found in pkgutil.walk_packages(commerce_reports.__path__, "commerce_reports."):
+        if not found.ispkg or found.name.startswith("commerce_reports.serve"):
+            continue  # the served dashboard needs its extra
+        package = importlib.import_module(found.name)
+        modules = {m.name for m in pkgutil.iter_modules(package.__path__)}
+        clashes += [f"{found.name}.{name}" for name in set(getattr(package, "__all__", ())) & modules]
+    root = {m.name for m in pkgutil.iter_modules(commerce_reports.__path__)}
+    clashes += [f"commerce_reports.{n}" for n in set(commerce_reports.__all__) & root if n != "export"]
+    assert clashes == []
+    assert callable(commerce_reports.export)
