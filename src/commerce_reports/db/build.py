@@ -48,7 +48,7 @@ from .merge import merged_sql
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces
-from .views import VIEW_LIST, View, render
+from .views import VIEW_LIST, View, reads_reports, render, with_inputs
 
 __all__ = ["PATCH_SHARE", "Plan", "SiteBuild", "build_connection"]
 
@@ -68,21 +68,10 @@ _SAME_ROW = (
 _KEYS = ["site", "commission_id", "commission_date"]
 
 
-def _with_inputs(views: Iterable[View]) -> list[View]:
-    """`views` and the plain views they read (`transaction_items`, the reports), in VIEW_LIST order."""
-    chosen = set(views)
-    sql = "\n".join(v.sql for v in chosen)
-    return [v for v in VIEW_LIST if v in chosen or (not v.rollup and re.search(rf"\.{v.name}\b", sql))]
-
-
-def _reads_reports(view: View) -> bool:
-    """Whether `view` reads the aggregate reports (`networks`, `merchandise`)."""
-    return any(v.name in DATASETS for v in _with_inputs([view]))
-
-
 def _date_column(view: View) -> str:
-    """The date column a rollup is bucketed by: the key after `site` in its sort order."""
-    return view.order_by.split(",")[1].strip()
+    """The date column a rollup is bucketed by."""
+    assert view.rollup is not None, view.name
+    return view.rollup.date_column
 
 
 def _month(relpath: str) -> str:
@@ -191,7 +180,7 @@ class SiteBuild:
     def _named_columns(self, views: Iterable[View]) -> str:
         """The columns of `transactions` that `views` name, with its keys: all that computing them
         reads (a column missing here fails the build loudly, never silently)."""
-        sql = "\n".join(v.sql for v in _with_inputs(views))
+        sql = "\n".join(v.sql for v in with_inputs(views))
         named = [
             c for c in self._columns(self.base) if c not in _KEYS and re.search(rf"\b{re.escape(c)}\b", sql)
         ]
@@ -231,7 +220,7 @@ class SiteBuild:
         self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{_T} AS {transactions}")
         reading: dict[str, str] = {d: sources.get(d) or self._source(d, []) for d in DATASETS}
-        for view in _with_inputs(views):
+        for view in with_inputs(views):
             sql = render(view, schema, reading)
             self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name} AS {sql}")
 
@@ -390,7 +379,7 @@ class SiteBuild:
         recompute = {
             v.name: whole
             if v.merge is not None
-            else whole | (merged if _reads_reports(v) else merged & plan.touched)
+            else whole | (merged if reads_reports(v) else merged & plan.touched)
             for v in DERIVED_ROLLUPS
         }
         read = frozenset[str]().union(*recompute.values())
@@ -431,7 +420,7 @@ class SiteBuild:
                 )
             if view.merge is not None and merged:
                 stored_files = self._existing(folder, merged)
-                reports = "inc_reports" if _reads_reports(view) else None
+                reports = "inc_reports" if reads_reports(view) else None
                 rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
                 selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({in_list(merged)})")
             if selects:

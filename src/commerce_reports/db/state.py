@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 _LAYOUT = "buckets-5"  # bump when the files' layout changes: every rollup is rebuilt
 CODE = hashlib.sha256(
     "\n".join(
-        [_LAYOUT, *(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
+        [_LAYOUT, *(v.sql + repr(v.rollup) for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
     ).encode()
 ).hexdigest()  # a change to any view or stored schema makes every rollup stale
 
