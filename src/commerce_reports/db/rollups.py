@@ -57,9 +57,12 @@ from .state import (
     site_places,
 )
 
-__all__ = ["SiteRefresh", "fresh_rollups", "rebuild_rollups", "refresh_rollups", "verify_rollups"]
+__all__ = ["FALLBACK", "SiteRefresh", "fresh_rollups", "rebuild_rollups", "refresh_rollups", "verify_rollups"]
 
 log = logging.getLogger(__name__)
+FALLBACK = (
+    "full_rebuild_fallback"  # marks the log record of a refresh rebuilt whole because its update failed
+)
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,10 @@ def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefre
                     ) from None
                 if not found:
                     log.warning(
-                        "the rollups of site %s could not be updated (%s): rebuilding them whole", site, error
+                        "the rollups of site %s could not be updated (%s): rebuilding them whole",
+                        site,
+                        error,
+                        extra={FALLBACK: True},
                     )
                 skipped |= found
                 before = load_state(places)  # the failed attempt may have left months pending
