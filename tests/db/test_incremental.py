@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import commerce_reports.db.build as build_module
+import commerce_reports.db.plan as plan_module
 from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey, site_root
 from commerce_reports.db import fresh_rollups, rebuild_rollups, refresh_rollups
 from commerce_reports.db.snapshot import rollup_read_sql
@@ -224,7 +225,7 @@ def test_incremental_rollups_equal_a_full_rebuild(
     refresh may fall back to a full rebuild because its incremental build failed (that would hide
     the failure from this comparison)."""
     caplog.clear()
-    monkeypatch.setattr(build_module, "PATCH_SHARE", share)
+    monkeypatch.setattr(plan_module, "PATCH_SHARE", share)
     incremental, full = lakes
     for folder in lakes:
         shutil.rmtree(folder, ignore_errors=True)
