@@ -6,8 +6,10 @@ DATA_DIR defaults to `data/bench-lake` (git-ignored; big lakes belong outside th
 /work/bench-lakes/100m). One site, `bench`: every transaction's first version on its commission day,
 ~4% returned later (an adjusted version of the same commission id, or a separate negative
 transaction, by network), ~3% without click detail; plus month slices of the networks and
-merchandise aggregates (`all`, each deviceType, five countries). Every value is a hash of the
-transaction's number, so the lake is deterministic.
+merchandise aggregates (`all`, each deviceType, five countries), and the site's manifest, rebuilt
+from the files by the lake's own `lake.repair.rebuild` (an entry per partition with its sha256,
+settled as a sync leaves a past day: the views read only what an entry vouches for). Every value
+is a hash of the transaction's number, so the lake is deterministic.
 
 It streams: the ledger is written a few update days at a time (a *chunk* of about `CHUNK_ROWS`
 versions: the transactions earned on those days, and the returns dated on them, drawn from the 30
@@ -33,8 +35,12 @@ import pyarrow.parquet as pq
 from commerce_reports.contract import PART_FILE, PartitionKey, dataset_schema, site_root
 from commerce_reports.lake.repair import rebuild
 from commerce_reports.params import Filters
+from commerce_reports.syncing import SettlePolicy
 
 SITE = "bench"
+# Every ledger day was fetched the day after it (its rows' fetched_at): settled, as a sync leaves a
+# past day once it has settled; the windows by their horizon, as a sync's policy says.
+_SETTLED = SettlePolicy(update_days=timedelta(0))
 FIRST_DAY = date(2025, 1, 1)
 CHUNK_ROWS = 500_000  # versions per chunk of update days: what memory holds at a time
 MAX_CHUNK_DAYS = 60  # DuckDB keeps a file open per partition written by one COPY
@@ -338,7 +344,8 @@ def make_lake(
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
     _check_schema(site)
-    rebuild(data_dir, SITE, why="of a generated lake")  # a file no manifest entry vouches for is never read
+    # the site's manifest, from its files as the lake rebuilds one (a file no entry vouches for is never read)
+    rebuild(Path(data_dir), SITE, _SETTLED, why="of a generated lake")
     if say:
         print(f"lake ready at {data_dir}: {versions:,} versions in {time.perf_counter() - started:.1f} s")
     return versions
