@@ -26,7 +26,7 @@ from commerce_reports.db.state import DERIVED_ROLLUPS, SiteState
 ROLLUPS = ["transactions", *(v.name for v in DERIVED_ROLLUPS)]
 DAY = "transactions/by=updateDate/day=2026-03-{:02d}/part.parquet"
 WINDOW = "networks/slice=all/grain=month/start=2026-02-01/part.parquet"
-LISTING = {**{DAY.format(d): (100 + d, d, d) for d in range(1, 11)}, WINDOW: (50, 1, 1)}
+LISTING = {**{DAY.format(d): f"sha-{d}" for d in range(1, 11)}, WINDOW: "sha-window"}
 HELD = frozenset(f"2026-{m:02d}-{d:02d}" for m, last in ((2, 28), (3, 10)) for d in range(1, last + 1))
 BUILT = SiteState(listing=LISTING, whole_days=HELD)  # the last full build's days
 
@@ -65,7 +65,11 @@ def test_a_site_is_built_whole_for_a_reason(
 
 def test_a_rollup_file_of_a_month_a_stopped_refresh_was_writing_is_no_forgery() -> None:
     stopped = dataclasses.replace(BUILT, pending_months=frozenset({"2026-03"}))
-    changed = ["link_performance/2026-03.parquet", "transactions/base/whole-2026-03.parquet"]
+    changed = [
+        "link_performance/2026-03.parquet",
+        "transactions/base/whole-2026-03.parquet",
+        "index/updateDate_2026-03-04.5be1c0.parquet",
+    ]
     plan = plan_site("alpha", LISTING, stopped, changed_rollups=changed)
     assert (plan.action, plan.reason, plan.pending) == (UPDATE, "a refresh was stopped half way", {"2026-03"})
     forged = plan_site(
@@ -86,15 +90,15 @@ def test_a_lake_that_is_what_the_rollups_reflect_needs_nothing() -> None:
 
 def test_each_changed_file_says_how_it_changed() -> None:
     before = dataclasses.replace(BUILT, skipped={DAY.format(4): "cut short"})
-    now = {**LISTING, DAY.format(11): (1, 1, 1), DAY.format(2): (9, 9, 9)}
+    now = {**LISTING, DAY.format(11): "sha-11", DAY.format(2): "sha-2-again"}
     del now[DAY.format(3)]
     plan = plan_site("alpha", now, before, unreadable=[DAY.format(5)], stored=[DAY.format(6), DAY.format(7)])
     assert (plan.action, plan.reason) == (UPDATE, "7 lake files changed")
     assert plan.changes == {
         DAY.format(2): "rewritten",
         DAY.format(3): "removed",
-        DAY.format(4): "readable again",
-        DAY.format(5): "found unreadable",
+        DAY.format(4): "no longer left out",
+        DAY.format(5): "left out",
         DAY.format(6): "stored again",
         DAY.format(7): "stored again",
         DAY.format(11): "added",
@@ -104,23 +108,23 @@ def test_each_changed_file_says_how_it_changed() -> None:
 
 def test_most_ledger_files_rewritten_cost_less_built_whole() -> None:
     many = {
-        f"transactions/by=updateDate/day=2025-{m:02d}-{d:02d}/part.parquet": (1, 1, 1)
+        f"transactions/by=updateDate/day=2025-{m:02d}-{d:02d}/part.parquet": "sha"
         for m in range(1, 13)
         for d in range(1, 11)
     }
     before = SiteState(listing=many)
-    copied = {relpath: (1, 2, 3) for relpath in many}
+    copied = dict.fromkeys(many, "refetched")
     plan = plan_site("alpha", copied, before)
     assert plan.action == WHOLE
     assert (
         plan.reason == "120 of 120 ledger files differ from what the rollups reflect: a full build costs less"
     )
-    fifty = {r: (1, 2, 3) if n < 50 else v for n, (r, v) in enumerate(many.items())}
+    fifty = {r: "refetched" if n < 50 else v for n, (r, v) in enumerate(many.items())}
     assert plan_site("alpha", fifty, before).action == UPDATE  # 50 of 120: an update still
 
 
 def _update(*changed: str, pending: frozenset[str] = frozenset(), own: bool = False) -> SitePlan:
-    listing = {**LISTING, **dict.fromkeys(changed, (7, 7, 7))}
+    listing = {**LISTING, **dict.fromkeys(changed, "sha-changed")}
     whole_days = frozenset() if own else BUILT.whole_days
     before = dataclasses.replace(BUILT, pending_months=pending, whole_days=whole_days)
     plan = plan_site("alpha", listing, before)

@@ -15,7 +15,7 @@ from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
 from commerce_reports.db import plan_rollups, refresh_rollups
 from commerce_reports.db.build import SiteBuild
 from commerce_reports.db.plan import DELTA, NOTHING, UPDATE, WHOLE
-from commerce_reports.lake.store import write_partition
+from commerce_reports.lake.manifest import store_partition
 from tests.conftest import FullRebuildFallbacks
 
 FIRST = date(2026, 3, 1)
@@ -37,7 +37,7 @@ def _day(data_dir: Path, day: date, *sales: tuple[str, date, str]) -> None:
         for cid, earned, revenue in sales
     ]
     at = datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=12)
-    write_partition(
+    store_partition(
         data_dir, "s", PartitionKey.transactions(day), pa.Table.from_pylist(rows, TRANSACTION_SCHEMA), at
     )
 

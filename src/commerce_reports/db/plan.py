@@ -63,10 +63,15 @@ def month_of(bucket: str) -> str:
     return bucket if bucket == NONE else bucket[:7]
 
 
-def _rollup_month(relpath: str) -> str:
-    """The month of a rollup file (`<view>/<month>.parquet`, `transactions/base/whole-<month>.parquet`,
-    `transactions/base/<day>.parquet`, ...); a file of no month (`_empty.parquet`) answers its name."""
-    return month_of(relpath.rsplit("/", 1)[-1].removesuffix(".parquet").removeprefix(WHOLE_PREFIX))
+def _was_being_written(relpath: str, pending: frozenset[str]) -> bool:
+    """Whether a refresh stopped while writing the `pending` months wrote the rollup file at
+    `relpath`: a file of one of those months (`<view>/<month>.parquet`, `transactions/base/
+    whole-<month>.parquet`, `transactions/base/<day>.parquet`, ...), or an index file (an update
+    indexes its changed ledger files first)."""
+    if not pending:
+        return False
+    name = relpath.rsplit("/", 1)[-1].removesuffix(".parquet").removeprefix(WHOLE_PREFIX)
+    return relpath.startswith("index/") or month_of(name) in pending
 
 
 def partition_month(relpath: str) -> str:
@@ -182,7 +187,7 @@ def plan_site(
         return _every(site, WHOLE, "the views' definitions changed since the rollups were built")
     if before.rebuilding:
         return _every(site, WHOLE, "a full build was stopped before it finished")
-    changed_rollups = [r for r in changed_rollups if _rollup_month(r) not in before.pending_months]
+    changed_rollups = [r for r in changed_rollups if not _was_being_written(r, before.pending_months)]
     if changed_rollups:
         shown = ", ".join(sorted(changed_rollups)[:3]) + (", ..." if len(changed_rollups) > 3 else "")
         count = len(changed_rollups)
@@ -212,7 +217,7 @@ def _changes(
         elif listing[relpath] != before.listing[relpath]:
             found[relpath] = "rewritten"
         elif (relpath in unreadable) != (relpath in before.skipped):
-            found[relpath] = "found unreadable" if relpath in unreadable else "readable again"
+            found[relpath] = "left out" if relpath in unreadable else "no longer left out"
         elif relpath in stored:
             found[relpath] = "stored again"
     return found
