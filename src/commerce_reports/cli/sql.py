@@ -167,7 +167,7 @@ def run_rollups(args: argparse.Namespace) -> int:
         else:
             done = refresh_rollups(data_dir, {site: [] for site in args.sites} if args.sites else None)
     _report(done)
-    write_catalog(data_dir)
+    write_catalog(data_dir, published=True)  # the refresh or rebuild published the lake
     return 0
 
 
