@@ -30,7 +30,7 @@ __all__ = [
     "in_list",
     "month_bucket",
     "remove_staging",
-    "within_months",
+    "within",
     "write_buckets",
     "write_named_buckets",
 ]
@@ -56,14 +56,18 @@ def in_list(values: Iterable[str]) -> str:
     return ", ".join(quote(v) for v in sorted(values)) or "'-'"
 
 
-def within_months(column: str, months: Iterable[str]) -> str:
-    """SQL: `column` falls in one of `months` (ranges, so that Parquet statistics skip the rest)."""
+def within(column: str, buckets: Iterable[str]) -> str:
+    """SQL: the date `column` falls in one of `buckets`, months (`YYYY-MM`), days (`YYYY-MM-DD`) or
+    `none` (as ranges, so that Parquet statistics skip the rest)."""
     terms = []
-    for month in sorted(months):
-        if month == NONE:
+    for bucket in sorted(buckets):
+        if bucket == NONE:
             terms.append(f"{column} IS NULL")
             continue
-        first = date.fromisoformat(f"{month}-01")
+        if len(bucket) == len("YYYY-MM-DD"):
+            terms.append(f"{column} = DATE '{bucket}'")
+            continue
+        first = date.fromisoformat(f"{bucket}-01")
         terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{next_month(first)}')")
     return " OR ".join(terms) or "false"
 

@@ -39,7 +39,7 @@ from .buckets import (
     day_bucket,
     in_list,
     month_bucket,
-    within_months,
+    within,
     write_buckets,
     write_named_buckets,
 )
@@ -66,6 +66,9 @@ _SAME_ROW = (
 
 
 _KEYS = ["site", "commission_id", "commission_date"]
+# An id's key in the index files: DuckDB's hash, 8 bytes to scan where the id is a string (a new
+# DuckDB may hash otherwise: its version is part of the rollups' code, `state.CODE`).
+_ID_KEY = "hash(commission_id)"
 
 
 def _date_column(view: View) -> str:
@@ -190,8 +193,8 @@ class SiteBuild:
             return
         versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
         select = (
-            f"SELECT commission_id, commission_date, partition_by, partition_day FROM ({versions}) "
-            "WHERE commission_id IS NOT NULL"
+            f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
+            f"FROM ({versions}) WHERE commission_id IS NOT NULL"
         )
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
         paths = [self.index_path(r, self.readable[r]) for r in relpaths]
@@ -273,10 +276,38 @@ class SiteBuild:
             for table in ("u", "old_rows", "old"):
                 self.con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS {empty}")
             return TransactionChange()
-        self._read_changed_rows(ids, old)
+        self._read_changed_rows(ids, old, now)
         return self._change()
 
-    def _read_changed_rows(self, ids: list[str], old: list[Path]) -> None:
+    def _holding(self, changed: list[str]) -> list[str]:
+        """The ledger files holding a version of a dirty id: the `changed` ones (every id in them is
+        dirty), and those whose index holds a dirty id's key (a scan of integers, not of the ids
+        themselves: a key shared by two ids only makes a file read for nothing)."""
+        indexed = {self.index_path(r, self.readable[r]): r for r in self.of(_T) if r not in changed}
+        files = [path for path in indexed if path.exists()]
+        unindexed = [r for path, r in indexed.items() if not path.exists()]  # (a refresh stopped)
+        found = (
+            [
+                indexed[Path(name)]
+                for (name,) in self.con.execute(
+                    f"SELECT DISTINCT filename FROM read_parquet({sql_list(files)}, filename = true) "
+                    f"WHERE id_key IN (SELECT {_ID_KEY} FROM inc.dirty)"
+                ).fetchall()
+            ]
+            if files
+            else []
+        )
+        if unindexed:
+            found += [
+                str(Path(name).relative_to(self.root))
+                for (name,) in self.con.execute(
+                    f"SELECT DISTINCT filename FROM read_parquet({sql_list(self._paths(unindexed))}, "
+                    f"filename = true, union_by_name = true) WHERE {_DIRTY}"
+                ).fetchall()
+            ]
+        return sorted({*changed, *found})
+
+    def _read_changed_rows(self, ids: list[str], old: list[Path], now: list[str]) -> None:
         """`inc.dirty`, `inc.u`, `inc.old_rows` and `inc.old` from the changed ids (`ids`: SELECTs of
         them) and the index files of the changed files' versions before (`old`)."""
         con = self.con
@@ -284,16 +315,7 @@ class SiteBuild:
             "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
             f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
         )
-        holding: list[str] = []
-        if self.of(_T):  # the ledger files holding a version of a dirty id: a scan of the ids alone
-            holding = [
-                str(Path(name).relative_to(self.root))
-                for (name,) in con.execute(
-                    f"SELECT DISTINCT filename FROM read_parquet({sql_list(self._paths(self.of(_T)))}, "
-                    f"filename = true, union_by_name = true) WHERE {_DIRTY}"
-                ).fetchall()
-            ]
-        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, holding)})
+        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, self._holding(now))})
         con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
         con.execute("CREATE OR REPLACE VIEW inc.transaction_versions AS SELECT * FROM inc.dv")
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
@@ -353,7 +375,7 @@ class SiteBuild:
             write_buckets(self.con, "SELECT * FROM inc.patch_rows", patch_bucket, self.patch, only=patches)
         whole = {v: plan.buckets(v.name, WHOLE) for v in DERIVED_ROLLUPS}
         delta = {v: plan.buckets(v.name, DELTA) for v in DERIVED_ROLLUPS}
-        months = frozenset[str]().union(*whole.values(), *delta.values())
+        months = {month_of(b) for b in frozenset[str]().union(*whole.values(), *delta.values())}
         sources: dict[str, str] = {
             dataset: self._source(dataset, [r for r in self.of(dataset) if partition_month(r) in months])
             for dataset in DATASETS
@@ -388,17 +410,18 @@ class SiteBuild:
             f"AND NOT EXISTS (SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
         )
 
-    def _install_recomputed(self, months: Mapping[View, frozenset[str]], sources: Mapping[str, str]) -> None:
-        """The rollups computed again for some months, over the stored transactions of those months
-        (read once into `inc.stored`, the rows just written included) and the months' reports."""
-        computed = [v for v in DERIVED_ROLLUPS if months[v]]
+    def _install_recomputed(self, buckets: Mapping[View, frozenset[str]], sources: Mapping[str, str]) -> None:
+        """The rollups computed again for some months or days (`buckets`), over their stored
+        transactions (read once into `inc.stored`, the rows just written included) and reports."""
+        computed = [v for v in DERIVED_ROLLUPS if buckets[v]]
         if not computed:
             return
-        read = frozenset[str]().union(*months.values())
+        read = frozenset[str]().union(*buckets.values())
+        months = {month_of(b) for b in read}
         stored = stored_transactions_sql(
-            self._base_files(read),
-            self._patches(read),
-            within_months("commission_date", read),
+            self._base_files(months),
+            self._patches(months),
+            within("commission_date", read),
             self._named_columns(computed),
         )
         self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")
@@ -409,23 +432,36 @@ class SiteBuild:
         (`inc_old`), and no transactions (`inc_reports`: the months' reports alone)."""
         if not months:
             return
-        changed = within_months("commission_date", months)
+        changed = within("commission_date", months)
         merging = [v for v in DERIVED_ROLLUPS if v.merge is not None]
         self._install("inc_new", merging, f"SELECT * FROM inc.u WHERE {changed}", {})
         self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
         self._install("inc_reports", merging, "SELECT * FROM inc.old_rows WHERE false", sources)
 
     def _write_months(self, view: View, whole: frozenset[str], delta: frozenset[str]) -> None:
-        """Write `view`'s months: those in `whole` as computed again, those in `delta` merged."""
+        """Write `view`'s months: those in `whole` as computed again (a day of `whole`: that day
+        computed again, the month's other days kept), those in `delta` merged."""
         folder = self.folders[view.name]
-        bucket = month_bucket(_date_column(view))
+        date = _date_column(view)
+        bucket = month_bucket(date)
+        months = {b for b in whole if len(b) != len("YYYY-MM-DD")}
+        days = whole - months
         selects = []  # each for its own months: the report sources hold the rows of both
-        if whole:
-            selects.append(f"SELECT * FROM inc.{view.name} WHERE {bucket} IN ({in_list(whole)})")
+        if months:
+            selects.append(f"SELECT * FROM inc.{view.name} WHERE {bucket} IN ({in_list(months)})")
+        if days:
+            kept = self._existing(folder, {month_of(d) for d in days})
+            if kept:
+                selects.append(
+                    f"SELECT * FROM read_parquet({sql_list(kept)}, hive_partitioning = false) "
+                    f"WHERE NOT ({within(date, days)})"
+                )
+            selects.append(f"SELECT * FROM inc.{view.name} WHERE {within(date, days)}")
         if delta:
             stored_files = self._existing(folder, delta)
             reports = "inc_reports" if reads_reports(view) else None
             rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
             selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({in_list(delta)})")
         if selects:
-            write_buckets(self.con, " UNION ALL BY NAME ".join(selects), bucket, folder, only=whole | delta)
+            written = months | {month_of(d) for d in days} | delta
+            write_buckets(self.con, " UNION ALL BY NAME ".join(selects), bucket, folder, only=written)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from ..contract import PartitionKey
 from .listing import dataset_of
 from .state import CODE, DERIVED_ROLLUPS, WHOLE_PREFIX, SiteState
-from .views import reads_reports
+from .views import PERIOD_KINDS, View, reads_reports
 
 __all__ = [
     "DELTA",
@@ -54,7 +54,7 @@ EVERY = "every month"  # a step over all of a rollup's buckets
 _T = "transactions"
 PATCH_SHARE = 0.25  # a day of its own whose changed and patched rows pass this share of its rows is rewritten
 _STOPPED = "a stopped refresh left it half written: computed again"
-_NO_MERGE = "its distinct counts do not add up, computed again"
+_NO_MERGE = "its distinct counts do not add up, computed again"  # (the one rollup without a Merge)
 _MOST = 50  # past this many changed ledger files, and past half of them, a full build costs less
 
 
@@ -184,7 +184,9 @@ def plan_site(
     if before is None:
         return _every(site, WHOLE, "no rollups yet (or their state cannot be read)")
     if before.code != CODE:
-        return _every(site, WHOLE, "the views' definitions changed since the rollups were built")
+        return _every(
+            site, WHOLE, "the views' definitions or DuckDB's version changed since the rollups were built"
+        )
     if before.rebuilding:
         return _every(site, WHOLE, "a full build was stopped before it finished")
     changed_rollups = [r for r in changed_rollups if not _was_being_written(r, before.pending_months)]
@@ -242,7 +244,7 @@ def plan_update(plan: SitePlan, change: TransactionChange, share: float | None =
         steps.append(Step(_T, month, PATCH, f"{what} ({_held(days, plan.whole_days)})"))
     if not steps:
         steps = [Step(_T, EVERY, NOTHING, "no transaction changed")]
-    steps += _derived_steps(plan, {month_of(d) for d in change.days}, change.transactions)
+    steps += _derived_steps(plan, change.days, change.transactions)
     return replace(plan, steps=tuple(steps), patched=frozenset(patched))
 
 
@@ -268,10 +270,11 @@ def _held(days: Iterable[str], whole_days: frozenset[str]) -> str:
     return f"{held} held by the last full build's month file, {len(days) - held} by files of their own"
 
 
-def _derived_steps(plan: SitePlan, months: set[str], transactions: int) -> list[Step]:
-    """Each rollup computed from the stored transactions, for each month it reads that changed."""
+def _derived_steps(plan: SitePlan, days: frozenset[str], transactions: int) -> list[Step]:
+    """Each rollup computed from the stored transactions, for each month it reads that changed (a
+    rollup of days that cannot be updated by its changes: each changed day)."""
     steps = []
-    reports = plan.report_months
+    months, reports = {month_of(d) for d in days}, plan.report_months
     for view in DERIVED_ROLLUPS:
         reads = reads_reports(view)
         changed = months | (reports if reads else set()) | plan.pending
@@ -287,8 +290,18 @@ def _derived_steps(plan: SitePlan, months: set[str], transactions: int) -> list[
                 steps.append(
                     Step(view.name, month, DELTA, f"{' and '.join(why)}: updated by the change alone")
                 )
+            elif _by_day(view) and not (reads and month in reports):
+                steps += [
+                    Step(view.name, day, WHOLE, f"{transactions} changed transactions: {_NO_MERGE}")
+                    for day in sorted(d for d in days if month_of(d) == month)
+                ]
             else:
                 steps.append(Step(view.name, month, WHOLE, f"{' and '.join(why)}: {_NO_MERGE}"))
         if not changed:
             steps.append(Step(view.name, EVERY, NOTHING, "none of the months it reads changed"))
     return steps
+
+
+def _by_day(view: View) -> bool:
+    """Whether `view`'s rows are days (its month files can be written again a day at a time)."""
+    return view.period is not None and PERIOD_KINDS[view.period].date_column == "day"

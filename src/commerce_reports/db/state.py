@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from ..contract import DATASETS, check_site_name, dataset_schema, site_root
 from ..files import save_atomic
 from ..lake.digests import SiteDigests
@@ -61,10 +63,15 @@ STATE_FILE = "state.json"
 EMPTY = "_empty.parquet"
 WHOLE_PREFIX = "whole-"  # whole-<YYYY-MM|none>.parquet: the last full build, by commission month
 
-_LAYOUT = "buckets-5"  # bump when the files' layout changes: every rollup is rebuilt
+_LAYOUT = "buckets-6"  # bump when the files' layout changes: every rollup is rebuilt
 CODE = hashlib.sha256(
     "\n".join(
-        [_LAYOUT, *(v.sql + repr(v.rollup) for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
+        [
+            _LAYOUT,
+            duckdb.__version__,  # its hash keys the index files' ids
+            *(v.sql + repr(v.rollup) for v in VIEW_LIST),
+            *(str(dataset_schema(d)) for d in DATASETS),
+        ]
     ).encode()
 ).hexdigest()  # a change to any view or stored schema makes every rollup stale
 
