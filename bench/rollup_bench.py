@@ -39,6 +39,7 @@ from typing import Any
 
 from commerce_reports.contract import PartitionKey, site_root
 from commerce_reports.db import rebuild_rollups, refresh_rollups, write_catalog
+from commerce_reports.lake.digests import DIGESTS_FILE
 
 SITE = "bench"
 _HELD = ".bench-held"
@@ -94,8 +95,12 @@ def _step(step: str, data_dir: Path) -> None:
     phases: dict[str, list[float]] = {}
     if step == "day":
         _timed(phases)
+    if step == "build":  # from no rollups at all: the lake's files hashed too, when no digest is kept
+        shutil.rmtree(data_dir / "rollups", ignore_errors=True)
+        shutil.rmtree(data_dir / "views", ignore_errors=True)
+        (site_root(data_dir, SITE) / DIGESTS_FILE).unlink(missing_ok=True)
     started = time.perf_counter()
-    if step == "full":
+    if step in ("build", "full"):
         rebuild_rollups(data_dir, [SITE])
     else:
         refresh_rollups(data_dir, {SITE: [_last_day(data_dir)]})
@@ -103,7 +108,9 @@ def _step(step: str, data_dir: Path) -> None:
     print(json.dumps({"seconds": time.perf_counter() - started, "phases": phases}))
 
 
-def _measure(step: str, data_dir: Path) -> dict[str, Any]:
+def measure(step: str, data_dir: Path) -> dict[str, Any]:
+    """Run `step` (`build`: from no rollups; `full`: a rebuild; `day`: the refresh of the last day)
+    in a process of its own: its seconds, peak MB, CPU seconds (and for `day`, its parts)."""
     command = [sys.executable, "-c", _RUNNER, sys.executable, __file__, "--step", step, str(data_dir)]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -143,17 +150,10 @@ def _restore(data_dir: Path) -> None:
     shutil.rmtree(held, ignore_errors=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", nargs="?", type=Path, default=Path("data/bench-lake"))
-    parser.add_argument("--step", choices=("full", "day"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    data_dir = args.data_dir.resolve()
-    if args.step:
-        _step(args.step, data_dir)
-        return
+def measure_day(data_dir: Path) -> tuple[PartitionKey, list[str], dict[str, Any]]:
+    """The one-day refresh: the last update day (and its month's windows) held back, the rollups
+    refreshed without them, put back, and the refresh a sync would run then measured."""
     _restore(data_dir)
-    full = _measure("full", data_dir)
     day = _last_day(data_dir)
     stored = _daily_sync(data_dir, day)
     _hold(data_dir, stored)
@@ -161,7 +161,21 @@ def main() -> None:
         refresh_rollups(data_dir, {SITE: [day]})
     finally:
         _restore(data_dir)
-    one = _measure("day", data_dir)
+    return day, stored, measure("day", data_dir)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", nargs="?", type=Path, default=Path("data/bench-lake"))
+    parser.add_argument("--step", choices=("build", "full", "day"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    data_dir = args.data_dir.resolve()
+    if args.step:
+        _step(args.step, data_dir)
+        return
+    _restore(data_dir)
+    full = measure("full", data_dir)
+    day, stored, one = measure_day(data_dir)
     print(f"full rebuild: {full['seconds']:.1f} s, {full['mb']:.0f} MB")
     print(f"one-day refresh: {one['seconds']:.1f} s, {one['mb']:.0f} MB")
     print(f"ratio: the one-day refresh takes {one['seconds'] / full['seconds']:.3f} of a full rebuild's time")
