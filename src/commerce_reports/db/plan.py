@@ -179,31 +179,38 @@ def plan_site(
     version) and those found `unreadable`; the rollups' state (`before`; None: none, or unreadable);
     the rollup files that differ from what the last refresh wrote (`changed_rollups`); the partition
     files a sync says it `stored` (perhaps rewritten the same); `force`: build whole."""
-    if force:
-        return _every(site, WHOLE, "asked to rebuild them whole")
-    if before is None:
-        return _every(site, WHOLE, "no rollups yet (or their state cannot be read)")
-    if before.code != CODE:
-        return _every(
-            site, WHOLE, "the views' definitions or DuckDB's version changed since the rollups were built"
-        )
-    if before.rebuilding:
-        return _every(site, WHOLE, "a full build was stopped before it finished")
-    changed_rollups = [r for r in changed_rollups if not _was_being_written(r, before.pending_months)]
-    if changed_rollups:
-        shown = ", ".join(sorted(changed_rollups)[:3]) + (", ..." if len(changed_rollups) > 3 else "")
-        count = len(changed_rollups)
-        return _every(site, WHOLE, f"{count} rollup files differ from what the last refresh wrote ({shown})")
+    whole = _why_whole(listing, before, changed_rollups, force)
+    if whole or before is None:
+        return _every(site, WHOLE, whole)
     changes = _changes(listing, before, set(unreadable), set(stored))
-    ledger = [r for r in listing if dataset_of(r) == _T]
-    rewritten = sum(1 for r in ledger if before.listing.get(r) != listing[r])
-    if rewritten > max(_MOST, len(ledger) // 2):
-        differ = f"{rewritten} of {len(ledger)} ledger files differ from what the rollups reflect"
-        return _every(site, WHOLE, f"{differ}: a full build costs less")
     if not changes and not before.pending_months:
         return _every(site, NOTHING, f"the rollups reflect the lake's {len(listing)} files")
     reason = f"{len(changes)} lake files changed" if changes else "a refresh was stopped half way"
     return SitePlan(site, UPDATE, reason, changes, before.pending_months, whole_days=before.whole_days)
+
+
+def _why_whole(
+    listing: Mapping[str, object], before: SiteState | None, changed_rollups: Collection[str], force: bool
+) -> str:
+    """Why the rollups are built whole rather than updated ('' when they are not)."""
+    if force:
+        return "asked to rebuild them whole"
+    if before is None:
+        return "no rollups yet (or their state cannot be read)"
+    if before.code != CODE:
+        return "the views' definitions or DuckDB's version changed since the rollups were built"
+    if before.rebuilding:
+        return "a full build was stopped before it finished"
+    foreign = sorted(r for r in changed_rollups if not _was_being_written(r, before.pending_months))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        return f"{len(foreign)} rollup files differ from what the last refresh wrote ({shown})"
+    ledger = [r for r in listing if dataset_of(r) == _T]
+    rewritten = sum(1 for r in ledger if before.listing.get(r) != listing[r])
+    if rewritten > max(_MOST, len(ledger) // 2):
+        differ = f"{rewritten} of {len(ledger)} ledger files differ from what the rollups reflect"
+        return f"{differ}: a full build costs less"
+    return ""
 
 
 def _changes(
@@ -274,32 +281,33 @@ def _derived_steps(plan: SitePlan, days: frozenset[str], transactions: int) -> l
     """Each rollup computed from the stored transactions, for each month it reads that changed (a
     rollup of days that cannot be updated by its changes: each changed day)."""
     steps = []
-    months, reports = {month_of(d) for d in days}, plan.report_months
+    months = {month_of(d) for d in days}
     for view in DERIVED_ROLLUPS:
-        reads = reads_reports(view)
-        changed = months | (reports if reads else set()) | plan.pending
-        for month in sorted(changed):
-            why = []
-            if month in months:
-                why.append(f"{transactions} changed transactions")
-            if reads and month in reports:
-                why.append("its report windows changed")
-            if month in plan.pending:
-                steps.append(Step(view.name, month, WHOLE, _STOPPED))
-            elif view.merge is not None:
-                steps.append(
-                    Step(view.name, month, DELTA, f"{' and '.join(why)}: updated by the change alone")
-                )
-            elif _by_day(view) and not (reads and month in reports):
-                steps += [
-                    Step(view.name, day, WHOLE, f"{transactions} changed transactions: {_NO_MERGE}")
-                    for day in sorted(d for d in days if month_of(d) == month)
-                ]
-            else:
-                steps.append(Step(view.name, month, WHOLE, f"{' and '.join(why)}: {_NO_MERGE}"))
+        reports = plan.report_months if reads_reports(view) else frozenset()
+        changed = sorted(months | reports | plan.pending)
+        for month in changed:
+            why = [f"{transactions} changed transactions"] if month in months else []
+            why += ["its report windows changed"] if month in reports else []
+            steps += _month_steps(view, month, " and ".join(why), month in reports, plan.pending, days)
         if not changed:
             steps.append(Step(view.name, EVERY, NOTHING, "none of the months it reads changed"))
     return steps
+
+
+def _month_steps(
+    view: View, month: str, why: str, reported: bool, pending: frozenset[str], days: frozenset[str]
+) -> list[Step]:
+    """The steps of one changed month of a rollup computed from the stored transactions (`reported`:
+    its report windows changed)."""
+    if month in pending:
+        return [Step(view.name, month, WHOLE, _STOPPED)]
+    if view.merge is not None:
+        return [Step(view.name, month, DELTA, f"{why}: updated by the change alone")]
+    if _by_day(view) and not reported:  # each changed day, its month's other days kept
+        return [
+            Step(view.name, d, WHOLE, f"{why}: {_NO_MERGE}") for d in sorted(days) if month_of(d) == month
+        ]
+    return [Step(view.name, month, WHOLE, f"{why}: {_NO_MERGE}")]
 
 
 def _by_day(view: View) -> bool:

@@ -599,14 +599,10 @@ def with_inputs(views: Iterable[View]) -> list[View]:
     directly or through each other, in VIEW_LIST order: what computing them installs (a rollup they
     read is handed in)."""
     chosen = set(views)
-    wanted = {name for view in chosen for name in view.reads}
-    while True:
-        more = {
-            name for view in VIEW_LIST if view.name in wanted and view.rollup is None for name in view.reads
-        }
-        if more <= wanted:
-            break
-        wanted |= more
+    wanted: set[str] = set()
+    for view in reversed(VIEW_LIST):  # a view reads only views declared before it
+        if view in chosen or (view.rollup is None and view.name in wanted):
+            wanted.update(view.reads)
     return [v for v in VIEW_LIST if v in chosen or (v.rollup is None and v.name in wanted)]
 
 
@@ -659,39 +655,37 @@ def _column_problems(view: View, columns: Mapping[str, str]) -> list[ValidationE
         found += [
             _refuse(view.name, rule, f"it has no column {c}", fix) for c in kind.requires if c not in columns
         ]
-    if view.rollup is None:
-        return found
-    keys = view.rollup.keys
-    rule = "a rollup's keys are columns of the view"
-    found += [
-        _refuse(view.name, rule, f"it has no column {c}", "mend Rollup(keys=...)")
-        for c in keys
-        if c not in columns
-    ]
-    merge = view.rollup.merge
-    if merge is None:
-        return found
+    if view.rollup is not None:
+        rule = "a rollup's keys are columns of the view"
+        missing = [c for c in view.rollup.keys if c not in columns]
+        found += [_refuse(view.name, rule, f"it has no column {c}", "mend Rollup(keys=...)") for c in missing]
+    if view.rollup is not None and view.rollup.merge is not None:
+        found += _merge_problems(view, view.rollup.keys, view.rollup.merge, columns)
+    return found
+
+
+def _merge_problems(
+    view: View, keys: tuple[str, ...], merge: Merge, columns: Mapping[str, str]
+) -> list[ValidationError]:
+    """The rules a view's `merge` breaks, given the view's columns (name -> DuckDB type)."""
     rule = "a merge column is a column of the view"
-    found += [
-        _refuse(view.name, rule, f"it has no column {c}", "mend its Merge")
-        for c in merge.columns
-        if c not in columns
-    ]
+    missing = [c for c in merge.columns if c not in columns]
+    found = [_refuse(view.name, rule, f"it has no column {c}", "mend its Merge") for c in missing]
     found += [
         _refuse(view.name, "a merge sums numbers", f"column {c} is {columns[c]}", "sum a count or an amount")
         for c in merge.sums
         if c in columns and not columns[c].startswith(_NUMBERS)
     ]
-    if not reads_reports(view):
-        found += [
-            _refuse(
-                view.name,
-                "a view that reads no report declares every column in its Merge",
-                f"column {c} is neither a key, a sum, a first nor derived: a merged month would have "
-                "nowhere to take it from",
-                "add it to Merge(sums=...), firsts, or derived (SQL over the merged row)",
-            )
-            for c in columns
-            if c not in keys and c not in merge.columns
-        ]
-    return found
+    if reads_reports(view):  # any other column comes from the report side
+        return found
+    undeclared = [c for c in columns if c not in keys and c not in merge.columns]
+    return found + [
+        _refuse(
+            view.name,
+            "a view that reads no report declares every column in its Merge",
+            f"column {c} is neither a key, a sum, a first nor derived: a merged month would have "
+            "nowhere to take it from",
+            "add it to Merge(sums=...), firsts, or derived (SQL over the merged row)",
+        )
+        for c in undeclared
+    ]
