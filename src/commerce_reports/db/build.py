@@ -36,12 +36,12 @@ import duckdb
 from ..contract import DATASETS, PartitionKey
 from .buckets import (
     NONE,
+    Bucketed,
     day_bucket,
     in_list,
     month_bucket,
     within,
-    write_buckets,
-    write_named_buckets,
+    write_all,
 )
 from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
@@ -187,10 +187,11 @@ class SiteBuild:
 
     # ------------------------------------------------------------------ shared steps
 
-    def _write_index(self, relpaths: list[str]) -> None:
-        """Keep the ids and commission dates of these ledger files, one small file each."""
+    def _index(self, relpaths: list[str]) -> list[Bucketed]:
+        """The index files of these ledger files (their ids, keys and commission dates), one small
+        file each (none for no file)."""
         if not relpaths:
-            return
+            return []
         versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
         select = (
             f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
@@ -199,7 +200,7 @@ class SiteBuild:
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
         paths = [self.index_path(r, self.readable[r]) for r in relpaths]
         targets = {path.name.split(".", 1)[0]: path for path in paths}  # by bucket value: <by>_<day>
-        write_named_buckets(self.con, select, bucket, targets, self.index)
+        return [Bucketed(select, bucket, self.index, only=set(targets), names=targets)]
 
     def remove_old_index(self) -> None:
         """Delete the index files of ledger file versions no longer in the lake."""
@@ -225,12 +226,11 @@ class SiteBuild:
         of a full build: no patch)."""
         stored = stored_transactions_sql(base, [self.patch / EMPTY])
         self._install("inc", DERIVED_ROLLUPS, stored, sources)
-        written: set[str] = set()
-        for view in DERIVED_ROLLUPS:
-            select = f"SELECT * FROM inc.{view.name}"
-            bucket = month_bucket(_date_column(view))
-            written |= write_buckets(self.con, select, bucket, self.folders[view.name], only=None)
-        return written
+        writes = [
+            Bucketed(f"SELECT * FROM inc.{v.name}", month_bucket(_date_column(v)), self.folders[v.name])
+            for v in DERIVED_ROLLUPS
+        ]
+        return set().union(*write_all(self.con, writes))
 
     # ------------------------------------------------------------------ full
 
@@ -238,14 +238,16 @@ class SiteBuild:
         """Rewrite every rollup of the site from its lake files; return the months written and the
         commission days of `whole.parquet`."""
         sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
-        self._write_index(self.of(_T))
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
         self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
-        select = render(_VIEWS[_T], "inc", sources)
-        by_month = month_bucket("commission_date")
-        months = write_buckets(self.con, select, by_month, self.base, only=None, prefix=WHOLE_PREFIX)
-        no_patch = f"SELECT *, false AS _deleted FROM read_parquet({quote(str(self.base / EMPTY))})"
-        write_buckets(self.con, no_patch, f"'{NONE}'", self.patch, only=None)
+        transactions = render(_VIEWS[_T], "inc", sources)
+        whole = Bucketed(transactions, month_bucket("commission_date"), self.base, prefix=WHOLE_PREFIX)
+        # no patch: the columns of `transactions` and `_deleted` (the transactions view's, when
+        # every base file is new: the empty one is written in the same go)
+        no_patch = f"SELECT *, false AS _deleted FROM ({transactions}) LIMIT 0"
+        *_, months, _ = write_all(
+            self.con, [*self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
+        )
         base = self._base_files(months)  # the `whole-*` files just written
         days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
         return frozenset(self._downstream(base, sources)), days
@@ -366,13 +368,16 @@ class SiteBuild:
         """Carry out an update `plan` (its change read by `read_change`): index the changed ledger
         files, write the day files and patches of `transactions` it names, then each other rollup's
         months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
-        self._write_index([r for r in plan.ledger if r in self.readable])
+        writes = self._index([r for r in plan.ledger if r in self.readable])
         rewrite, patches = plan.buckets(_T, WHOLE), plan.buckets(_T, PATCH)
         if rewrite or patches:
             self._stage_transactions(rewrite, plan.patched)
-            write_buckets(self.con, "SELECT * FROM inc.base_rows", _DAY, self.base, only=rewrite)
-            patch_bucket = month_bucket("commission_date")
-            write_buckets(self.con, "SELECT * FROM inc.patch_rows", patch_bucket, self.patch, only=patches)
+            writes += [
+                Bucketed("SELECT * FROM inc.base_rows", _DAY, self.base, only=rewrite),
+                Bucketed(
+                    "SELECT * FROM inc.patch_rows", month_bucket("commission_date"), self.patch, only=patches
+                ),
+            ]
         whole = {v: plan.buckets(v.name, WHOLE) for v in DERIVED_ROLLUPS}
         delta = {v: plan.buckets(v.name, DELTA) for v in DERIVED_ROLLUPS}
         months = {month_of(b) for b in frozenset[str]().union(*whole.values(), *delta.values())}
@@ -383,8 +388,8 @@ class SiteBuild:
         }
         self._install_recomputed(whole, sources)
         self._install_merging(frozenset[str]().union(*delta.values()), sources)
-        for view in DERIVED_ROLLUPS:
-            self._write_months(view, whole[view], delta[view])
+        writes += [w for v in DERIVED_ROLLUPS if (w := self._months(v, whole[v], delta[v])) is not None]
+        write_all(self.con, writes)  # each file read above: the stored rows before this write
 
     def _stage_transactions(self, rewrite: frozenset[str], patched: frozenset[str]) -> None:
         """The rows of the day files written again (`inc.base_rows`) and of the patch files
@@ -412,19 +417,21 @@ class SiteBuild:
 
     def _install_recomputed(self, buckets: Mapping[View, frozenset[str]], sources: Mapping[str, str]) -> None:
         """The rollups computed again for some months or days (`buckets`), over their stored
-        transactions (read once into `inc.stored`, the rows just written included) and reports."""
+        transactions as this write leaves them (read once into `inc.stored`) and their reports."""
         computed = [v for v in DERIVED_ROLLUPS if buckets[v]]
         if not computed:
             return
         read = frozenset[str]().union(*buckets.values())
         months = {month_of(b) for b in read}
-        stored = stored_transactions_sql(
-            self._base_files(months),
-            self._patches(months),
-            within("commission_date", read),
-            self._named_columns(computed),
+        columns = self._named_columns(computed)
+        # What the stored transactions of these days will be once this write is in place: those
+        # stored now but the changed ones, and the changed ones' rows now.
+        where = within("commission_date", read)
+        stored = stored_transactions_sql(self._base_files(months), self._patches(months), where, columns)
+        self.con.execute(
+            f"CREATE OR REPLACE TABLE inc.stored AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
+            f"UNION ALL BY NAME SELECT {columns} FROM inc.u WHERE {where}"
         )
-        self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")
         self._install("inc", computed, "SELECT * FROM inc.stored", sources)
 
     def _install_merging(self, months: frozenset[str], sources: Mapping[str, str]) -> None:
@@ -438,9 +445,9 @@ class SiteBuild:
         self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
         self._install("inc_reports", merging, "SELECT * FROM inc.old_rows WHERE false", sources)
 
-    def _write_months(self, view: View, whole: frozenset[str], delta: frozenset[str]) -> None:
-        """Write `view`'s months: those in `whole` as computed again (a day of `whole`: that day
-        computed again, the month's other days kept), those in `delta` merged."""
+    def _months(self, view: View, whole: frozenset[str], delta: frozenset[str]) -> Bucketed | None:
+        """What `view`'s months become: those in `whole` computed again (a day of `whole`: that day
+        computed again, the month's other days kept), those in `delta` merged (None: no month)."""
         folder = self.folders[view.name]
         date = _date_column(view)
         bucket = month_bucket(date)
@@ -462,6 +469,7 @@ class SiteBuild:
             reports = "inc_reports" if reads_reports(view) else None
             rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
             selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({in_list(delta)})")
-        if selects:
-            written = months | {month_of(d) for d in days} | delta
-            write_buckets(self.con, " UNION ALL BY NAME ".join(selects), bucket, folder, only=written)
+        if not selects:
+            return None
+        written = months | {month_of(d) for d in days} | delta
+        return Bucketed(" UNION ALL BY NAME ".join(selects), bucket, folder, only=written)
