@@ -17,20 +17,29 @@ child it is, so its peak RSS (the runner's RUSAGE_CHILDREN) is its own. Seconds 
 wall time (from inside: no interpreter start-up); CPU seconds are printed too, since on a shared
 machine they say more than wall time. A run interrupted while the day is held back puts it back on
 the next run.
+
+The one-day refresh is also split into its parts, wall and CPU seconds each (`PHASES`): the survey
+(listing the lake by digest, the rollups' state and files, the plan), reading the change, writing
+the rollups, hashing the rollup files written, and the fixed costs after it: the snapshot, the
+generation's links, the saved digests, the seal, and the catalog. Their sum beside the whole says
+what is left for the rest.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from commerce_reports.contract import PartitionKey, site_root
 from commerce_reports.db import rebuild_rollups, refresh_rollups, write_catalog
+from commerce_reports.lake.digests import DIGESTS_FILE
 
 SITE = "bench"
 _HELD = ".bench-held"
@@ -46,21 +55,65 @@ _RUNNER = (
 )
 
 
+# The parts of a refresh timed one by one: (module, name, label). None calls another.
+PHASES = (
+    ("commerce_reports.db.rollups", "_survey", "survey: listing by digest, state, rollup files, plan"),
+    ("commerce_reports.db.build", "SiteBuild.read_change", "read the change"),
+    ("commerce_reports.db.build", "SiteBuild.write", "write the rollups"),
+    ("commerce_reports.db.rollups", "rollup_files", "digests of the rollup files"),
+    ("commerce_reports.db.published", "take_snapshot", "snapshot"),
+    ("commerce_reports.db.published", "_fill", "generation links"),
+    ("commerce_reports.db.published", "_save_digests", "saved digests"),
+    ("commerce_reports.db.published", "_seal", "seal"),
+    ("commerce_reports.db.catalog", "install_views", "catalog views"),
+)
+
+
+def _timed(phases: dict[str, list[float]]) -> None:
+    """Wrap each part of `PHASES` so that its wall and CPU seconds add up in `phases[label]`."""
+    for module_name, name, label in PHASES:
+        module = importlib.import_module(module_name)
+        owner, attribute = (
+            (getattr(module, name.split(".")[0]), name.split(".")[1]) if "." in name else (module, name)
+        )
+        real = getattr(owner, attribute)
+        phases[label] = [0.0, 0.0]
+
+        def timed(*args: object, _real: Any = real, _label: str = label, **kwargs: object) -> object:
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                return _real(*args, **kwargs)
+            finally:
+                phases[_label][0] += time.perf_counter() - wall
+                phases[_label][1] += time.process_time() - cpu
+
+        setattr(owner, attribute, timed)
+
+
 def _step(step: str, data_dir: Path) -> None:
-    """Run one measured step in this process and print its wall time as JSON."""
+    """Run one measured step in this process and print its wall time (and its parts') as JSON."""
+    phases: dict[str, list[float]] = {}
+    if step == "day":
+        _timed(phases)
+    if step == "build":  # from no rollups at all: the lake's files hashed too, when no digest is kept
+        shutil.rmtree(data_dir / "rollups", ignore_errors=True)
+        shutil.rmtree(data_dir / "views", ignore_errors=True)
+        (site_root(data_dir, SITE) / DIGESTS_FILE).unlink(missing_ok=True)
     started = time.perf_counter()
-    if step == "full":
+    if step in ("build", "full"):
         rebuild_rollups(data_dir, [SITE])
     else:
         refresh_rollups(data_dir, {SITE: [_last_day(data_dir)]})
-    write_catalog(data_dir)
-    print(json.dumps({"seconds": time.perf_counter() - started}))
+    write_catalog(data_dir, published=True)  # as a sync does: the refresh published the lake
+    print(json.dumps({"seconds": time.perf_counter() - started, "phases": phases}))
 
 
-def _measure(step: str, data_dir: Path) -> dict[str, float]:
+def measure(step: str, data_dir: Path) -> dict[str, Any]:
+    """Run `step` (`build`: from no rollups; `full`: a rebuild; `day`: the refresh of the last day)
+    in a process of its own: its seconds, peak MB, CPU seconds (and for `day`, its parts)."""
     command = [sys.executable, "-c", _RUNNER, sys.executable, __file__, "--step", step, str(data_dir)]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -97,17 +150,10 @@ def _restore(data_dir: Path) -> None:
     shutil.rmtree(held, ignore_errors=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", nargs="?", type=Path, default=Path("data/bench-lake"))
-    parser.add_argument("--step", choices=("full", "day"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    data_dir = args.data_dir.resolve()
-    if args.step:
-        _step(args.step, data_dir)
-        return
+def measure_day(data_dir: Path) -> tuple[PartitionKey, list[str], dict[str, Any]]:
+    """The one-day refresh: the last update day (and its month's windows) held back, the rollups
+    refreshed without them, put back, and the refresh a sync would run then measured."""
     _restore(data_dir)
-    full = _measure("full", data_dir)
     day = _last_day(data_dir)
     stored = _daily_sync(data_dir, day)
     _hold(data_dir, stored)
@@ -115,7 +161,21 @@ def main() -> None:
         refresh_rollups(data_dir, {SITE: [day]})
     finally:
         _restore(data_dir)
-    one = _measure("day", data_dir)
+    return day, stored, measure("day", data_dir)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", nargs="?", type=Path, default=Path("data/bench-lake"))
+    parser.add_argument("--step", choices=("build", "full", "day"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    data_dir = args.data_dir.resolve()
+    if args.step:
+        _step(args.step, data_dir)
+        return
+    _restore(data_dir)
+    full = measure("full", data_dir)
+    day, stored, one = measure_day(data_dir)
     print(f"full rebuild: {full['seconds']:.1f} s, {full['mb']:.0f} MB")
     print(f"one-day refresh: {one['seconds']:.1f} s, {one['mb']:.0f} MB")
     print(f"ratio: the one-day refresh takes {one['seconds'] / full['seconds']:.3f} of a full rebuild's time")
@@ -123,6 +183,11 @@ def main() -> None:
         f"(CPU seconds: full rebuild {full['cpu']:.1f}, one-day refresh {one['cpu']:.1f}; "
         f"day added: {day.start}, with {len(stored) - 1} aggregate month windows)"
     )
+    print(f"the one-day refresh, part by part ({'wall s':>8} {'CPU s':>7}):")
+    for label, (wall, cpu) in one["phases"].items():
+        print(f"  {label:<54} {wall:>8.3f} {cpu:>7.3f}")
+    rest = one["seconds"] - sum(wall for wall, _ in one["phases"].values())
+    print(f"  {'the rest (locks, state, schemas, the catalog file, ...)':<54} {rest:>8.3f}")
 
 
 if __name__ == "__main__":

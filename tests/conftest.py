@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -112,6 +113,39 @@ def _offline_and_isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> It
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data-home"))
     monkeypatch.chdir(tmp_path)
     yield
+
+
+class FullRebuildFallbacks(logging.Handler):
+    """Collects the log records of refreshes that fell back to a full rebuild (`db.rollups.FALLBACK`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.found: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "full_rebuild_fallback", False):
+            self.found.append(record.getMessage())
+
+
+@pytest.fixture(autouse=True)
+def full_rebuild_fallbacks(request: pytest.FixtureRequest) -> Iterator[FullRebuildFallbacks]:
+    """A refresh whose update failed rebuilds the rollups whole: right for a user (the views stay
+    true), but in a test it hides the failure. Fail the test that caused one, unless it is marked
+    `expects_full_rebuild` (it may then read what was found)."""
+    handler = FullRebuildFallbacks()
+    logger = logging.getLogger("commerce_reports.db.rollups")
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+    if handler.found and request.node.get_closest_marker("expects_full_rebuild") is None:
+        pytest.fail(
+            "a refresh fell back to a full rebuild: "
+            + "; ".join(handler.found[:3])
+            + " (mark the test @pytest.mark.expects_full_rebuild if it means to)",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(scope="session")

@@ -47,7 +47,6 @@ __all__ = [
     "PARTITION_GLOBS",
     "PART_FILE",
     "PRODUCT_TYPE",
-    "SCHEMA_VERSION",
     "SERVED_AT",
     "TRANSACTION_SCHEMA",
     "UNPARSED",
@@ -69,9 +68,9 @@ AGGREGATES: tuple[Dataset, ...] = ("networks", "merchandise")
 PART_FILE = "part.parquet"
 # A fetched table's metadata (not stored): when the service answered, from its Date header (ISO, UTC).
 SERVED_AT = b"served_at"
-# 2: clicks and actions keep fractions; partner_product_sub_type. 3: money is DECIMAL(18,4) (was a
-# binary float), aggregates keep the service's `totals`. Older files read by name, cast (FORMER_TYPES).
-SCHEMA_VERSION = 3
+# The files' columns have changed twice (clicks and actions keep fractions, partner_product_sub_type;
+# money as DECIMAL(18,4), was a binary float, and the service's `totals`): older files are read by
+# name and cast (FORMER_TYPES), whatever version wrote them.
 _SITE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 # The key of `extra` under which the parser keeps the raw values it could not type.
 UNPARSED = "_unparsed"

@@ -21,7 +21,7 @@ import logging
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -38,6 +38,7 @@ __all__ = [
     "make_folder",
     "modes",
     "move_atomic",
+    "move_into_place",
     "remove_stray_files",
     "save_atomic",
     "sha256_of",
@@ -199,13 +200,24 @@ def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, 
 
 def move_atomic(source: Path, target: Path) -> Path:
     """Move a finished file (written and flushed elsewhere on the same file system) over `target`."""
-    target = Path(target)
-    make_folder(target.parent)
-    os.chmod(source, modes().file)
-    _fsync(Path(source), os.O_RDONLY)
-    os.replace(source, target)
-    _fsync(target.parent, os.O_RDONLY)
-    return target
+    move_into_place([(Path(source), Path(target))])
+    return Path(target)
+
+
+def move_into_place(moves: Iterable[tuple[Path, Path]]) -> None:
+    """Move finished files (each written elsewhere on the same file system) over their targets,
+    one after another, each flushed before it is moved; each target folder is flushed once, after
+    the last file moved into it (a writer of many files flushes each folder once, not per file)."""
+    folders: dict[Path, None] = {}
+    for source, target in moves:
+        if target.parent not in folders:
+            make_folder(target.parent)
+            folders[target.parent] = None
+        os.chmod(source, modes().file)
+        _fsync(source, os.O_RDONLY)
+        os.replace(source, target)
+    for folder in folders:
+        _fsync(folder, os.O_RDONLY)
 
 
 def _fsync(path: Path, flags: int) -> None:

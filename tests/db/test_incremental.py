@@ -6,9 +6,10 @@ moving to another commission day), loader partitions, refetches that drop ids, i
 two files. After the sequence one more refresh runs, and every rollup must equal the one a full
 rebuild of the same lake writes. Derandomized (the same sequences on every run) and small, so the
 suite stays fast: the 8 sequences drawn by default hold every kind of step (syncs with returns and
-adjustments, loaders, invalidated and damaged days, aggregates, refreshes, killed refreshes,
-rebuilds; check again when the strategy changes, since the draws follow the test's source);
-`DB_EXAMPLES=200 DB_RANDOM=1 pytest -p no:timeout ...` searches further.
+adjustments, loaders, invalidated and damaged days, aggregates, refreshes, rebuilds; check again
+when the strategy changes, since the draws follow the test's source), and two examples kill a
+refresh that has files to put in place (after its first, and half way: drawn kills mostly find
+nothing left to write); `DB_EXAMPLES=200 DB_RANDOM=1 pytest -p no:timeout ...` searches further.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -25,10 +26,11 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import commerce_reports.db.build as build_module
+import commerce_reports.db.buckets as buckets_module
+import commerce_reports.db.plan as plan_module
 from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey, site_root
 from commerce_reports.db import fresh_rollups, rebuild_rollups, refresh_rollups
 from commerce_reports.db.snapshot import rollup_read_sql
@@ -162,22 +164,23 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
         refresh_rollups(data_dir)
     elif kind == "rebuild":
         rebuild_rollups(data_dir)
-    else:
-        writes = itertools.count(1)
-        real = build_module.write_buckets
+    else:  # killed between two files put in place (each write stages all its files, then moves them)
+        moved = itertools.count(1)
+        real = buckets_module.move_into_place
 
-        def dying(*args: Any, **kwargs: Any) -> set[str]:
-            if next(writes) >= step[1]:
-                raise Killed
-            return real(*args, **kwargs)
+        def dying(moves: Iterable[tuple[Path, Path]]) -> None:
+            for move in moves:
+                if next(moved) >= step[1]:
+                    raise Killed
+                real([move])
 
-        monkeypatch.setattr(build_module, "write_buckets", dying)
+        monkeypatch.setattr(buckets_module, "move_into_place", dying)
         try:
             refresh_rollups(data_dir)
         except Killed:
             pass
         finally:
-            monkeypatch.setattr(build_module, "write_buckets", real)
+            monkeypatch.setattr(buckets_module, "move_into_place", real)
 
 
 def _differences(left: Path, right: Path) -> dict[str, int]:
@@ -213,6 +216,14 @@ def lakes(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(steps=st.lists(_step, min_size=1, max_size=8), share=st.sampled_from([0.0, 0.25, 100.0]))
+# A refresh killed after its first file, and one half way through a day with returns, a new day
+# and a month's reports: the next refresh finishes what they left (drawn sequences rarely kill
+# a refresh that has something to write).
+@example(steps=[("day", 8, [(7, 8, 40), (2, 0, -10)]), ("kill", 1)], share=0.25)
+@example(
+    steps=[("day", 9, [(5, 5, 0), (0, 0, 12), (6, 9, 30)]), ("agg", date(2026, 2, 1), 90), ("kill", 4)],
+    share=0.0,
+)
 def test_incremental_rollups_equal_a_full_rebuild(
     steps: list[tuple[Any, ...]],
     share: float,
@@ -224,7 +235,7 @@ def test_incremental_rollups_equal_a_full_rebuild(
     refresh may fall back to a full rebuild because its incremental build failed (that would hide
     the failure from this comparison)."""
     caplog.clear()
-    monkeypatch.setattr(build_module, "PATCH_SHARE", share)
+    monkeypatch.setattr(plan_module, "PATCH_SHARE", share)
     incremental, full = lakes
     for folder in lakes:
         shutil.rmtree(folder, ignore_errors=True)

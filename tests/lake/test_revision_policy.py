@@ -46,7 +46,7 @@ def at(day: str, hour: int = 6) -> datetime:
 
 
 def entry(key: PartitionKey, fetched: datetime, *, touched: Touched | None = None, untyped: int = 0) -> Entry:
-    return Entry(key.relpath, key.params(), fetched, 1, "x", 2, False, untyped=untyped, touched=touched)
+    return Entry(key.relpath, key.params(), fetched, 1, "x", False, untyped=untyped, touched=touched)
 
 
 def ledger_day(day: str, fetched: datetime, *click_days: str, undated: str | None = None) -> Entry:

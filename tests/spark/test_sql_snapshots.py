@@ -8,21 +8,32 @@ covered days. A change of a view or of its translation shows as a diff of these 
 deliberate change, write them again and review the diff:
 
     .venv/bin/python -m pytest tests/spark/test_sql_snapshots.py --snapshot-update
+
+Beside the text, its meaning: each view's Spark SQL runs on DuckDB with Spark's meaning of every
+function it calls (`spark_meaning.py`) over a synced lake, and must answer what the DuckDB view
+answers. A function whose translation means something else on Spark (DuckDB's `isodow` became an
+expression off by one there) fails it, naming the view, with no JVM.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from commerce_reports.contract import DATASETS
-from commerce_reports.db.coverage import SiteCoverage
+from commerce_reports.db.coverage import SiteCoverage, coverage_of, with_status
 from commerce_reports.db.snapshot import reading_of, view_sql
-from commerce_reports.db.views import VIEW_LIST, View
+from commerce_reports.db.sources import lake_sites, part_glob, read_sql
+from commerce_reports.db.views import VIEW_LIST, View, render
 from commerce_reports.errors import ValidationError
+from commerce_reports.spark.sources import SOURCE_VIEWS
 from commerce_reports.spark.transpile import spark_sql
+from tests.spark.conftest import Lake
+from tests.spark.spark_meaning import differences, duckdb_form, rows
 
 pytest.importorskip("sqlglot")  # the Spark extra's translator (Spark itself is never started here)
 
@@ -78,3 +89,70 @@ def test_a_cast_to_an_integer_is_translated_by_what_it_casts(duckdb: str, spark:
 def test_a_cast_of_what_cannot_be_typed_raises() -> None:
     with pytest.raises(ValidationError, match="cannot tell how Spark should read"):
         _cast("CAST(window_start AS BIGINT)")
+
+
+def test_a_view_that_breaks_the_contract_is_refused_in_its_words_not_the_optimisers() -> None:
+    """A monthly view without `report_fetched_at`: sqlglot cannot type its status columns, and the
+    error names the view, the rule and the column."""
+    sql = """SELECT site, date_trunc('month', commission_date)::DATE AS window_start,
+       (date_trunc('month', commission_date) + INTERVAL 1 MONTH)::DATE AS window_end, count(*) AS n
+FROM {src}.transactions GROUP BY ALL"""
+    with pytest.raises(ValidationError, match=r"view monthly: .*it has no column report_fetched_at"):
+        spark_sql(View("monthly", "", sql, period="month"), COVERAGE)
+
+
+@pytest.fixture(scope="module")
+def both_meanings(lake: Lake) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[SiteCoverage]]]:
+    """A DuckDB over the synced lake: the lake's datasets as Spark's sources (`lake_transactions`,
+    ...), and every view twice: as DuckDB runs it (schema `duck`) and its Spark SQL with Spark's
+    meaning (schema `main`, where the Spark SQL finds the views it reads by bare name)."""
+    coverage = [coverage_of(lake.data_dir, site) for site in lake_sites(lake.data_dir)]
+    sources: dict[str, str] = {d: read_sql(d, [part_glob(lake.data_dir, d)], by_name=False) for d in DATASETS}
+    with duckdb.connect() as con:
+        con.execute("CREATE SCHEMA duck")
+        for dataset, name in SOURCE_VIEWS.items():
+            con.execute(f"CREATE VIEW {name} AS {sources[dataset]}")
+        for view in VIEW_LIST:
+            _create_both(con, view, sources, coverage)
+        yield con, coverage
+
+
+def _create_both(
+    con: duckdb.DuckDBPyConnection, view: View, sources: dict[str, str], coverage: list[SiteCoverage]
+) -> None:
+    con.execute(
+        f"CREATE VIEW duck.{view.name} AS {with_status(view.period, render(view, 'duck', sources), coverage)}"
+    )
+    con.execute(f"CREATE VIEW main.{view.name} AS {duckdb_form(spark_sql(view, coverage))}")
+
+
+def _meaning_differs(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    return list(differences(rows(con, f"SELECT * FROM duck.{name}"), rows(con, f"SELECT * FROM main.{name}")))
+
+
+@pytest.mark.parametrize("view", VIEW_LIST, ids=lambda view: view.name)
+def test_each_view_means_on_spark_what_it_means_on_duckdb(
+    view: View, both_meanings: tuple[duckdb.DuckDBPyConnection, list[SiteCoverage]]
+) -> None:
+    con, _ = both_meanings
+    assert con.execute(f"SELECT count(*) FROM duck.{view.name}").fetchall()[0][0] > 0
+    assert _meaning_differs(con, view.name) == []
+
+
+def test_a_translation_off_by_one_on_spark_is_caught(
+    both_meanings: tuple[duckdb.DuckDBPyConnection, list[SiteCoverage]],
+) -> None:
+    """sqlglot writes DuckDB's `isodow` as `(DAYOFWEEK(d) % 7) + 1`, which is Monday 3, Sunday 2 on
+    Spark (DAYOFWEEK counts from 1 on Sunday): the check names the difference."""
+    con, coverage = both_meanings
+    probe = View("weekdays", "", "SELECT window_start, isodow(window_start) AS weekday FROM {src}.networks")
+    with con.cursor() as cursor:
+        sources = {d: f"SELECT * FROM {name}" for d, name in SOURCE_VIEWS.items()}
+        _create_both(cursor, probe, sources, coverage)
+        (found,) = _meaning_differs(cursor, "weekdays")
+    assert "only on DuckDB" in found and "only with Spark's meaning" in found
+
+
+def test_a_function_whose_spark_meaning_is_not_written_down_is_refused() -> None:
+    with pytest.raises(ValueError, match="no Spark meaning written down for Levenshtein"):
+        duckdb_form("SELECT LEVENSHTEIN(network_name, 'x') FROM lake_networks")

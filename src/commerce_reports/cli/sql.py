@@ -42,10 +42,17 @@ def register(subparsers: Any) -> None:
     add_command(
         subparsers,
         "rollups",
-        help="bring the rollups up to date (only what changed), or --rebuild them whole",
+        help="bring the rollups up to date (only what changed), --rebuild them whole, or show the --plan",
         description="Refresh the rollups that keep the performance views fast: only the months "
-        "that changed since they were built. --rebuild recomputes them whole from the lake files.",
-        examples=["commerce-reports rollups", "commerce-reports rollups --rebuild --site alpha"],
+        "that changed since they were built. --rebuild recomputes them whole from the lake files. "
+        "--plan prints what a refresh would do and why, writing nothing: per site, whole, update or "
+        "nothing (and the lake files that changed), then per rollup and month whole (written again), "
+        "delta (updated by the changed transactions alone), patch or nothing, each with its reason.",
+        examples=[
+            "commerce-reports rollups",
+            "commerce-reports rollups --plan",
+            "commerce-reports rollups --rebuild --site alpha",
+        ],
         define=_rollups_arguments,
         handler=run_rollups,
     )
@@ -78,7 +85,11 @@ def _folder_only(parser: CommandParser) -> None:
 def _rollups_arguments(parser: CommandParser) -> None:
     from .options import add_sites
 
-    parser.add_argument("--rebuild", action="store_true", help="recompute every rollup from the lake")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--rebuild", action="store_true", help="recompute every rollup from the lake")
+    what.add_argument(
+        "--plan", action="store_true", help="print what a refresh would do and why; write nothing"
+    )
     add_sites(parser, "only this site (repeatable)")
     _folder_only(parser)
 
@@ -143,15 +154,20 @@ def run_rollups(args: argparse.Namespace) -> int:
     data_dir = existing_lake("rollups", args.data_dir)
     known_sites("rollups", args.sites, data_dir, stored=True)
     from ..activity import Step
-    from ..db import rebuild_rollups, refresh_rollups, write_catalog
+    from ..db import plan_rollups, rebuild_rollups, refresh_rollups, write_catalog
 
+    if args.plan:
+        with Step("working out what a refresh would do"):
+            plans = plan_rollups(data_dir, args.sites)
+        print("\n".join(line for plan in plans for line in plan.describe()))
+        return 0
     with Step("rebuilding the rollups" if args.rebuild else "bringing the rollups up to date"):
         if args.rebuild:
             done = rebuild_rollups(data_dir, args.sites)
         else:
             done = refresh_rollups(data_dir, {site: [] for site in args.sites} if args.sites else None)
     _report(done)
-    write_catalog(data_dir)
+    write_catalog(data_dir, published=True)  # the refresh or rebuild published the lake
     return 0
 
 

@@ -5,7 +5,8 @@
 
 `VIEWS` maps each view to what one row is. `refresh_rollups` and `write_catalog` run at the end of
 every sync: the first keeps the expensive views fast (rewriting only what the sync changed), the
-second writes `commerce.duckdb` when its views changed. `rebuild_rollups` rebuilds them whole.
+second writes `commerce.duckdb` when its views changed. `plan_rollups` says what a refresh would do
+and why, writing nothing; `rebuild_rollups` rebuilds them whole.
 
 Names load on first use (PEP 562): `db.guard`, which checks a query with DuckDB's parser before
 anything runs, loads without polars and pyarrow, so `sql` says a refused statement at once.
@@ -20,13 +21,23 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .catalog import CATALOG_FILE, after_sync, catalog_problem, ensure_catalog, write_catalog
     from .connection import connect, ensure_lake, lake_is_empty, query, stream
-    from .rollups import SiteRefresh, fresh_rollups, rebuild_rollups, refresh_rollups, verify_rollups
+    from .plan import SitePlan, Step
+    from .rollups import (
+        SiteRefresh,
+        fresh_rollups,
+        plan_rollups,
+        rebuild_rollups,
+        refresh_rollups,
+        verify_rollups,
+    )
     from .views import VIEWS
 
 __all__ = [
     "CATALOG_FILE",
     "VIEWS",
+    "SitePlan",
     "SiteRefresh",
+    "Step",
     "after_sync",
     "catalog_problem",
     "connect",
@@ -34,6 +45,7 @@ __all__ = [
     "ensure_lake",
     "fresh_rollups",
     "lake_is_empty",
+    "plan_rollups",
     "query",
     "rebuild_rollups",
     "refresh_rollups",
@@ -53,8 +65,11 @@ _HOMES = {
     "lake_is_empty": "connection",
     "query": "connection",
     "stream": "connection",
+    "SitePlan": "plan",
+    "Step": "plan",
     "SiteRefresh": "rollups",
     "fresh_rollups": "rollups",
+    "plan_rollups": "rollups",
     "rebuild_rollups": "rollups",
     "refresh_rollups": "rollups",
     "verify_rollups": "rollups",

@@ -1,18 +1,22 @@
 """Rollups stored as buckets: one Parquet file per bucket (a day, a month), each replaced atomically.
 
-A SELECT is written once with DuckDB's partitioned COPY into a staging folder beside the target
-(on both threads, spilling when memory is short), then each bucket file is moved into place with
-`files.move_atomic`: a reader sees the old file or the new one. Staging folders left by a killed writer
-are removed by the next writer of the site (it holds the site's lock, so nobody else writes there).
+A build hands `write_all` what it writes (`Bucketed`: a SELECT and the bucket of each row), after
+it has read all it needs. Each SELECT is written once with DuckDB's partitioned COPY into a staging
+folder beside its target (on both threads, spilling when memory is short); once all are staged,
+every file is moved into place (`files.move_into_place`): a reader sees each old file or its new
+one. Staging folders left by a killed writer are removed by the next writer of the site (it holds
+the site's lock, so nobody else writes there).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from urllib.parse import unquote
@@ -20,19 +24,19 @@ from urllib.parse import unquote
 import duckdb
 
 from ..contract import next_month
-from ..files import make_folder, move_atomic, save_atomic
+from ..files import make_folder, move_into_place
 from .sources import quote, sql_list
 from .state import EMPTY
 
 __all__ = [
     "NONE",
+    "Bucketed",
     "day_bucket",
     "in_list",
     "month_bucket",
     "remove_staging",
-    "within_months",
-    "write_buckets",
-    "write_named_buckets",
+    "within",
+    "write_all",
 ]
 
 NONE = "none"  # the bucket of rows whose date is NULL
@@ -56,14 +60,18 @@ def in_list(values: Iterable[str]) -> str:
     return ", ".join(quote(v) for v in sorted(values)) or "'-'"
 
 
-def within_months(column: str, months: Iterable[str]) -> str:
-    """SQL: `column` falls in one of `months` (ranges, so that Parquet statistics skip the rest)."""
+def within(column: str, buckets: Iterable[str]) -> str:
+    """SQL: the date `column` falls in one of `buckets`, months (`YYYY-MM`), days (`YYYY-MM-DD`) or
+    `none` (as ranges, so that Parquet statistics skip the rest)."""
     terms = []
-    for month in sorted(months):
-        if month == NONE:
+    for bucket in sorted(buckets):
+        if bucket == NONE:
             terms.append(f"{column} IS NULL")
             continue
-        first = date.fromisoformat(f"{month}-01")
+        if len(bucket) == len("YYYY-MM-DD"):
+            terms.append(f"{column} = DATE '{bucket}'")
+            continue
+        first = date.fromisoformat(f"{bucket}-01")
         terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{next_month(first)}')")
     return " OR ".join(terms) or "false"
 
@@ -72,79 +80,95 @@ def _temp(folder: Path, name: str, suffix: str) -> Path:
     return folder / f".{name}.{os.getpid()}.{secrets.token_hex(6)}{suffix}"
 
 
+@dataclass(frozen=True)
+class Bucketed:
+    """Rows to store as one Parquet file per value of the SQL expression `bucket`: in `folder` as
+    `<prefix><value>.parquet` (or at their own path, `names`: value -> path), for the buckets in
+    `only`: one of them left without rows is deleted, rows of others are not written. `only=None`:
+    the whole rollup (every other file of `folder` deleted, `_empty.parquet`, the columns and no
+    rows, written again so that its glob always matches)."""
+
+    select: str
+    bucket: str
+    folder: Path
+    only: Collection[str] | None = None
+    prefix: str = ""
+    names: Mapping[str, Path] | None = None
+
+
+def write_all(con: duckdb.DuckDBPyConnection, writes: Sequence[Bucketed]) -> list[set[str]]:
+    """Store every write of `writes`: all their files staged first (each write by one partitioned
+    COPY), then moved into place one after another (`files.move_into_place`, each folder flushed
+    once), then the buckets left without rows deleted. Returns the buckets each write wrote."""
+    moves: list[tuple[Path, Path]] = []
+    stale: list[Path] = []
+    written: list[set[str]] = []
+    with contextlib.ExitStack() as staged:
+        for write in writes:
+            if write.only is not None and not write.only:  # no bucket to write: nothing to read
+                written.append(set())
+                continue
+            select = write.select
+            if write.only is not None:
+                select = f"SELECT * FROM ({select}) WHERE {write.bucket} IN ({in_list(write.only)})"
+            near = write.folder if write.names is not None else write.folder.parent
+            staging = staged.enter_context(_staging(near))
+            files = _stage(con, select, write.bucket, staging)
+            names = write.names or {v: write.folder / f"{write.prefix}{v}.parquet" for v in files}
+            moves += [(path, names[value]) for value, path in files.items()]
+            written.append(set(files))
+            stale += _stale(write, {names[value] for value in files})
+            if write.only is None:  # the columns alone: every glob of the folder matches
+                empty = staging / EMPTY
+                con.execute(f"COPY (SELECT * FROM ({select}) LIMIT 0) TO {quote(str(empty))} ({_COPY})")
+                moves.append((empty, write.folder / EMPTY))
+        move_into_place(moves)
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return written
+
+
+def _stale(write: Bucketed, kept: set[Path]) -> list[Path]:
+    """The files of `write`'s buckets that it leaves without rows (to delete once it is in place)."""
+    if write.only is None:
+        return [p for p in write.folder.glob("*.parquet") if p.name != EMPTY and p not in kept]
+    paths = [
+        write.names[v] if write.names else write.folder / f"{write.prefix}{v}.parquet" for v in write.only
+    ]
+    return [p for p in paths if p not in kept]
+
+
 @contextmanager
-def _staged_buckets(
-    con: duckdb.DuckDBPyConnection, select: str, bucket: str, near: Path
-) -> Iterator[dict[str, Path]]:
-    """Write the rows of `select` into a staging folder in `near`, one file per value of the SQL
-    expression `bucket`; yield the file of each value (move them away); the folder goes at exit."""
+def _staging(near: Path) -> Iterator[Path]:
+    """A staging folder in `near` (made if need be), removed at exit with whatever is left in it."""
     make_folder(near)
     staging = _temp(near, "buckets", _STAGING)
     try:
-        con.execute(
-            f"COPY (SELECT *, {bucket} AS _bucket FROM ({select})) TO {quote(str(staging))} "
-            f"({_COPY}, PARTITION_BY (_bucket))"
-        )
-        files: dict[str, Path] = {}
-        for sub in staging.iterdir() if staging.is_dir() else ():
-            parts = sorted(sub.glob("*.parquet"))
-            if len(parts) > 1:  # DuckDB may split a large bucket: keep one file per bucket
-                merged = sub / "merged.parquet"
-                con.execute(
-                    f"COPY (SELECT * FROM read_parquet({sql_list(parts)})) TO {quote(str(merged))} ({_COPY})"
-                )
-                parts = [merged]
-            files[unquote(sub.name.split("=", 1)[1])] = parts[0]
-        yield files
+        make_folder(staging)
+        yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def write_buckets(
-    con: duckdb.DuckDBPyConnection,
-    select: str,
-    bucket: str,
-    folder: Path,
-    *,
-    only: Collection[str] | None,
-    prefix: str = "",
-) -> set[str]:
-    """Store the rows of `select` as `folder/<prefix><bucket>.parquet`, one file per value of `bucket`.
-
-    `only=None`: the whole rollup (every other file of `folder` is deleted; `_empty.parquet`, the
-    columns and no rows, is rewritten). Otherwise just the buckets in `only` (one of them left
-    without rows is deleted; rows of other buckets are not written). Returns the buckets written.
-    """
-    if only is not None:
-        if not only:
-            return set()
-        select = f"SELECT * FROM ({select}) WHERE {bucket} IN ({', '.join(quote(b) for b in sorted(only))})"
-    with _staged_buckets(con, select, bucket, folder.parent) as files:  # moving a file in makes `folder`
-        for value, path in files.items():
-            move_atomic(path, folder / f"{prefix}{value}.parquet")
-        written = {prefix + value for value in files}
-        if only is None:
-
-            def no_rows(temp: Path) -> None:  # the columns alone: every glob of `folder` matches
-                con.execute(f"COPY (SELECT * FROM ({select}) LIMIT 0) TO {quote(str(temp))} ({_COPY})")
-
-            save_atomic(folder / EMPTY, no_rows)
-            stale = {p.stem for p in folder.glob("*.parquet") if p.name != EMPTY} - written
-        else:
-            stale = {prefix + value for value in only} - written
-    for name in stale:
-        (folder / f"{name}.parquet").unlink(missing_ok=True)
-    return set(files)
-
-
-def write_named_buckets(
-    con: duckdb.DuckDBPyConnection, select: str, bucket: str, targets: Mapping[str, Path], near: Path
-) -> None:
-    """Store the rows of `select` as one file per value of `bucket`, each at its path in `targets`
-    (replaced atomically), staged in `near`."""
-    with _staged_buckets(con, select, bucket, near) as files:
-        for value, path in files.items():
-            move_atomic(path, targets[value])
+def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, staging: Path) -> dict[str, Path]:
+    """Write the rows of `select` below `staging`, one file per value of the SQL expression
+    `bucket`; return the file of each value."""
+    target = staging / "rows"
+    con.execute(
+        f"COPY (SELECT *, {bucket} AS _bucket FROM ({select})) TO {quote(str(target))} "
+        f"({_COPY}, PARTITION_BY (_bucket))"
+    )
+    files: dict[str, Path] = {}
+    for sub in target.iterdir() if target.is_dir() else ():
+        parts = sorted(sub.glob("*.parquet"))
+        if len(parts) > 1:  # DuckDB may split a large bucket: keep one file per bucket
+            merged = sub / "merged.parquet"
+            con.execute(
+                f"COPY (SELECT * FROM read_parquet({sql_list(parts)})) TO {quote(str(merged))} ({_COPY})"
+            )
+            parts = [merged]
+        files[unquote(sub.name.split("=", 1)[1])] = parts[0]
+    return files
 
 
 def remove_staging(folder: Path) -> None:

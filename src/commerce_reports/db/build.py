@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import re
 import shutil
+import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -36,25 +36,25 @@ import duckdb
 from ..contract import DATASETS, PartitionKey
 from .buckets import (
     NONE,
+    Bucketed,
     day_bucket,
     in_list,
     month_bucket,
-    within_months,
-    write_buckets,
-    write_named_buckets,
+    within,
+    write_all,
 )
 from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
+from .plan import DELTA, PATCH, WHOLE, SitePlan, TransactionChange, month_of, partition_month
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces
-from .views import VIEW_LIST, View, render
+from .views import VIEW_LIST, View, reads_reports, render, with_inputs
 
-__all__ = ["PATCH_SHARE", "Plan", "SiteBuild", "build_connection"]
+__all__ = ["SiteBuild", "build_connection", "reading_connection"]
 
 _FULL_MEMORY = "3GB"
 _DELTA_MEMORY = "600MB"
-PATCH_SHARE = 0.25  # a day of its own whose patched rows pass this share of its rows is rewritten
 _T = "transactions"
 _VIEWS = {view.name: view for view in VIEW_LIST}
 _DAY = day_bucket("commission_date")
@@ -66,50 +66,20 @@ _SAME_ROW = (
 
 
 _KEYS = ["site", "commission_id", "commission_date"]
-
-
-def _with_inputs(views: Iterable[View]) -> list[View]:
-    """`views` and the plain views they read (`transaction_items`, the reports), in VIEW_LIST order."""
-    chosen = set(views)
-    sql = "\n".join(v.sql for v in chosen)
-    return [v for v in VIEW_LIST if v in chosen or (not v.rollup and re.search(rf"\.{v.name}\b", sql))]
-
-
-def _reads_reports(view: View) -> bool:
-    """Whether `view` reads the aggregate reports (`networks`, `merchandise`)."""
-    return any(v.name in DATASETS for v in _with_inputs([view]))
+# An id's key in the index files: DuckDB's hash, 8 bytes to scan where the id is a string (a new
+# DuckDB may hash otherwise: its version is part of the rollups' code, `state.CODE`).
+_ID_KEY = "hash(commission_id)"
 
 
 def _date_column(view: View) -> str:
-    """The date column a rollup is bucketed by: the key after `site` in its sort order."""
-    return view.order_by.split(",")[1].strip()
-
-
-def _month(relpath: str) -> str:
-    """The month (`YYYY-MM`) of a partition's first day."""
-    return PartitionKey.from_relpath(relpath.rsplit("/", 1)[0]).start.strftime("%Y-%m")
-
-
-def _month_of(day: str) -> str:
-    return day if day == NONE else day[:7]
+    """The date column a rollup is bucketed by."""
+    assert view.rollup is not None, view.name
+    return view.rollup.date_column
 
 
 def _base_month(path: Path) -> str:
     """The commission month of a base file: `whole-<month>` or a day of its own."""
-    return _month_of(path.stem.removeprefix(WHOLE_PREFIX))
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What an incremental build writes: days of their own rewritten whole, days patched, patch
-    months rewritten, the months of every other rollup, and those of them whose transactions
-    changed (the others' aggregate windows did)."""
-
-    rewrite: frozenset[str] = frozenset()
-    patched: frozenset[str] = frozenset()
-    patch_months: frozenset[str] = frozenset()
-    months: frozenset[str] = frozenset()
-    touched: frozenset[str] = frozenset()
+    return month_of(path.stem.removeprefix(WHOLE_PREFIX))
 
 
 @contextmanager
@@ -129,6 +99,21 @@ def build_connection(places: SitePlaces, *, full: bool) -> Iterator[duckdb.DuckD
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
+
+
+@contextmanager
+def reading_connection() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB connection that reads a site's change and writes nothing in the data folder (it
+    spills, if it must, to a temporary folder of the system's): for a plan shown, not carried out."""
+    with tempfile.TemporaryDirectory(prefix="commerce-reports-plan-") as spill:
+        con = duckdb.connect(
+            config={"memory_limit": _DELTA_MEMORY, "preserve_insertion_order": False, "temp_directory": spill}
+        )
+        try:
+            con.execute("SET enable_progress_bar = false")
+            yield con
+        finally:
+            con.close()
 
 
 class SiteBuild:
@@ -191,7 +176,7 @@ class SiteBuild:
     def _named_columns(self, views: Iterable[View]) -> str:
         """The columns of `transactions` that `views` name, with its keys: all that computing them
         reads (a column missing here fails the build loudly, never silently)."""
-        sql = "\n".join(v.sql for v in _with_inputs(views))
+        sql = "\n".join(v.sql for v in with_inputs(views))
         named = [
             c for c in self._columns(self.base) if c not in _KEYS and re.search(rf"\b{re.escape(c)}\b", sql)
         ]
@@ -202,19 +187,20 @@ class SiteBuild:
 
     # ------------------------------------------------------------------ shared steps
 
-    def _write_index(self, relpaths: list[str]) -> None:
-        """Keep the ids and commission dates of these ledger files, one small file each."""
+    def _index(self, relpaths: list[str]) -> list[Bucketed]:
+        """The index files of these ledger files (their ids, keys and commission dates), one small
+        file each (none for no file)."""
         if not relpaths:
-            return
+            return []
         versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
         select = (
-            f"SELECT commission_id, commission_date, partition_by, partition_day FROM ({versions}) "
-            "WHERE commission_id IS NOT NULL"
+            f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
+            f"FROM ({versions}) WHERE commission_id IS NOT NULL"
         )
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
         paths = [self.index_path(r, self.readable[r]) for r in relpaths]
         targets = {path.name.split(".", 1)[0]: path for path in paths}  # by bucket value: <by>_<day>
-        write_named_buckets(self.con, select, bucket, targets, self.index)
+        return [Bucketed(select, bucket, self.index, only=set(targets), names=targets)]
 
     def remove_old_index(self) -> None:
         """Delete the index files of ledger file versions no longer in the lake."""
@@ -231,7 +217,7 @@ class SiteBuild:
         self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{_T} AS {transactions}")
         reading: dict[str, str] = {d: sources.get(d) or self._source(d, []) for d in DATASETS}
-        for view in _with_inputs(views):
+        for view in with_inputs(views):
             sql = render(view, schema, reading)
             self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name} AS {sql}")
 
@@ -240,12 +226,11 @@ class SiteBuild:
         of a full build: no patch)."""
         stored = stored_transactions_sql(base, [self.patch / EMPTY])
         self._install("inc", DERIVED_ROLLUPS, stored, sources)
-        written: set[str] = set()
-        for view in DERIVED_ROLLUPS:
-            select = f"SELECT * FROM inc.{view.name}"
-            bucket = month_bucket(_date_column(view))
-            written |= write_buckets(self.con, select, bucket, self.folders[view.name], only=None)
-        return written
+        writes = [
+            Bucketed(f"SELECT * FROM inc.{v.name}", month_bucket(_date_column(v)), self.folders[v.name])
+            for v in DERIVED_ROLLUPS
+        ]
+        return set().union(*write_all(self.con, writes))
 
     # ------------------------------------------------------------------ full
 
@@ -253,25 +238,29 @@ class SiteBuild:
         """Rewrite every rollup of the site from its lake files; return the months written and the
         commission days of `whole.parquet`."""
         sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
-        self._write_index(self.of(_T))
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
         self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
-        select = render(_VIEWS[_T], "inc", sources)
-        by_month = month_bucket("commission_date")
-        months = write_buckets(self.con, select, by_month, self.base, only=None, prefix=WHOLE_PREFIX)
-        no_patch = f"SELECT *, false AS _deleted FROM read_parquet({quote(str(self.base / EMPTY))})"
-        write_buckets(self.con, no_patch, f"'{NONE}'", self.patch, only=None)
+        transactions = render(_VIEWS[_T], "inc", sources)
+        whole = Bucketed(transactions, month_bucket("commission_date"), self.base, prefix=WHOLE_PREFIX)
+        # no patch: the columns of `transactions` and `_deleted` (the transactions view's, when
+        # every base file is new: the empty one is written in the same go)
+        no_patch = f"SELECT *, false AS _deleted FROM ({transactions}) LIMIT 0"
+        *_, months, _ = write_all(
+            self.con, [*self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
+        )
         base = self._base_files(months)  # the `whole-*` files just written
         days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
         return frozenset(self._downstream(base, sources)), days
 
     # ------------------------------------------------------------------ incremental
 
-    def plan(self, before: Listing, skipped_before: Mapping[str, str], changed: set[str]) -> Plan:
-        """Find what the `changed` files change, writing nothing: the dirty ids' rows (`inc.u`),
-        their visible rows before (`inc.old`), then what to write (see `_decide`)."""
-        months = {_month(r) for r in changed if dataset_of(r) != _T}
-        ledger = sorted(r for r in changed if dataset_of(r) == _T)
+    def read_change(
+        self, ledger: list[str], before: Listing, skipped_before: Mapping[str, str]
+    ) -> TransactionChange:
+        """Read what the changed `ledger` files change, writing no file: the changed ids (`inc.dirty`:
+        those in the files now and those their index says they held before), their rows now
+        (`inc.u`), their stored rows before (`inc.old_rows`, with what the merged rollups name), and
+        the facts a plan decides from (`plan.TransactionChange`)."""
         now = [r for r in ledger if r in self.readable]
         old = [
             path
@@ -284,26 +273,51 @@ class SiteBuild:
         ids = (ids if now else []) + (
             [f"SELECT commission_id FROM read_parquet({sql_list(old)})"] if old else []
         )
-        con = self.con
         if not ids:  # no transaction changed: none to add or subtract
             empty = f"SELECT * FROM read_parquet({quote(str(self.base / EMPTY))})"
-            for table in ("u", "old_rows"):
-                con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS {empty}")
-            return Plan(months=frozenset(months))
+            for table in ("u", "old_rows", "old"):
+                self.con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS {empty}")
+            return TransactionChange()
+        self._read_changed_rows(ids, old, now)
+        return self._change()
+
+    def _holding(self, changed: list[str]) -> list[str]:
+        """The ledger files holding a version of a dirty id: the `changed` ones (every id in them is
+        dirty), and those whose index holds a dirty id's key (a scan of integers, not of the ids
+        themselves: a key shared by two ids only makes a file read for nothing)."""
+        indexed = {self.index_path(r, self.readable[r]): r for r in self.of(_T) if r not in changed}
+        files = [path for path in indexed if path.exists()]
+        unindexed = [r for path, r in indexed.items() if not path.exists()]  # (a refresh stopped)
+        found = (
+            [
+                indexed[Path(name)]
+                for (name,) in self.con.execute(
+                    f"SELECT DISTINCT filename FROM read_parquet({sql_list(files)}, filename = true) "
+                    f"WHERE id_key IN (SELECT {_ID_KEY} FROM inc.dirty)"
+                ).fetchall()
+            ]
+            if files
+            else []
+        )
+        if unindexed:
+            found += [
+                str(Path(name).relative_to(self.root))
+                for (name,) in self.con.execute(
+                    f"SELECT DISTINCT filename FROM read_parquet({sql_list(self._paths(unindexed))}, "
+                    f"filename = true, union_by_name = true) WHERE {_DIRTY}"
+                ).fetchall()
+            ]
+        return sorted({*changed, *found})
+
+    def _read_changed_rows(self, ids: list[str], old: list[Path], now: list[str]) -> None:
+        """`inc.dirty`, `inc.u`, `inc.old_rows` and `inc.old` from the changed ids (`ids`: SELECTs of
+        them) and the index files of the changed files' versions before (`old`)."""
+        con = self.con
         con.execute(
             "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
             f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
         )
-        holding: list[str] = []
-        if self.of(_T):  # the ledger files holding a version of a dirty id: a scan of the ids alone
-            holding = [
-                str(Path(name).relative_to(self.root))
-                for (name,) in con.execute(
-                    f"SELECT DISTINCT filename FROM read_parquet({sql_list(self._paths(self.of(_T)))}, "
-                    f"filename = true, union_by_name = true) WHERE {_DIRTY}"
-                ).fetchall()
-            ]
-        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, holding)})
+        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, self._holding(now))})
         con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
         con.execute("CREATE OR REPLACE VIEW inc.transaction_versions AS SELECT * FROM inc.dv")
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
@@ -320,120 +334,142 @@ class SiteBuild:
         con.execute(
             f"CREATE OR REPLACE TABLE inc.old AS SELECT DISTINCT {', '.join(_KEYS[1:])} FROM inc.old_rows"
         )
-        return self._decide(months)
 
-    def _decide(self, months: set[str]) -> Plan:
-        """Choose, per touched commission day, a rewrite or a patch; stage their rows in
-        `inc.base_rows` and `inc.patch_rows`."""
+    def _change(self) -> TransactionChange:
+        """The facts of the change in `inc.u` and `inc.old`: rows per commission day, the days an id
+        leaves, the rows of the touched days' own files and of their patch rows that stay."""
         new = self._rows(f"SELECT {_DAY}, count(*) FROM inc.u GROUP BY 1")
         leaving = self._rows(  # (days an id leaves: moved to another day, or gone)
-            f"SELECT DISTINCT {day_bucket('commission_date')}, 0 FROM inc.old o "
-            f"WHERE NOT EXISTS (SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
+            f"SELECT DISTINCT {_DAY}, 0 FROM inc.old o WHERE NOT EXISTS "
+            f"(SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
         )
         touched = set(new) | set(leaving)
-        own = touched - self.whole_days
-        files = self._existing(self.base, own)
+        files = self._existing(self.base, touched - self.whole_days)
         sizes = (
             self._rows(f"SELECT file_name, num_rows FROM parquet_file_metadata({sql_list(files)})")
             if files
             else {}
         )
-        base_rows = {p.stem: sizes.get(str(p), 0) for p in files}
-        patches = self._patches({_month_of(d) for d in touched})
+        patches = self._patches({month_of(d) for d in touched})
         kept = self._rows(
             f"SELECT {_DAY}, count(*) FROM read_parquet({sql_list(patches)}) WHERE {_NOT_DIRTY} GROUP BY 1"
         )
-        rewrite = {
-            d
-            for d in own
-            if d in leaving
-            or d not in base_rows
-            or new.get(d, 0) + kept.get(d, 0) > PATCH_SHARE * base_rows[d]
+        (count,) = self.con.execute("SELECT count(*) FROM inc.dirty").fetchall()[0]
+        return TransactionChange(
+            transactions=int(count),
+            new=new,
+            leaving=frozenset(leaving),
+            own_rows={p.stem: sizes.get(str(p), 0) for p in files},
+            kept=kept,
+            patch_months=frozenset(p.stem for p in patches if p.name != EMPTY),
+        )
+
+    def write(self, plan: SitePlan) -> None:
+        """Carry out an update `plan` (its change read by `read_change`): index the changed ledger
+        files, write the day files and patches of `transactions` it names, then each other rollup's
+        months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
+        writes = self._index([r for r in plan.ledger if r in self.readable])
+        rewrite, patches = plan.buckets(_T, WHOLE), plan.buckets(_T, PATCH)
+        if rewrite or patches:
+            self._stage_transactions(rewrite, plan.patched)
+            writes += [
+                Bucketed("SELECT * FROM inc.base_rows", _DAY, self.base, only=rewrite),
+                Bucketed(
+                    "SELECT * FROM inc.patch_rows", month_bucket("commission_date"), self.patch, only=patches
+                ),
+            ]
+        whole = {v: plan.buckets(v.name, WHOLE) for v in DERIVED_ROLLUPS}
+        delta = {v: plan.buckets(v.name, DELTA) for v in DERIVED_ROLLUPS}
+        months = {month_of(b) for b in frozenset[str]().union(*whole.values(), *delta.values())}
+        sources: dict[str, str] = {
+            dataset: self._source(dataset, [r for r in self.of(dataset) if partition_month(r) in months])
+            for dataset in DATASETS
+            if dataset != _T
         }
-        patched = touched - rewrite
-        patch_months = {p.stem for p in patches if p.name != EMPTY} | {_month_of(d) for d in patched}
-        own_files = [p for p in files if p.stem in rewrite]
-        own_patches = self._patches({_month_of(d) for d in rewrite})
+        self._install_recomputed(whole, sources)
+        self._install_merging(frozenset[str]().union(*delta.values()), sources)
+        writes += [w for v in DERIVED_ROLLUPS if (w := self._months(v, whole[v], delta[v])) is not None]
+        write_all(self.con, writes)  # each file read above: the stored rows before this write
+
+    def _stage_transactions(self, rewrite: frozenset[str], patched: frozenset[str]) -> None:
+        """The rows of the day files written again (`inc.base_rows`) and of the patch files
+        (`inc.patch_rows`): the stored rows that stay, the changed ids' rows now, and a deleted row
+        where an id leaves a day the last full build's file holds."""
+        touched = rewrite | patched
+        own_files = self._existing(self.base, rewrite)
+        own_patches = self._patches({month_of(d) for d in rewrite})
         self.con.execute(
             "CREATE OR REPLACE TABLE inc.base_rows AS SELECT * FROM "
             f"({stored_transactions_sql([*own_files, self.base / EMPTY], own_patches)}) "
             f"WHERE {_DAY} IN ({in_list(rewrite)}) AND {_NOT_DIRTY} "
             f"UNION ALL BY NAME SELECT * FROM inc.u WHERE {_DAY} IN ({in_list(rewrite)})"
         )
-        whole = in_list(touched & self.whole_days)
+        patches = self._patches({month_of(d) for d in touched})
         self.con.execute(
             f"CREATE OR REPLACE TABLE inc.patch_rows AS SELECT * FROM read_parquet({sql_list(patches)}) AS p "
             f"WHERE {_DAY} NOT IN ({in_list(rewrite)}) AND ({_NOT_DIRTY} OR _deleted AND NOT EXISTS "
             f"(SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='p')})) "
             f"UNION ALL BY NAME SELECT *, false AS _deleted FROM inc.u WHERE {_DAY} IN ({in_list(patched)}) "
             f"UNION ALL BY NAME SELECT {quote(self.site)} AS site, commission_id, commission_date, "
-            f"true AS _deleted FROM inc.old o WHERE {_DAY} IN ({whole}) "
+            f"true AS _deleted FROM inc.old o WHERE {_DAY} IN ({in_list(patched & self.whole_days)}) "
             f"AND NOT EXISTS (SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='o')})"
         )
-        touched_months = {_month_of(d) for d in touched}
-        return Plan(
-            frozenset(rewrite),
-            frozenset(patched),
-            frozenset(patch_months),
-            frozenset(months | touched_months),
-            frozenset(touched_months),
-        )
 
-    def apply(self, plan: Plan, whole: frozenset[str], ledger: Iterable[str]) -> None:
-        """Index the changed ledger files, write what `plan` found, and bring the other rollups up
-        to date for the plan's months: recomputed from their stored transactions for the months in
-        `whole` (those a killed refresh left pending), updated by the change alone for the others
-        (see `merge.py`); a rollup without a Merge is recomputed for the months where what it reads
-        changed."""
-        self._write_index([r for r in ledger if r in self.readable])
-        merged = plan.months - whole
-        recompute = {
-            v.name: whole
-            if v.merge is not None
-            else whole | (merged if _reads_reports(v) else merged & plan.touched)
-            for v in DERIVED_ROLLUPS
-        }
-        read = frozenset[str]().union(*recompute.values())
-        sources: dict[str, str] = {
-            dataset: self._source(dataset, [r for r in self.of(dataset) if _month(r) in whole | merged])
-            for dataset in DATASETS
-            if dataset != _T
-        }
-        if plan.rewrite or plan.patched:
-            write_buckets(self.con, "SELECT * FROM inc.base_rows", _DAY, self.base, only=plan.rewrite)
-            patch_bucket = month_bucket("commission_date")
-            write_buckets(
-                self.con, "SELECT * FROM inc.patch_rows", patch_bucket, self.patch, only=plan.patch_months
-            )
-        if read:  # the stored transactions, the rows just written included
-            stored = stored_transactions_sql(
-                self._base_files(read),
-                self._patches(read),
-                within_months("commission_date", read),
-                self._named_columns(v for v in DERIVED_ROLLUPS if recompute[v.name]),
-            )
-            self.con.execute(f"CREATE OR REPLACE TABLE inc.stored AS {stored}")  # read once, used by each
-            computed = [v for v in DERIVED_ROLLUPS if recompute[v.name]]
-            self._install("inc", computed, "SELECT * FROM inc.stored", sources)
-        if merged:
-            changed = within_months("commission_date", merged)
-            merging = [v for v in DERIVED_ROLLUPS if v.merge is not None]
-            self._install("inc_new", merging, f"SELECT * FROM inc.u WHERE {changed}", {})
-            self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
-            self._install("inc_reports", merging, "SELECT * FROM inc.old_rows WHERE false", sources)
-        for view in DERIVED_ROLLUPS:
-            folder = self.folders[view.name]
-            bucket = month_bucket(_date_column(view))
-            selects = []  # each for its own months: the report sources hold the rows of both
-            if recompute[view.name]:
+    def _install_recomputed(self, buckets: Mapping[View, frozenset[str]], sources: Mapping[str, str]) -> None:
+        """The rollups computed again for some months or days (`buckets`), over their stored
+        transactions as this write leaves them (read once into `inc.stored`) and their reports."""
+        computed = [v for v in DERIVED_ROLLUPS if buckets[v]]
+        if not computed:
+            return
+        read = frozenset[str]().union(*buckets.values())
+        months = {month_of(b) for b in read}
+        columns = self._named_columns(computed)
+        # What the stored transactions of these days will be once this write is in place: those
+        # stored now but the changed ones, and the changed ones' rows now.
+        where = within("commission_date", read)
+        stored = stored_transactions_sql(self._base_files(months), self._patches(months), where, columns)
+        self.con.execute(
+            f"CREATE OR REPLACE TABLE inc.stored AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
+            f"UNION ALL BY NAME SELECT {columns} FROM inc.u WHERE {where}"
+        )
+        self._install("inc", computed, "SELECT * FROM inc.stored", sources)
+
+    def _install_merging(self, months: frozenset[str], sources: Mapping[str, str]) -> None:
+        """The merged rollups over the changed transactions' new rows (`inc_new`), their old rows
+        (`inc_old`), and no transactions (`inc_reports`: the months' reports alone)."""
+        if not months:
+            return
+        changed = within("commission_date", months)
+        merging = [v for v in DERIVED_ROLLUPS if v.merge is not None]
+        self._install("inc_new", merging, f"SELECT * FROM inc.u WHERE {changed}", {})
+        self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
+        self._install("inc_reports", merging, "SELECT * FROM inc.old_rows WHERE false", sources)
+
+    def _months(self, view: View, whole: frozenset[str], delta: frozenset[str]) -> Bucketed | None:
+        """What `view`'s months become: those in `whole` computed again (a day of `whole`: that day
+        computed again, the month's other days kept), those in `delta` merged (None: no month)."""
+        folder = self.folders[view.name]
+        date = _date_column(view)
+        bucket = month_bucket(date)
+        months = {b for b in whole if len(b) != len("YYYY-MM-DD")}
+        days = whole - months
+        selects = []  # each for its own months: the report sources hold the rows of both
+        if months:
+            selects.append(f"SELECT * FROM inc.{view.name} WHERE {bucket} IN ({in_list(months)})")
+        if days:
+            kept = self._existing(folder, {month_of(d) for d in days})
+            if kept:
                 selects.append(
-                    f"SELECT * FROM inc.{view.name} WHERE {bucket} IN ({in_list(recompute[view.name])})"
+                    f"SELECT * FROM read_parquet({sql_list(kept)}, hive_partitioning = false) "
+                    f"WHERE NOT ({within(date, days)})"
                 )
-            if view.merge is not None and merged:
-                stored_files = self._existing(folder, merged)
-                reports = "inc_reports" if _reads_reports(view) else None
-                rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
-                selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({in_list(merged)})")
-            if selects:
-                written = recompute[view.name] | (merged if view.merge is not None else frozenset())
-                write_buckets(self.con, " UNION ALL BY NAME ".join(selects), bucket, folder, only=written)
+            selects.append(f"SELECT * FROM inc.{view.name} WHERE {within(date, days)}")
+        if delta:
+            stored_files = self._existing(folder, delta)
+            reports = "inc_reports" if reads_reports(view) else None
+            rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
+            selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({in_list(delta)})")
+        if not selects:
+            return None
+        written = months | {month_of(d) for d in days} | delta
+        return Bucketed(" UNION ALL BY NAME ".join(selects), bucket, folder, only=written)

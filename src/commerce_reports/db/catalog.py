@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 
 from ..contract import PartitionKey, lake_root
-from ..errors import LakeError
+from ..errors import LakeError, ValidationError
 from ..files import save_atomic, sha256_of
 from .connection import current_reading, install_views
 from .published import publish
@@ -100,12 +100,18 @@ def _stamp(path: Path) -> str | None:
         return None
 
 
-def write_catalog(data_dir: Path | str | None = None, *, force: bool = False) -> Path:
+def write_catalog(
+    data_dir: Path | str | None = None, *, force: bool = False, published: bool = False
+) -> Path:
     """Publish the lake's state for the views if it changed, then write `<data_dir>/commerce.duckdb`
     with the views of `connect()`, atomically, when its SQL changed (or `force`); return its path.
-    Call it after `refresh_rollups`."""
+    Call it after `refresh_rollups`; `published=True` says the caller has just published the lake
+    (a refresh does), so it is not listed again to find out."""
+    if not isinstance(published, bool):
+        raise ValidationError("published", f"{published!r} is not a bool", "give True or False")
     folder = lake_folder(resolve_data_dir(data_dir))
-    publish(folder)
+    if not published:
+        publish(folder)
     reading = current_reading(folder)
     target = folder / CATALOG_FILE
     digest = _digest(reading, folder)
@@ -175,5 +181,5 @@ def after_sync(data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]]) ->
     if not lake_root(data_dir).is_dir():  # nothing was ever stored: nothing to catalog
         return
     if changed:
-        refresh_rollups(data_dir, changed)
-    write_catalog(data_dir)
+        refresh_rollups(data_dir, changed)  # publishes what it changed
+    write_catalog(data_dir, published=bool(changed))

@@ -31,9 +31,10 @@ def merged_sql(
     for a view that reads no reports).
     """
     merge = view.merge
-    if merge is None:
+    if view.rollup is None or merge is None:
         raise LakeError(f"the rollup {view.name} cannot be updated by its changes: it has no Merge")
-    keys = ", ".join(merge.keys)
+    key_columns = view.rollup.keys
+    keys = ", ".join(key_columns)
     carried = [*merge.sums, *merge.firsts]
 
     def part(source: str, sign: str) -> str:
@@ -47,7 +48,7 @@ def merged_sql(
     added = ", ".join([*sums, *(f"min({c}) AS {c}" for c in merge.firsts)])
     derived = dict(merge.derived)
     joined = ", ".join(
-        c if c in merge.keys else f"coalesce(m.{c}, r.{c}) AS {c}" if c in carried else f"r.{c} AS {c}"
+        c if c in key_columns else f"coalesce(m.{c}, r.{c}) AS {c}" if c in carried else f"r.{c} AS {c}"
         for c in types
         if c not in derived
     )

@@ -11,11 +11,14 @@ sums allow), the months of changed aggregate windows (see `build.py`). A site wi
 whose views' code changed, is built whole, as `rebuild_rollups` (and `commerce-reports rollups
 --rebuild`) does on demand.
 
-A site is refreshed in one pass, each step called once from `_refresh_site` with the site's places
-(`state.SitePlaces`, found once, every rollup folder included) or what the step before produced:
-list the lake (`listing.py`), load the state and decide whole, delta or nothing
-(`state.decide_build`), find the unreadable files, build (`_build`: the state marked before any
-rollup is written, the build over a connection of its own, the state saved after).
+A site is refreshed in two parts: a plan, then its writer. `plan.plan_site` decides from the
+lake's state (its listing, the rollups' state, the rollup files' check, the partitions a sync says
+it stored) whether to do nothing, build whole, or update for what changed, and why; an update's
+detail (per rollup and month: whole, delta, patch or nothing) waits for what its changed
+transactions are, which the build reads without writing (`SiteBuild.read_change`, then
+`plan.plan_update`). The build then carries the plan out (`SiteBuild.full` or `.write`) and
+decides nothing. `plan_rollups` (and `commerce-reports rollups --plan`) shows the plans and writes
+nothing.
 
 Writes are safe beside readers: readers read the state last published (`published.py`), and a
 refresh publishes the lake and its rollups once it is done. Each file is replaced atomically and the
@@ -30,7 +33,7 @@ import dataclasses
 import logging
 import re
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,41 +43,65 @@ from ..contract import PART_FILE, PartitionKey, check_site_name
 from ..errors import LakeError, ValidationError
 from ..lake.locks import writing_sites
 from .buckets import remove_staging
-from .build import SiteBuild, build_connection
-from .listing import Listing, dataset_of, left_out_files, manifest_entries, site_listing, undecodable_files
+from .build import SiteBuild, build_connection, reading_connection
+from .listing import Listing, left_out_files, manifest_entries, site_listing, undecodable_files
+from .plan import UPDATE, WHOLE, SitePlan, plan_site, plan_update
 from .published import publish
 from .snapshot import take_snapshot
 from .sources import dataset_schemas, lake_folder, lake_sites, resolve_data_dir
 from .state import (
+    DERIVED_ROLLUPS,
     NOTHING,
     SitePlaces,
     SiteState,
     changed_rollups,
-    decide_build,
     load_state,
     rollup_files,
     save_state,
     site_places,
 )
 
-__all__ = ["SiteRefresh", "fresh_rollups", "rebuild_rollups", "refresh_rollups", "verify_rollups"]
+__all__ = [
+    "FALLBACK",
+    "SiteRefresh",
+    "fresh_rollups",
+    "plan_rollups",
+    "rebuild_rollups",
+    "refresh_rollups",
+    "verify_rollups",
+]
 
 log = logging.getLogger(__name__)
+FALLBACK = (
+    "full_rebuild_fallback"  # marks the log record of a refresh rebuilt whole because its update failed
+)
 
 
 @dataclass(frozen=True)
 class SiteRefresh:
-    """What a refresh did for one site: built whole or for what changed, the months of the monthly
-    rollups it rewrote (`recomputed`: those it computed again from their stored transactions, the
-    others it updated by the changed transactions alone), the partition files it left out as
-    unreadable, and how long it took."""
+    """What a refresh did for one site: its plan (built whole or for what changed, and why, with a
+    step per rollup and month), the months it wrote, the partition files it left out as unreadable,
+    and how long it took."""
 
     site: str
-    full: bool
+    plan: SitePlan
     months: tuple[str, ...]
     skipped: dict[str, str]
     seconds: float
-    recomputed: tuple[str, ...] = ()
+
+    @property
+    def full(self) -> bool:
+        """Whether the rollups were built whole."""
+        return self.plan.action == WHOLE
+
+    @property
+    def recomputed(self) -> tuple[str, ...]:
+        """The months of the monthly rollups computed again from their stored transactions (the
+        others were updated by the changed transactions alone)."""
+        if self.full:
+            return self.months
+        merged = {view.name for view in DERIVED_ROLLUPS if view.merge is not None}
+        return tuple(sorted({s.bucket for s in self.plan.steps if s.action == WHOLE and s.rollup in merged}))
 
 
 def refresh_rollups(
@@ -109,6 +136,27 @@ def rebuild_rollups(
     done = [r for site in chosen if (r := _refresh_site(site_places(folder, site), set(), True)) is not None]
     publish(folder)
     return done
+
+
+def plan_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None = None) -> list[SitePlan]:
+    """What `refresh_rollups` would do for each of `sites` (default: every site of the lake) and why,
+    writing nothing: for an update, the changed transactions are read from the lake to say, per
+    rollup and month, what would be written."""
+    folder = lake_folder(resolve_data_dir(data_dir))
+    chosen = lake_sites(folder) if sites is None else _site_names(sites)
+    plans = []
+    for site in chosen:
+        places = site_places(folder, site)
+        survey = _survey(places, set(), False, {})
+        plan, before = survey.plan, survey.before
+        if plan.action == UPDATE and before is not None:
+            readable = {r: s for r, s in survey.listing.items() if r not in survey.skipped}
+            schemas = dataset_schemas(places.lake, readable, before.listing, before.schemas)
+            with reading_connection() as con:
+                build = SiteBuild(con, places, readable, schemas, before.whole_days)
+                plan = plan_update(plan, build.read_change(plan.ledger, before.listing, before.skipped))
+        plans.append(plan)
+    return plans
 
 
 def verify_rollups(
@@ -172,49 +220,92 @@ def _targets(data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]] | Non
     return targets
 
 
-def _refresh_site(places: SitePlaces, hints: set[str], force: bool) -> SiteRefresh | None:
-    """Refresh one site's rollups under its lock, in steps: list the lake, load the state, decide
-    whole or delta, find the unreadable files, build (up to three attempts, each leaving out
-    what the one before found undecodable); None when nothing was to be done."""
+def _survey(places: SitePlaces, stored: set[str], force: bool, undecodable: Mapping[str, str]) -> _Survey:
+    """The site's lake and rollups as they are, and the plan they call for (an update's steps
+    not yet known)."""
+    listing = site_listing(places.data_dir, places.site)
+    before = load_state(places)
+    basis = before or NOTHING
+    entries = manifest_entries(places.data_dir, places.site)
+    skipped = {**left_out_files(places.lake, listing, entries, basis.listing, basis.skipped), **undecodable}
+    changed = [] if before is None else changed_rollups(places, before)
+    plan = plan_site(places.site, listing, before, skipped, changed, stored, force=force)
+    return _Survey(listing, before, skipped, plan)
+
+
+@dataclass(frozen=True)
+class _Survey:
+    listing: Listing
+    before: SiteState | None
+    skipped: dict[str, str]
+    plan: SitePlan
+
+
+def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefresh | None:
+    """Refresh one site's rollups under its lock: survey and plan, then carry the plan out (up to
+    three attempts, each planned again from what the one before left, leaving out what it found
+    undecodable); None when the plan is to do nothing."""
     started = time.perf_counter()
-    site = places.site
-    with writing_sites(places.data_dir, [site]):
+    undecodable: dict[str, str] = {}
+    with writing_sites(places.data_dir, [places.site]):
         remove_staging(places.folder)
-        listing = site_listing(places.data_dir, site)
-        before = load_state(places)
-        full = decide_build(places, before, listing, hints, force)
-        if full is None:
-            return None
-        basis = NOTHING if full or before is None else before
-        entries = manifest_entries(places.data_dir, site)
-        skipped = left_out_files(places.lake, listing, entries, basis.listing, basis.skipped)
         for _ in range(3):
+            survey = _survey(places, stored, force, undecodable)
+            if not survey.plan.writes:
+                return None
             try:
-                months, recomputed = _build(places, listing, skipped, None if full else before, hints)
+                plan, months = _carry_out(places, survey)
             except (duckdb.Error, LakeError) as error:
-                found = undecodable_files(places.lake, listing, skipped)
-                if not found and full:
+                found = undecodable_files(places.lake, survey.listing, survey.skipped)
+                if not found and survey.plan.action == WHOLE:
                     raise LakeError(
-                        f"the rollups of site {site} could not be built: {_why(error)}. The views read the "
-                        "lake files meanwhile; `commerce-reports verify` checks the partitions"
+                        f"the rollups of site {places.site} could not be built: {_why(error)}. The views "
+                        "read the lake files meanwhile; `commerce-reports verify` checks the partitions"
                     ) from None
-                if not found:
+                if not found:  # nothing in the lake is to blame: rebuild the rollups whole
                     log.warning(
-                        "the rollups of site %s could not be updated (%s): rebuilding them whole", site, error
+                        "the rollups of site %s could not be updated (%s): rebuilding them whole",
+                        places.site,
+                        error,
+                        extra={FALLBACK: True},
                     )
-                skipped |= found
-                before = load_state(places)  # the failed attempt may have left months pending
-                # nothing in the lake is to blame: rebuild the rollups whole
-                full = full or not found or before is None or before.rebuilding
+                    force = True
+                undecodable |= found
                 continue
             seconds = time.perf_counter() - started
-            log.info(
-                "rollups of %s: %s in %.1f s", site, "rebuilt" if full else f"{len(months)} months", seconds
-            )
-            return SiteRefresh(
-                site, full, tuple(sorted(months)), dict(skipped), seconds, tuple(sorted(recomputed))
-            )
-    raise LakeError(f"the rollups of site {site} could not be built: unreadable partitions keep failing them")
+            log.info("rollups of %s: %s in %.1f s", places.site, plan.reason, seconds)
+            return SiteRefresh(places.site, plan, tuple(sorted(months)), survey.skipped, seconds)
+    raise LakeError(
+        f"the rollups of site {places.site} could not be built: unreadable partitions keep failing them"
+    )
+
+
+def _carry_out(places: SitePlaces, survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
+    """Carry out `survey.plan` (whole or an update); return it with its steps, and the months
+    written. The state says what is being rewritten before any rollup file is, and what the rollups
+    reflect once all are."""
+    plan, before = survey.plan, survey.before
+    readable = {r: s for r, s in survey.listing.items() if r not in survey.skipped}
+    whole = plan.action == WHOLE or before is None
+    basis = NOTHING if whole or before is None else before
+    schemas = dataset_schemas(places.lake, readable, basis.listing, basis.schemas)
+    if whole:
+        save_state(places, SiteState(listing={}, rebuilding=True))
+    with build_connection(places, full=whole) as con:
+        build = SiteBuild(con, places, readable, schemas, basis.whole_days)
+        if whole or before is None:
+            months, whole_days = build.full()
+        else:
+            plan = plan_update(plan, build.read_change(plan.ledger, before.listing, before.skipped))
+            months, whole_days = plan.months | before.pending_months, before.whole_days
+            save_state(places, dataclasses.replace(before, pending_months=months))
+            build.write(plan)
+    build.remove_old_index()
+    state = SiteState(
+        survey.listing, dict(survey.skipped), schemas, whole_days=whole_days, files=rollup_files(places)
+    )
+    save_state(places, state)
+    return plan, months
 
 
 _FULL_DISK = ("No space left on device", '"errno":"28"', "Disk quota exceeded", '"errno":"122"')
@@ -227,46 +318,3 @@ def _why(error: Exception) -> str:
         path = re.search(r'file \\?"([^"\\]+)', text)
         return f"the disk is full{f' (writing {path.group(1)})' if path else ''}"
     return text
-
-
-def _build(
-    places: SitePlaces,
-    listing: Listing,
-    skipped: dict[str, str],
-    before: SiteState | None,
-    hints: set[str],
-) -> tuple[Collection[str], Collection[str]]:
-    """Build the site's rollups whole (`before` None) or for what changed since `before`; return
-    the months written, and those of them recomputed from their stored transactions. The state says
-    what is being rewritten before any rollup file is, and what the rollups reflect once all are."""
-    readable = {r: s for r, s in listing.items() if r not in skipped}
-    basis = before or NOTHING
-    schemas = dataset_schemas(places.lake, readable, basis.listing, basis.schemas)
-    if before is None:
-        save_state(places, SiteState(listing={}, rebuilding=True))
-    with build_connection(places, full=before is None) as con:
-        build = SiteBuild(con, places, readable, schemas, basis.whole_days)
-        if before is None:
-            months, whole_days = build.full()
-            whole = months
-        else:
-            known = before.listing.keys() | listing.keys()
-            changed = {r for r in known if listing.get(r) != before.listing.get(r)}
-            changed |= (hints | (skipped.keys() ^ before.skipped.keys())) & known
-            plan = build.plan(before.listing, before.skipped, changed)
-            months = plan.months | before.pending_months
-            save_state(places, dataclasses.replace(before, pending_months=months))
-            whole, whole_days = before.pending_months, before.whole_days
-            build.apply(plan, whole, [r for r in changed if dataset_of(r) == "transactions"])
-    build.remove_old_index()
-    save_state(
-        places,
-        SiteState(
-            listing=listing,
-            skipped=dict(skipped),
-            schemas=schemas,
-            whole_days=whole_days,
-            files=rollup_files(places),
-        ),
-    )
-    return months, whole

@@ -40,8 +40,6 @@ from ..locate import check_folder_path
 from .listing import Listing, dataset_of
 
 __all__ = [
-    "FOLDERS",
-    "HIVE_KEYS",
     "MIXED",
     "dataset_schemas",
     "file_schemas",
@@ -52,11 +50,9 @@ __all__ = [
     "read_sql",
     "resolve_data_dir",
     "sql_list",
-    "sql_type",
     "typed_empty",
 ]
 
-FOLDERS = PARTITION_GLOBS  # the contract's folder globs, by dataset
 MIXED = "mixed"  # the schema signature of files whose columns differ
 
 
@@ -160,7 +156,7 @@ def lake_sites(data_dir: Path) -> list[str]:
 def part_glob(data_dir: Path, dataset: str, site: str = "*") -> str:
     """The glob of every partition file of `dataset` (of one site, or of all)."""
     _check(dataset)
-    return f"{lake_root(data_dir)}/site={site}/{FOLDERS[dataset]}/{PART_FILE}"
+    return f"{lake_root(data_dir)}/site={site}/{PARTITION_GLOBS[dataset]}/{PART_FILE}"
 
 
 def resolve_data_dir(data_dir: Path | str | None) -> Path:

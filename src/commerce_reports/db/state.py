@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from ..contract import DATASETS, check_site_name, dataset_schema, site_root
 from ..files import save_atomic
@@ -51,7 +52,6 @@ __all__ = [
     "SitePlaces",
     "SiteState",
     "changed_rollups",
-    "decide_build",
     "load_state",
     "rollup_files",
     "rollups_root",
@@ -62,12 +62,16 @@ __all__ = [
 STATE_FILE = "state.json"
 EMPTY = "_empty.parquet"
 WHOLE_PREFIX = "whole-"  # whole-<YYYY-MM|none>.parquet: the last full build, by commission month
-log = logging.getLogger(__name__)
 
-_LAYOUT = "buckets-5"  # bump when the files' layout changes: every rollup is rebuilt
+_LAYOUT = "buckets-6"  # bump when the files' layout changes: every rollup is rebuilt
 CODE = hashlib.sha256(
     "\n".join(
-        [_LAYOUT, *(v.sql + v.order_by for v in VIEW_LIST), *(str(dataset_schema(d)) for d in DATASETS)]
+        [
+            _LAYOUT,
+            duckdb.__version__,  # its hash keys the index files' ids
+            *(v.sql + repr(v.rollup) for v in VIEW_LIST),
+            *(str(dataset_schema(d)) for d in DATASETS),
+        ]
     ).encode()
 ).hexdigest()  # a change to any view or stored schema makes every rollup stale
 
@@ -242,25 +246,6 @@ def changed_rollups(places: SitePlaces, state: SiteState, *, read_all: bool = Fa
     sorted: a rollup changed by anything but a refresh must not answer for the lake."""
     now = rollup_files(places, read_all=read_all)
     return sorted(r for r in state.files.keys() | now.keys() if state.files.get(r) != now.get(r))
-
-
-def decide_build(
-    places: SitePlaces, before: SiteState | None, listing: Listing, hints: set[str], force: bool
-) -> bool | None:
-    """Whether the site's rollups are built whole (True) or for what changed (False); None when
-    they reflect `listing` already, untouched since (a changed rollup file is rebuilt whole).
-    `hints`: partitions said to be stored again; `force`: build whole whatever the state."""
-    if not force and before is not None and before.matches(listing) and not hints & listing.keys():
-        changed = changed_rollups(places, before)
-        if not changed:
-            return None
-        log.warning(
-            "the rollups of site %s were changed after they were built (%s): rebuilding them",
-            places.site,
-            ", ".join(changed[:3]),
-        )
-        return True
-    return force or before is None or before.outdated(listing)
 
 
 def save_state(places: SitePlaces, state: SiteState) -> None:

@@ -27,12 +27,35 @@ to forms both engines run alike.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..contract import AGGREGATE_SCHEMAS, MONEY_SCALE, MONEY_SUM, TRANSACTION_SCHEMA, sql_type
+from ..contract import (
+    AGGREGATE_SCHEMAS,
+    DATASETS,
+    MONEY_SCALE,
+    MONEY_SUM,
+    TRANSACTION_SCHEMA,
+    sql_type,
+)
+from ..errors import ValidationError
 from ..params import FILTER_NAMES, DeviceType
 
-__all__ = ["PERIOD_NOTE", "VIEWS", "VIEW_LIST", "Merge", "View", "render"]
+__all__ = [
+    "PERIOD_KINDS",
+    "PERIOD_NOTE",
+    "VIEWS",
+    "VIEW_LIST",
+    "Merge",
+    "PeriodKind",
+    "Rollup",
+    "View",
+    "contract_problems",
+    "reads_reports",
+    "render",
+    "with_inputs",
+]
 
 PERIOD_NOTE = (
     " complete: the lake holds the whole period (every updateDate day stored and settled, report "
@@ -42,40 +65,153 @@ PERIOD_NOTE = (
 
 
 @dataclass(frozen=True)
+class PeriodKind:
+    """A kind of period a view's rows cover: the columns `coverage.py` reads to say whether a row's
+    period is `complete` and `final` (a view of this kind must have them), and the date column a
+    rollup of such rows is stored by."""
+
+    name: str
+    date_column: str
+    requires: tuple[str, ...]
+    about: str  # what a row's period is, for the documentation
+
+
+PERIOD_KINDS: dict[str, PeriodKind] = {
+    kind.name: kind
+    for kind in (
+        PeriodKind("day", "day", ("site", "day"), "a commission day"),
+        PeriodKind(
+            "month",
+            "window_start",
+            ("site", "window_start", "window_end", "report_fetched_at"),
+            "a calendar month: transactions by commission month beside the stored report window",
+        ),
+        PeriodKind(
+            "window",
+            "window_start",
+            ("site", "window_start", "window_end", "fetched_at"),
+            "a stored report window",
+        ),
+    )
+}
+
+
+def _refuse(view: str, rule: str, detail: str, fix: str) -> ValidationError:
+    """The error of a declaration that breaks a rule of the views' contract."""
+    return ValidationError(f"view {view}", f'breaks the rule "{rule}": {detail}', fix)
+
+
+@dataclass(frozen=True)
 class Merge:
     """How a rollup's rows over separate sets of transactions add up, so that a refresh can update
     a month by the changed transactions alone (see `db/merge.py`).
 
-    Rows of the same `keys` add their `sums` (a transaction's old row is subtracted); `firsts` keep
-    the least known value; `derived` columns are computed again from the merged row (SQL over its
-    columns). Any other column comes from the aggregate reports: the rollup over no transactions.
+    Rows of the same keys (the rollup's) add their `sums` (a transaction's old row is subtracted);
+    `firsts` keep the least known value; `derived` columns are computed again from the merged row
+    (SQL over its columns). Any other column comes from the aggregate reports (the rollup over no
+    transactions): a view that reads no report declares every column (`contract_problems`).
     """
 
-    keys: tuple[str, ...]
     sums: tuple[str, ...]  # with `transactions`: a row whose count falls to 0 is gone
     derived: tuple[tuple[str, str], ...] = ()
     firsts: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        if "transactions" not in self.sums:
-            raise TypeError("a Merge sums `transactions`: it says which rows are left")
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every column the merge declares (sums, firsts, derived)."""
+        return (*self.sums, *self.firsts, *(name for name, _ in self.derived))
+
+
+@dataclass(frozen=True)
+class Rollup:
+    """How a view is kept as Parquet (see `db/build.py`): a file per month of `date_column`, a row
+    per `keys` (the site and the date column among them); with a `merge`, a month is updated by its
+    changed transactions alone, without one it is computed again from its stored transactions."""
+
+    date_column: str
+    keys: tuple[str, ...]
+    merge: Merge | None = None
 
 
 @dataclass(frozen=True)
 class View:
-    """One public view: what a row is, its SQL template, and whether a rollup materializes it (and
-    how its rows merge, when they do)."""
+    """One public view: what a row is, its SQL template, whether a rollup keeps it (and how), and
+    the kind of period a row covers (`PERIOD_KINDS`; None: a row is no period).
+
+    The rules a declaration can break without its SQL being run are checked here, when it is made
+    (at import); those that need its columns, by `contract_problems` (one fast test runs it)."""
 
     name: str
     comment: str
     sql: str
-    rollup: bool = False
-    order_by: str = ""  # the rollup's sort order: its date column first, so date filters skip row groups
-    merge: Merge | None = None
-    # The kind of period a row covers, for its `complete` and `final` columns (see `coverage.py`):
-    # `day`, `month` (transactions by commission month beside report windows) or `window` (a stored
-    # report window); None: a row is no period.
+    rollup: Rollup | None = None
     period: str | None = None
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+            raise _refuse(
+                self.name, "a view's name is a lowercase SQL name", repr(self.name), "e.g. 'daily_x'"
+            )
+        if self.period is not None and self.period not in PERIOD_KINDS:
+            raise _refuse(
+                self.name,
+                "a period is one of the kinds",
+                f"period {self.period!r}",
+                f"use {', '.join(PERIOD_KINDS)}",
+            )
+        if self.rollup is not None:
+            self._check_rollup(self.rollup)
+
+    def _check_rollup(self, rollup: Rollup) -> None:
+        for column in ("site", rollup.date_column):
+            if column not in rollup.keys:
+                raise _refuse(
+                    self.name,
+                    "a rollup's keys hold the site and its date column",
+                    f"column {column} is not among its keys {rollup.keys}",
+                    "list it in Rollup(keys=...)",
+                )
+        kind = PERIOD_KINDS.get(self.period or "")
+        if kind is not None and rollup.date_column != kind.date_column:
+            raise _refuse(
+                self.name,
+                f"a rollup of {kind.name} periods is stored by their {kind.date_column}",
+                f"its date column is {rollup.date_column}",
+                f"give Rollup(date_column={kind.date_column!r}, ...)",
+            )
+        if rollup.merge is None:
+            return
+        merge = rollup.merge
+        if "transactions" not in merge.sums:
+            raise _refuse(
+                self.name,
+                "a Merge sums transactions",
+                "column transactions is not among its sums (it says which rows are left)",
+                "add 'transactions' to Merge(sums=...)",
+            )
+        declared = [*rollup.keys, *merge.columns]
+        for column in sorted({c for c in declared if declared.count(c) > 1}):
+            raise _refuse(
+                self.name,
+                "a merge column is declared once",
+                f"column {column} is declared more than once among keys, sums, firsts and derived",
+                "keep it in one of them",
+            )
+
+    @property
+    def merge(self) -> Merge | None:
+        """How the view's rollup merges a change (None: no rollup, or one computed again)."""
+        return None if self.rollup is None else self.rollup.merge
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The views its SQL reads (`{src}.<name>`), sorted."""
+        return tuple(sorted(set(re.findall(r"\{src\}\.(\w+)", self.sql))))
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """The lake datasets its SQL reads directly (`{<dataset>}`)."""
+        return tuple(d for d in DATASETS if "{" + d + "}" in self.sql)
 
 
 def render(view: View, src: str, sources: dict[str, str]) -> str:
@@ -84,6 +220,27 @@ def render(view: View, src: str, sources: dict[str, str]) -> str:
     for dataset, select in sources.items():
         sql = sql.replace("{" + dataset + "}", f"({select})")
     return sql
+
+
+def _declared(*views: View) -> tuple[View, ...]:
+    """`views` as the list of views: each name once, each view reading only views declared before
+    it (the order in which they are created, typed and built)."""
+    seen: set[str] = set()
+    for view in views:
+        if view.name in seen:
+            raise _refuse(
+                view.name, "a view is declared once", f"a second view named {view.name}", "rename one"
+            )
+        for name in view.reads:
+            if name not in seen:
+                raise _refuse(
+                    view.name,
+                    "a view reads only views declared before it",
+                    f"it reads {name}, declared after it or not at all",
+                    f"declare {name} first, or read an existing view",
+                )
+        seen.add(view.name)
+    return views
 
 
 _TXN = [f.name for f in TRANSACTION_SCHEMA]
@@ -194,10 +351,10 @@ _SUMS = ("revenue", "order_value", "transactions", "returns")
 _RETURN_RATE = ("return_rate", "returns / nullif(transactions, 0)")
 
 
-def _merge_monthly(key: str, *derived: tuple[str, str]) -> Merge:
-    """The merge of a `_monthly` view keyed by `key` ('' for none)."""
+def _monthly_rollup(key: str, *derived: tuple[str, str]) -> Rollup:
+    """The rollup of a `_monthly` view keyed by `key` ('' for none), merged by its changes."""
     keys = ("site", "window_start", "window_end", *((key,) if key else ()))
-    return Merge(keys, _SUMS, (_RETURN_RATE, *derived))
+    return Rollup("window_start", keys, Merge(_SUMS, (_RETURN_RATE, *derived)))
 
 
 def _window_sums(dataset: str, clicks: str, reported_clicks: str) -> str:
@@ -223,7 +380,7 @@ _MONTH_NOTE = (
     "of clicks, NULL when not stored, and report_fetched_at, when that window was fetched."
 )
 
-VIEW_LIST: tuple[View, ...] = (
+VIEW_LIST: tuple[View, ...] = _declared(
     View(
         "transaction_versions",
         "One row per stored version of a transaction: each partition file's rows, with site, "
@@ -265,8 +422,7 @@ JOIN (  -- the latest version's partition, found on narrow rows: sorting whole r
     WINDOW versions AS ({_LATEST_FIRST} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
     QUALIFY row_number() OVER ({_LATEST_FIRST}) = 1
 ) AS latest USING (site, commission_id, partition_by, partition_day)""",
-        rollup=True,
-        order_by="site, commission_date, commission_id",
+        rollup=Rollup("commission_date", ("site", "commission_id", "commission_date")),
     ),
     View(
         "transaction_items",
@@ -310,10 +466,10 @@ FROM {{merchandise}}""",
         f"""SELECT site, commission_date AS day, link_url, page_url, cuid, {_columns(_UTM)},{_MEASURES}
 FROM {{src}}.transactions
 GROUP BY ALL""",
-        rollup=True,
-        order_by="site, day",
+        rollup=Rollup(
+            "day", ("site", "day", "link_url", "page_url", "cuid", *_UTM), Merge(_SUMS, (_RETURN_RATE,))
+        ),
         period="day",
-        merge=Merge(("site", "day", "link_url", "page_url", "cuid", *_UTM), _SUMS, (_RETURN_RATE,)),
     ),
     View(
         "daily_performance",
@@ -325,8 +481,7 @@ GROUP BY ALL""",
     count(DISTINCT link_url) AS links
 FROM {{src}}.transactions
 GROUP BY ALL""",
-        rollup=True,
-        order_by="site, day",
+        rollup=Rollup("day", ("site", "day")),  # distinct counts do not add up: no Merge
         period="day",
     ),
     View(
@@ -334,20 +489,16 @@ GROUP BY ALL""",
         "One row per site, calendar month (window_start, window_end excluded) and device; "
         + _MONTH_NOTE.format(slice="deviceType=<code>"),
         _monthly("device", "device", _DEVICE_OF_CODE, "device_type"),
-        rollup=True,
+        rollup=_monthly_rollup("device"),
         period="month",
-        order_by="site, window_start, device",
-        merge=_merge_monthly("device"),
     ),
     View(
         "country_performance",
         "One row per site, calendar month (window_start, window_end excluded) and country (upper "
         "case; NULL: no click detail); " + _MONTH_NOTE.format(slice="country=<code>"),
         _monthly("country", "upper(country)", "country", "country"),
-        rollup=True,
+        rollup=_monthly_rollup("country"),
         period="month",
-        order_by="site, window_start, country",
-        merge=_merge_monthly("country"),
     ),
     View(
         "network_performance",
@@ -361,10 +512,8 @@ GROUP BY ALL""",
             None,
             ",\n       aggregate_revenue - coalesce(revenue, 0) AS revenue_gap",
         ),
-        rollup=True,
+        rollup=_monthly_rollup("network", ("revenue_gap", "aggregate_revenue - revenue")),
         period="month",
-        order_by="site, window_start, network",
-        merge=_merge_monthly("network", ("revenue_gap", "aggregate_revenue - revenue")),
     ),
     View(
         "merchandise_performance",
@@ -402,24 +551,23 @@ SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end
        coalesce(quantity, 0) AS quantity, coalesce(transactions, 0) AS transactions,
        coalesce(returns, 0) AS returns, aggregate_revenue, sales, actions, report_fetched_at
 FROM t FULL JOIN a USING (site, window_start, product_name, merchant_group_id)""",
-        rollup=True,
-        period="month",
-        order_by="site, window_start, product_name",
-        merge=Merge(
+        rollup=Rollup(
+            "window_start",
             ("site", "window_start", "window_end", "product_name", "merchant_group_id"),
-            ("revenue", "order_value", "quantity", "transactions", "returns"),
-            firsts=("merchant_group_name",),
+            Merge(
+                ("revenue", "order_value", "quantity", "transactions", "returns"),
+                firsts=("merchant_group_name",),
+            ),
         ),
+        period="month",
     ),
     View(
         "site_performance",
         "One row per site and calendar month (window_start, window_end excluded); "
         + _MONTH_NOTE.format(slice="all"),
         _monthly("", "", "", None),
-        rollup=True,
+        rollup=_monthly_rollup(""),
         period="month",
-        order_by="site, window_start",
-        merge=_merge_monthly(""),
     ),
     View(
         "report_totals",
@@ -444,3 +592,100 @@ FROM windows""",
 )
 
 VIEWS: dict[str, str] = {view.name: view.comment + (PERIOD_NOTE if view.period else "") for view in VIEW_LIST}
+
+
+def with_inputs(views: Iterable[View]) -> list[View]:
+    """`views` and the views without a rollup that they read (`transaction_items`, the reports),
+    directly or through each other, in VIEW_LIST order: what computing them installs (a rollup they
+    read is handed in)."""
+    chosen = set(views)
+    wanted: set[str] = set()
+    for view in reversed(VIEW_LIST):  # a view reads only views declared before it
+        if view in chosen or (view.rollup is None and view.name in wanted):
+            wanted.update(view.reads)
+    return [v for v in VIEW_LIST if v in chosen or (v.rollup is None and v.name in wanted)]
+
+
+def reads_reports(view: View) -> bool:
+    """Whether `view` reads the aggregate reports (`networks`, `merchandise`), directly or through
+    views without a rollup."""
+    return any(d in AGGREGATE_SCHEMAS for v in with_inputs([view]) for d in v.datasets)
+
+
+_NUMBERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UBIGINT", "DECIMAL", "DOUBLE", "FLOAT")
+
+
+def contract_problems(views: Sequence[View] = VIEW_LIST) -> list[str]:
+    """What each declaration of `views` breaks that only its columns tell, a line per broken rule
+    naming the view, the rule and the column (empty: nothing). Each view's SQL is bound over typed,
+    empty lake files in an in-memory DuckDB, in the order given; then its period kind's columns, its
+    rollup's keys and each column of its merge are looked for among the columns it has. One fast
+    test runs it over VIEW_LIST (`tests/db/test_views.py`)."""
+    import duckdb
+
+    from .sources import typed_empty
+
+    sources: dict[str, str] = {dataset: typed_empty(dataset) for dataset in DATASETS}
+    problems: list[str] = []
+    with duckdb.connect() as con:
+        con.execute("CREATE SCHEMA checked")
+        for view in views:
+            try:
+                con.execute(f"CREATE VIEW checked.{view.name} AS {render(view, 'checked', sources)}")
+                described = con.execute(f"DESCRIBE checked.{view.name}").fetchall()
+            except duckdb.Error as error:
+                first_line = str(error).strip().splitlines()[0]
+                refused = _refuse(
+                    view.name, "its SQL binds over the lake's columns", first_line, "mend its SQL"
+                )
+                problems.append(str(refused))
+                continue
+            columns = {str(name): str(kind) for name, kind, *_ in described}
+            problems += [str(refused) for refused in _column_problems(view, columns)]
+    return problems
+
+
+def _column_problems(view: View, columns: Mapping[str, str]) -> list[ValidationError]:
+    """The rules `view` breaks, given its columns (name -> DuckDB type)."""
+    found = []
+    if view.period is not None:
+        kind = PERIOD_KINDS[view.period]
+        rule = f"a {kind.name} period has the columns {', '.join(kind.requires)}"
+        fix = "add it to its SQL (coverage.py reads it to say complete and final)"
+        found += [
+            _refuse(view.name, rule, f"it has no column {c}", fix) for c in kind.requires if c not in columns
+        ]
+    if view.rollup is not None:
+        rule = "a rollup's keys are columns of the view"
+        missing = [c for c in view.rollup.keys if c not in columns]
+        found += [_refuse(view.name, rule, f"it has no column {c}", "mend Rollup(keys=...)") for c in missing]
+    if view.rollup is not None and view.rollup.merge is not None:
+        found += _merge_problems(view, view.rollup.keys, view.rollup.merge, columns)
+    return found
+
+
+def _merge_problems(
+    view: View, keys: tuple[str, ...], merge: Merge, columns: Mapping[str, str]
+) -> list[ValidationError]:
+    """The rules a view's `merge` breaks, given the view's columns (name -> DuckDB type)."""
+    rule = "a merge column is a column of the view"
+    missing = [c for c in merge.columns if c not in columns]
+    found = [_refuse(view.name, rule, f"it has no column {c}", "mend its Merge") for c in missing]
+    found += [
+        _refuse(view.name, "a merge sums numbers", f"column {c} is {columns[c]}", "sum a count or an amount")
+        for c in merge.sums
+        if c in columns and not columns[c].startswith(_NUMBERS)
+    ]
+    if reads_reports(view):  # any other column comes from the report side
+        return found
+    undeclared = [c for c in columns if c not in keys and c not in merge.columns]
+    return found + [
+        _refuse(
+            view.name,
+            "a view that reads no report declares every column in its Merge",
+            f"column {c} is neither a key, a sum, a first nor derived: a merged month would have "
+            "nowhere to take it from",
+            "add it to Merge(sums=...), firsts, or derived (SQL over the merged row)",
+        )
+        for c in undeclared
+    ]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import DEFAULT_REVISION_DAYS, check_revision_days
-from ..contract import AGGREGATES, SCHEMA_VERSION, PartitionKey, site_root
+from ..contract import AGGREGATES, PartitionKey, site_root
 from ..errors import CommerceReportsError, LakeError
 from ..files import save_atomic
 from .digests import clear_intent
@@ -51,7 +51,6 @@ class Entry:
     fetched_at: datetime
     rows: int
     sha256: str
-    schema_version: int
     settled: bool
     untyped: int = 0  # rows holding values the parser could not type: the partition stays due
     size: int | None = None  # the file's size and modification time when recorded
@@ -109,7 +108,6 @@ class Entry:
                 fetched_at=fetched_at if fetched_at.tzinfo else fetched_at.replace(tzinfo=UTC),
                 rows=_count(data["rows"]),
                 sha256=_text(data["sha256"]),
-                schema_version=_count(data["schema_version"]),
                 settled=data["settled"] is True,
                 untyped=_count(data.get("untyped", 0)),
                 size=None if data.get("size") is None else _count(data["size"]),
@@ -284,7 +282,6 @@ class Manifest:
         """Write the whole manifest atomically (temporary file, then rename)."""
         payload: dict[str, Any] = {
             "site": self.site,
-            "schema_version": SCHEMA_VERSION,
             "service": self.service,
             "partitions": {e.relpath: e.to_json() for e in self},
         }
@@ -314,7 +311,6 @@ class Manifest:
                 fetched_at=fetched_at.astimezone(UTC),
                 rows=written.rows,
                 sha256=written.sha256,
-                schema_version=SCHEMA_VERSION,
                 settled=settled,
                 untyped=written.untyped,
                 size=written.size,

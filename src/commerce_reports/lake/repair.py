@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 from ..contract import (
     AGGREGATES,
     PART_FILE,
-    SCHEMA_VERSION,
     PartitionKey,
     check_site_name,
     lake_root,
@@ -155,7 +154,6 @@ def _entry(relpath: str, stored: StoredFile, policy: Finality | None, revision_d
         fetched_at=stored.fetched_at,
         rows=stored.rows,
         sha256=stored.sha256,
-        schema_version=SCHEMA_VERSION,
         settled=bool(policy and not doubtful and policy.is_settled(key, stored.fetched_at)),
         untyped=stored.untyped,
         foreign=stored.foreign,

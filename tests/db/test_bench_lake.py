@@ -1,0 +1,72 @@
+"""The bench lake generator streams: written in chunks of a few days, it is the same lake, and its
+aggregate windows (built from month cubes as the chunks pass) agree with its own ledger."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import duckdb
+import pytest
+
+MAKE_LAKE = Path(__file__).parents[2] / "bench" / "make_lake.py"
+N, DAYS = 3_000, 45  # 2 months and the December of the first days' clicks
+
+
+@pytest.fixture(scope="module")
+def make_lake() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("make_lake", MAKE_LAKE)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def chunked(make_lake: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """The lake written in 5 chunks of 9 days, and how many versions it holds."""
+    assert len(make_lake._chunks(N, DAYS, 600)) == 5
+    folder = tmp_path_factory.mktemp("chunked")
+    return folder, make_lake.make_lake(folder, N, DAYS, chunk_rows=600, say=False)
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*.parquet")
+    }
+
+
+def test_chunks_of_days_write_the_lake_of_one_chunk_byte_for_byte(
+    make_lake: ModuleType, chunked: tuple[Path, int], tmp_path: Path
+) -> None:
+    versions = make_lake.make_lake(tmp_path, N, DAYS, chunk_rows=10**9, say=False)
+    assert versions == chunked[1] > N  # every transaction, and its returns
+    files = _digests(tmp_path)
+    assert len(files) == DAYS + 3 * len(make_lake.SLICES) * 2  # the ledger, and 3 click months
+    assert _digests(chunked[0]) == files
+    assert not (tmp_path / ".make-lake-spill").exists()
+
+
+def test_the_aggregates_sum_the_current_state_of_the_ledger(
+    make_lake: ModuleType, chunked: tuple[Path, int]
+) -> None:
+    """What the month cubes made of first versions equals the latest versions the ledger holds,
+    summed by click month and network (the `all` slice)."""
+    site = chunked[0] / "lake" / f"site={make_lake.SITE}"
+    current = (
+        f"SELECT * FROM read_parquet('{site}/transactions/*/*/part.parquet') "
+        "QUALIFY row_number() OVER (PARTITION BY commission_id ORDER BY update_date DESC) = 1"
+    )
+    with duckdb.connect() as con:
+        ledger = con.execute(
+            "SELECT date_trunc('month', click_date)::DATE, network, sum(publisher_net_revenue), count(*) "
+            f"FROM ({current}) WHERE click_date IS NOT NULL GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        windows = con.execute(
+            "SELECT window_start, network_name, revenue, actions::BIGINT FROM "
+            f"read_parquet('{site}/networks/slice=all/*/*/part.parquet') ORDER BY ALL"
+        ).fetchall()
+    assert len(ledger) > 40
+    assert windows == ledger

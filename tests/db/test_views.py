@@ -1,0 +1,148 @@
+"""A view's contract is checked where it is declared: a declaration that breaks a rule fails at
+import (the rules its SQL is not needed for) or in `contract_problems` (those that need its
+columns), with a message naming the view, the rule and the column."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from commerce_reports.db.coverage import SiteCoverage, status_columns
+from commerce_reports.db.views import (
+    PERIOD_KINDS,
+    VIEW_LIST,
+    Merge,
+    Rollup,
+    View,
+    _declared,
+    contract_problems,
+)
+from commerce_reports.errors import ValidationError
+
+README = Path(__file__).parents[2] / "README.md"
+_MONTHLY_SQL = """SELECT site, date_trunc('month', commission_date)::DATE AS window_start,
+       (date_trunc('month', commission_date) + INTERVAL 1 MONTH)::DATE AS window_end,
+       count(*) AS transactions{extra}
+FROM {{src}}.transactions GROUP BY ALL"""
+
+
+def test_every_view_keeps_its_contract() -> None:
+    assert contract_problems() == []
+
+
+def test_each_period_kind_names_every_column_its_status_reads() -> None:
+    coverage = [SiteCoverage("alpha", (), 45)]
+    for kind in PERIOD_KINDS.values():
+        read = set(re.findall(r"\bv\.(\w+)", status_columns(kind.name, coverage)))
+        assert read <= set(kind.requires), kind.name
+        assert kind.date_column in kind.requires
+
+
+def test_a_monthly_view_without_report_fetched_at_is_refused_naming_the_column() -> None:
+    probe = View("monthly_probe", "", _MONTHLY_SQL.format(extra=""), period="month")
+    assert contract_problems([*VIEW_LIST, probe]) == [
+        'view monthly_probe: breaks the rule "a month period has the columns site, window_start, window_end, '
+        'report_fetched_at": it has no column report_fetched_at; add it to its SQL (coverage.py reads it to '
+        "say complete and final)"
+    ]
+
+
+def test_a_merged_view_with_no_report_side_declares_every_column() -> None:
+    rollup = Rollup("window_start", ("site", "window_start", "window_end"), Merge(("transactions",)))
+    sql = _MONTHLY_SQL.format(extra=", max(order_value) AS largest")
+    probe = View("no_report_side", "", sql, rollup=rollup)
+    (problem,) = contract_problems([*VIEW_LIST, probe])
+    assert problem.startswith(
+        'view no_report_side: breaks the rule "a view that reads no report declares every column in its '
+        'Merge": column largest is neither a key, a sum, a first nor derived'
+    )
+    declared = Rollup(rollup.date_column, rollup.keys, Merge(("transactions",), firsts=("largest",)))
+    assert contract_problems([*VIEW_LIST, View("no_report_side", "", sql, rollup=declared)]) == []
+
+
+def test_merge_and_key_columns_must_exist_and_sums_be_numbers() -> None:
+    merge = Merge(("transactions", "site_name"), derived=(("rate", "1 / transactions"),))
+    rollup = Rollup("window_start", ("site", "window_start", "window_end", "device"), merge)
+    sql = _MONTHLY_SQL.format(extra=", min(site) AS site_name")
+    problems = contract_problems([*VIEW_LIST, View("probe", "", sql, rollup=rollup)])
+    assert [p.split(": breaks ")[1].split(";")[0] for p in problems] == [
+        'the rule "a rollup\'s keys are columns of the view": it has no column device',
+        'the rule "a merge column is a column of the view": it has no column rate',
+        'the rule "a merge sums numbers": column site_name is VARCHAR',
+    ]
+
+
+def test_sql_that_does_not_bind_is_named() -> None:
+    probe = View("broken", "", "SELECT site, no_such_column FROM {src}.transactions")
+    (problem,) = contract_problems([*VIEW_LIST, probe])
+    assert problem.startswith('view broken: breaks the rule "its SQL binds over the lake\'s columns": ')
+    assert "no_such_column" in problem
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: View("p", "", "SELECT 1", period="week"),
+            "view p: breaks the rule \"a period is one of the kinds\": period 'week'; use day, month, window",
+        ),
+        (
+            lambda: View("p", "", "SELECT 1", rollup=Rollup("day", ("site", "day")), period="month"),
+            'view p: breaks the rule "a rollup of month periods is stored by their window_start": its date '
+            "column is day",
+        ),
+        (
+            lambda: View("p", "", "SELECT 1", rollup=Rollup("day", ("day",))),
+            'view p: breaks the rule "a rollup\'s keys hold the site and its date column": column site is '
+            "not among its keys",
+        ),
+        (
+            lambda: View("p", "", "SELECT 1", rollup=Rollup("day", ("site", "day"), Merge(("revenue",)))),
+            'view p: breaks the rule "a Merge sums transactions": column transactions is not among its sums',
+        ),
+        (
+            lambda: View(
+                "p", "", "SELECT 1", rollup=Rollup("day", ("site", "day"), Merge(("transactions", "day")))
+            ),
+            'view p: breaks the rule "a merge column is declared once": column day is declared more than '
+            "once",
+        ),
+        (
+            lambda: View("Bad name", "", "SELECT 1"),
+            'view Bad name: breaks the rule "a view\'s name is a lowercase SQL name"',
+        ),
+        (
+            lambda: _declared(View("a", "", "SELECT * FROM {src}.b"), View("b", "", "SELECT 1")),
+            'view a: breaks the rule "a view reads only views declared before it": it reads b, declared '
+            "after it",
+        ),
+        (
+            lambda: _declared(View("a", "", "SELECT 1"), View("a", "", "SELECT 2")),
+            'view a: breaks the rule "a view is declared once"',
+        ),
+    ],
+)
+def test_a_declaration_that_breaks_a_rule_fails_when_it_is_made(make: object, message: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        make()  # type: ignore[operator]
+    assert str(refused.value).startswith(message)
+
+
+def test_the_readme_names_every_view() -> None:
+    section = README.read_text().split("## DuckDB views", 1)[1].split("\n## ", 1)[0]
+    assert [v.name for v in VIEW_LIST if f"`{v.name}`" not in section] == []
+
+
+def test_the_documentation_lists_every_view_from_its_declaration() -> None:
+    """docs/how-it-works/lake.md holds the marker the docs hook replaces with a row per view."""
+    docs = Path(__file__).parents[2] / "docs"
+    spec = importlib.util.spec_from_file_location("views_hook", docs / "hooks" / "views.py")
+    assert spec and spec.loader
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = hook.on_page_markdown((docs / "how-it-works" / "lake.md").read_text())
+    rows = [line.split("`")[1] for line in page.splitlines() if line.startswith("| `")]
+    assert rows == [view.name for view in VIEW_LIST]
