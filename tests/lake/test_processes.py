@@ -78,7 +78,7 @@ def test_a_sync_killed_at_random_instants_resumes_to_the_same_totals(
         process.wait(timeout=30)
     killed_progress = len(Manifest.load(tmp_path, "alpha"))
     final = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-    assert final.returncode == 0, final.stderr
+    assert final.returncode == 0, final.stdout + final.stderr  # the summary says what failed
     assert killed_progress > 0  # the killed runs did store some partitions, which were kept
     assert not list(tmp_path.rglob("*.tmp")), list(tmp_path.rglob("*.tmp"))
     manifest = Manifest.load(tmp_path, "alpha")
