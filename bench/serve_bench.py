@@ -36,18 +36,10 @@ from commerce_reports.db import connect
 from commerce_reports.serve.board import View, lake_state, make_board
 from commerce_reports.serve.page import Choice, view_key
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: tests.browser
+from tests.browser import CHROMIUM, CHROMIUM_ARGS
+
 TARGET_MS = 300.0
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 # (what the visitor does, the control and the value it picks)
 STEPS: list[tuple[str, str, str]] = [
     ("period: last 28 days", "period", "Last 28 days"),

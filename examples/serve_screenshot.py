@@ -26,18 +26,11 @@ from commerce_reports.api import SyncOptions, sync
 from commerce_reports.embedded import sandbox_sites
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository: tests.browser
+from tests.browser import CHROMIUM_ARGS
+
 NOW = datetime(2026, 11, 24, 12, tzinfo=UTC)
 DAYS = 60
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def sandbox_lake(folder: Path) -> None:

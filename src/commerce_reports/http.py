@@ -294,9 +294,10 @@ def _resolve(host: str, port: int, timeout: float | None) -> list[str]:
             found.append(error)
 
     done = start_thread(lookup, f"resolve-{host}")  # a wait no faked clock stretches (waits.py)
-    while timeout is None and not done.wait(60.0):
-        pass  # no bound asked for: as long as the resolver takes
-    if not done.wait(timeout or 0.0):
+    # no bound asked for: as long as the resolver takes, a minute's wait at a time
+    while not done.wait(60.0 if timeout is None else timeout):
+        if timeout is None:
+            continue
         raise httpcore.ConnectTimeout(
             f"the name {host} {_UNRESOLVED} within {timeout:g} s: the system's resolver did not "
             "answer; check the network's DNS (each attempt's lookup is bounded by its deadline)"
