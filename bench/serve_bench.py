@@ -12,7 +12,9 @@ page shows its answer and again until its chart is drawn; the median of `--repea
 printed (target: 300 ms) beside the baseline, the same answer computed in this process without a
 browser or a server (`serve.board.make_board` on a connection of its own, warm). Then more visitors
 sign in, and the server's resident memory per visitor and their start-up (sign-in to the first
-figures) are printed.
+figures) are printed, and the memory of the process judging the alerts. The machine's load
+average is printed before and after each lake: on a shared machine it says how much of each figure
+is waiting for a core.
 """
 
 from __future__ import annotations
@@ -161,7 +163,7 @@ def bench(data_dir: Path, repeat: int, visitors: int) -> None:
     con = connect(data_dir)
     rows = con.execute("SELECT count(*) FROM transactions").fetchall()[0][0]
     con.close()
-    print(f"\nlake {data_dir}: {rows:,} transactions")
+    print(f"\nlake {data_dir}: {rows:,} transactions; load average {_load()}")
     token = secrets.token_urlsafe(24)
     launched = time.perf_counter()
     server, url = _server(data_dir, token)
@@ -185,6 +187,7 @@ def bench(data_dir: Path, repeat: int, visitors: int) -> None:
             rss_one = process.memory_info().rss
             starts = [_sign_in(browser, url, token)[1] for _ in range(visitors - 1)]
             rss_many = process.memory_info().rss
+            judge = sum(child.memory_info().rss for child in process.children(recursive=True))
             browser.close()
     finally:
         server.terminate()
@@ -209,8 +212,14 @@ def bench(data_dir: Path, repeat: int, visitors: int) -> None:
     )
     print(
         f"server memory: {rss_before / 2**20:.0f} MB before any visitor, {rss_one / 2**20:.0f} MB with one, "
-        f"{rss_many / 2**20:.0f} MB with {visitors}: {per_visitor:.0f} MB per further visitor"
+        f"{rss_many / 2**20:.0f} MB with {visitors}: {per_visitor:.0f} MB per further visitor; "
+        f"the alerts' judge {judge / 2**20:.0f} MB"
     )
+    print(f"load average {_load()} (1, 5 and 15 min; {os.cpu_count()} cores)")
+
+
+def _load() -> str:
+    return " ".join(f"{load:.1f}" for load in os.getloadavg())
 
 
 def main() -> None:
