@@ -64,6 +64,7 @@ __all__ = [
     "compare_periods",
     "comparison_chart",
     "comparison_chart_of",
+    "comparisons",
     "period_clicks",
     "previous_period",
 ]
@@ -131,20 +132,17 @@ def _per_period(con: Connection, queries: Sequence[tuple[str, dict[str, Any]]]) 
     return [frame.filter(pl.col("period") == number).drop("period") for number in range(len(queries))]
 
 
-def _ledger(con: Connection, dimension: Dimension | None, periods: Sequence[Selection]) -> list[pl.DataFrame]:
-    """key, revenue, order_value, orders, returns of each period."""
-    queries = []
-    for sel in periods:
-        if dimension is not None:
-            sql, params = transaction_side(dimension, sel, detail=False)
-        else:
-            totals, params = totals_side(sel)
-            sql = f"SELECT '{TOTAL}' AS key, * FROM ({totals})"
-        ledger = f"""SELECT key::VARCHAR AS key, coalesce(revenue, 0)::{MONEY_SUM} AS revenue,
+def _ledger(dimension: Dimension | None, sel: Selection) -> tuple[str, dict[str, Any]]:
+    """SQL (and parameters): key, revenue, orders, returns of one period."""
+    if dimension is not None:
+        sql, params = transaction_side(dimension, sel, detail=False)
+    else:
+        totals, params = totals_side(sel)
+        sql = f"SELECT '{TOTAL}' AS key, * FROM ({totals})"
+    ledger = f"""SELECT key::VARCHAR AS key, coalesce(revenue, 0)::{MONEY_SUM} AS revenue,
        coalesce(orders, 0)::BIGINT AS orders, coalesce(returns, 0)::BIGINT AS returns
 FROM ({sql}) WHERE orders IS NOT NULL AND orders > 0"""
-        queries.append((ledger, params))
-    return _per_period(con, queries)
+    return ledger, params
 
 
 def _aggregate_source(con: Connection, condition: str, periods: list[Selection]) -> tuple[str, str] | None:
@@ -171,22 +169,17 @@ GROUP BY ALL""",
     return None
 
 
-def _aggregates(
-    con: Connection, key: str, condition: str, grain: str, periods: Sequence[Selection]
-) -> list[pl.DataFrame]:
-    """key, clicks of each period from windows of `grain`."""
-    queries = []
-    for sel in periods:
-        start, end = sel.bounds
-        params: dict[str, Any] = {"start": start, "end": end}
-        clauses = [f"grain = '{grain}'", condition, "window_start >= $start", "window_end <= $end + 1"]
-        clauses += sel.network_clauses(params)
-        sql = (
-            f"SELECT ({key})::VARCHAR AS key, sum(clicks)::DOUBLE AS clicks "
-            f"FROM networks WHERE {' AND '.join(clauses)} GROUP BY 1"
-        )
-        queries.append((sql, params))
-    return _per_period(con, queries)
+def _aggregates(key: str, condition: str, grain: str, sel: Selection) -> tuple[str, dict[str, Any]]:
+    """SQL (and parameters): key, clicks of one period from windows of `grain`."""
+    start, end = sel.bounds
+    params: dict[str, Any] = {"start": start, "end": end}
+    clauses = [f"grain = '{grain}'", condition, "window_start >= $start", "window_end <= $end + 1"]
+    clauses += sel.network_clauses(params)
+    sql = (
+        f"SELECT ({key})::VARCHAR AS key, sum(clicks)::DOUBLE AS clicks "
+        f"FROM networks WHERE {' AND '.join(clauses)} GROUP BY 1"
+    )
+    return sql, params
 
 
 def period_clicks(
@@ -205,7 +198,7 @@ def period_clicks(
             f"{sel.start} to {sel.end} (`commerce-reports sync --grain day` stores them)"
         )
     key = chosen[0] if by is not None else f"'{TOTAL}'"
-    return _aggregates(con, key, chosen[1], source[0], [sel])[0], ""
+    return _per_period(con, [_aggregates(key, chosen[1], source[0], sel)])[0], ""
 
 
 def _period_frame(ledger: pl.DataFrame, aggregates: pl.DataFrame | None) -> pl.DataFrame:
@@ -267,25 +260,72 @@ def compare_periods(
     or per key of a dimension (the `top_n` keys by current revenue, then by previous revenue).
     `cover`: the lake's coverage of the selection's sites, when already known (a served dashboard
     keeps it until the lake changes; finding it reads every ledger day)."""
-    if by is not None:
-        check_dimension(by)
+    return comparisons(con, [(as_selection(selection, **where), by)], top_n=top_n, cover=cover)[0]
+
+
+def comparisons(
+    con: Connection,
+    asked: Sequence[tuple[Selection, Dimension | None]],
+    *,
+    top_n: int = 15,
+    cover: Coverage | None = None,
+) -> list[Comparison]:
+    """`compare_periods` of each (selection, dimension) asked, together: the totals and a
+    leaderboard, or a network's merchants and links. The selections cover the same sites and days
+    (they differ in their filters), so they share their periods' flags and the clicks' source, and
+    all of them take four statements: each statement binds the views and crosses into DuckDB again,
+    which is most of what a small query costs."""
     check_top_n(top_n)
     if cover is not None and not isinstance(cover, Coverage):
         raise ValidationError(
             "cover", f"{cover!r} is not a Coverage", "give charts.coverage(con, sites) or None"
         )
-    sel, cover = resolve(con, as_selection(selection, **where), cover)
-    before = previous_period(sel)
+    if not asked or not all(isinstance(sel, Selection) for sel, _ in asked):
+        raise ValidationError("asked", f"{asked!r} is not a list of (Selection, dimension)", "give one")
+    bys = [by if by is None else check_dimension(by) for _, by in asked]
+    first, cover = resolve(con, asked[0][0], cover)
+    sels = [replace(sel, start=sel.start or first.start, end=sel.end or first.end) for sel, _ in asked]
+    if any((sel.sites, sel.bounds) != (first.sites, first.bounds) for sel in sels):
+        raise ValidationError("asked", "holds selections of other sites or days", "compare those apart")
+    pairs = [(sel, previous_period(sel)) for sel in sels]
+    chosen = [aggregate_slice(by or "network", sel) for sel, by in zip(sels, bys, strict=True)]
+    conditions = dict.fromkeys(c[1] for c in chosen if c is not None)  # each slice's once
+    sources = {condition: _aggregate_source(con, condition, list(pairs[0])) for condition in conditions}
+    ledgers = _per_period(con, [_ledger(by, p) for pair, by in zip(pairs, bys, strict=True) for p in pair])
+    clicks: dict[int, tuple[str, dict[str, Any]]] = {}  # by the number of the period (2 per pair)
+    for number, (pair, by, slice_of) in enumerate(zip(pairs, bys, chosen, strict=True)):
+        source = sources[slice_of[1]] if slice_of is not None else None
+        if slice_of is not None and source is not None:
+            key = slice_of[0] if by is not None else f"'{TOTAL}'"
+            for side, period in enumerate(pair):
+                clicks[2 * number + side] = _aggregates(key, slice_of[1], source[0], period)
+    counted = dict(zip(clicks, _per_period(con, list(clicks.values())), strict=True)) if clicks else {}
+    flags = _flags(con, pairs[0], cover)
+    return [
+        _comparison(
+            pair,
+            [_period_frame(ledgers[2 * number + side], counted.get(2 * number + side)) for side in (0, 1)],
+            slice_of,
+            sources[slice_of[1]] if slice_of is not None else None,
+            flags,
+            top_n,
+        )
+        for number, (pair, slice_of) in enumerate(zip(pairs, chosen, strict=True))
+    ]
+
+
+def _comparison(
+    pair: tuple[Selection, Selection],
+    frames: list[pl.DataFrame],
+    chosen: tuple[str, str] | None,
+    source: tuple[str, str] | None,
+    flags: list[tuple[bool, bool | None]],
+    top_n: int,
+) -> Comparison:
+    """The comparison of a period (`pair`: it and the one before) from each one's figures."""
+    sel, before = pair
     notes: list[str] = []
     aggregate_note = ""
-    chosen = aggregate_slice(by or "network", sel)  # None for a dimension the service does not aggregate
-    source = _aggregate_source(con, chosen[1], [sel, before]) if chosen else None
-    ledgers = _ledger(con, by, (sel, before))
-    clicks: list[pl.DataFrame | None] = [None, None]
-    if chosen and source:
-        key = chosen[0] if by is not None else f"'{TOTAL}'"
-        clicks = list(_aggregates(con, key, chosen[1], source[0], (sel, before)))
-    frames = [_period_frame(ledger, aggregates) for ledger, aggregates in zip(ledgers, clicks, strict=True)]
     if chosen is None:
         aggregate_note = "Clicks, EPC and conversion rate: the service does not aggregate clicks this way"
     elif source is None:
@@ -315,7 +355,7 @@ def compare_periods(
         .head(top_n)
         .with_columns(pl.col(c).cast(_type_of(c)) for c in ordered)
     )
-    (complete, final), (previous_complete, _) = _flags(con, (sel, before), cover)
+    (complete, final), (previous_complete, _) = flags
     if not complete:
         notes.append(f"{sel.start} to {sel.end} is not complete in the lake: its figures are partial")
     if not previous_complete:
