@@ -89,8 +89,9 @@ def _judge(
 
 class AlertJudge:
     """Judges the alerts of one server's visitors, one view at a time, in a process of its own
-    (started on the first ask, started again if it died) that reads the lake through its own
-    read-only connection."""
+    that reads the lake through its own read-only connection: started on the first ask, and
+    replaced after each judgment (its memory freed: judgments are rare, once per generation, hour
+    and period) or when it died."""
 
     def __init__(self, data_dir: Path) -> None:
         self._data_dir = data_dir
@@ -109,6 +110,7 @@ class AlertJudge:
                         mp_context=multiprocessing.get_context("spawn"),
                         initializer=_start_judging,
                         initargs=(self._data_dir,),
+                        max_tasks_per_child=1,  # what a judgment read goes with it (0.6 GB at 1 M)
                     )
                 try:
                     return self._pool.submit(_judge, self._data_dir, view, thresholds, currency, now)
