@@ -113,6 +113,7 @@ class Shared:
         return pending
 
     def _forget_failed(self, key: tuple[str, str, str | None, date, date], done: Future[AlertReport]) -> None:
+        """Drop the judgment of `key` when it failed or was cancelled: the next visitor asks again."""
         if done.cancelled() or done.exception() is not None:
             with self._lock:
                 if self._alerts.get(key) is done:
