@@ -9,14 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import duckdb
 import polars as pl
 import pytest
 
-from commerce_reports.charts import DIMENSION_TABLE, DIMENSIONS, Selection, compare, ranking_frame
-from commerce_reports.charts.dimensions import Dimension
+from commerce_reports.charts import (
+    DIMENSION_TABLE,
+    DIMENSIONS,
+    Selection,
+    compare,
+    compare_periods,
+    queries,
+    ranking_frame,
+)
+from commerce_reports.charts.dimensions import DAILY_FILTERS, Dimension
 from commerce_reports.charts.queries import aggregate_span, filter_options, network_gap_frame
 from commerce_reports.charts.series import daily_frame, link_trend_frame
 from commerce_reports.db import connect
@@ -85,6 +93,13 @@ def test_every_dimensions_columns_exist_on_its_views_with_its_type(con: duckdb.D
             assert typed(spec.detail, spec.view) == "VARCHAR", spec.name
         if spec.daily:
             assert typed(spec.key, spec.daily) == spec.sql_type, spec.name
+            if spec.detail:
+                assert typed(spec.detail, spec.daily) == "VARCHAR", spec.name
+        if spec.daily_without_detail:
+            assert typed(spec.key, spec.daily_without_detail) == spec.sql_type, spec.name
+    for daily, filters in DAILY_FILTERS.items():  # a filter a daily rollup applies is one of its columns
+        columns = {row[0] for row in con.execute(f"DESCRIBE {daily}").fetchall()}
+        assert set(filters) <= columns and "day" in columns, daily
         if spec.monthly and spec.monthly_key:
             assert typed(spec.monthly_key, spec.monthly) == spec.sql_type, spec.name
             assert spec.filter in {row[0] for row in con.execute(f"DESCRIBE {spec.monthly}").fetchall()}
@@ -106,6 +121,34 @@ def test_rankings_and_comparisons_of_every_dimension_run_with_their_types(
         if name in ("none", "device"):  # the transaction side is the ranking's; the slices differ
             compared = compare(con, sel, by=dimension)  # type: ignore[arg-type]
             assert _schema(compared) == COMPARISON, (dimension, span, name)
+
+
+def _figures(
+    con: duckdb.DuckDBPyConnection, dimension: Dimension, sel: Selection
+) -> tuple[pl.DataFrame, Any]:
+    """A ranking and a comparison of `dimension` over `sel`."""
+    return ranking_frame(con, dimension, sel, top_n=400), compare_periods(con, sel, by=dimension)
+
+
+@pytest.mark.parametrize("span", RANGES)
+def test_the_daily_rollups_give_the_transactions_figures_exactly(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, span: str
+) -> None:
+    """Every ranking and comparison a daily rollup answers (a leaderboard of any period, a drill
+    into a network) equals the one summed from the transactions, to the cent and the count."""
+    start, end = RANGES[span]
+    answered = 0
+    for name, filters in FILTERS.items():
+        sel = Selection(site="alpha", start=start, end=end, **filters)
+        for dimension in DIMENSIONS:
+            summed = _figures(con, dimension, sel)
+            with monkeypatch.context() as without:
+                without.setattr(queries, "_daily", lambda *_args: None)
+                scanned = _figures(con, dimension, sel)
+            assert summed[0].equals(scanned[0]), (dimension, name)
+            assert summed[1].frame.equals(scanned[1].frame) and summed[1].notes == scanned[1].notes
+            answered += queries._daily(DIMENSION_TABLE[dimension], sel, False) is not None
+    assert answered >= 10  # the rollups did answer: network, merchant, link, device, country, drilled
 
 
 def test_totals_series_gap_and_filters_run_with_their_types(

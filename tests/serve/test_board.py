@@ -5,8 +5,10 @@ answered side by side."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import replace
 from datetime import date
 from decimal import Decimal
@@ -184,31 +186,65 @@ def test_one_visitor_waiting_on_the_lake_does_not_hold_another(
     assert quick.view.site == "beta" and answered.view.site == "alpha"  # type: ignore[attr-defined]
 
 
-def test_visitors_asking_the_same_alerts_at_once_share_one_judgment(tmp_path: Path) -> None:
+def test_visitors_asking_the_same_alerts_share_one_judgment_and_a_failed_one_is_asked_again(
+    tmp_path: Path,
+) -> None:
     from commerce_reports.serve.page import Shared
 
-    shared, started, release = Shared(tmp_path), threading.Event(), threading.Event()
-    judged: list[int] = []
+    shared = Shared(tmp_path)
+    judged: list[Future[Any]] = []
 
-    def judge() -> Any:
-        judged.append(1)
-        started.set()
-        assert release.wait(60)
-        return "the report"
+    def judge() -> Future[Any]:
+        judged.append(Future())
+        return judged[-1]
 
     key = ("generation-1", "2026-03-10T12", "alpha", date(2026, 3, 1), date(2026, 3, 7))
-    answers: list[object] = []
-    entered: list[int] = []
-
-    def visit() -> None:
-        entered.append(1)
-        answers.append(shared.alerts(key, judge))
-
-    visitors = [threading.Thread(target=visit) for _ in range(3)]
+    answers: list[Future[Any]] = []
+    visitors = [threading.Thread(target=lambda: answers.append(shared.alerts(key, judge))) for _ in range(3)]
     for visitor in visitors:
         visitor.start()
-    wait_for(lambda: started.is_set() and len(entered) == 3, "three visitors asking while the first judges")
-    release.set()
     for visitor in visitors:
         visitor.join(60)
-    assert judged == [1] and answers == ["the report"] * 3
+    assert len(judged) == 1 and all(answer is judged[0] for answer in answers)
+    judged[0].set_result("the report")
+    assert shared.alerts(key, judge).result() == "the report" and len(judged) == 1  # kept
+    other = ("generation-1", "2026-03-10T12", "beta", date(2026, 3, 1), date(2026, 3, 7))
+    shared.alerts(other, judge).set_exception(RuntimeError("the judge's process died"))
+    assert shared.alerts(other, judge) is judged[-1] and len(judged) == 3  # a failure is not kept
+    shared.close()
+
+
+def test_the_judge_judges_in_a_process_of_its_own_and_ends_it_on_close(served_lake: Path) -> None:
+    """The alerts the page shows, judged by the server's judge: the same as `period_alerts` in
+    this process, from processes of the judge's own that are gone once it is closed."""
+    from commerce_reports.serve.alerts import AlertJudge, period_alerts
+
+    before = _children()
+    judge = AlertJudge(served_lake)
+    view = View("alpha", period_of("last_7", last_day=LAST_DAY))
+    money = Currency.of("USD")
+    pending = judge.submit(view, thresholds=Thresholds(), currency=money, now=NOW)
+    wait_for(lambda: bool(_children() - before), "the judge's process started")
+    report = pending.result(timeout=300)
+    with connect(served_lake) as con:
+        here = period_alerts(
+            con, view, data_dir=served_lake, thresholds=Thresholds(), currency=money, now=NOW
+        )
+    assert report.to_dict() == here.to_dict()
+    judge.close()
+    wait_for(lambda: not _children() - before, "the judge's processes ended")
+
+
+def _children() -> set[int]:
+    """The worker processes this one spawned that still run (a zombie has ended: only its wait is
+    left; multiprocessing's resource tracker stays until this process ends)."""
+    running = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            spawned = b"spawn_main" in (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if spawned and int(fields[1]) == os.getpid() and fields[0] not in ("Z", "X"):
+            running.add(int(stat.parent.name))
+    return running

@@ -17,6 +17,7 @@ from ..params import DeviceType
 
 __all__ = [
     "AGGREGATED",
+    "DAILY_FILTERS",
     "DEVICE_CODES",
     "DIMENSIONS",
     "DIMENSION_TABLE",
@@ -48,9 +49,10 @@ class DimensionSpec:
     unfiltered report carries it as a column; `deviceType`/`country`: one slice per value);
     None: the service does not aggregate by it (no clicks, EPC or conversion rate).
     `codes` maps a filter value to its code on the wire, where they differ (Mobile -> MBL).
-    `daily` is a rollup view with one row per day and key (`key` holds over it), used when the
-    selection has no filter. `sql_type` is the key's type in every frame (a test checks it against
-    the views)."""
+    `daily` is a rollup view with one row per day and key (`key` and `detail` hold over it), used
+    when it holds every filter the selection sets (`DAILY_FILTERS`); `daily_without_detail` another
+    one over which `key` holds but not `detail`, for figures asked without it (a comparison).
+    `sql_type` is the key's type in every frame (a test checks it against the views)."""
 
     name: Dimension
     label: str
@@ -65,6 +67,7 @@ class DimensionSpec:
     slice: Literal["all", "deviceType", "country"] | None = None
     codes: Mapping[str, str] = field(default_factory=dict)
     daily: str | None = None
+    daily_without_detail: str | None = None
     sql_type: str = "VARCHAR"
 
     @property
@@ -85,6 +88,7 @@ _TABLE: tuple[DimensionSpec, ...] = (
         detail="min(page_url)",
         detail_label="Page",
         daily="link_performance",
+        daily_without_detail="network_link_performance",
     ),
     DimensionSpec(
         "device",
@@ -96,6 +100,7 @@ _TABLE: tuple[DimensionSpec, ...] = (
         aggregate_key=device_of_code("device_type"),
         slice="deviceType",
         codes=DEVICE_CODES,
+        daily="country_device_performance",
     ),
     DimensionSpec(
         "country",
@@ -106,6 +111,7 @@ _TABLE: tuple[DimensionSpec, ...] = (
         filter="country",
         aggregate_key="upper(country)",
         slice="country",
+        daily="country_device_performance",
     ),
     DimensionSpec(
         "network",
@@ -116,6 +122,7 @@ _TABLE: tuple[DimensionSpec, ...] = (
         filter="network",
         aggregate_key="coalesce(network_name, '(unknown)')",
         slice="all",
+        daily="network_link_performance",
     ),
     DimensionSpec(
         "merchant",
@@ -123,6 +130,7 @@ _TABLE: tuple[DimensionSpec, ...] = (
         "coalesce(merchant_group_name, '(unknown)')",
         detail="min(network)",
         detail_label="Network",
+        daily="network_link_performance",
     ),
     DimensionSpec(
         "product",
@@ -133,6 +141,13 @@ _TABLE: tuple[DimensionSpec, ...] = (
         detail_label="Merchant",
     ),
 )
+
+DAILY_FILTERS: dict[str, frozenset[str]] = {
+    "link_performance": frozenset(),
+    "network_link_performance": frozenset({"network"}),
+    "country_device_performance": frozenset({"country", "device"}),
+}
+"""The daily rollups the table names, and the `Selection` filters each can apply (its columns)."""
 
 DIMENSION_TABLE: dict[str, DimensionSpec] = {spec.name: spec for spec in _TABLE}
 DIMENSIONS: tuple[Dimension, ...] = tuple(spec.name for spec in _TABLE)

@@ -11,14 +11,16 @@ columns and views a dimension reads is the table in `dimensions.py`.
 
 from __future__ import annotations
 
+import weakref
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import polars as pl
 
 from ..contract import MONEY_SUM
+from ..db.views import VIEWS
 from ..errors import ValidationError
-from .dimensions import DIMENSION_TABLE, DIMENSIONS, FILTERED, Dimension
+from .dimensions import DAILY_FILTERS, DIMENSION_TABLE, DIMENSIONS, FILTERED, Dimension, DimensionSpec
 from .selection import Selection, check_connection, resolve
 
 if TYPE_CHECKING:
@@ -59,12 +61,19 @@ def fetch_frame(con: Connection, sql: str, params: dict[str, Any] | None = None)
     return frame
 
 
+_COLUMNS: weakref.WeakKeyDictionary[Any, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
+
+
 def columns_of(con: Connection, view: str) -> dict[str, str]:
     """The columns of a view and their SQL types, in order: what code reading a column that not every
-    lake has yet (e.g. `complete`) checks first."""
+    lake has yet (e.g. `complete`) checks first. Kept per connection for the package's views,
+    whose columns do not change while it is open (a dashboard asks at every click)."""
     check_connection(con)
-    rows = con.execute(f"DESCRIBE SELECT * FROM {view} LIMIT 0").fetchall()
-    return {str(row[0]): str(row[1]) for row in rows}
+    kept = _COLUMNS.setdefault(con, {}) if view in VIEWS else {}
+    if view not in kept:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {view} LIMIT 0").fetchall()
+        kept[view] = {str(row[0]): str(row[1]) for row in rows}
+    return dict(kept[view])
 
 
 def closed(con: Connection, sel: Selection) -> Selection:
@@ -114,33 +123,44 @@ def _whole_months(sel: Selection) -> tuple[date, date] | None:
     return (first, last) if first < last else None
 
 
-def transaction_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str, Any]]:
+def _daily(spec: DimensionSpec, sel: Selection, detail: bool) -> str | None:
+    """The daily rollup that answers the figures of `spec` over the selection: one that holds
+    every filter it sets (and the detail, when asked), or None."""
+    rollups = [spec.daily] if detail and spec.detail else [spec.daily, spec.daily_without_detail]
+    wanted = set(sel.filters())
+    return next((r for r in rollups if r is not None and wanted <= DAILY_FILTERS[r]), None)
+
+
+def transaction_side(
+    dimension: Dimension, sel: Selection, *, detail: bool = True
+) -> tuple[str, dict[str, Any]]:
     """SQL (and parameters) of the transaction figures per key of `dimension` over the selection's
-    commission days: key, detail, revenue, order_value, orders, returns."""
+    commission days: key, detail (NULL unless `detail`), revenue, order_value, orders, returns."""
     spec = DIMENSION_TABLE[dimension]
     # detail: one page of a link, one merchant of a product. min(), not any_value(): the same
     # lake must give the same chart on every run (any_value's pick changes with the threads).
-    detail = spec.detail or "NULL::VARCHAR"
+    detail_sql = (spec.detail if detail else None) or "NULL::VARCHAR"
     if spec.view == "transaction_items":
         # orders: order lines carrying the product (count(DISTINCT commission_id) costs 2.5x more)
         where, params = sel.where()
         return (
-            f"""SELECT {spec.key} AS key, {detail} AS detail, sum(revenue) AS revenue,
+            f"""SELECT {spec.key} AS key, {detail_sql} AS detail, sum(revenue) AS revenue,
         sum(order_value) AS order_value, count(*) AS orders, count(*) FILTER (WHERE returned) AS returns
     FROM {spec.view} WHERE {where} GROUP BY 1""",
             params,
         )
-    if spec.daily and not sel.filtered:
-        # The daily rollup: a fraction of the transactions' rows.
-        where, params = sel.where("day", filters=False)
+    daily = _daily(spec, sel, detail)
+    if daily is not None:
+        # A daily rollup: a fraction of the transactions' rows (the same sums, exactly).
+        where, params = sel.where("day")
         return (
-            f"SELECT {spec.key} AS key, {detail} AS detail, {ROLLUP_MEASURES} FROM {spec.daily} "
+            f"SELECT {spec.key} AS key, {detail_sql} AS detail, {ROLLUP_MEASURES} FROM {daily} "
             f"WHERE {where} GROUP BY 1",
             params,
         )
     where, params = sel.where()
     plain = (
-        f"SELECT {spec.key} AS key, {detail} AS detail, {TXN_MEASURES} FROM {spec.view} "
+        f"SELECT {spec.key} AS key, {detail_sql} AS detail, {TXN_MEASURES} FROM {spec.view} "
         f"WHERE {where} GROUP BY 1"
     )
     months = _whole_months(sel)

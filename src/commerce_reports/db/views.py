@@ -589,6 +589,31 @@ SELECT site, dataset, slice, grain, window_start, window_end, row_count,
 FROM windows""",
         period="window",
     ),
+    View(
+        "network_link_performance",
+        "One row per site, day (commission date), network, merchant (merchant_group_name) and link "
+        "(link_url): revenue, order_value, transactions, returns, return_rate. Sum over days for a "
+        "range, over links for a merchant, over merchants for a network.",
+        f"""SELECT site, commission_date AS day, network, merchant_group_name, link_url,{_MEASURES}
+FROM {{src}}.transactions
+GROUP BY ALL""",
+        rollup=Rollup(
+            "day",
+            ("site", "day", "network", "merchant_group_name", "link_url"),
+            Merge(_SUMS, (_RETURN_RATE,)),
+        ),
+        period="day",
+    ),
+    View(
+        "country_device_performance",
+        "One row per site, day (commission date), country (upper case; NULL: no click detail) and "
+        "device: revenue, order_value, transactions, returns, return_rate. Sum over days for a range.",
+        f"""SELECT site, commission_date AS day, upper(country) AS country, device,{_MEASURES}
+FROM {{src}}.transactions
+GROUP BY ALL""",
+        rollup=Rollup("day", ("site", "day", "country", "device"), Merge(_SUMS, (_RETURN_RATE,))),
+        period="day",
+    ),
 )
 
 VIEWS: dict[str, str] = {view.name: view.comment + (PERIOD_NOTE if view.period else "") for view in VIEW_LIST}

@@ -24,7 +24,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
-from ..charts.comparison import Comparison, compare_periods
+from ..charts.comparison import Comparison, comparisons
 from ..charts.selection import Coverage, Selection, check_connection
 from ..db.published import published_reading
 from ..db.readonly import Connection
@@ -211,13 +211,15 @@ def make_board(
         raise ValidationError("totals", "are not the totals of this view", "give None, or the board's totals")
     started = time.perf_counter()
     sel = view.selection
-    cover = lake.cover(view.site)
-    totals = totals or compare_periods(con, sel, cover=cover)
-    if view.network is not None:
-        drilled = replace(sel, network=view.network)
-        boards = {by: compare_periods(con, drilled, by=by, top_n=top_n, cover=cover) for by in DRILLED}
-    else:
-        boards = {view.board: compare_periods(con, sel, by=view.board, top_n=top_n, cover=cover)}
+    shown = DRILLED if view.network is not None else (view.board,)
+    asked: list[tuple[Selection, BoardName | None]] = [
+        (replace(sel, network=view.network), by) for by in shown
+    ]
+    if totals is None:
+        asked.insert(0, (sel, None))
+    answers = comparisons(con, asked, top_n=top_n, cover=lake.cover(view.site))  # together: 4 statements
+    totals = totals or answers.pop(0)
+    boards = dict(zip(shown, answers, strict=True))
     return Board(view, totals, boards, lake, time.perf_counter() - started)
 
 

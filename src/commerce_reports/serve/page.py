@@ -9,9 +9,9 @@
 
 Each change is answered off the server's event loop, in a worker of the session's own (with a
 cursor of the server's one connection), so no visitor waits for another; a newer change supersedes
-an older one still running. Alerts take longer: they have a worker and a cursor of their own, and
-arrive after the figures. Everything a change shows is read in one generation of the lake
-(`board.consistent`).
+an older one still running, and what it shows reaches the browser as one update. Alerts take
+longer: they are judged in a process of their own (`alerts.AlertJudge`) and arrive after the
+figures. Everything a change shows is read in one generation of the lake (`board.consistent`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from ..db.readonly import Connection
 from ..errors import CommerceReportsError
 from ..money import Currency
 from ..report.tables import comparison_table, summary_table
-from .alerts import alerts_html, period_alerts
+from .alerts import AlertJudge, alerts_html
 from .board import BOARD_LABELS, BOARDS, Board, BoardName, LakeCache, LakeState, View, consistent, make_board
 from .period import PERIOD_LABELS, PERIODS, PeriodName, period_of
 from .vega import VegaChart
@@ -68,12 +68,13 @@ class ServeConfig:
 class Shared:
     """What the sessions of one server share: one read-only connection to the lake (each visitor's
     workers read through cursors of it: one DuckDB, one cache of the lake's files, whoever asks),
-    the lake state of the current generation, and the alerts already judged (per generation, hour,
-    site and days), so a second visitor reads them at once."""
+    the lake state of the current generation, the alerts' judge, and the alerts already judged
+    (per generation, hour, site and days), so a second visitor reads them at once."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.lake = LakeCache()
+        self.judge = AlertJudge(data_dir)
         self._con: Connection | None = None
         self._alerts: dict[tuple[str, str, str | None, date, date], Future[AlertReport]] = {}
         self._lock = threading.Lock()
@@ -86,35 +87,37 @@ class Shared:
             return self._con.cursor()
 
     def close(self) -> None:
-        """Close the shared connection (its cursors with it): the server is stopping."""
+        """Close the shared connection (its cursors with it) and end the alerts' judge: the server
+        is stopping."""
+        self.judge.close()
         with self._lock:
             if self._con is not None:
                 self._con.close()
                 self._con = None
 
     def alerts(
-        self, key: tuple[str, str, str | None, date, date], judge: Callable[[], AlertReport]
-    ) -> AlertReport:
-        """The report of `key` (generation, hour, site, days), judged by the first visitor to ask
-        while the others asking meanwhile wait for it (judging reads weeks of the lake: twice at
-        once would cost twice the memory); a failure is not kept."""
+        self, key: tuple[str, str, str | None, date, date], judge: Callable[[], Future[AlertReport]]
+    ) -> Future[AlertReport]:
+        """The report of `key` (generation, hour, site, days), judged (`judge()`) for the first
+        visitor to ask; the others asking meanwhile or later share it (judging reads weeks of the
+        lake: twice at once would cost twice the time and memory). A failure is not kept."""
         if not key[0]:  # a lake never published: nothing says when it changed
             return judge()
         with self._lock:
             pending = self._alerts.get(key)
-            first = pending is None
             if pending is None:
                 if len(self._alerts) >= _ALERTS_KEPT:
                     self._alerts.pop(next(iter(self._alerts)))
-                pending = self._alerts[key] = Future()
-        if first:
-            try:
-                pending.set_result(judge())
-            except BaseException as error:
-                with self._lock:
-                    self._alerts.pop(key, None)
-                pending.set_exception(error)
-        return pending.result()
+                pending = self._alerts[key] = judge()
+                pending.add_done_callback(lambda done: self._forget_failed(key, done))
+        return pending
+
+    def _forget_failed(self, key: tuple[str, str, str | None, date, date], done: Future[AlertReport]) -> None:
+        """Drop the judgment of `key` when it failed or was cancelled: the next visitor asks again."""
+        if done.cancelled() or done.exception() is not None:
+            with self._lock:
+                if self._alerts.get(key) is done:
+                    del self._alerts[key]
 
 
 class _Lane:
@@ -217,7 +220,7 @@ class DashboardPage:
         self.shared = shared
         self.money = config.currency
         self._figures = _Lane(shared, "cr-figures")
-        self._alerts = _Lane(shared, "cr-alerts")
+        self._document = pn.state.curdoc  # the session's page: what one update of an answer holds
         self._asked = 0
         self._holding = 0
         self.board: Board | None = None
@@ -322,11 +325,12 @@ class DashboardPage:
             return None
         if board is None or asked != self._asked:
             return None
-        self._show(board)
-        self.alerts.object = "<p><i>⏳ Judging the period's alerts…</i></p>"
+        with pn.io.hold(self._document):  # one update of the page, not one per pane
+            self._show(board)
+            self.alerts.object = "<p><i>⏳ Judging the period's alerts…</i></p>"
         try:
-            report = await self._alerts.run(lambda con: self._judge(con, board))
-        except CancelledError:  # the visitor left
+            report = await asyncio.wrap_future(self._judge(board))
+        except (CancelledError, asyncio.CancelledError):  # the server is stopping
             return board
         except Exception as error:  # said on the page and in the log; the figures stay shown
             log.warning("the alerts of %s could not be judged: %s", view_key(board.view), error)
@@ -362,20 +366,15 @@ class DashboardPage:
             return None
         return shown.totals
 
-    def _judge(self, con: Connection, board: Board) -> AlertReport:
-        """The alerts of the board's view (in the alerts' worker), judged once per generation."""
-        view = board.view
+    def _judge(self, board: Board) -> Future[AlertReport]:
+        """The alerts of the board's view, judged once per generation (by the server's judge)."""
+        view, now = board.view, self.config.now()
         generation = board.lake.generation if board.lake else ""
         return self.shared.alerts(
             # judged again each hour too: the lake's health (a site not synced lately) moves with the clock
-            (generation, f"{self.config.now():%Y-%m-%dT%H}", view.site, view.period.start, view.period.end),
-            lambda: period_alerts(
-                con,
-                view,
-                data_dir=self.config.data_dir,
-                thresholds=self.config.thresholds,
-                currency=self.money,
-                now=self.config.now(),
+            (generation, f"{now:%Y-%m-%dT%H}", view.site, view.period.start, view.period.end),
+            lambda: self.shared.judge.submit(
+                view, thresholds=self.config.thresholds, currency=self.money, now=now
             ),
         )
 
@@ -433,9 +432,8 @@ class DashboardPage:
                 self.site.options = sites
 
     def close(self) -> None:
-        """Close the session's connections (the server calls it when the visitor leaves)."""
+        """Close the session's connection (the server calls it when the visitor leaves)."""
         self._figures.close()
-        self._alerts.close()
 
 
 def _error(message: str) -> str:
