@@ -9,7 +9,6 @@ manifests and dates: the client (HTTP, pyarrow) and DuckDB load when a sync fetc
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._lazy import LazyLogger
 from ..config import parse_pace
 from ..contract import PartitionKey
 from ..endpoints import PACE_KEYS
@@ -63,7 +63,7 @@ __all__ = [
     "with_stored_windows",
 ]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 SliceSpec = Filters | Mapping[str, Any] | str
 MAX_DAYS = 5 * 366  # a longer range is a request count nobody asks for by accident: allow_large=True
 # Makes a site ready for a client: the entry points start a named embedded sandbox site here.
