@@ -102,7 +102,11 @@ class CommandParser(argparse.ArgumentParser):
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault("formatter_class", Formatter)
-        super().__init__(*args, **kwargs)
+        # a command's -h is added with its other arguments, on first use: a parser is made for every
+        # command at every start, and an argument added makes a formatter
+        add_help = kwargs.pop("add_help", True)
+        self._help = add_help and define is not None
+        super().__init__(*args, add_help=add_help and define is None, **kwargs)
         self._define = define
         self.examples = tuple(examples)
         self.exits: dict[int, str] = {**COMMON_EXITS, **(exits or {})}
@@ -110,6 +114,15 @@ class CommandParser(argparse.ArgumentParser):
     def defined(self) -> CommandParser:
         """This parser with its arguments added (they are added once, on first use)."""
         define, self._define = self._define, None
+        if self._help:
+            self._help = False
+            self.add_argument(
+                "-h",
+                "--help",
+                action="help",
+                default=argparse.SUPPRESS,
+                help="show this help message and exit",
+            )
         if define is not None:
             define(self)
         return self
