@@ -104,9 +104,10 @@ class CommandParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", Formatter)
         # a command's -h is added with its other arguments, on first use: a parser is made for every
         # command at every start, and an argument added makes a formatter
-        add_help = kwargs.pop("add_help", True)
+        add_help = kwargs.get("add_help", True)
         self._help = add_help and define is not None
-        super().__init__(*args, add_help=add_help and define is None, **kwargs)
+        kwargs["add_help"] = add_help and define is None
+        super().__init__(*args, **kwargs)
         self._define = define
         self.examples = tuple(examples)
         self.exits: dict[int, str] = {**COMMON_EXITS, **(exits or {})}
