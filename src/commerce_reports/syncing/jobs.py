@@ -22,7 +22,6 @@ from ..contract import PartitionKey
 from ..endpoints import PACE_KEYS
 from ..errors import CommerceReportsError, LakeError, ServiceError, ValidationError
 from ..files import describe_os_error
-from ..lake.failures import record_failures
 from ..lake.manifest import Manifest
 from ..lake.repair import Repair
 from ..pace import Clock, SystemClock
@@ -40,10 +39,10 @@ from .plan import (
     stored_windows,
     transaction_keys,
 )
-from .result import SyncResult
 
 if TYPE_CHECKING:
     from ..client import ReportsClient
+    from .result import SyncResult
 
 __all__ = [
     "MAX_DAYS",
@@ -328,6 +327,8 @@ def fetch_keys(
 def _keep_failures(data_dir: Path, result: SyncResult, at: datetime) -> None:
     """Record, per site, the partitions this sync failed and those it stored (see
     `lake.failures`): what `alerts` reads to tell a partition that keeps failing."""
+    from ..lake.failures import record_failures
+
     sites = {r.site for r, _ in result.stored} | {f.request.site for f in result.failed}
     for site in sorted(sites):
         failed = [
@@ -349,6 +350,7 @@ def _fetch(
     revisions: bool,
 ) -> SyncResult:
     from ..client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
+    from .result import SyncResult
     from .run import StoppableClock, open_sites, run_plan
 
     stop = Signal()
