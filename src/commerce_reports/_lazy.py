@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["LazyLogger", "defer_logging", "lazy_names"]
 
 
 def lazy_names(
@@ -41,3 +41,30 @@ def lazy_names(
         return list(listed)
 
     return load, names
+
+
+_configure: list[Callable[[], None]] = []  # how the command line wants logging set up, until it loads
+
+
+class LazyLogger:
+    """`logging.getLogger(name)`, loaded on first use: a module that may log loads `logging` (with
+    traceback, string and threading) only when it does, so `status` starts without it. A command
+    that defers its logging set-up (`defer_logging`) has it done here, before the first line."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        import logging
+
+        while _configure:
+            _configure.pop()()
+        return getattr(logging.getLogger(self._name), attribute)
+
+
+def defer_logging(configure: Callable[[], None]) -> None:
+    """Run `configure` (the command line's logging set-up) before a LazyLogger's first line, not now.
+    Only for a command that loads no library that logs on its own."""
+    _configure[:] = [configure]

@@ -32,7 +32,7 @@ from .loaders import load_merchandise, load_networks, load_transactions
 from .locate import LakeLocation
 from .params import Grain
 from .sites import SiteProfile, SiteSelection, selection_of
-from .syncing import SettlePolicy, SyncPlan, SyncResult, read_manifests
+from .syncing import SettlePolicy, SyncPlan, read_manifests
 from .syncing.jobs import (
     SliceSpec,
     SyncOptions,
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
     from .client import ReportsClient
     from .deals import DealsClient
+    from .syncing import SyncResult
 
 __all__ = [
     "SyncOptions",

@@ -17,15 +17,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import logging
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
+
+from ._lazy import LazyLogger
 
 __all__ = [
     "GROUP",
@@ -46,7 +46,7 @@ __all__ = [
     "user_cache_dir",
 ]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 LOCK_PATIENCE = 2.0  # seconds: a lock another process holds longer than this is said before waiting on
 
 
@@ -164,7 +164,7 @@ def _host() -> str:
 
 def temp_path(target: Path) -> Path:
     """A fresh temporary name beside `target`, marked with this machine and process."""
-    return target.with_name(f".{target.name}.{_host()}-{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    return target.with_name(f".{target.name}.{_host()}-{os.getpid()}.{os.urandom(6).hex()}.tmp")
 
 
 def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, durable: bool = True) -> Path:

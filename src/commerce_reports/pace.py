@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import threading
 import time
@@ -33,12 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ._lazy import LazyLogger
 from .errors import ConfigurationError
 from .files import describe_os_error, held, save_atomic, user_cache_dir
 
 __all__ = ["LONG_WAIT", "Clock", "Pacer", "SystemClock", "Turn", "default_pace_dir", "prune_state", "spacing"]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 LONG_WAIT = 2.0  # seconds: a longer wait is said before it starts, with its reason (the house rule)
 
 

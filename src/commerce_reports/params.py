@@ -6,7 +6,6 @@ is upper-cased; a partner product or device may be given by code (`"MBL"`) or wo
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
@@ -366,8 +365,7 @@ def aggregate_windows(start: Any, end: Any, grain: Grain | None = None) -> list[
     cursor = first
     while cursor < stop:
         if grain == "month":
-            month_end = date(cursor.year, cursor.month, calendar.monthrange(cursor.year, cursor.month)[1])
-            step = month_end + timedelta(days=1)
+            step = date(cursor.year + cursor.month // 12, cursor.month % 12 + 1, 1)  # the next month's first
         elif grain is None:
             step = cursor + timedelta(days=MAX_WINDOW_DAYS)
         else:

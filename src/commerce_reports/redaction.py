@@ -13,7 +13,6 @@ This module is the bottom of the house: it imports nothing of the toolkit.
 
 from __future__ import annotations
 
-import base64
 import functools
 import re
 from collections.abc import Iterable
@@ -39,7 +38,7 @@ _secrets: set[str] = set()
 
 # A token as keys look: long, no spaces, letters and digits (an English word has no digits).
 _KEYISH = r"(?=[A-Za-z0-9._~+/=-]*\d)(?=[A-Za-z0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]{12,}"
-_KEY_SHAPES = re.compile(
+_KEY_SHAPES = (  # compiled at first use (`_key_shapes`): a command that redacts nothing never pays
     r"(?i)(?:(?P<header>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:secret|bearer)\s+|\bx-api-key[\"']?\s*[:=]\s*[\"']?)"
     r"(?P<any>[^\s\"',;]+)"
     r"|(?P<lead>\bsecret\s+|\bbearer\s+|[?&](?:key|api_key|apikey|token|secret)=)"
@@ -61,7 +60,14 @@ def known_secrets() -> frozenset[str]:
 
 
 @functools.cache
+def _key_shapes() -> re.Pattern[str]:
+    return re.compile(_KEY_SHAPES)
+
+
+@functools.cache
 def _echoes(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    import base64
+
     forms = []
     for secret in sorted(secrets, key=len, reverse=True):
         if len(secret) < _MIN_DISGUISED:
@@ -91,13 +97,13 @@ def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
     echoes = _echoes(secrets)
     if echoes is not None:
         text = echoes.sub(MASK, text)
-    return _KEY_SHAPES.sub(lambda m: (m["header"] or m["lead"] or m["userinfo"]) + MASK, text)
+    return _key_shapes().sub(lambda m: (m["header"] or m["lead"] or m["userinfo"]) + MASK, text)
 
 
 def scrub(value: Any) -> Any:
     """A JSON-like value with every known secret removed from its strings (keys and values)."""
     if isinstance(value, str):
-        return redact(value) if _secrets or _KEY_SHAPES.search(value) else value
+        return redact(value) if _secrets or _key_shapes().search(value) else value
     if isinstance(value, dict):
         return {scrub(k): scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 
+from .._lazy import defer_logging
 from .._version import __version__
 from .parser import USAGE, CommandParser
 
@@ -55,16 +56,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     could not be reached); anything else one line too (its traceback goes to the log, with -vv)."""
     try:
         args = build_parser().parse_args(argv)
-        import logging  # after parsing: `--help` and a usage error never need it
-
-        level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
-        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        # after parsing: `--help` and a usage error never need logging; a command that loads no
+        # library of its own (`light`) loads it with its first log line, if it writes one
+        if getattr(args, "light", False) and not args.verbose:
+            defer_logging(lambda: _log_to_stderr(args.verbose))
+        else:
+            _log_to_stderr(args.verbose)
         return int(args.handler(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as error:
         return _failed(error)
+
+
+def _log_to_stderr(verbose: int) -> None:
+    """Log lines on standard error: warnings, and with -v information, with -vv debug lines too."""
+    import logging
+
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
 def _failed(error: Exception) -> int:

@@ -14,6 +14,8 @@ Imports nothing heavy: `commerce-reports --help` loads argparse and the command 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
@@ -47,6 +49,13 @@ class Formatter(argparse.HelpFormatter):
     """argparse's help, except that an indented line (an example, a table row) is kept as written
     while prose paragraphs are filled to the terminal's width."""
 
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
+        # argparse makes a formatter for every argument it adds, and its own default width loads
+        # shutil (with bz2 and lzma) at every start: the width is found as shutil finds it instead.
+        super().__init__(prog, indent_increment, max_help_position, _columns() if width is None else width)
+
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         paragraphs = []
         for paragraph in text.split("\n\n"):
@@ -55,6 +64,21 @@ class Formatter(argparse.HelpFormatter):
             else:
                 paragraphs.append(super()._fill_text(paragraph, width, indent))
         return "\n\n".join(paragraphs)
+
+
+def _columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size()` gives it: COLUMNS, else the width of
+    standard output's terminal, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def _closest(word: str, candidates: Sequence[str]) -> str:
@@ -78,6 +102,11 @@ class CommandParser(argparse.ArgumentParser):
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault("formatter_class", Formatter)
+        # a command's -h is added with its other arguments, on first use: a parser is made for every
+        # command at every start, and an argument added makes a formatter
+        add_help = kwargs.get("add_help", True)
+        self._help = add_help and define is not None
+        kwargs["add_help"] = add_help and define is None
         super().__init__(*args, **kwargs)
         self._define = define
         self.examples = tuple(examples)
@@ -86,6 +115,15 @@ class CommandParser(argparse.ArgumentParser):
     def defined(self) -> CommandParser:
         """This parser with its arguments added (they are added once, on first use)."""
         define, self._define = self._define, None
+        if self._help:
+            self._help = False
+            self.add_argument(
+                "-h",
+                "--help",
+                action="help",
+                default=argparse.SUPPRESS,
+                help="show this help message and exit",
+            )
         if define is not None:
             define(self)
         return self

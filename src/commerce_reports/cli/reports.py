@@ -205,6 +205,7 @@ def _verify_arguments(parser: CommandParser) -> None:
 
 
 def _status_arguments(parser: CommandParser) -> None:
+    parser.set_defaults(light=True)  # reads manifests with plain Python: logging loads when it logs
     _site_and_folder(parser)
     parser.add_argument(
         "--rebuild", action="store_true", help="recreate the manifests from the Parquet files first"

@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_names
-from .failures import FailureRecord, load_failures, record_failures
 from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest, store_partition
 from .repair import Finality, Repair, VerifyReport, load_or_rebuild, quarantine, rebuild, reconcile, verify
 
 if TYPE_CHECKING:
+    from .failures import FailureRecord, load_failures, record_failures
     from .store import WrittenPartition, write_partition
 
 __all__ = [
@@ -47,4 +47,5 @@ __all__ = [
 
 
 _STORE = {"WrittenPartition": "store", "write_partition": "store"}
-__getattr__, __dir__ = lazy_names(__name__, _STORE, __all__)
+_FAILURES = {"FailureRecord": "failures", "load_failures": "failures", "record_failures": "failures"}
+__getattr__, __dir__ = lazy_names(__name__, {**_STORE, **_FAILURES}, __all__)

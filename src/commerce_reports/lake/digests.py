@@ -23,18 +23,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from .._lazy import LazyLogger
 from ..contract import site_root
 from ..files import save_atomic, sha256_of
 
 __all__ = ["DIGESTS_FILE", "SiteDigests", "Stamp", "clear_intent", "intend", "intended", "stamp_of"]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 DIGESTS_FILE = "digests.json"
 _INTENTS = ".intents"  # below a site's folder: the digest of each partition being written

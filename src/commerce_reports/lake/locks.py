@@ -8,19 +8,19 @@ lock can be taken (read-only, not a folder) is a LakeError naming it.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+from .._lazy import LazyLogger
 from ..contract import site_root
 from ..errors import LakeError
 from ..files import describe_os_error, held, remove_stray_files
 
 __all__ = ["site_lock", "writing_sites"]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 _thread_locks: dict[str, threading.RLock] = {}
 _guard = threading.Lock()
 

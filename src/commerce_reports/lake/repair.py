@@ -21,14 +21,13 @@ outside the lake (readers' globs never see it), and its entry is dropped: the ne
 from __future__ import annotations
 
 import contextlib
-import logging
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from .._lazy import LazyLogger
 from ..contract import (
     AGGREGATES,
     PART_FILE,
@@ -59,7 +58,7 @@ __all__ = [
     "verify",
 ]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 QUARANTINE = "quarantine"
 Action = Literal["rebuilt", "reconciled", "dropped", "quarantined", "ignored"]
 
@@ -173,6 +172,8 @@ def quarantine(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = Path(data_dir) / QUARANTINE / f"site={site}" / relpath / f"part.{stamp}.parquet"
     make_folder(target.parent)
+    import shutil  # with bz2 and lzma: only a quarantine pays for them
+
     shutil.move(source, target)
     with contextlib.suppress(OSError):
         source.parent.rmdir()  # only when empty

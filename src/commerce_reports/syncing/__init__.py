@@ -22,9 +22,9 @@ from .plan import (
     read_manifests,
     transaction_keys,
 )
-from .result import Failure, SyncResult
 
 if TYPE_CHECKING:
+    from .result import Failure, SyncResult
     from .run import Interrupted, OpenSites, StoppableClock, fetch_partition, open_sites, run_plan
 
 _RUN = {"Interrupted", "OpenSites", "StoppableClock", "fetch_partition", "open_sites", "run_plan"}
@@ -53,4 +53,6 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_names(__name__, {name: "run" for name in _RUN}, __all__)
+# a sync's result (and the failures it keeps) load with the sync: `status` and `sync --plan` never need them
+_RESULT = {"Failure": "result", "SyncResult": "result"}
+__getattr__, __dir__ = lazy_names(__name__, {**{name: "run" for name in _RUN}, **_RESULT}, __all__)

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
-import statistics
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._lazy import LazyLogger
 from ..endpoints import ENDPOINTS
 from ..errors import ValidationError
 from ..files import save_atomic, user_cache_dir
@@ -43,7 +42,7 @@ __all__ = [
     "shares",
 ]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 # Seconds one request keeps this machine busy, before any sync has been measured. The sandbox's
 # were measured with the demo's syncs of 30 and 90 days, either dialect, on a quiet 2-core machine
@@ -149,7 +148,7 @@ class CostBook:
         factors = [s for _, s in _totals(self._read(_FINISH_FILE).get("factor"))]
         if not factors or not requests:
             return Expected(default_finish(requests))
-        return Expected(statistics.median(factors) * default_finish(requests), len(factors))
+        return Expected(_median(factors) * default_finish(requests), len(factors))
 
     def record_finish(self, requests: int, seconds: float) -> None:
         """Add one sync's end work (`seconds`, after `requests` requests) to the history."""
@@ -215,3 +214,10 @@ def _totals(value: Any) -> list[tuple[int, float]]:
             return []
         pairs.append((count, float(seconds)))
     return pairs
+
+
+def _median(values: Sequence[float]) -> float:
+    """The median of some numbers (statistics.median's, without loading `statistics` at start-up)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2

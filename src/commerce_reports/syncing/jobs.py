@@ -9,7 +9,6 @@ manifests and dates: the client (HTTP, pyarrow) and DuckDB load when a sync fetc
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,12 +16,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._lazy import LazyLogger
 from ..config import parse_pace
 from ..contract import PartitionKey
 from ..endpoints import PACE_KEYS
 from ..errors import CommerceReportsError, LakeError, ServiceError, ValidationError
 from ..files import describe_os_error
-from ..lake.failures import record_failures
 from ..lake.manifest import Manifest
 from ..lake.repair import Repair
 from ..pace import Clock, SystemClock
@@ -40,10 +39,10 @@ from .plan import (
     stored_windows,
     transaction_keys,
 )
-from .result import SyncResult
 
 if TYPE_CHECKING:
     from ..client import ReportsClient
+    from .result import SyncResult
 
 __all__ = [
     "MAX_DAYS",
@@ -63,7 +62,7 @@ __all__ = [
     "with_stored_windows",
 ]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 SliceSpec = Filters | Mapping[str, Any] | str
 MAX_DAYS = 5 * 366  # a longer range is a request count nobody asks for by accident: allow_large=True
 # Makes a site ready for a client: the entry points start a named embedded sandbox site here.
@@ -328,6 +327,8 @@ def fetch_keys(
 def _keep_failures(data_dir: Path, result: SyncResult, at: datetime) -> None:
     """Record, per site, the partitions this sync failed and those it stored (see
     `lake.failures`): what `alerts` reads to tell a partition that keeps failing."""
+    from ..lake.failures import record_failures
+
     sites = {r.site for r, _ in result.stored} | {f.request.site for f in result.failed}
     for site in sorted(sites):
         failed = [
@@ -349,6 +350,7 @@ def _fetch(
     revisions: bool,
 ) -> SyncResult:
     from ..client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
+    from .result import SyncResult
     from .run import StoppableClock, open_sites, run_plan
 
     stop = Signal()
