@@ -177,6 +177,8 @@ def test_the_exit_codes_through_the_real_cli(
     assert main(["verify", *data]) == 0  # repaired already
     monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "probe-key-0123456789")
     monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "http://127.0.0.1:9")  # nothing listens: refused
+    # no pace: at the default (60 s) the sync below first waits out a minute since `check` asked
+    monkeypatch.setenv("COMMERCE_REPORTS_PACE", "0")
     assert main(["check", *data]) == 1
     capsys.readouterr()
     assert main(["sync", "--no-progress", "--start", "2026-11-01", "--end", "2026-11-02", *data]) == 3
