@@ -90,6 +90,9 @@ def check_site_name(name: str) -> str:
     return name
 
 
+GENERATIONS_FOLDER = "views"  # the published generations of the lake: folders of hard links (db/published.py)
+
+
 def lake_root(data_dir: Path) -> Path:
     return Path(data_dir) / "lake"
 
