@@ -42,6 +42,7 @@ __all__ = [
 
 NONE = "none"  # the bucket of rows whose date is NULL
 _STAGING = ".staging"
+_SESSION = ("enable_progress_bar", "partitioned_write_flush_threshold")  # a build's settings of a session
 # zstd's level 1: files as small as its default level's here, encoded a quarter faster
 _COPY = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 100000"
 
@@ -153,7 +154,11 @@ def _stage_all(
         return [stage(con, job) for job in jobs]
     from concurrent.futures import ThreadPoolExecutor  # (an update's writes: small, many)
 
+    settings = con.execute(f"SELECT {', '.join(f'current_setting({quote(s)})' for s in _SESSION)}").fetchall()
     cursors = [con.cursor() for _ in range(min(at_once, len(jobs)))]
+    for cursor in cursors:  # a cursor starts from DuckDB's defaults: given the connection's settings
+        for name, value in zip(_SESSION, settings[0], strict=True):
+            cursor.execute(f"SET {name} = {quote(str(value))}")
     free = list(cursors)
     lock = threading.Lock()
 
