@@ -41,6 +41,7 @@ __all__ = [
     "DEVICE_WORDS",
     "FETCHED_AT",
     "FORMER_TYPES",
+    "GENERATIONS_FOLDER",
     "HIVE_KEYS",
     "MONEY",
     "MONEY_SUM",
