@@ -9,7 +9,8 @@ lake's files hashed too), built again (`rollups --rebuild`), the refresh a daily
 storing one update day, and every view's 30-day question warm (`bench/views_bench.py`). Each line
 gives seconds and peak MB; the last columns divide each step's seconds per million transactions
 by the smallest size's, so a step that grows with the lake reads 1.0 and one that costs what
-changed falls towards 0 (the baseline is the same run's smallest lake).
+changed falls towards 0 (the baseline is the same run's smallest lake). Below each size, the
+one-day refresh part by part (`rollup_bench.PHASES`: the change, the writes, and the fixed costs).
 
 Targets (issue 31): at 100 M, built and built again in under 10 minutes and 8 GB, a one-day refresh
 under 3 s, every view under 20 ms; a one-day refresh under 0.5 s at 1 M and under 1 s at 10 M.
@@ -99,6 +100,9 @@ def _print(rows: list[tuple[int, Any, Any, Any, Any, tuple[str, float]]]) -> Non
             f"{'':>6} CPU s: build {built['cpu']:.0f}, again {again['cpu']:.0f}, day {day['cpu']:.1f}"
             + (f", make {made['cpu']:.0f}" if made else "")
         )
+        parts = ", ".join(f"{label.split(':')[0]} {wall:.2f}" for label, (wall, _) in day["phases"].items())
+        rest = day["seconds"] - sum(wall for wall, _ in day["phases"].values())
+        print(f"{'':>6} day, part by part (wall s): {parts}, the rest {rest:.2f}")
 
 
 if __name__ == "__main__":

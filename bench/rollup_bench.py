@@ -112,7 +112,12 @@ def measure(step: str, data_dir: Path) -> dict[str, Any]:
     """Run `step` (`build`: from no rollups; `full`: a rebuild; `day`: the refresh of the last day)
     in a process of its own: its seconds, peak MB, CPU seconds (and for `day`, its parts)."""
     command = [sys.executable, "-c", _RUNNER, sys.executable, __file__, "--step", step, str(data_dir)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:  # the step's own error, not a CalledProcessError naming the runner
+        said = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()
+        raise SystemExit(
+            f"the step {step!r} on {data_dir} failed (exit {done.returncode}):\n" + "\n".join(said[-30:])
+        )
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 

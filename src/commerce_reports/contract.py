@@ -41,6 +41,7 @@ __all__ = [
     "DEVICE_WORDS",
     "FETCHED_AT",
     "FORMER_TYPES",
+    "GENERATIONS_FOLDER",
     "HIVE_KEYS",
     "MONEY",
     "MONEY_SUM",
@@ -88,6 +89,9 @@ def check_site_name(name: str) -> str:
             "site", f"{name!r} is not a usable site name", "use lower-case letters, digits, '-' or '_'"
         )
     return name
+
+
+GENERATIONS_FOLDER = "views"  # the published generations of the lake: folders of hard links (db/published.py)
 
 
 def lake_root(data_dir: Path) -> Path:

@@ -19,7 +19,7 @@ import errno
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -48,6 +48,7 @@ __all__ = [
 
 log = LazyLogger(__name__)
 LOCK_PATIENCE = 2.0  # seconds: a lock another process holds longer than this is said before waiting on
+_FLUSHERS = 8  # threads flushing the files of one writer at once
 
 
 @dataclass(frozen=True)
@@ -90,17 +91,20 @@ def make_folder(folder: Path) -> Path:
     """`folder` and its missing parents, created with the folder mode of `modes` (an existing
     folder is left as it is). Raises OSError, e.g. when a part of the path is a file."""
     folder = Path(folder)
-    missing: list[Path] = []
-    for part in (folder, *folder.parents):
-        if part.is_dir():
-            break
+    missing: list[str] = []
+    part = os.fspath(folder)
+    while part and not os.path.isdir(part):  # (strings: a publisher makes a folder per partition)
         missing.insert(0, part)
+        parent = os.path.dirname(part)
+        if parent == part:
+            break
+        part = parent
     mode = modes().folder if missing else 0
     for part in missing:
         try:
-            part.mkdir(mode=mode)
+            os.mkdir(part, mode)
         except FileExistsError:
-            if not part.is_dir():
+            if not os.path.isdir(part):
                 raise  # a file where a folder belongs
             continue  # made meanwhile by another writer
         os.chmod(part, mode)  # exactly: the umask may not narrow a mode the user asked to share
@@ -208,16 +212,31 @@ def move_into_place(moves: Iterable[tuple[Path, Path]]) -> None:
     """Move finished files (each written elsewhere on the same file system) over their targets,
     one after another, each flushed before it is moved; each target folder is flushed once, after
     the last file moved into it (a writer of many files flushes each folder once, not per file)."""
+    moves = list(moves)
     folders: dict[Path, None] = {}
+    mode = modes().file
     for source, target in moves:
         if target.parent not in folders:
             make_folder(target.parent)
             folders[target.parent] = None
-        os.chmod(source, modes().file)
-        _fsync(source, os.O_RDONLY)
+        os.chmod(source, mode)
+    _fsync_all([source for source, _ in moves])  # every file flushed before any is moved
+    for source, target in moves:
         os.replace(source, target)
-    for folder in folders:
-        _fsync(folder, os.O_RDONLY)
+    _fsync_all(list(folders))
+
+
+def _fsync_all(paths: list[Path]) -> None:
+    """Flush each of `paths` (files or folders), in parallel: the file system commits its journal
+    once for flushes that wait together, rather than once per file."""
+    if len(paths) < 2:
+        for path in paths:
+            _fsync(path, os.O_RDONLY)
+        return
+    from concurrent.futures import ThreadPoolExecutor  # only for a writer of several files
+
+    with ThreadPoolExecutor(min(len(paths), _FLUSHERS)) as pool:
+        list(pool.map(lambda path: _fsync(path, os.O_RDONLY), paths))
 
 
 def _fsync(path: Path, flags: int) -> None:
@@ -242,19 +261,26 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def remove_stray_files(folder: Path) -> list[Path]:
+def remove_stray_files(folder: Path, *, shallow: Collection[str] = ()) -> list[Path]:
     """Delete the temporary files below `folder` left by writers of this machine that no longer
-    run (another machine's are its own to clean: its pids mean nothing here)."""
-    root = Path(folder)
+    run (another machine's are its own to clean: its pids mean nothing here). The subfolders named
+    in `shallow` are searched two levels deep only: folders of folders of hard links (the published
+    generations, a lake's worth of folders each, whose own debris goes when they are pruned)."""
     removed: list[Path] = []
-    if not root.is_dir():
-        return removed
-    for temp in root.rglob(".*.tmp"):
-        match = _TEMP.match(temp.name)
-        if match and match.group(1) in (None, _host()) and not _alive(int(match.group(2))):
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
-                removed.append(temp)
+    top = os.path.normpath(folder)
+    for parent, below, names in os.walk(top):  # (a lake has thousands of folders: no pathlib here)
+        if (
+            os.path.dirname(os.path.dirname(parent)) == top
+            and os.path.basename(os.path.dirname(parent)) in shallow
+        ):
+            below[:] = []
+        for name in names:
+            match = _TEMP.match(name) if name.startswith(".") and name.endswith(".tmp") else None
+            if match and match.group(1) in (None, _host()) and not _alive(int(match.group(2))):
+                temp = Path(parent, name)
+                with contextlib.suppress(FileNotFoundError):
+                    temp.unlink()
+                    removed.append(temp)
     return removed
 
 

@@ -85,6 +85,23 @@ def test_only_debris_of_dead_writers_of_this_machine_is_removed(tmp_path: Path) 
     assert live.exists() and elsewhere.exists() and not dead.exists() and not older.exists()
 
 
+def test_published_generations_are_searched_for_debris_two_levels_deep(tmp_path: Path) -> None:
+    # A generation is a lake's worth of folders of hard links (never written through a temporary
+    # file): its record's debris is found, its links' folders are not walked.
+    generation = tmp_path / "views" / "20261127T190000-abcd"
+    linked = generation / "lake" / "site=alpha" / "transactions" / "by=updateDate" / "day=2026-03-03"
+    linked.mkdir(parents=True)
+    host = temp_path(tmp_path / "x").name.removeprefix(".x.").split(".")[0].rsplit("-", 1)[0]
+    pointer = tmp_path / "views" / f".current.json.{host}-999999.abc123.tmp"
+    record = generation / f".reading.json.{host}-999999.abc123.tmp"
+    deep = linked / f".part.parquet.{host}-999999.abc123.tmp"
+    for path in (pointer, record, deep):
+        path.write_bytes(b"half a file")
+    assert sorted(remove_stray_files(tmp_path, shallow=["views"])) == sorted([pointer, record])
+    assert deep.exists()
+    assert remove_stray_files(tmp_path) == [deep]  # searched whole when not said otherwise
+
+
 def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
     keys = [PartitionKey.transactions(date(2026, 3, d)) for d in (1, 2)]
     for key in keys:

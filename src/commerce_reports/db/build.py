@@ -389,7 +389,7 @@ class SiteBuild:
         self._install_recomputed(whole, sources)
         self._install_merging(frozenset[str]().union(*delta.values()), sources)
         writes += [w for v in DERIVED_ROLLUPS if (w := self._months(v, whole[v], delta[v])) is not None]
-        write_all(self.con, writes)  # each file read above: the stored rows before this write
+        write_all(self.con, writes, at_once=2)  # each file read above: the stored rows before this write
 
     def _stage_transactions(self, rewrite: frozenset[str], patched: frozenset[str]) -> None:
         """The rows of the day files written again (`inc.base_rows`) and of the patch files

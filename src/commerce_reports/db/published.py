@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..contract import DATASETS
+from ..contract import DATASETS, GENERATIONS_FOLDER
 from ..files import held, make_folder, save_atomic, sha256_of
 from ..lake.digests import SiteDigests, Stamp, stamp_of
 from .coverage import SiteCoverage
@@ -55,7 +55,7 @@ __all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
 
 log = logging.getLogger(__name__)
 
-VIEWS_FOLDER = "views"
+VIEWS_FOLDER = GENERATIONS_FOLDER
 _CURRENT = "current.json"
 _READING = "reading.json"
 _SEAL = "sealed.json"
@@ -104,9 +104,13 @@ class _Record:
 
 
 def _link(links: list[tuple[Path, Path]]) -> None:
-    """Hard-link each (file, link) pair, making the link's folder first."""
+    """Hard-link each (file, link) pair, making the link's folder first (each folder once)."""
+    made: set[str] = set()
     for source, destination in links:
-        make_folder(destination.parent)
+        folder = os.path.dirname(destination)
+        if folder not in made:
+            make_folder(Path(folder))
+            made.add(folder)
         os.link(source, destination)
 
 
@@ -204,12 +208,13 @@ def _seal(snapshot: Snapshot, folder: Path) -> None:
     files: dict[str, list[object]] = {}
     for site in snapshot.sites:
         linked = site_places(folder, site.site)
-        digests = {linked.lake / r: site.listing[r] for r in site.readable_all()}
+        lake, rollups = (place.relative_to(folder).as_posix() for place in (linked.lake, linked.folder))
+        digests = {f"{lake}/{r}": site.listing[r] for r in site.readable_all()}
         if site.fresh and site.rollups is not None:
-            digests.update({linked.folder / r: d for r, d in site.rollups.items() if _read(r)})
-        for path, digest in digests.items():
+            digests.update({f"{rollups}/{r}": d for r, d in site.rollups.items() if _read(r)})
+        for relpath, digest in digests.items():
             with contextlib.suppress(OSError):
-                files[path.relative_to(folder).as_posix()] = [*stamp_of(os.stat(path)), digest]
+                files[relpath] = [*stamp_of(os.stat(os.path.join(folder, relpath))), digest]
     save_atomic(folder / _SEAL, json.dumps({"files": files}, separators=(",", ":")))
 
 

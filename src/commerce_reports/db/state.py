@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,19 +226,22 @@ def rollup_files(places: SitePlaces, *, read_all: bool = False) -> dict[str, Dig
     """The rollup and index files of a site (below its rollup folder) with the sha256 of each:
     what a refresh records in the state, and what the views and `verify` compare with it.
     `read_all` reads every file (`verify`); else an unchanged stamp vouches for a known digest."""
-    folder = places.folder
+    folder = str(places.folder)
     digests = SiteDigests(places.data_dir, places.site)
     found: dict[str, Digest] = {}
-    for path in folder.rglob("*.parquet"):
-        relpath = path.relative_to(folder)
-        if any(part.startswith(".") for part in relpath.parts):
-            continue
-        try:
-            found[relpath.as_posix()] = digests.read(path) if read_all else digests.of(path)
-        except FileNotFoundError:
-            continue
-        except OSError as error:
-            found[relpath.as_posix()] = f"unreadable:{error.errno}"
+    for parent, below, names in os.walk(folder):
+        below[:] = [name for name in below if not name.startswith(".")]  # staging, spill: not rollups
+        for name in names:
+            if name.startswith(".") or not name.endswith(".parquet"):
+                continue
+            path = Path(parent, name)
+            relpath = os.path.relpath(path, folder).replace(os.sep, "/")
+            try:
+                found[relpath] = digests.read(path) if read_all else digests.of(path)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                found[relpath] = f"unreadable:{error.errno}"
     return found
 
 

@@ -63,6 +63,7 @@ class SiteDigests:
         self.data_dir = Path(data_dir)
         self.site = site
         self.record = site_root(self.data_dir, site) / DIGESTS_FILE
+        self._prefix = os.path.join(str(self.data_dir), "")  # (paths below it are keyed relative to it)
         self.hashed = 0  # files read to know their digest (none when every stamp vouched)
         self.hashed_bytes = 0
 
@@ -132,7 +133,8 @@ class SiteDigests:
                 continue
             if known is not None and known[0] == stamp:
                 entries[self._relative(path)] = [*stamp, known[1]]
-        save_atomic(self.record, json.dumps({"files": entries}, separators=(",", ":"), sort_keys=True))
+        text = json.dumps({"files": entries}, separators=(",", ":"), sort_keys=True)
+        save_atomic(self.record, text, durable=False)  # a cache: lost in a crash, its files are hashed again
 
     def saved_digest(self, path: Path) -> str | None:
         """The digest the site's record gives `path`, whatever its stamp now (what was last
@@ -141,10 +143,8 @@ class SiteDigests:
         return None if saved is None else saved[1]
 
     def _relative(self, path: Path) -> str:
-        try:
-            return Path(path).relative_to(self.data_dir).as_posix()
-        except ValueError:
-            return str(path)
+        text, prefix = str(path), self._prefix
+        return text[len(prefix) :].replace(os.sep, "/") if text.startswith(prefix) else text
 
     def _saved(self) -> dict[str, tuple[Stamp, str]]:
         """The site's saved record, read once per version of its file (empty when there is none,

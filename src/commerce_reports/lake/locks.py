@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from .._lazy import LazyLogger
-from ..contract import site_root
+from ..contract import GENERATIONS_FOLDER, site_root
 from ..errors import LakeError
 from ..files import describe_os_error, held, remove_stray_files
 
@@ -63,6 +63,6 @@ def writing_sites(data_dir: Path, sites: list[str]) -> Iterator[None]:
     with ExitStack() as stack:
         for site in sorted(sites):  # one order for everyone: no deadlock between two syncs
             stack.enter_context(site_lock(data_dir, site, ".sync.lock"))
-        for stray in remove_stray_files(data_dir):
+        for stray in remove_stray_files(data_dir, shallow=[GENERATIONS_FOLDER]):
             log.info("removed %s, left by an interrupted writer", stray)
         yield

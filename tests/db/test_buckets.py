@@ -1,0 +1,61 @@
+"""`buckets.write_all`: the writes of an update staged two at a time store what one at a time does,
+and a write that fails moves no file of any write into place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from commerce_reports.db.buckets import Bucketed, month_bucket, write_all
+
+ROWS = (
+    "SELECT 'alpha' AS site, DATE '2026-01-01' + CAST(i % 90 AS INTEGER) AS day, "
+    "CAST(i AS DECIMAL(18, 4)) / 7 AS revenue FROM range(3000) AS t(i)"
+)
+
+
+def _writes(root: Path) -> list[Bucketed]:
+    return [
+        Bucketed(ROWS, month_bucket("day"), root / "whole"),  # every month, and _empty.parquet
+        Bucketed(ROWS, month_bucket("day"), root / "some", only={"2026-02", "2026-05"}),  # one empty
+        Bucketed(ROWS, month_bucket("day"), root / "none", only=set()),
+    ]
+
+
+def _stored(folder: Path) -> dict[str, list[tuple[object, ...]]]:
+    with duckdb.connect() as con:
+        return {
+            path.name: con.execute(f"SELECT * FROM read_parquet('{path}') ORDER BY ALL").fetchall()
+            for path in sorted(folder.glob("*.parquet"))
+        }
+
+
+def test_writes_staged_two_at_a_time_store_the_same_files(tmp_path: Path) -> None:
+    stored = {}
+    for at_once in (1, 2):
+        root = tmp_path / str(at_once)
+        (root / "some").mkdir(parents=True)
+        (root / "some" / "2026-05.parquet").write_bytes(b"a month left without rows: deleted")
+        with duckdb.connect() as con:
+            written = write_all(con, _writes(root), at_once=at_once)
+        assert written == [{"2026-01", "2026-02", "2026-03"}, {"2026-02"}, set()]
+        stored[at_once] = {name: _stored(root / name) for name in ("whole", "some")}
+        assert not list(root.rglob(".*"))  # no staging folder, no temporary file left
+    assert stored[1] == stored[2]
+    assert sorted(stored[2]["whole"]) == [
+        "2026-01.parquet",
+        "2026-02.parquet",
+        "2026-03.parquet",
+        "_empty.parquet",
+    ]
+    assert sorted(stored[2]["some"]) == ["2026-02.parquet"]
+    assert sum(len(rows) for rows in stored[2]["whole"].values()) == 3000
+
+
+def test_a_failing_write_moves_no_file_of_any_write(tmp_path: Path) -> None:
+    broken = Bucketed("SELECT * FROM no_such_table", month_bucket("day"), tmp_path / "broken")
+    with duckdb.connect() as con, pytest.raises(duckdb.CatalogException):
+        write_all(con, [*_writes(tmp_path), broken], at_once=2)
+    assert not list((tmp_path / "whole").glob("*")) and not list(tmp_path.rglob(".*"))
