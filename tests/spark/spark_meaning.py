@@ -14,7 +14,7 @@ test_equal_answers.py` (with a JVM) keeps this table honest.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -80,21 +80,30 @@ def duckdb_form(spark_sql: str) -> str:
     return tree.sql(dialect="duckdb")
 
 
-def _value(value: Any) -> Any:
+def comparable(value: Any) -> Any:
+    """One cell, comparable across engines: money (DECIMAL) exactly, ratios (DOUBLE) to 1e-9,
+    structs and lists as tuples, timestamps as UTC instants (Spark hands back naive local time)."""
     if isinstance(value, float):
         return round(value, 9)
+    if hasattr(value, "asDict"):  # a Spark Row (a struct)
+        value = value.asDict()
     if isinstance(value, dict):
-        return tuple((key, _value(item)) for key, item in value.items())
+        return tuple((key, comparable(item)) for key, item in value.items())
     if isinstance(value, list):
-        return tuple(_value(item) for item in value)
+        return tuple(comparable(item) for item in value)
     if isinstance(value, datetime):
         return value.astimezone(UTC)
     return value
 
 
+def comparable_rows(found: Iterable[Sequence[Any]]) -> Counter[tuple[Any, ...]]:
+    """Rows of either engine as a multiset of comparable tuples (see `comparable`)."""
+    return Counter(tuple(comparable(v) for v in row) for row in found)
+
+
 def rows(con: duckdb.DuckDBPyConnection, sql: str) -> Counter[tuple[Any, ...]]:
-    """The rows of `sql`, comparable across engines: ratios (DOUBLE) to 1e-9, money exactly."""
-    return Counter(tuple(_value(v) for v in row) for row in con.execute(sql).fetchall())
+    """The rows of `sql` on DuckDB, comparable across engines."""
+    return comparable_rows(con.execute(sql).fetchall())
 
 
 def differences(expected: Counter[tuple[Any, ...]], found: Counter[tuple[Any, ...]]) -> Iterable[str]:

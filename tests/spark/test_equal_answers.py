@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from collections import Counter
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from commerce_reports.spark import register_views
 from commerce_reports.spark.sources import spark_type
 from commerce_reports.spark.transpile import spark_sql
 from tests.spark.conftest import Lake
+from tests.spark.spark_meaning import comparable_rows
 
 # One worker, one SparkSession (`make test` runs with --dist loadgroup); the first test also syncs the
 # lake and starts the JVM, which a loaded 2-core machine may take a minute over.
@@ -28,26 +27,6 @@ pytestmark = [
     pytest.mark.timeout(300),
     pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
 ]
-
-
-def _value(value: Any) -> Any:
-    """One cell, comparable across engines: money (DECIMAL) exactly, ratios (DOUBLE) to 1e-9,
-    structs and lists as tuples, timestamps as UTC instants (Spark hands back naive local time)."""
-    if isinstance(value, float):
-        return round(value, 9)
-    if hasattr(value, "asDict"):  # a Spark Row (a struct)
-        value = value.asDict()
-    if isinstance(value, dict):
-        return tuple((key, _value(item)) for key, item in value.items())
-    if isinstance(value, list):
-        return tuple(_value(item) for item in value)
-    if isinstance(value, datetime):
-        return value.astimezone(UTC)
-    return value
-
-
-def _rows(rows: list[Any]) -> Counter[tuple[Any, ...]]:
-    return Counter(tuple(_value(v) for v in row) for row in rows)
 
 
 def _type_name(sql_type: str) -> str:
@@ -65,8 +44,8 @@ def differences(con: duckdb.DuckDBPyConnection, spark: Any, view: str) -> tuple[
     spark_types = [_type_name(f.dataType.simpleString()) for f in frame.schema.fields]
     if spark_types != duck_types:
         problems.append(f"{view}: types {spark_types} on Spark, {duck_types} (as Spark types) on DuckDB")
-    duck = _rows(relation.fetchall())
-    sparks = _rows([tuple(row) for row in frame.collect()])
+    duck = comparable_rows(relation.fetchall())
+    sparks = comparable_rows([tuple(row) for row in frame.collect()])
     if duck != sparks:
         only_duck, only_spark = sorted(map(repr, duck - sparks)), sorted(map(repr, sparks - duck))
         problems.append(
