@@ -277,6 +277,8 @@ class SiteBuild:
             empty = f"SELECT * FROM read_parquet({quote(str(self.base / EMPTY))})"
             for table in ("u", "old_rows", "old"):
                 self.con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS {empty}")
+            # a month recomputed without a Merge reads its stored rows but the dirty ids' (none)
+            self.con.execute(f"CREATE OR REPLACE TABLE inc.dirty AS SELECT commission_id FROM ({empty})")
             return TransactionChange()
         self._read_changed_rows(ids, old, now)
         return self._change()
