@@ -30,6 +30,7 @@ from .state import EMPTY
 
 __all__ = [
     "NONE",
+    "STAGING",
     "Bucketed",
     "day_bucket",
     "in_list",
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 NONE = "none"  # the bucket of rows whose date is NULL
-_STAGING = ".staging"
+STAGING = ".staging"  # the suffix of a staging folder (`remove_staging` clears those left)
 _COPY = "FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 100000"
 
 
@@ -86,7 +87,9 @@ class Bucketed:
     `<prefix><value>.parquet` (or at their own path, `names`: value -> path), for the buckets in
     `only`: one of them left without rows is deleted, rows of others are not written. `only=None`:
     the whole rollup (every other file of `folder` deleted, `_empty.parquet`, the columns and no
-    rows, written again so that its glob always matches)."""
+    rows, written again so that its glob always matches). `more`: further SELECTs of the same
+    columns, each run by a statement of its own after `select`, no two giving rows of one bucket (a
+    large rollup computed a slice of months at a time, so that each statement's memory is bounded)."""
 
     select: str
     bucket: str
@@ -94,6 +97,7 @@ class Bucketed:
     only: Collection[str] | None = None
     prefix: str = ""
     names: Mapping[str, Path] | None = None
+    more: Sequence[str] = ()
 
 
 def write_all(con: duckdb.DuckDBPyConnection, writes: Sequence[Bucketed]) -> list[set[str]]:
@@ -108,19 +112,25 @@ def write_all(con: duckdb.DuckDBPyConnection, writes: Sequence[Bucketed]) -> lis
             if write.only is not None and not write.only:  # no bucket to write: nothing to read
                 written.append(set())
                 continue
-            select = write.select
+            selects = [write.select, *write.more]
             if write.only is not None:
-                select = f"SELECT * FROM ({select}) WHERE {write.bucket} IN ({in_list(write.only)})"
+                where = f"WHERE {write.bucket} IN ({in_list(write.only)})"
+                selects = [f"SELECT * FROM ({select}) {where}" for select in selects]
             near = write.folder if write.names is not None else write.folder.parent
             staging = staged.enter_context(_staging(near))
-            files = _stage(con, select, write.bucket, staging)
+            files: dict[str, Path] = {}
+            for part, select in enumerate(selects):
+                staged_files = _stage(con, select, write.bucket, staging / f"rows{part}")
+                if twice := files.keys() & staged_files.keys():
+                    raise ValueError(f"buckets {sorted(twice)} of {write.folder} come from two SELECTs")
+                files |= staged_files
             names = write.names or {v: write.folder / f"{write.prefix}{v}.parquet" for v in files}
             moves += [(path, names[value]) for value, path in files.items()]
             written.append(set(files))
             stale += _stale(write, {names[value] for value in files})
             if write.only is None:  # the columns alone: every glob of the folder matches
                 empty = staging / EMPTY
-                con.execute(f"COPY (SELECT * FROM ({select}) LIMIT 0) TO {quote(str(empty))} ({_COPY})")
+                con.execute(f"COPY (SELECT * FROM ({selects[0]}) LIMIT 0) TO {quote(str(empty))} ({_COPY})")
                 moves.append((empty, write.folder / EMPTY))
         move_into_place(moves)
     for path in stale:
@@ -142,7 +152,7 @@ def _stale(write: Bucketed, kept: set[Path]) -> list[Path]:
 def _staging(near: Path) -> Iterator[Path]:
     """A staging folder in `near` (made if need be), removed at exit with whatever is left in it."""
     make_folder(near)
-    staging = _temp(near, "buckets", _STAGING)
+    staging = _temp(near, "buckets", STAGING)
     try:
         make_folder(staging)
         yield staging
@@ -150,10 +160,9 @@ def _staging(near: Path) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, staging: Path) -> dict[str, Path]:
-    """Write the rows of `select` below `staging`, one file per value of the SQL expression
-    `bucket`; return the file of each value."""
-    target = staging / "rows"
+def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, target: Path) -> dict[str, Path]:
+    """Write the rows of `select` below `target` (a folder it makes), one file per value of the SQL
+    expression `bucket`; return the file of each value."""
     con.execute(
         f"COPY (SELECT *, {bucket} AS _bucket FROM ({select})) TO {quote(str(target))} "
         f"({_COPY}, PARTITION_BY (_bucket))"
@@ -174,5 +183,5 @@ def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, staging: Pa
 def remove_staging(folder: Path) -> None:
     """Delete staging folders left in `folder` (and below) by a writer that was killed."""
     if folder.is_dir():
-        for staging in folder.rglob(f"*{_STAGING}"):
+        for staging in folder.rglob(f"*{STAGING}"):
             shutil.rmtree(staging, ignore_errors=True)
