@@ -287,6 +287,30 @@ class SiteBuild:
         ).fetchall()[0]
         return max(1, -(-int(versions or 0) // self.slice_rows))
 
+    def _by_id_slices(self, folder: Path, versions: str, transactions: str, buckets: int) -> str:
+        """Compute `transactions` a slice of ids at a time, in `folder`: the `versions` first
+        written once by slice (a statement reading each ledger file once), then each slice's
+        transactions from its own versions into a file of its own (its versions then deleted).
+        Returns the SELECT of their rows (`transactions` itself when no version has an id)."""
+        by_slice = folder / "versions"
+        self.con.execute(
+            f"COPY (SELECT *, {_ID_KEY} % {buckets} AS _slice FROM ({versions}) WHERE commission_id "
+            f"IS NOT NULL) TO {quote(str(by_slice))} ({_SLICE_COPY}, PARTITION_BY (_slice))"
+        )
+        slices = []
+        for k in range(buckets):
+            files = sorted((by_slice / f"_slice={k}").glob("*.parquet"))
+            if not files:
+                continue
+            self.con.execute(
+                "CREATE OR REPLACE VIEW inc.transaction_versions AS "
+                f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
+            )
+            slices.append(folder / f"{k}.parquet")
+            self.con.execute(f"COPY ({transactions}) TO {quote(str(slices[-1]))} ({_SLICE_COPY})")
+            shutil.rmtree(by_slice / f"_slice={k}")
+        return f"SELECT * FROM read_parquet({sql_list(slices)})" if slices else transactions
+
     # ------------------------------------------------------------------ full
 
     def full(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -302,17 +326,9 @@ class SiteBuild:
         buckets = self._id_buckets(self.of(_T))
         make_folder(self.base.parent)
         with tempfile.TemporaryDirectory(prefix=".slices-", suffix=STAGING, dir=self.base.parent) as folder:
+            self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
             if buckets > 1:
-                slices = [Path(folder) / f"{k}.parquet" for k in range(buckets)]
-                for k, path in enumerate(slices):
-                    self.con.execute(
-                        "CREATE OR REPLACE VIEW inc.transaction_versions AS SELECT * FROM "
-                        f"({versions}) WHERE {_ID_KEY} % {buckets} = {k}"
-                    )
-                    self.con.execute(f"COPY ({transactions}) TO {quote(str(path))} ({_SLICE_COPY})")
-                transactions = f"SELECT * FROM read_parquet({sql_list(slices)})"
-            else:
-                self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
+                transactions = self._by_id_slices(Path(folder), versions, transactions, buckets)
             whole = Bucketed(transactions, month_bucket("commission_date"), self.base, prefix=WHOLE_PREFIX)
             # no patch: the columns of `transactions` and `_deleted` (the transactions view's, when
             # every base file is new: the empty one is written in the same go)
