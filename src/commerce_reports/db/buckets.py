@@ -31,6 +31,7 @@ from .state import EMPTY
 
 __all__ = [
     "NONE",
+    "STAGING",
     "Bucketed",
     "day_bucket",
     "in_list",
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 NONE = "none"  # the bucket of rows whose date is NULL
-_STAGING = ".staging"
+STAGING = ".staging"  # the suffix of a staging folder (`remove_staging` clears those left)
 _SESSION = ("enable_progress_bar", "partitioned_write_flush_threshold")  # a build's settings of a session
 # zstd's level 1: files as small as its default level's here, encoded a quarter faster
 _COPY = "FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1, ROW_GROUP_SIZE 100000"
@@ -89,7 +90,9 @@ class Bucketed:
     `<prefix><value>.parquet` (or at their own path, `names`: value -> path), for the buckets in
     `only`: one of them left without rows is deleted, rows of others are not written. `only=None`:
     the whole rollup (every other file of `folder` deleted, `_empty.parquet`, the columns and no
-    rows, written again so that its glob always matches)."""
+    rows, written again so that its glob always matches). `more`: further SELECTs of the same
+    columns, each run by a statement of its own after `select`, no two giving rows of one bucket (a
+    large rollup computed a slice of months at a time, so that each statement's memory is bounded)."""
 
     select: str
     bucket: str
@@ -97,6 +100,7 @@ class Bucketed:
     only: Collection[str] | None = None
     prefix: str = ""
     names: Mapping[str, Path] | None = None
+    more: Sequence[str] = ()
 
 
 def write_all(
@@ -111,15 +115,16 @@ def write_all(
     stale: list[Path] = []
     written: list[set[str]] = []
     with contextlib.ExitStack() as staged:
-        jobs: dict[int, tuple[Bucketed, str, Path]] = {}  # by the write's place in `writes`
+        jobs: dict[int, tuple[Bucketed, list[str], Path]] = {}  # by the write's place in `writes`
         for at, write in enumerate(writes):
             if write.only is not None and not write.only:  # no bucket to write: nothing to read
                 continue
-            select = write.select
+            selects = [write.select, *write.more]
             if write.only is not None:
-                select = f"SELECT * FROM ({select}) WHERE {write.bucket} IN ({in_list(write.only)})"
+                where = f"WHERE {write.bucket} IN ({in_list(write.only)})"
+                selects = [f"SELECT * FROM ({select}) {where}" for select in selects]
             near = write.folder if write.names is not None else write.folder.parent
-            jobs[at] = (write, select, staged.enter_context(_staging(near)))
+            jobs[at] = (write, selects, staged.enter_context(_staging(near)))
         done = dict(zip(jobs, _stage_all(con, list(jobs.values()), at_once), strict=True))
         for at, write in enumerate(writes):
             files = done.get(at, {})
@@ -138,16 +143,21 @@ def write_all(
 
 
 def _stage_all(
-    con: duckdb.DuckDBPyConnection, jobs: Sequence[tuple[Bucketed, str, Path]], at_once: int
+    con: duckdb.DuckDBPyConnection, jobs: Sequence[tuple[Bucketed, list[str], Path]], at_once: int
 ) -> list[dict[str, Path]]:
-    """Stage each job (a write, its SELECT, its staging folder), `at_once` at a time; the files of each."""
+    """Stage each job (a write, its SELECTs, its staging folder), `at_once` at a time; the files of each."""
 
-    def stage(cursor: duckdb.DuckDBPyConnection, job: tuple[Bucketed, str, Path]) -> dict[str, Path]:
-        write, select, staging = job
-        files = _stage(cursor, select, write.bucket, staging)
+    def stage(cursor: duckdb.DuckDBPyConnection, job: tuple[Bucketed, list[str], Path]) -> dict[str, Path]:
+        write, selects, staging = job
+        files: dict[str, Path] = {}
+        for part, select in enumerate(selects):
+            staged_files = _stage(cursor, select, write.bucket, staging / f"rows{part}")
+            if twice := files.keys() & staged_files.keys():
+                raise ValueError(f"buckets {sorted(twice)} of {write.folder} come from two SELECTs")
+            files |= staged_files
         if write.only is None:
             empty = quote(str(staging / EMPTY))
-            cursor.execute(f"COPY (SELECT * FROM ({select}) LIMIT 0) TO {empty} ({_COPY})")
+            cursor.execute(f"COPY (SELECT * FROM ({selects[0]}) LIMIT 0) TO {empty} ({_COPY})")
         return files
 
     if at_once < 2 or len(jobs) < 2:
@@ -162,7 +172,7 @@ def _stage_all(
     free = list(cursors)
     lock = threading.Lock()
 
-    def staged(job: tuple[Bucketed, str, Path]) -> dict[str, Path]:
+    def staged(job: tuple[Bucketed, list[str], Path]) -> dict[str, Path]:
         with lock:
             cursor = free.pop()
         try:
@@ -193,7 +203,7 @@ def _stale(write: Bucketed, kept: set[Path]) -> list[Path]:
 def _staging(near: Path) -> Iterator[Path]:
     """A staging folder in `near` (made if need be), removed at exit with whatever is left in it."""
     make_folder(near)
-    staging = _temp(near, "buckets", _STAGING)
+    staging = _temp(near, "buckets", STAGING)
     try:
         make_folder(staging)
         yield staging
@@ -201,10 +211,9 @@ def _staging(near: Path) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, staging: Path) -> dict[str, Path]:
-    """Write the rows of `select` below `staging`, one file per value of the SQL expression
-    `bucket`; return the file of each value."""
-    target = staging / "rows"
+def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, target: Path) -> dict[str, Path]:
+    """Write the rows of `select` below `target` (a folder it makes), one file per value of the SQL
+    expression `bucket`; return the file of each value."""
     con.execute(
         f"COPY (SELECT *, {bucket} AS _bucket FROM ({select})) TO {quote(str(target))} "
         f"({_COPY}, PARTITION_BY (_bucket))"
@@ -225,5 +234,5 @@ def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, staging: Pa
 def remove_staging(folder: Path) -> None:
     """Delete staging folders left in `folder` (and below) by a writer that was killed."""
     if folder.is_dir():
-        for staging in folder.rglob(f"*{_STAGING}"):
+        for staging in folder.rglob(f"*{STAGING}"):
             shutil.rmtree(staging, ignore_errors=True)

@@ -34,8 +34,10 @@ from pathlib import Path
 import duckdb
 
 from ..contract import DATASETS, PartitionKey
+from ..files import make_folder
 from .buckets import (
     NONE,
+    STAGING,
     Bucketed,
     day_bucket,
     in_list,
@@ -54,6 +56,9 @@ from .views import VIEW_LIST, View, reads_reports, render, with_inputs
 __all__ = ["SiteBuild", "build_connection", "reading_connection"]
 
 _FULL_MEMORY = "3GB"
+_FULL_SPILL = "12GB"  # at most, on disk: past it a full build fails (rather than fill the disk)
+SLICE_ROWS = 12_000_000  # rows one statement of a full build reads at most (see `SiteBuild.full`)
+_SLICE_COPY = "FORMAT parquet, COMPRESSION lz4_raw"  # a slice's file, read once: fast to write
 _DELTA_MEMORY = "600MB"
 _T = "transactions"
 _VIEWS = {view.name: view for view in VIEW_LIST}
@@ -93,6 +98,8 @@ def build_connection(places: SitePlaces, *, full: bool) -> Iterator[duckdb.DuckD
         config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
     )
     try:
+        if full:
+            con.execute(f"SET max_temp_directory_size = '{_FULL_SPILL}'")
         con.execute("SET enable_progress_bar = false")
         con.execute("SET partitioned_write_flush_threshold = 65536")
         yield con
@@ -128,6 +135,7 @@ class SiteBuild:
         whole_days: frozenset[str] = frozenset(),
     ) -> None:
         self.con = con
+        self.slice_rows = SLICE_ROWS
         self.site = places.site
         self.root = places.lake
         self.index = places.index
@@ -221,36 +229,116 @@ class SiteBuild:
             sql = render(view, schema, reading)
             self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name} AS {sql}")
 
-    def _downstream(self, base: list[Path], sources: dict[str, str]) -> set[str]:
+    def _downstream(self, base: list[Path]) -> set[str]:
         """Recompute every rollup but `transactions`, whole, from the stored one (the `base` files
-        of a full build: no patch)."""
-        stored = stored_transactions_sql(base, [self.patch / EMPTY])
-        self._install("inc", DERIVED_ROLLUPS, stored, sources)
+        of a full build: no patch), a slice of months at a time (`_month_slices`)."""
+        slices = self._month_slices(base)
+        parts: list[dict[str, str]] = []
+        one = len(slices) == 1
+        for number, months in enumerate(slices):
+            schema = f"inc_{number}"
+            files = [p for p in base if one or _base_month(p) in months]
+            stored = stored_transactions_sql([*files, self.base / EMPTY], [self.patch / EMPTY])
+            sources: dict[str, str] = {
+                d: self._source(d, [r for r in self.of(d) if one or partition_month(r) in months])
+                for d in DATASETS
+                if d != _T
+            }
+            self._install(schema, DERIVED_ROLLUPS, stored, sources)
+            parts.append({v.name: f"SELECT * FROM {schema}.{v.name}" for v in DERIVED_ROLLUPS})
         writes = [
-            Bucketed(f"SELECT * FROM inc.{v.name}", month_bucket(_date_column(v)), self.folders[v.name])
+            Bucketed(
+                parts[0][v.name],
+                month_bucket(_date_column(v)),
+                self.folders[v.name],
+                more=[part[v.name] for part in parts[1:]],
+            )
             for v in DERIVED_ROLLUPS
         ]
         return set().union(*write_all(self.con, writes))
+
+    def _month_slices(self, base: list[Path]) -> list[set[str]]:
+        """The months of the rollups (of the `base` files, and of the report windows) in slices of
+        at most `slice_rows` stored transactions (a month larger than that alone), in order."""
+        rows: dict[str, int] = {}
+        counts = f"SELECT file_name, num_rows FROM parquet_file_metadata({sql_list(base)})"
+        for name, count in (self._rows(counts) if base else {}).items():
+            rows[_base_month(Path(name))] = rows.get(_base_month(Path(name)), 0) + count
+        for dataset in DATASETS:
+            if dataset != _T:
+                rows.update({partition_month(r): rows.get(partition_month(r), 0) for r in self.of(dataset)})
+        slices: list[set[str]] = []
+        total = 0
+        for month in sorted(rows):
+            if not slices or total + rows[month] > self.slice_rows:
+                slices.append(set())
+                total = 0
+            slices[-1].add(month)
+            total += rows[month]
+        return slices or [set()]
+
+    def _id_buckets(self, ledger: list[str]) -> int:
+        """How many slices of commission ids the `transactions` of a full build are computed in: each
+        reads at most about `slice_rows` versions (its ids' versions all in it)."""
+        if not ledger:
+            return 1
+        (versions,) = self.con.execute(
+            f"SELECT sum(num_rows) FROM parquet_file_metadata({sql_list(self._paths(ledger))})"
+        ).fetchall()[0]
+        return max(1, -(-int(versions or 0) // self.slice_rows))
+
+    def _by_id_slices(self, folder: Path, versions: str, transactions: str, buckets: int) -> str:
+        """Compute `transactions` a slice of ids at a time, in `folder`: the `versions` first
+        written once by slice (a statement reading each ledger file once), then each slice's
+        transactions from its own versions into a file of its own (its versions then deleted).
+        Returns the SELECT of their rows (`transactions` itself when no version has an id)."""
+        by_slice = folder / "versions"
+        self.con.execute(
+            f"COPY (SELECT *, {_ID_KEY} % {buckets} AS _slice FROM ({versions}) WHERE commission_id "
+            f"IS NOT NULL) TO {quote(str(by_slice))} ({_SLICE_COPY}, PARTITION_BY (_slice))"
+        )
+        slices = []
+        for k in range(buckets):
+            files = sorted((by_slice / f"_slice={k}").glob("*.parquet"))
+            if not files:
+                continue
+            self.con.execute(
+                "CREATE OR REPLACE VIEW inc.transaction_versions AS "
+                f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
+            )
+            slices.append(folder / f"{k}.parquet")
+            self.con.execute(f"COPY ({transactions}) TO {quote(str(slices[-1]))} ({_SLICE_COPY})")
+            shutil.rmtree(by_slice / f"_slice={k}")
+        return f"SELECT * FROM read_parquet({sql_list(slices)})" if slices else transactions
 
     # ------------------------------------------------------------------ full
 
     def full(self) -> tuple[frozenset[str], frozenset[str]]:
         """Rewrite every rollup of the site from its lake files; return the months written and the
-        commission days of `whole.parquet`."""
+        commission days of `whole.parquet`. A large lake's `transactions` (the latest version of
+        each id: a sort of every version) is computed a slice of ids at a time (`_id_buckets`,
+        by hash), each slice into a file of its own that the month files are then written from; and
+        the other rollups a slice of months at a time: each statement's memory and spill are
+        bounded whatever the lake's size."""
         sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
-        self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
         transactions = render(_VIEWS[_T], "inc", sources)
-        whole = Bucketed(transactions, month_bucket("commission_date"), self.base, prefix=WHOLE_PREFIX)
-        # no patch: the columns of `transactions` and `_deleted` (the transactions view's, when
-        # every base file is new: the empty one is written in the same go)
-        no_patch = f"SELECT *, false AS _deleted FROM ({transactions}) LIMIT 0"
-        *_, months, _ = write_all(
-            self.con, [*self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
-        )
+        buckets = self._id_buckets(self.of(_T))
+        make_folder(self.base.parent)
+        with tempfile.TemporaryDirectory(prefix=".slices-", suffix=STAGING, dir=self.base.parent) as folder:
+            self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions AS {versions}")
+            if buckets > 1:
+                transactions = self._by_id_slices(Path(folder), versions, transactions, buckets)
+            whole = Bucketed(transactions, month_bucket("commission_date"), self.base, prefix=WHOLE_PREFIX)
+            # no patch: the columns of `transactions` and `_deleted` (the transactions view's, when
+            # every base file is new: the empty one is written in the same go)
+            no_patch = f"SELECT *, false AS _deleted FROM ({transactions}) LIMIT 0"
+            *_, months, _ = write_all(
+                self.con, [*self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
+            )
         base = self._base_files(months)  # the `whole-*` files just written
         days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
-        return frozenset(self._downstream(base, sources)), days
+        return frozenset(self._downstream([p for p in base if p.name != EMPTY])), days
 
     # ------------------------------------------------------------------ incremental
 
