@@ -70,9 +70,14 @@ class Signal:
             self.close()
 
 
-def start_thread(target: Callable[[], object], name: str) -> Signal:
-    """Run `target` in a daemon thread; the returned signal is set when it ends, however it ends
-    (what `Thread.join(timeout)` would wait on, without its clock)."""
+def start_thread(target: Callable[[], object], name: str, *, daemon: bool = True) -> Signal:
+    """Run `target` in a thread, a daemon unless told otherwise; the returned signal is set when it
+    ends, however it ends (what `Thread.join(timeout)` would wait on, without its clock).
+
+    A thread that runs native code (DuckDB, pyarrow) must not be a daemon: CPython ends a daemon
+    thread that wakes during the interpreter's exit with `pthread_exit`, and in C++ code that aborts
+    the process. The interpreter waits for every other thread before it exits (an untimed wait: no
+    faked clock stretches it), its teardown included, which the signal does not cover."""
     ended = Signal()
 
     def run() -> None:
@@ -81,5 +86,5 @@ def start_thread(target: Callable[[], object], name: str) -> Signal:
         finally:
             ended.set()
 
-    threading.Thread(target=run, name=name, daemon=True).start()
+    threading.Thread(target=run, name=name, daemon=daemon).start()
     return ended

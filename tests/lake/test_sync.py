@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import signal
+import threading
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -22,11 +25,15 @@ from commerce_reports.api import (
     window_rows,
 )
 from commerce_reports.config import DIALECTS
+from commerce_reports.contract import PartitionKey
 from commerce_reports.errors import ValidationError
 from commerce_reports.lake.manifest import Manifest
+from commerce_reports.lake.store import StoredFile
 from commerce_reports.sandbox import FaultConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox
 from commerce_reports.syncing import SyncPlan, SyncResult
+from commerce_reports.syncing import run as run_module
+from commerce_reports.waits import Signal
 from tests.conftest import FakeClock
 from tests.lake.conftest import (
     START,
@@ -37,6 +44,7 @@ from tests.lake.conftest import (
     small_config,
 )
 from tests.lakes import isolated
+from tests.waiting import wait_for
 
 
 def served(running: RunningSandbox) -> list[tuple[str | None, str, tuple[tuple[str, str], ...]]]:
@@ -317,3 +325,44 @@ def test_the_plan_prints_requests_per_lane_with_an_eta(running: RunningSandbox, 
     # the ETA adds what the requests cost beyond the pace, and the end work (rollups, catalog)
     assert plan.eta_seconds > plan.pace_floor + plan.finish.seconds > plan.pace_floor
     assert "the pace alone: 90 min" in text and text.endswith("(first sync: costs estimated)")
+
+
+def test_ctrl_c_waits_for_the_partition_being_stored_and_counts_it(
+    running: RunningSandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A lane still storing when Ctrl-C comes finishes first, however long past the grace that takes:
+    the sync returns after it (still holding the lake), and its result counts that partition."""
+    storing, release, returned = Signal(), Signal(), Signal()
+    held: list[tuple[str, PartitionKey]] = []
+    write = run_module.write_partition
+
+    def slow_write(data_dir: Path, site: str, key: PartitionKey, *rest: Any) -> StoredFile:
+        if not held:
+            held.append((site, key))
+            storing.set()
+            release.wait(120)
+        return write(data_dir, site, key, *rest)
+
+    def ctrl_c_while_storing() -> None:
+        storing.wait(120)
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        wait_for(lambda: "finish storing" in caplog.text or returned.is_set(), "the sync to wait on")
+        release.set()
+
+    monkeypatch.setattr(run_module, "write_partition", slow_write)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # xdist workers may ignore it
+    helper = threading.Thread(target=ctrl_c_while_storing)
+    helper.start()
+    try:
+        result = sync(START, sites=profiles(running), data_dir=tmp_path, options=options_for(running))
+    finally:
+        returned.set()
+        release.set()
+        helper.join(120)
+        signal.signal(signal.SIGINT, previous)
+    assert result.interrupted and "waiting for 1 lanes to finish storing" in caplog.text
+    stored = {(r.site, r.key) for r, _ in result.stored}
+    assert held[0] in stored  # stored before the sync returned, and counted
+    # the result says all the lake holds: nothing was stored after the sync returned
+    in_lake = {(site, e.relpath) for site in ("alpha", "beta") for e in Manifest.load(tmp_path, site)}
+    assert in_lake == {(site, key.relpath) for site, key in stored}

@@ -247,6 +247,7 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
     undecodable); None when the plan is to do nothing."""
     started = time.perf_counter()
     undecodable: dict[str, str] = {}
+    failure = ""  # the last attempt's error, said if every attempt fails
     with writing_sites(places.data_dir, [places.site]):
         remove_staging(places.folder)
         for _ in range(3):
@@ -271,12 +272,15 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
                     )
                     force = True
                 undecodable |= found
+                failure = _why(error)
                 continue
             seconds = time.perf_counter() - started
             log.info("rollups of %s: %s in %.1f s", places.site, plan.reason, seconds)
             return SiteRefresh(places.site, plan, tuple(sorted(months)), survey.skipped, seconds)
+    left_out = ", ".join(sorted(undecodable)[:3]) + (", ..." if len(undecodable) > 3 else "")
     raise LakeError(
-        f"the rollups of site {places.site} could not be built: unreadable partitions keep failing them"
+        f"the rollups of site {places.site} could not be built: unreadable partitions keep failing "
+        f"them (left out: {left_out or 'none'}; the last failure: {failure})"
     )
 
 

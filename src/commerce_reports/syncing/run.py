@@ -4,9 +4,14 @@ Each finished request is stored at once (Parquet first, manifest last), so an in
 crash or a kill loses at most the partition in flight. Only one sync writes a site at a time
 (a per-site lock across processes); a second sync waits, then finds nothing left to fetch.
 
-Ctrl-C stops a sync within `STOP_GRACE` seconds wherever it is: the lanes waiting for their turn
-wake at once, the requests in flight are cut (their answers would be dropped anyway), and a lane
-storing a partition finishes storing it. No wait here depends on the process's clock (`waits`).
+Ctrl-C stops a sync wherever it is: the lanes waiting for their turn wake at once, the requests in
+flight are cut (their answers would be dropped anyway), and a lane storing a partition finishes
+storing it. The sync returns once every lane has ended (saying so when that takes over `STOP_GRACE`
+seconds): its result counts all it stored, and nothing writes the lake after its lock is let go.
+The lanes are no daemon threads either, so the interpreter never exits under one still in DuckDB
+or pyarrow (a lane's parse cursor is freed as its thread ends): CPython ends a daemon thread that
+wakes during its exit with `pthread_exit`, which aborts the process (SIGABRT) in C++ code. No wait
+here depends on the process's clock (`waits`).
 
 A lane never dies quietly: whatever goes wrong in it (a refused key, a full disk, a file where a
 folder belongs, an unexpected error) becomes a failure of that partition, and of the rest of the
@@ -51,7 +56,7 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-STOP_GRACE = 1.5  # seconds a lane may take, once told to stop, to finish storing a partition
+STOP_GRACE = 1.5  # seconds a lane may take, once told to stop, before the sync says it still waits
 _LANE_CHECK = 1.0  # seconds between two looks at the lanes while they run
 # Storage errors that every later partition would meet too: the lane stops instead of fetching.
 _LANE_STOPPING_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
@@ -129,8 +134,8 @@ def run_plan(
     say: Callable[[str], None] | None = None,
     clock: Clock | None = None,
 ) -> SyncResult:
-    """Fetch and store every planned request; lanes run concurrently. Ctrl-C stops cleanly, within
-    `STOP_GRACE` seconds (the result says it was interrupted).
+    """Fetch and store every planned request; lanes run concurrently. Ctrl-C stops cleanly: the
+    lanes finish what they store, and the result says it was interrupted.
 
     For the sites in `unverified` (their address was not yet shown to be the reporting API) a
     window answered with 404 is stored empty but unsettled, so it is asked for again. Progress goes
@@ -144,19 +149,20 @@ def run_plan(
     ]
     result = SyncResult(plan)
     ends = [
-        start_thread(lane.run, f"lane-{site}-{endpoint}")
+        start_thread(lane.run, f"lane-{site}-{endpoint}", daemon=False)
         for lane, (site, endpoint) in zip(lanes, sorted(plan.lanes), strict=True)
     ]
     try:
-        for ended in ends:
-            while not ended.wait(_LANE_CHECK):
-                pass
-    except KeyboardInterrupt:
+        _wait_all(ends)
+    except BaseException as error:  # Ctrl-C (or anything else in this thread): every lane stops first
         stop.set()
         for client in clients.values():
             client.stop()
-        log.warning("interrupted: stopping (a partition being stored is finished first)")
-        _wait_all(ends, STOP_GRACE)
+        if isinstance(error, KeyboardInterrupt):
+            log.warning("interrupted: stopping (a partition being stored is finished first)")
+        _wait_all(ends, late=STOP_GRACE)
+        if not isinstance(error, KeyboardInterrupt):
+            raise
     finally:
         bars.close()
     result.interrupted = stop.is_set()
@@ -181,11 +187,16 @@ def run_plan(
     return result
 
 
-def _wait_all(ends: list[Signal], seconds: float) -> None:
-    """Wait for every signal of `ends`, `seconds` at most in all."""
-    until = time.monotonic() + seconds  # a difference of two readings: right under a faked clock too
+def _wait_all(ends: list[Signal], late: float | None = None) -> None:
+    """Wait until every lane has ended (each signal of `ends` is set); past `late` seconds, say
+    once how many are still finishing the partition they store."""
+    started = time.monotonic()  # a difference of two readings: right under a faked clock too
     for ended in ends:
-        ended.wait(until - time.monotonic())
+        while not ended.wait(_LANE_CHECK):
+            if late is not None and time.monotonic() - started > late:
+                busy = sum(not e.is_set() for e in ends)
+                log.warning("waiting for %d lanes to finish storing their partition", busy)
+                late = None
 
 
 class _Lane:
