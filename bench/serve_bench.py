@@ -7,8 +7,10 @@
 
 For each lake: `commerce-reports serve` starts in a process of its own, headless Chromium (Debian's,
 driven by playwright; every request off loopback refused) signs in, and each interaction (a period
-change, a leaderboard change, a drill into a network and back) is timed from the click until the
-page shows its answer and again until its chart is drawn, after a first round that waits for each
+change, a leaderboard change, a drill into a network and back) is timed by the page's clock from
+the moment the visitor's input reaches the page (a browser's interaction latency; playwright's own
+time before that is printed apart) until the page shows its answer and again until its chart is
+drawn, after a first round that waits for each
 answer's alerts too (a judgment runs seconds in a process of its own, and a click made meanwhile
 shares the cores with it; a visitor reading the page rarely clicks that fast); the median of
 `--repeat` rounds is printed (target: 300 ms) beside the baseline, the same answer computed in this
@@ -131,24 +133,41 @@ _SEEN = """([selector, since]) => {
 }"""
 
 
+# The moment the page first receives the visitor's input (capture listeners on the window: pointer
+# and input events cross shadow roots): an interaction is timed from there, as a browser's
+# interaction latency is; the driver's own time before it (playwright finding the element, waiting
+# for it to be stable and visible, moving the mouse) is printed apart.
+_ARM = """() => {
+  if (!window.__crArmed) {
+    window.__crArmed = true;
+    const seen = () => { if (window.__crInput === null) window.__crInput = performance.now(); };
+    for (const type of ["pointerdown", "mousedown", "click", "input", "change"])
+      window.addEventListener(type, seen, true);
+  }
+  window.__crInput = null;
+}"""
+
+
 def _seen(page: Any, selector: str, since: float) -> float:
     """Milliseconds from `since` (the page's clock) until the page first shows `selector`."""
     return float(page.wait_for_function(_SEEN, arg=[selector, since], polling="raf").json_value())
 
 
-def _timed(page: Any, control: str, value: str) -> tuple[float, float, float, str]:
-    """Seconds from the action until the answer shows, and until its chart is drawn, by the page's
-    own clock (checked every frame), and the seconds the server took to compute it (the answer
-    says them)."""
+def _timed(page: Any, control: str, value: str) -> tuple[float, float, float, float, str]:
+    """Seconds from the visitor's input reaching the page until the answer shows, and until its
+    chart is drawn, by the page's own clock (checked every frame); the seconds the server took to
+    compute it (the answer says them); and the driver's seconds before the input reached the page."""
     before = _answer(page)
+    page.evaluate(_ARM)
     started = float(page.evaluate("performance.now()"))
     _act(page, control, value)
     shown = _seen(page, f".cr-answer:not([data-view='{before}'])", started)
     key = _answer(page)
     drawn = _seen(page, f"[data-drawn='{key}']", started)
+    driver = float(page.evaluate("window.__crInput")) - started
     server = re.search(r" · (\d+) ms", str(page.inner_text(".cr-answer")))
     assert server is not None, "the answer says how long the server took"
-    return shown / 1000, drawn / 1000, int(server.group(1)) / 1000, key
+    return (shown - driver) / 1000, (drawn - driver) / 1000, int(server.group(1)) / 1000, driver / 1000, key
 
 
 def _baseline(data_dir: Path, keys: dict[str, str], repeat: int) -> dict[str, float]:
@@ -194,10 +213,12 @@ def bench(data_dir: Path, repeat: int, visitors: int) -> None:
             shown: dict[str, list[float]] = {}
             drawn: dict[str, list[float]] = {}
             computed: dict[str, list[float]] = {}
+            driven: dict[str, list[float]] = {}
             keys: dict[str, str] = {}
             for round in range(repeat + 1):  # the first warms the lake's files and judges the alerts
                 for step, control, value in STEPS:
-                    answer, chart, server_s, key = _timed(page, control, value)
+                    answer, chart, server_s, driver_s, key = _timed(page, control, value)
+                    driven.setdefault(step, []).append(driver_s)
                     shown.setdefault(step, []).append(answer)
                     computed.setdefault(step, []).append(server_s)
                     drawn.setdefault(step, []).append(chart)
@@ -217,7 +238,7 @@ def bench(data_dir: Path, repeat: int, visitors: int) -> None:
     baseline = _baseline(data_dir, keys, repeat)
     print(
         f"{'interaction':<28} {'answer ms':>10} {'chart ms':>9} {'server ms':>10} "
-        f"{'in-process ms':>14} {'ratio':>6}"
+        f"{'in-process ms':>14} {'ratio':>6} {'driver ms':>10}"
     )
     worst = 0.0
     for step, _control, _value in STEPS:
@@ -225,12 +246,18 @@ def bench(data_dir: Path, repeat: int, visitors: int) -> None:
         chart = statistics.median(drawn[step][1:]) * 1000
         server_ms = statistics.median(computed[step][1:]) * 1000
         base = baseline[step] * 1000
+        driver = statistics.median(driven[step][1:]) * 1000
         worst = max(worst, chart)
         print(
-            f"{step:<28} {answer:>10.0f} {chart:>9.0f} {server_ms:>10.0f} {base:>14.0f} {chart / base:>6.1f}"
+            f"{step:<28} {answer:>10.0f} {chart:>9.0f} {server_ms:>10.0f} {base:>14.0f} {chart / base:>6.1f} "
+            f"{driver:>10.0f}"
         )
     verdict = "OK" if worst <= TARGET_MS else "OVER TARGET"
-    print(f"slowest interaction, chart drawn: {worst:.0f} ms (target {TARGET_MS:.0f} ms): {verdict}")
+    print(
+        f"slowest interaction, from the input to the chart drawn: {worst:.0f} ms "
+        f"(target {TARGET_MS:.0f} ms): {verdict}; driver ms: playwright's time before the input "
+        "reached the page, not counted"
+    )
     per_visitor = (rss_many - rss_one) / max(1, visitors - 1) / 2**20
     print(
         f"server listening after {listening:.1f} s; first visitor's figures {first:.2f} s after sign-in; "
