@@ -135,7 +135,6 @@ class SiteBuild:
         whole_days: frozenset[str] = frozenset(),
     ) -> None:
         self.con = con
-        self.slice_rows = SLICE_ROWS
         self.site = places.site
         self.root = places.lake
         self.index = places.index
@@ -259,18 +258,19 @@ class SiteBuild:
 
     def _month_slices(self, base: list[Path]) -> list[set[str]]:
         """The months of the rollups (of the `base` files, and of the report windows) in slices of
-        at most `slice_rows` stored transactions (a month larger than that alone), in order."""
+        at most `SLICE_ROWS` stored transactions (a month larger than that alone), in order."""
         rows: dict[str, int] = {}
         counts = f"SELECT file_name, num_rows FROM parquet_file_metadata({sql_list(base)})"
         for name, count in (self._rows(counts) if base else {}).items():
-            rows[_base_month(Path(name))] = rows.get(_base_month(Path(name)), 0) + count
+            month = _base_month(Path(name))
+            rows[month] = rows.get(month, 0) + count
         for dataset in DATASETS:
             if dataset != _T:
                 rows.update({partition_month(r): rows.get(partition_month(r), 0) for r in self.of(dataset)})
         slices: list[set[str]] = []
         total = 0
         for month in sorted(rows):
-            if not slices or total + rows[month] > self.slice_rows:
+            if not slices or total + rows[month] > SLICE_ROWS:
                 slices.append(set())
                 total = 0
             slices[-1].add(month)
@@ -279,13 +279,13 @@ class SiteBuild:
 
     def _id_buckets(self, ledger: list[str]) -> int:
         """How many slices of commission ids the `transactions` of a full build are computed in: each
-        reads at most about `slice_rows` versions (its ids' versions all in it)."""
+        reads at most about `SLICE_ROWS` versions (its ids' versions all in it)."""
         if not ledger:
             return 1
         (versions,) = self.con.execute(
             f"SELECT sum(num_rows) FROM parquet_file_metadata({sql_list(self._paths(ledger))})"
         ).fetchall()[0]
-        return max(1, -(-int(versions or 0) // self.slice_rows))
+        return max(1, -(-int(versions or 0) // SLICE_ROWS))
 
     def _by_id_slices(self, folder: Path, versions: str, transactions: str, buckets: int) -> str:
         """Compute `transactions` a slice of ids at a time, in `folder`: the `versions` first
@@ -363,10 +363,8 @@ class SiteBuild:
         )
         if not ids:  # no transaction changed: none to add or subtract
             empty = f"SELECT * FROM read_parquet({quote(str(self.base / EMPTY))})"
-            for table in ("u", "old_rows", "old"):
-                self.con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS {empty}")
-            # a month recomputed without a Merge reads its stored rows but the dirty ids' (none)
-            self.con.execute(f"CREATE OR REPLACE TABLE inc.dirty AS SELECT commission_id FROM ({empty})")
+            for table, columns in (("dirty", "commission_id"), ("u", "*"), ("old_rows", "*"), ("old", "*")):
+                self.con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS SELECT {columns} FROM ({empty})")
             return TransactionChange()
         self._read_changed_rows(ids, old, now)
         return self._change()

@@ -150,7 +150,7 @@ def plan_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None
         survey = _survey(places, set(), False, {})
         plan, before = survey.plan, survey.before
         if plan.action == UPDATE and before is not None:
-            readable = {r: s for r, s in survey.listing.items() if r not in survey.skipped}
+            readable = survey.readable
             schemas = dataset_schemas(places.lake, readable, before.listing, before.schemas)
             with reading_connection() as con:
                 build = SiteBuild(con, places, readable, schemas, before.whole_days)
@@ -240,6 +240,11 @@ class _Survey:
     skipped: dict[str, str]
     plan: SitePlan
 
+    @property
+    def readable(self) -> Listing:
+        """The listing but the partitions left out."""
+        return {r: s for r, s in self.listing.items() if r not in self.skipped}
+
 
 def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefresh | None:
     """Refresh one site's rollups under its lock: survey and plan, then carry the plan out (up to
@@ -289,7 +294,7 @@ def _carry_out(places: SitePlaces, survey: _Survey) -> tuple[SitePlan, frozenset
     written. The state says what is being rewritten before any rollup file is, and what the rollups
     reflect once all are."""
     plan, before = survey.plan, survey.before
-    readable = {r: s for r, s in survey.listing.items() if r not in survey.skipped}
+    readable = survey.readable
     whole = plan.action == WHOLE or before is None
     basis = NOTHING if whole or before is None else before
     schemas = dataset_schemas(places.lake, readable, basis.listing, basis.schemas)
