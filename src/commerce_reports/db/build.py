@@ -47,7 +47,7 @@ from .buckets import (
 )
 from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
-from .plan import DELTA, PATCH, WHOLE, SitePlan, TransactionChange, month_of, partition_month
+from .plan import SitePlan, TransactionChange, month_of, partition_month
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces
@@ -457,7 +457,7 @@ class SiteBuild:
         files, write the day files and patches of `transactions` it names, then each other rollup's
         months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
         writes = self._index([r for r in plan.ledger if r in self.readable])
-        rewrite, patches = plan.buckets(_T, WHOLE), plan.buckets(_T, PATCH)
+        rewrite, patches = plan.buckets[_T].whole, plan.buckets[_T].patch
         if rewrite or patches:
             self._stage_transactions(rewrite, plan.patched)
             writes += [
@@ -466,8 +466,8 @@ class SiteBuild:
                     "SELECT * FROM inc.patch_rows", month_bucket("commission_date"), self.patch, only=patches
                 ),
             ]
-        whole = {v: plan.buckets(v.name, WHOLE) for v in DERIVED_ROLLUPS}
-        delta = {v: plan.buckets(v.name, DELTA) for v in DERIVED_ROLLUPS}
+        whole = {v: plan.buckets[v.name].whole for v in DERIVED_ROLLUPS}
+        delta = {v: plan.buckets[v.name].delta for v in DERIVED_ROLLUPS}
         months = {month_of(b) for b in frozenset[str]().union(*whole.values(), *delta.values())}
         sources: dict[str, str] = {
             dataset: self._source(dataset, [r for r in self.of(dataset) if partition_month(r) in months])
