@@ -44,10 +44,10 @@ from ..errors import LakeError, ValidationError
 from ..lake.locks import writing_sites
 from .buckets import remove_staging
 from .build import SiteBuild, build_connection, reading_connection
-from .listing import Listing, left_out_files, manifest_entries, site_listing, undecodable_files
+from .listing import Listing, undecodable_files
 from .plan import UPDATE, WHOLE, SitePlan, plan_site, plan_update
 from .published import publish
-from .snapshot import take_snapshot
+from .snapshot import site_snapshot, take_snapshot
 from .sources import data_folder, dataset_schemas, lake_sites
 from .state import (
     DERIVED_ROLLUPS,
@@ -169,7 +169,7 @@ def verify_rollups(
     found = []
     for places in _chosen(folder, sites):
         state = load_state(places)
-        changed = [] if state is None else changed_rollups(places, state, read_all=not fast)
+        changed = [] if state is None else changed_rollups(state, rollup_files(places, read_all=not fast))
         if changed:
             _refresh_site(places, set(), True)
             found.append(
@@ -199,21 +199,19 @@ def _targets(
 ) -> dict[SitePlaces, set[str]]:
     """The places of each site to refresh, with the relpaths of the partition files the caller says
     it stored there (`changed`; None: every site, none said)."""
-    if changed is None:
-        return {places: set() for places in _chosen(data_dir, None)}
-    if not isinstance(changed, Mapping):
+    if changed is not None and not isinstance(changed, Mapping):
         raise ValidationError(
             "changed",
             f"{type(changed).__name__} is not a mapping",
             "give {site: [PartitionKey, ...]} or None",
         )
     targets: dict[SitePlaces, set[str]] = {}
-    for site, keys in changed.items():
-        places = site_places(data_dir, site)
+    for places in _chosen(data_dir, changed):  # (a mapping's sites: its keys)
+        keys = () if changed is None else changed[places.site]
         if not isinstance(keys, Iterable) or not all(isinstance(k, PartitionKey) for k in keys):
             raise ValidationError(
                 "changed",
-                f"{keys!r} (site {site}) is not a list of PartitionKey",
+                f"{keys!r} (site {places.site}) is not a list of PartitionKey",
                 "give the keys the sync stored",
             )
         targets[places] = {f"{key.relpath}/{PART_FILE}" for key in keys}
@@ -223,14 +221,11 @@ def _targets(
 def _survey(places: SitePlaces, stored: set[str], force: bool, undecodable: Mapping[str, str]) -> _Survey:
     """The site's lake and rollups as they are, and the plan they call for (an update's steps
     not yet known)."""
-    listing = site_listing(places.data_dir, places.site)
-    before = load_state(places)
-    basis = before or NOTHING
-    entries = manifest_entries(places.data_dir, places.site)
-    skipped = {**left_out_files(places.lake, listing, entries, basis.listing, basis.skipped), **undecodable}
-    changed = [] if before is None else changed_rollups(places, before)
-    plan = plan_site(places.site, listing, before, skipped, changed, stored, force=force)
-    return _Survey(listing, before, skipped, plan)
+    seen = site_snapshot(places, rollups=True)
+    before, skipped = seen.state, {**seen.unreadable, **undecodable}
+    changed = [] if before is None or seen.rollups is None else changed_rollups(before, seen.rollups)
+    plan = plan_site(places.site, seen.listing, before, skipped, changed, stored, force=force)
+    return _Survey(seen.listing, before, skipped, plan)
 
 
 @dataclass(frozen=True)
