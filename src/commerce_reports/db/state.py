@@ -24,7 +24,8 @@ wrote (`files`), and, while a refresh is writing, the months it is rewriting (`p
 exactly, nothing is pending, and every rollup file holds what the refresh wrote (a file changed by
 anything else, a forged rollup, is read by no view and rebuilt by the next refresh or `verify`).
 
-`site_places` works these paths out once per site; a refresh hands the `SitePlaces` down.
+`site_places` works these paths out once per site, with the site's `SiteDigests` (what its listing,
+its rollup files and their publication read by content); a refresh hands the `SitePlaces` down.
 """
 
 from __future__ import annotations
