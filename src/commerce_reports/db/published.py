@@ -144,14 +144,14 @@ def publish(data_dir: Path) -> Path | None:
 def _publish(data_dir: Path, root: Path) -> Path:
     snapshot = take_snapshot(data_dir)
     digest = snapshot.digest()
-    sites, record = _site_files(snapshot), _record(snapshot)
+    sites = _site_files(snapshot)
     current = _current(root)
     if current.get("digest") == digest and (root / current.get("generation", "-") / _READING).exists():
         _save_digests(data_dir, sites)  # what this process read to know the lake is unchanged
         return root / current["generation"]
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     try:
-        _fill(data_dir, sites, record, folder)
+        _fill(data_dir, sites, _record(snapshot), folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         raise
