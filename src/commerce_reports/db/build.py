@@ -47,7 +47,7 @@ from .buckets import (
 )
 from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
-from .plan import DELTA, PATCH, WHOLE, SitePlan, TransactionChange, month_of, partition_month
+from .plan import SitePlan, TransactionChange, month_of, partition_month
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces
@@ -63,6 +63,10 @@ _DELTA_MEMORY = "600MB"
 _T = "transactions"
 _VIEWS = {view.name: view for view in VIEW_LIST}
 _DAY = day_bucket("commission_date")
+_MERGING = tuple(v for v in DERIVED_ROLLUPS if v.merge is not None)  # a month updated by its change alone
+_REPORTED = frozenset(v for v in DERIVED_ROLLUPS if reads_reports(v))  # with a report side to compute
+# The SQL computing each rollup reads (its own, its inputs'): where the columns it needs are named.
+_READS = {v: "\n".join(w.sql for w in with_inputs([v])) for v in DERIVED_ROLLUPS}
 _DIRTY = "commission_id IN (SELECT commission_id FROM inc.dirty)"
 _NOT_DIRTY = "commission_id NOT IN (SELECT commission_id FROM inc.dirty)"
 _SAME_ROW = (
@@ -144,6 +148,8 @@ class SiteBuild:
         self.base = places.base
         self.patch = places.patch
         self.folders = places.views
+        # the month of each readable report file: which months' report side it is read for
+        self.report_months = {r: partition_month(r) for r in readable if dataset_of(r) != _T}
         con.execute("CREATE SCHEMA IF NOT EXISTS inc")
 
     # ------------------------------------------------------------------ inputs
@@ -157,6 +163,14 @@ class SiteBuild:
 
     def _source(self, dataset: str, relpaths: Iterable[str]) -> str:
         return read_sql(dataset, self._paths(relpaths), by_name=self.schemas.get(dataset) == MIXED)
+
+    def _report_sources(self, months: Collection[str] | None) -> dict[str, str]:
+        """The SQL of each report dataset's readable files of `months` (None: of every month)."""
+        return {
+            d: self._source(d, [r for r in self.of(d) if months is None or self.report_months[r] in months])
+            for d in DATASETS
+            if d != _T
+        }
 
     def index_path(self, relpath: str, digest: Digest) -> Path:
         """The index file of one version (its content's `digest`) of a ledger file."""
@@ -183,7 +197,7 @@ class SiteBuild:
     def _named_columns(self, views: Iterable[View]) -> str:
         """The columns of `transactions` that `views` name, with its keys: all that computing them
         reads (a column missing here fails the build loudly, never silently)."""
-        sql = "\n".join(v.sql for v in with_inputs(views))
+        sql = "\n".join(_READS[v] for v in views)
         named = [
             c for c in self._columns(self.base) if c not in _KEYS and re.search(rf"\b{re.escape(c)}\b", sql)
         ]
@@ -238,12 +252,7 @@ class SiteBuild:
             schema = f"inc_{number}"
             files = [p for p in base if one or _base_month(p) in months]
             stored = stored_transactions_sql([*files, self.base / EMPTY], [self.patch / EMPTY])
-            sources: dict[str, str] = {
-                d: self._source(d, [r for r in self.of(d) if one or partition_month(r) in months])
-                for d in DATASETS
-                if d != _T
-            }
-            self._install(schema, DERIVED_ROLLUPS, stored, sources)
+            self._install(schema, DERIVED_ROLLUPS, stored, self._report_sources(None if one else months))
             parts.append({v.name: f"SELECT * FROM {schema}.{v.name}" for v in DERIVED_ROLLUPS})
         writes = [
             Bucketed(
@@ -264,9 +273,8 @@ class SiteBuild:
         for name, count in (self._rows(counts) if base else {}).items():
             month = _base_month(Path(name))
             rows[month] = rows.get(month, 0) + count
-        for dataset in DATASETS:
-            if dataset != _T:
-                rows.update({partition_month(r): rows.get(partition_month(r), 0) for r in self.of(dataset)})
+        for month in self.report_months.values():
+            rows.setdefault(month, 0)
         slices: list[set[str]] = []
         total = 0
         for month in sorted(rows):
@@ -416,7 +424,7 @@ class SiteBuild:
         if old:
             stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM read_parquet({sql_list(old)})"))
         # Their stored rows, with what the merged rollups name: the old rows a refresh subtracts.
-        columns = self._named_columns(v for v in DERIVED_ROLLUPS if v.merge is not None)
+        columns = self._named_columns(_MERGING)
         rows = stored_transactions_sql(self._base_files(stored_in), self._patches(stored_in), _DIRTY, columns)
         con.execute(f"CREATE OR REPLACE TABLE inc.old_rows AS {rows}")
         con.execute(
@@ -457,7 +465,7 @@ class SiteBuild:
         files, write the day files and patches of `transactions` it names, then each other rollup's
         months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
         writes = self._index([r for r in plan.ledger if r in self.readable])
-        rewrite, patches = plan.buckets(_T, WHOLE), plan.buckets(_T, PATCH)
+        rewrite, patches = plan.buckets[_T].whole, plan.buckets[_T].patch
         if rewrite or patches:
             self._stage_transactions(rewrite, plan.patched)
             writes += [
@@ -466,14 +474,10 @@ class SiteBuild:
                     "SELECT * FROM inc.patch_rows", month_bucket("commission_date"), self.patch, only=patches
                 ),
             ]
-        whole = {v: plan.buckets(v.name, WHOLE) for v in DERIVED_ROLLUPS}
-        delta = {v: plan.buckets(v.name, DELTA) for v in DERIVED_ROLLUPS}
+        whole = {v: plan.buckets[v.name].whole for v in DERIVED_ROLLUPS}
+        delta = {v: plan.buckets[v.name].delta for v in DERIVED_ROLLUPS}
         months = {month_of(b) for b in frozenset[str]().union(*whole.values(), *delta.values())}
-        sources: dict[str, str] = {
-            dataset: self._source(dataset, [r for r in self.of(dataset) if partition_month(r) in months])
-            for dataset in DATASETS
-            if dataset != _T
-        }
+        sources = self._report_sources(months)
         self._install_recomputed(whole, sources)
         self._install_merging(frozenset[str]().union(*delta.values()), sources)
         writes += [w for v in DERIVED_ROLLUPS if (w := self._months(v, whole[v], delta[v])) is not None]
@@ -528,10 +532,9 @@ class SiteBuild:
         if not months:
             return
         changed = within("commission_date", months)
-        merging = [v for v in DERIVED_ROLLUPS if v.merge is not None]
-        self._install("inc_new", merging, f"SELECT * FROM inc.u WHERE {changed}", {})
-        self._install("inc_old", merging, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
-        self._install("inc_reports", merging, "SELECT * FROM inc.old_rows WHERE false", sources)
+        self._install("inc_new", _MERGING, f"SELECT * FROM inc.u WHERE {changed}", {})
+        self._install("inc_old", _MERGING, f"SELECT * FROM inc.old_rows WHERE {changed}", {})
+        self._install("inc_reports", _MERGING, "SELECT * FROM inc.old_rows WHERE false", sources)
 
     def _months(self, view: View, whole: frozenset[str], delta: frozenset[str]) -> Bucketed | None:
         """What `view`'s months become: those in `whole` computed again (a day of `whole`: that day
@@ -554,7 +557,7 @@ class SiteBuild:
             selects.append(f"SELECT * FROM inc.{view.name} WHERE {within(date, days)}")
         if delta:
             stored_files = self._existing(folder, delta)
-            reports = "inc_reports" if reads_reports(view) else None
+            reports = "inc_reports" if view in _REPORTED else None
             rows = merged_sql(view, stored_files, self._columns(folder), "inc_new", "inc_old", reports)
             selects.append(f"SELECT * FROM ({rows}) WHERE {bucket} IN ({in_list(delta)})")
         if not selects:

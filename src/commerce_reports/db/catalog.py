@@ -34,7 +34,7 @@ from .connection import current_reading, install_views
 from .published import publish
 from .rollups import refresh_rollups
 from .snapshot import Reading, view_sql
-from .sources import lake_folder, quote, resolve_data_dir
+from .sources import data_folder, quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST
 
@@ -109,7 +109,7 @@ def write_catalog(
     (a refresh does), so it is not listed again to find out."""
     if not isinstance(published, bool):
         raise ValidationError("published", f"{published!r} is not a bool", "give True or False")
-    folder = lake_folder(resolve_data_dir(data_dir))
+    folder = data_folder(data_dir)
     if not published:
         publish(folder)
     reading = current_reading(folder)

@@ -39,7 +39,7 @@ from .published import published_reading, views_root
 from .readonly import Connection, ReadOnlyConnection
 from .rollups import refresh_rollups
 from .snapshot import Reading, take_snapshot, view_sql
-from .sources import lake_folder, quote, resolve_data_dir
+from .sources import data_folder, quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST, VIEWS
 
@@ -50,7 +50,6 @@ __all__ = [
     "current_reading",
     "ensure_lake",
     "install_views",
-    "lake_folder",
     "lake_is_empty",
     "query",
     "stream",
@@ -158,7 +157,7 @@ def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> Co
     """
     if not isinstance(read_only, bool):
         raise ValidationError("read_only", f"{read_only!r} is not a bool", "give True or False")
-    folder = lake_folder(resolve_data_dir(data_dir))
+    folder = data_folder(data_dir)
     if not read_only:
         refresh_rollups(folder)  # publishes what it changed
     con = duckdb.connect()

@@ -24,7 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..contract import DATASETS, PART_FILE, site_root
+from ..contract import DATASETS, PART_FILE
 from ..errors import LakeError
 from ..lake.digests import SiteDigests, stamp_of
 from ..lake.manifest import Entry, Manifest
@@ -69,11 +69,11 @@ def _leaf_folders(folder: str, depth: int) -> list[str]:
     return level
 
 
-def site_listing(data_dir: Path, site: str) -> Listing:
-    """Every partition file of a site (relpath below its lake folder) with the digest of its
-    content (read only where no unchanged stamp vouches for one)."""
-    root = str(site_root(data_dir, site))
-    digests = SiteDigests(data_dir, site)
+def site_listing(site_folder: Path, digests: SiteDigests) -> Listing:
+    """Every partition file of a site (relpath below its lake folder, `site_folder`) with the
+    digest of its content (`digests`, the site's: read only where no unchanged stamp vouches for
+    one)."""
+    root = str(site_folder)
     listing: Listing = {}
     for dataset in DATASETS:
         for folder in _leaf_folders(os.path.join(root, dataset), _DEPTH[dataset]):

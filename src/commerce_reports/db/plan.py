@@ -38,6 +38,7 @@ __all__ = [
     "PATCH_SHARE",
     "UPDATE",
     "WHOLE",
+    "Buckets",
     "SitePlan",
     "Step",
     "TransactionChange",
@@ -113,10 +114,21 @@ class TransactionChange:
 
 
 @dataclass(frozen=True)
+class Buckets:
+    """What an update writes of one rollup: the buckets computed again (`whole`), updated by the
+    change alone (`delta`), and the months whose patch file is written again (`patch`)."""
+
+    whole: frozenset[str] = frozenset()
+    delta: frozenset[str] = frozenset()
+    patch: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class SitePlan:
     """What a refresh does for one site: `action` (whole, update or nothing) and why, the lake files
     that changed (relpath -> how), the months a stopped refresh left half written, and the steps per
-    rollup (an update's, once `plan_update` has its `TransactionChange`)."""
+    rollup (an update's, once `plan_update` has its `TransactionChange`), and the same by rollup as
+    the writer takes them (`buckets`: rollup -> its buckets per action)."""
 
     site: str
     action: str
@@ -126,6 +138,7 @@ class SitePlan:
     steps: tuple[Step, ...] = ()
     whole_days: frozenset[str] = frozenset()  # the commission days the last full build's files hold
     patched: frozenset[str] = frozenset()  # the commission days of `transactions` an update patches
+    buckets: Mapping[str, Buckets] = field(default_factory=dict)  # an update's steps, by rollup
 
     @property
     def writes(self) -> bool:
@@ -141,10 +154,6 @@ class SitePlan:
     def report_months(self) -> frozenset[str]:
         """The months of the changed aggregate windows."""
         return frozenset(partition_month(r) for r in self.changes if dataset_of(r) != _T)
-
-    def buckets(self, rollup: str, action: str) -> frozenset[str]:
-        """The buckets of `rollup` the plan gives `action`."""
-        return frozenset(s.bucket for s in self.steps if s.rollup == rollup and s.action == action)
 
     @property
     def months(self) -> frozenset[str]:
@@ -252,7 +261,18 @@ def plan_update(plan: SitePlan, change: TransactionChange, share: float | None =
     if not steps:
         steps = [Step(_T, EVERY, NOTHING, "no transaction changed")]
     steps += _derived_steps(plan, change.days, change.transactions)
-    return replace(plan, steps=tuple(steps), patched=frozenset(patched))
+    return replace(plan, steps=tuple(steps), patched=frozenset(patched), buckets=_by_rollup(steps))
+
+
+def _by_rollup(steps: Iterable[Step]) -> dict[str, Buckets]:
+    """The buckets of each rollup per action, from its steps (every rollup has an entry)."""
+    found: dict[str, dict[str, set[str]]] = {_T: {}, **{v.name: {} for v in DERIVED_ROLLUPS}}
+    for step in steps:
+        found[step.rollup].setdefault(step.action, set()).add(step.bucket)
+    return {
+        rollup: Buckets(*(frozenset(actions.get(a, ())) for a in (WHOLE, DELTA, PATCH)))
+        for rollup, actions in found.items()
+    }
 
 
 def _rewrite(day: str, change: TransactionChange, whole_days: frozenset[str], share: float) -> str:

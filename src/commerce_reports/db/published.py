@@ -42,14 +42,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ..contract import DATASETS, GENERATIONS_FOLDER
+from ..contract import GENERATIONS_FOLDER
 from ..files import held, make_folder, save_atomic, sha256_of
 from ..lake.digests import SiteDigests, Stamp, stamp_of
 from .coverage import SiteCoverage
-from .listing import dataset_of
+from .listing import Digest, dataset_of
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
 from .sources import MIXED
-from .state import site_places
 
 __all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
 
@@ -145,38 +144,65 @@ def publish(data_dir: Path) -> Path | None:
 def _publish(data_dir: Path, root: Path) -> Path:
     snapshot = take_snapshot(data_dir)
     digest = snapshot.digest()
+    sites = _site_files(snapshot)
     current = _current(root)
     if current.get("digest") == digest and (root / current.get("generation", "-") / _READING).exists():
-        _save_digests(snapshot)  # what this process read to know the lake is unchanged
+        _save_digests(data_dir, sites)  # what this process read to know the lake is unchanged
         return root / current["generation"]
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     try:
-        _fill(snapshot, folder)
+        _fill(data_dir, sites, _record(snapshot), folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     save_atomic(root / _CURRENT, json.dumps({"generation": folder.name, "digest": digest}))
     _prune(root, keep=folder.name)
-    _save_digests(snapshot)
-    _seal(snapshot, folder)  # after the links and the pruning that moved its files' change times
+    _save_digests(data_dir, sites)
+    _seal(sites, folder)  # after the links and the pruning that moved its files' change times
     return folder
 
 
-def _fill(snapshot: Snapshot, folder: Path) -> None:
-    """Link the snapshot's readable lake files, and the rollup files of its fresh sites (as the
-    snapshot found them), into the generation `folder`; write its record last."""
-    readable = {site.site: [r for d in DATASETS for r in site.readable(d)] for site in snapshot.sites}
-    shapes = {
-        dataset: MIXED if snapshot.by_name(dataset) else "same"
-        for dataset in {dataset_of(r) for files in readable.values() for r in files}
-    }
-    record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
+@dataclass(frozen=True)
+class _SiteFiles:
+    """The files of one site that a generation holds, each by its relpath below the data folder
+    (a generation mirrors its layout) with its sha256, as the snapshot found them: `linked`, its
+    readable partitions and the rollup files the views read of a fresh site; `kept`, a fresh site's
+    index files (the refresh's own: their digests are saved, no view reads them)."""
+
+    digests: SiteDigests
+    linked: dict[str, Digest]
+    kept: dict[str, Digest]
+
+
+def _site_files(snapshot: Snapshot) -> list[_SiteFiles]:
+    """What a generation of `snapshot` holds, per site: worked out once, for its links, its seal and
+    the digests saved."""
+    found = []
     for site in snapshot.sites:
-        linked = site_places(folder, site.site)  # its places in the generation
-        links = [(site.places.lake / r, linked.lake / r) for r in readable[site.site]]
+        places = (site.places.lake, site.places.folder)
+        lake, rollups = (place.relative_to(snapshot.data_dir).as_posix() for place in places)
+        linked = {f"{lake}/{r}": d for r, d in sorted(site.listing.items()) if r not in site.unreadable}
+        kept: dict[str, Digest] = {}
         if site.fresh and site.rollups is not None:
-            links += [(site.places.folder / r, linked.folder / r) for r in sorted(site.rollups) if _read(r)]
-        _link(links)
+            for r, digest in sorted(site.rollups.items()):
+                (linked if _read(r) else kept)[f"{rollups}/{r}"] = digest
+        found.append(_SiteFiles(site.places.digests, linked, kept))
+    return found
+
+
+def _record(snapshot: Snapshot) -> _Record:
+    """What the views need to know of `snapshot`: its fresh and stale sites, whether each dataset's
+    readable files differ in their columns, the coverage of periods."""
+    datasets = {dataset_of(r) for site in snapshot.sites for r in site.readable_all()}
+    shapes = {dataset: MIXED if snapshot.by_name(dataset) else "same" for dataset in datasets}
+    return _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
+
+
+def _fill(data_dir: Path, sites: list[_SiteFiles], record: _Record, folder: Path) -> None:
+    """Link the files of `sites` (below `data_dir`) into the generation `folder`;
+    write its `record` last."""
+    for site in sites:
+        _link([(data_dir / relpath, folder / relpath) for relpath in site.linked])
     save_atomic(folder / _READING, json.dumps(record.to_json()))
 
 
@@ -185,34 +211,26 @@ def _read(rollup: str) -> bool:
     return not rollup.startswith("index/")
 
 
-def _save_digests(snapshot: Snapshot) -> None:
+def _save_digests(data_dir: Path, sites: list[_SiteFiles]) -> None:
     """Keep the digests of the files just published (linking and pruning moved their change times,
     not their content, which was checked when the snapshot was taken) and save them per site, so
     the next process trusts them without reading them (see `lake/digests.py`). A cache: a folder
     that cannot hold it costs reads later, nothing else."""
-    for site in snapshot.sites:
-        digests = SiteDigests(snapshot.data_dir, site.site)
-        files = [site.places.lake / r for r in site.listing if r not in site.unreadable]
-        if site.fresh and site.rollups is not None:
-            files += [site.places.folder / r for r in site.rollups]
+    for site in sites:
+        files = [data_dir / relpath for relpath in (*site.linked, *site.kept)]
         for path in files:
-            digests.relinked(path)
+            site.digests.relinked(path)
         try:
-            digests.save(files)
+            site.digests.save(files)
         except OSError as error:
-            log.debug("could not save the digests of site %s: %s", site.site, error)
+            log.debug("could not save the digests of site %s: %s", site.digests.site, error)
 
 
-def _seal(snapshot: Snapshot, folder: Path) -> None:
+def _seal(sites: list[_SiteFiles], folder: Path) -> None:
     """Record, for readers, the stamp and sha256 of every file the generation `folder` links."""
     files: dict[str, list[object]] = {}
-    for site in snapshot.sites:
-        linked = site_places(folder, site.site)
-        lake, rollups = (place.relative_to(folder).as_posix() for place in (linked.lake, linked.folder))
-        digests = {f"{lake}/{r}": site.listing[r] for r in site.readable_all()}
-        if site.fresh and site.rollups is not None:
-            digests.update({f"{rollups}/{r}": d for r, d in site.rollups.items() if _read(r)})
-        for relpath, digest in digests.items():
+    for site in sites:
+        for relpath, digest in site.linked.items():
             with contextlib.suppress(OSError):
                 files[relpath] = [*stamp_of(os.stat(os.path.join(folder, relpath))), digest]
     save_atomic(folder / _SEAL, json.dumps({"files": files}, separators=(",", ":")))

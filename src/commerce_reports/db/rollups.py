@@ -39,16 +39,16 @@ from pathlib import Path
 
 import duckdb
 
-from ..contract import PART_FILE, PartitionKey, check_site_name
+from ..contract import PART_FILE, PartitionKey
 from ..errors import LakeError, ValidationError
 from ..lake.locks import writing_sites
 from .buckets import remove_staging
 from .build import SiteBuild, build_connection, reading_connection
-from .listing import Listing, left_out_files, manifest_entries, site_listing, undecodable_files
+from .listing import Listing, undecodable_files
 from .plan import UPDATE, WHOLE, SitePlan, plan_site, plan_update
 from .published import publish
-from .snapshot import take_snapshot
-from .sources import dataset_schemas, lake_folder, lake_sites, resolve_data_dir
+from .snapshot import site_snapshot, take_snapshot
+from .sources import data_folder, dataset_schemas, lake_sites
 from .state import (
     DERIVED_ROLLUPS,
     NOTHING,
@@ -117,10 +117,11 @@ def refresh_rollups(
     found by themselves (a `stat` each), so the keys only add partitions rewritten identically.
     `force=True` rebuilds the chosen sites whole.
     """
-    folder = lake_folder(resolve_data_dir(data_dir))
+    folder = data_folder(data_dir)
     done = []
-    for site, hints in _targets(folder, changed).items():
-        result = _refresh_site(site_places(folder, site), hints, force)
+    targets = _targets(folder, changed)
+    for places in targets:
+        result = _refresh_site(places, targets[places], force)
         if result is not None:
             done.append(result)
     publish(folder)
@@ -131,9 +132,8 @@ def rebuild_rollups(
     data_dir: Path | str | None = None, sites: Iterable[str] | None = None
 ) -> list[SiteRefresh]:
     """Rebuild the rollups of `sites` (default: every site of the lake) whole, from the lake files."""
-    folder = lake_folder(resolve_data_dir(data_dir))
-    chosen = lake_sites(folder) if sites is None else _site_names(sites)
-    done = [r for site in chosen if (r := _refresh_site(site_places(folder, site), set(), True)) is not None]
+    folder = data_folder(data_dir)
+    done = [r for places in _chosen(folder, sites) if (r := _refresh_site(places, set(), True)) is not None]
     publish(folder)
     return done
 
@@ -142,11 +142,8 @@ def plan_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None
     """What `refresh_rollups` would do for each of `sites` (default: every site of the lake) and why,
     writing nothing: for an update, the changed transactions are read from the lake to say, per
     rollup and month, what would be written."""
-    folder = lake_folder(resolve_data_dir(data_dir))
-    chosen = lake_sites(folder) if sites is None else _site_names(sites)
     plans = []
-    for site in chosen:
-        places = site_places(folder, site)
+    for places in _chosen(data_folder(data_dir), sites):
         survey = _survey(places, set(), False, {})
         plan, before = survey.plan, survey.before
         if plan.action == UPDATE and before is not None:
@@ -168,17 +165,15 @@ def verify_rollups(
     last hashed. Returns what was found, a line per site rebuilt (empty: all intact)."""
     if not isinstance(fast, bool):
         raise ValidationError("fast", f"{fast!r} is not a bool", "give True or False")
-    folder = lake_folder(resolve_data_dir(data_dir))
-    chosen = lake_sites(folder) if sites is None else _site_names(sites)
+    folder = data_folder(data_dir)
     found = []
-    for site in chosen:
-        places = site_places(folder, site)
+    for places in _chosen(folder, sites):
         state = load_state(places)
-        changed = [] if state is None else changed_rollups(places, state, read_all=not fast)
+        changed = [] if state is None else changed_rollups(state, rollup_files(places, read_all=not fast))
         if changed:
             _refresh_site(places, set(), True)
             found.append(
-                f"{site}: rollup files differ from what their refresh wrote ({', '.join(changed[:5])}"
+                f"{places.site}: rollup files differ from what their refresh wrote ({', '.join(changed[:5])}"
                 f"{', ...' if len(changed) > 5 else ''}): rebuilt from the lake"
             )
     if found:
@@ -188,49 +183,49 @@ def verify_rollups(
 
 def fresh_rollups(data_dir: Path | str | None = None) -> list[str]:
     """The sites of the lake whose rollups match their files exactly (the views read those)."""
-    return take_snapshot(lake_folder(resolve_data_dir(data_dir))).fresh_sites
+    return take_snapshot(data_folder(data_dir)).fresh_sites
 
 
-def _site_names(sites: Iterable[str]) -> list[str]:
-    if isinstance(sites, str) or not isinstance(sites, Iterable):
+def _chosen(data_dir: Path, sites: Iterable[str] | None) -> list[SitePlaces]:
+    """The places of `sites` (None: every site of the lake), every name checked before any work."""
+    names = lake_sites(data_dir) if sites is None else sites
+    if isinstance(names, str) or not isinstance(names, Iterable):
         raise ValidationError("sites", f"{sites!r} is not a list of site names", "give e.g. ['alpha']")
-    return [check_site_name(site) for site in sites]
+    return [site_places(data_dir, site) for site in names]
 
 
-def _targets(data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]] | None) -> dict[str, set[str]]:
-    """Site -> relpaths of the partition files the caller says it stored."""
-    if changed is None:
-        return {site: set() for site in lake_sites(data_dir)}
-    if not isinstance(changed, Mapping):
+def _targets(
+    data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]] | None
+) -> dict[SitePlaces, set[str]]:
+    """The places of each site to refresh, with the relpaths of the partition files the caller says
+    it stored there (`changed`; None: every site, none said)."""
+    if changed is not None and not isinstance(changed, Mapping):
         raise ValidationError(
             "changed",
             f"{type(changed).__name__} is not a mapping",
             "give {site: [PartitionKey, ...]} or None",
         )
-    targets: dict[str, set[str]] = {}
-    for site, keys in changed.items():
-        check_site_name(site)
+    targets: dict[SitePlaces, set[str]] = {}
+    for places in _chosen(data_dir, changed):  # (a mapping's sites: its keys)
+        keys = () if changed is None else changed[places.site]
         if not isinstance(keys, Iterable) or not all(isinstance(k, PartitionKey) for k in keys):
             raise ValidationError(
                 "changed",
-                f"{keys!r} (site {site}) is not a list of PartitionKey",
+                f"{keys!r} (site {places.site}) is not a list of PartitionKey",
                 "give the keys the sync stored",
             )
-        targets[site] = {f"{key.relpath}/{PART_FILE}" for key in keys}
+        targets[places] = {f"{key.relpath}/{PART_FILE}" for key in keys}
     return targets
 
 
 def _survey(places: SitePlaces, stored: set[str], force: bool, undecodable: Mapping[str, str]) -> _Survey:
     """The site's lake and rollups as they are, and the plan they call for (an update's steps
     not yet known)."""
-    listing = site_listing(places.data_dir, places.site)
-    before = load_state(places)
-    basis = before or NOTHING
-    entries = manifest_entries(places.data_dir, places.site)
-    skipped = {**left_out_files(places.lake, listing, entries, basis.listing, basis.skipped), **undecodable}
-    changed = [] if before is None else changed_rollups(places, before)
-    plan = plan_site(places.site, listing, before, skipped, changed, stored, force=force)
-    return _Survey(listing, before, skipped, plan)
+    seen = site_snapshot(places, rollups=True)
+    before, skipped = seen.state, {**seen.unreadable, **undecodable}
+    changed = [] if before is None or seen.rollups is None else changed_rollups(before, seen.rollups)
+    plan = plan_site(places.site, seen.listing, before, skipped, changed, stored, force=force)
+    return _Survey(seen.listing, before, skipped, plan)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ __all__ = [
     "Snapshot",
     "reading_of",
     "rollup_read_sql",
+    "site_snapshot",
     "stored_transactions_sql",
     "take_snapshot",
     "view_sql",
@@ -178,18 +179,22 @@ def _source(data_dir: Path, sites: Sequence[SiteSnapshot], dataset: str) -> str:
 def take_snapshot(data_dir: Path) -> Snapshot:
     """The lake in `data_dir` now: listings, rollup states, unreadable files, live sources."""
     root = Path(data_dir).resolve()
-    sites = []
-    for site in lake_sites(root):
-        places = site_places(root, site)
-        listing = site_listing(root, site)
-        state = load_state(places)
-        basis = state or NOTHING
-        entries = manifest_entries(root, site)
-        unreadable = left_out_files(places.lake, listing, entries, basis.listing, basis.skipped)
-        rollups = rollup_files(places) if state is not None and state.matches(listing) else None
-        sites.append(SiteSnapshot(places, listing, state, unreadable, rollups))
+    sites = tuple(site_snapshot(site_places(root, site)) for site in lake_sites(root))
     coverage = tuple(coverage_of(root, s.site, s.unreadable) for s in sites)
-    return Snapshot(root, tuple(sites), coverage)
+    return Snapshot(root, sites, coverage)
+
+
+def site_snapshot(places: SitePlaces, *, rollups: bool = False) -> SiteSnapshot:
+    """One site (at `places`) now: its rollup state, its partition files by content and those left
+    out (each with why, and a warning), and its rollup files by content when its state matches the
+    lake (what the views read) or, with `rollups`, whenever it has a state (what a refresh checks)."""
+    state = load_state(places)
+    listing = site_listing(places.lake, places.digests)
+    basis = state or NOTHING
+    entries = manifest_entries(places.data_dir, places.site)
+    unreadable = left_out_files(places.lake, listing, entries, basis.listing, basis.skipped)
+    read = state is not None and (rollups or state.matches(listing))
+    return SiteSnapshot(places, listing, state, unreadable, rollup_files(places) if read else None)
 
 
 def stored_transactions_sql(

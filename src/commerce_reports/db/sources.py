@@ -41,9 +41,9 @@ from .listing import Listing, dataset_of
 
 __all__ = [
     "MIXED",
+    "data_folder",
     "dataset_schemas",
     "file_schemas",
-    "lake_folder",
     "lake_sites",
     "part_glob",
     "quote",
@@ -175,10 +175,12 @@ def resolve_data_dir(data_dir: Path | str | None) -> Path:
         ) from None
 
 
-def lake_folder(folder: Path) -> Path:
-    """`folder` when it is a data folder holding a lake, or an empty folder (a lake not synced yet:
-    its views are typed and empty); else a LakeError saying what it is and what to give instead (a
-    reader's views over a mistyped or foreign folder would look like a lake with no sales)."""
+def data_folder(data_dir: Path | str | None) -> Path:
+    """The data folder an entry point works in (`resolve_data_dir`), once it is known to hold a
+    lake, or to be an empty folder (a lake not synced yet: its views are typed and empty); else a
+    LakeError saying what it is and what to give instead (a reader's views over a mistyped or
+    foreign folder would look like a lake with no sales)."""
+    folder = resolve_data_dir(data_dir)
     try:
         if not folder.exists():
             raise LakeError(

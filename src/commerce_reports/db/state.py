@@ -24,7 +24,8 @@ wrote (`files`), and, while a refresh is writing, the months it is rewriting (`p
 exactly, nothing is pending, and every rollup file holds what the refresh wrote (a file changed by
 anything else, a forged rollup, is read by no view and rebuilt by the next refresh or `verify`).
 
-`site_places` works these paths out once per site; a refresh hands the `SitePlaces` down.
+`site_places` works these paths out once per site, with the site's `SiteDigests` (what its listing,
+its rollup files and their publication read by content); a refresh hands the `SitePlaces` down.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +101,9 @@ class SitePlaces:
     base: Path  # the base files of `transactions`
     patch: Path  # its patch files
     views: dict[str, Path] = field(hash=False)  # the folder of every other rollup view (derived)
+    # The digests of its files by content, with the stamps that vouch for them: one per site, so
+    # that its listing, its rollup files and its publication share what was read.
+    digests: SiteDigests = field(compare=False, hash=False, repr=False)
 
 
 def site_places(data_dir: Path, site: str) -> SitePlaces:
@@ -117,6 +122,7 @@ def site_places(data_dir: Path, site: str) -> SitePlaces:
         transactions / "base",
         transactions / "patch",
         views,
+        SiteDigests(data_dir, site),
     )
 
 
@@ -227,7 +233,7 @@ def rollup_files(places: SitePlaces, *, read_all: bool = False) -> dict[str, Dig
     what a refresh records in the state, and what the views and `verify` compare with it.
     `read_all` reads every file (`verify`); else an unchanged stamp vouches for a known digest."""
     folder = str(places.folder)
-    digests = SiteDigests(places.data_dir, places.site)
+    digests = places.digests
     found: dict[str, Digest] = {}
     for parent, below, names in os.walk(folder):
         below[:] = [name for name in below if not name.startswith(".")]  # staging, spill: not rollups
@@ -245,11 +251,11 @@ def rollup_files(places: SitePlaces, *, read_all: bool = False) -> dict[str, Dig
     return found
 
 
-def changed_rollups(places: SitePlaces, state: SiteState, *, read_all: bool = False) -> list[str]:
-    """The rollup files added, removed or rewritten since `state` recorded them (by content),
-    sorted: a rollup changed by anything but a refresh must not answer for the lake."""
-    now = rollup_files(places, read_all=read_all)
-    return sorted(r for r in state.files.keys() | now.keys() if state.files.get(r) != now.get(r))
+def changed_rollups(state: SiteState, files: Mapping[str, Digest]) -> list[str]:
+    """The rollup files added, removed or rewritten since `state` recorded them (by content; `files`:
+    as they are now, `rollup_files`), sorted: a rollup changed by anything but a refresh must not
+    answer for the lake."""
+    return sorted(r for r in state.files.keys() | files.keys() if state.files.get(r) != files.get(r))
 
 
 def save_state(places: SitePlaces, state: SiteState) -> None:
