@@ -216,10 +216,11 @@ def test_visitors_asking_the_same_alerts_share_one_judgment_and_a_failed_one_is_
 
 def test_the_judge_judges_in_a_process_of_its_own_and_ends_it_on_close(served_lake: Path) -> None:
     """The alerts the page shows, judged by the server's judge: the same as `period_alerts` in
-    this process, from processes of the judge's own that are gone once it is closed."""
+    this process, from processes of the judge's own, each gone once it has judged or the judge
+    is closed."""
     from commerce_reports.serve.alerts import AlertJudge, period_alerts
 
-    before = _children()
+    before, threads = _children(), set(threading.enumerate())
     judge = AlertJudge(served_lake)
     view = View("alpha", period_of("last_7", last_day=LAST_DAY))
     money = Currency.of("USD")
@@ -231,7 +232,13 @@ def test_the_judge_judges_in_a_process_of_its_own_and_ends_it_on_close(served_la
             con, view, data_dir=served_lake, thresholds=Thresholds(), currency=money, now=NOW
         )
     assert report.to_dict() == here.to_dict()
-    judge.close()
+    # nothing is left running once the judgment is given: a pool replacing its worker after each
+    # task would start an idle one at once, and a stopping server's exit would wait for it
+    wait_for(lambda: not _children() - before, "the judge's process ended once it had judged")
+    wait_for(lambda: set(threading.enumerate()) <= threads, "the judge's threads ended once it had judged")
+    judge.submit(view, thresholds=Thresholds(), currency=money, now=NOW)
+    wait_for(lambda: bool(_children() - before), "the next judgment's process started")
+    judge.close()  # while it judges (or still starts): not waited for
     wait_for(lambda: not _children() - before, "the judge's processes ended")
 
 

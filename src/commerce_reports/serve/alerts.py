@@ -90,14 +90,16 @@ def _judge(
 
 class AlertJudge:
     """Judges the alerts of one server's visitors, one view at a time, in a process of its own
-    that reads the lake through its own read-only connection: started on the first ask, and
-    replaced after each judgment (its memory freed: judgments are rare, once per generation, hour
-    and period) or when it died."""
+    that reads the lake through its own read-only connection: started on the first ask, and ended
+    once what it was asked is judged (its memory freed: judgments are rare, once per generation,
+    hour and period), or when it died. A pool's own replacement of a worker after each task is not
+    used: it starts an idle process right away, which a stopping server would then wait for."""
 
     def __init__(self, data_dir: Path) -> None:
         self._data_dir = data_dir
         self._lock = threading.Lock()
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: ProcessPoolExecutor | None = None  # the pool that takes the next judgment
+        self._processes: list[multiprocessing.process.BaseProcess] = []  # every judge's process
 
     def submit(
         self, view: View, *, thresholds: Thresholds, currency: Currency, now: datetime
@@ -111,22 +113,40 @@ class AlertJudge:
                         mp_context=multiprocessing.get_context("spawn"),
                         initializer=_start_judging,
                         initargs=(self._data_dir,),
-                        max_tasks_per_child=1,  # what a judgment read goes with it (0.6 GB at 1 M)
                     )
+                pool = self._pool
                 try:
-                    return self._pool.submit(_judge, self._data_dir, view, thresholds, currency, now)
+                    judged = pool.submit(_judge, self._data_dir, view, thresholds, currency, now)
                 except BrokenProcessPool:
                     self._pool = None
-            raise BrokenProcessPool("the alerts' process could not be started")
+                    continue
+                # the pool starts its process in `submit`: it is known before any close
+                known = {id(process) for process in self._processes}
+                alive = [process for process in self._processes if process.is_alive()]
+                started = [p for p in getattr(pool, "_processes", {}).values() if id(p) not in known]
+                self._processes = alive + started
+                break
+            else:
+                raise BrokenProcessPool("the alerts' process could not be started")
+        judged.add_done_callback(lambda _: self._retire(pool))
+        return judged
+
+    def _retire(self, pool: ProcessPoolExecutor) -> None:
+        """A judgment of `pool` ended: the pool takes no more, and its process ends once what was
+        queued on it is judged; the next ask starts another."""
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        pool.shutdown(wait=False)
 
     def close(self) -> None:
-        """End the judge's process without waiting for a judgment under way (the pool's own
+        """End every judge's process without waiting for a judgment under way (a pool's own
         shutdown, and the server's exit with it, would wait for it); what is queued is cancelled."""
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        processes = list(getattr(pool, "_processes", {}).values())  # terminate_workers() in Python 3.14
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
+            processes, self._processes = self._processes, []
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:  # terminate_workers() in Python 3.14
+            if process.is_alive():
+                process.terminate()
