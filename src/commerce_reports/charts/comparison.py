@@ -7,9 +7,10 @@
 
 Transaction figures (revenue, orders, returns, return rate) count commission days exactly (revenue
 stays DECIMAL in the frame; the chart hands Vega floats). Clicks come from the service's
-aggregates: the daily windows of the networks report when the lake holds one for every day of both
-periods (`sync --grain day`), else the month windows when both periods are whole calendar months;
-otherwise they are left empty and the comparison says why. EPC and conversion rate are the same
+aggregates, as the `network_clicks` rollup keeps them (a few files, where the networks report has
+one per window): the daily windows when the lake holds one for every day of both periods (`sync
+--grain day`), else the month windows when both periods are whole calendar months; otherwise they
+are left empty and the comparison says why. EPC and conversion rate are the same
 period's revenue and orders over its clicks: one revenue basis in every row, so clicks x EPC is the
 revenue beside it (the service's own EPC counts revenue by click date, which a recent period has not
 fully earned yet). A period the lake does not cover whole is marked (`complete`), and so is one the
@@ -155,7 +156,7 @@ def _aggregate_source(con: Connection, condition: str, periods: list[Selection])
     # Every day's clicks are in once the day has ended; whether a period is whole (its windows
     # settled, its ledger days stored) is said apart, by the views' `complete` (see `_flags`).
     rows = con.execute(
-        f"""SELECT site, slice, count(DISTINCT window_start) FROM networks
+        f"""SELECT site, slice, count(DISTINCT window_start) FROM network_clicks
 WHERE grain = 'day' AND {condition} AND window_start BETWEEN $first AND $last
   AND fetched_at >= window_end::TIMESTAMPTZ{scope}
 GROUP BY ALL""",
@@ -177,7 +178,7 @@ def _aggregates(key: str, condition: str, grain: str, sel: Selection) -> tuple[s
     clauses += sel.network_clauses(params)
     sql = (
         f"SELECT ({key})::VARCHAR AS key, sum(clicks)::DOUBLE AS clicks "
-        f"FROM networks WHERE {' AND '.join(clauses)} GROUP BY 1"
+        f"FROM network_clicks WHERE {' AND '.join(clauses)} GROUP BY 1"
     )
     return sql, params
 
