@@ -276,6 +276,30 @@ def comparisons(
     (they differ in their filters), so they share their periods' flags and the clicks' source, and
     all of them take four statements: each statement binds the views and crosses into DuckDB again,
     which is most of what a small query costs."""
+    bys = _checked(asked, top_n, cover)
+    first, cover = resolve(con, asked[0][0], cover)
+    pairs = _pairs(asked, first)
+    chosen = [aggregate_slice(by or "network", sel) for (sel, _), by in zip(pairs, bys, strict=True)]
+    conditions = dict.fromkeys(c[1] for c in chosen if c is not None)  # each slice's once
+    sources = {condition: _aggregate_source(con, condition, list(pairs[0])) for condition in conditions}
+    ledgers = _per_period(con, [_ledger(by, p) for pair, by in zip(pairs, bys, strict=True) for p in pair])
+    counted = _period_clicks(con, pairs, bys, chosen, sources)
+    flags = _flags(con, pairs[0], cover)
+    answers = []
+    for number, (pair, slice_of) in enumerate(zip(pairs, chosen, strict=True)):
+        frames = [
+            _period_frame(ledgers[2 * number + side], counted.get(2 * number + side)) for side in (0, 1)
+        ]
+        source = sources[slice_of[1]] if slice_of is not None else None
+        answers.append(_comparison(pair, frames, slice_of, source, flags, top_n))
+    return answers
+
+
+def _checked(
+    asked: Sequence[tuple[Selection, Dimension | None]], top_n: int, cover: Coverage | None
+) -> list[Dimension | None]:
+    """The dimension of each (selection, dimension) asked, once `comparisons`' arguments are
+    checked (a ValidationError says which is wrong)."""
     check_top_n(top_n)
     if cover is not None and not isinstance(cover, Coverage):
         raise ValidationError(
@@ -283,36 +307,40 @@ def comparisons(
         )
     if not asked or not all(isinstance(sel, Selection) for sel, _ in asked):
         raise ValidationError("asked", f"{asked!r} is not a list of (Selection, dimension)", "give one")
-    bys = [by if by is None else check_dimension(by) for _, by in asked]
-    first, cover = resolve(con, asked[0][0], cover)
+    return [by if by is None else check_dimension(by) for _, by in asked]
+
+
+def _pairs(
+    asked: Sequence[tuple[Selection, Dimension | None]], first: Selection
+) -> list[tuple[Selection, Selection]]:
+    """Each selection asked, its open dates closed as `first`'s (the first one, resolved), and the
+    period before it; a ValidationError when one covers other sites or days than the first."""
     sels = [replace(sel, start=sel.start or first.start, end=sel.end or first.end) for sel, _ in asked]
     if any((sel.sites, sel.bounds) != (first.sites, first.bounds) for sel in sels):
         raise ValidationError("asked", "holds selections of other sites or days", "compare those apart")
-    pairs = [(sel, previous_period(sel)) for sel in sels]
-    chosen = [aggregate_slice(by or "network", sel) for sel, by in zip(sels, bys, strict=True)]
-    conditions = dict.fromkeys(c[1] for c in chosen if c is not None)  # each slice's once
-    sources = {condition: _aggregate_source(con, condition, list(pairs[0])) for condition in conditions}
-    ledgers = _per_period(con, [_ledger(by, p) for pair, by in zip(pairs, bys, strict=True) for p in pair])
-    clicks: dict[int, tuple[str, dict[str, Any]]] = {}  # by the number of the period (2 per pair)
+    return [(sel, previous_period(sel)) for sel in sels]
+
+
+def _period_clicks(
+    con: Connection,
+    pairs: list[tuple[Selection, Selection]],
+    bys: list[Dimension | None],
+    chosen: list[tuple[str, str] | None],
+    sources: dict[str, tuple[str, str] | None],
+) -> dict[int, pl.DataFrame]:
+    """The clicks of each period (numbered two per pair: the period, then the one before) whose
+    dimension the service aggregates and whose windows answer it, in one statement."""
+    clicks: dict[int, tuple[str, dict[str, Any]]] = {}
     for number, (pair, by, slice_of) in enumerate(zip(pairs, bys, chosen, strict=True)):
         source = sources[slice_of[1]] if slice_of is not None else None
-        if slice_of is not None and source is not None:
-            key = slice_of[0] if by is not None else f"'{TOTAL}'"
-            for side, period in enumerate(pair):
-                clicks[2 * number + side] = _aggregates(key, slice_of[1], source[0], period)
-    counted = dict(zip(clicks, _per_period(con, list(clicks.values())), strict=True)) if clicks else {}
-    flags = _flags(con, pairs[0], cover)
-    return [
-        _comparison(
-            pair,
-            [_period_frame(ledgers[2 * number + side], counted.get(2 * number + side)) for side in (0, 1)],
-            slice_of,
-            sources[slice_of[1]] if slice_of is not None else None,
-            flags,
-            top_n,
-        )
-        for number, (pair, slice_of) in enumerate(zip(pairs, chosen, strict=True))
-    ]
+        if slice_of is None or source is None:
+            continue
+        key = slice_of[0] if by is not None else f"'{TOTAL}'"
+        for side, period in enumerate(pair):
+            clicks[2 * number + side] = _aggregates(key, slice_of[1], source[0], period)
+    if not clicks:
+        return {}
+    return dict(zip(clicks, _per_period(con, list(clicks.values())), strict=True))
 
 
 def _comparison(
