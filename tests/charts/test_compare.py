@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from commerce_reports.charts import Selection, compare, compare_periods, comparison_chart, previous_period
+from commerce_reports.charts.comparison import comparison_chart_of, comparison_spec
 from commerce_reports.errors import ValidationError
 from tests.charts.conftest import END
 
@@ -89,3 +90,18 @@ def test_a_comparison_chart_labels_each_change(con: duckdb.DuckDBPyConnection) -
         comparison_chart(con, site="alpha", metric="sales")
     with pytest.raises(ValidationError, match="'campaign' is not a dimension"):
         compare(con, site="alpha", by="campaign")  # type: ignore[arg-type]
+
+
+def test_the_served_spec_is_the_charts_own_without_altair(con: duckdb.DuckDBPyConnection) -> None:
+    week = compare_periods(con, site="alpha", start="2026-03-02", end="2026-03-08", by="device")
+    month = compare_periods(con, site="alpha", start="2026-02-01", end="2026-02-28", by="device")
+    specs = []
+    for result, metric in ((month, "clicks"), (month, "revenue"), (week, "revenue")):
+        chart = comparison_chart_of(result, "device", metric=metric, currency="EUR").to_dict()  # validated
+        spec = comparison_spec(result, "device", metric=metric, currency="EUR")
+        rows = spec.pop("datasets")[spec.pop("data")["name"]]
+        assert rows and rows == chart.pop("datasets")[chart.pop("data")["name"]]
+        assert spec == chart
+        specs.append(spec)
+    # nothing in the layers is the periods' (a served page gives a drawn chart new rows and a title)
+    assert specs[1]["layer"] == specs[2]["layer"] and specs[1]["title"] != specs[2]["title"]

@@ -7,9 +7,10 @@
 
 Transaction figures (revenue, orders, returns, return rate) count commission days exactly (revenue
 stays DECIMAL in the frame; the chart hands Vega floats). Clicks come from the service's
-aggregates: the daily windows of the networks report when the lake holds one for every day of both
-periods (`sync --grain day`), else the month windows when both periods are whole calendar months;
-otherwise they are left empty and the comparison says why. EPC and conversion rate are the same
+aggregates, as the `network_clicks` rollup keeps them (a few files, where the networks report has
+one per window): the daily windows when the lake holds one for every day of both periods (`sync
+--grain day`), else the month windows when both periods are whole calendar months; otherwise they
+are left empty and the comparison says why. EPC and conversion rate are the same
 period's revenue and orders over its clicks: one revenue basis in every row, so clicks x EPC is the
 revenue beside it (the service's own EPC counts revenue by click date, which a recent period has not
 fully earned yet). A period the lake does not cover whole is marked (`complete`), and so is one the
@@ -18,6 +19,8 @@ service may still revise where the views say so (`final`).
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -64,6 +67,7 @@ __all__ = [
     "compare_periods",
     "comparison_chart",
     "comparison_chart_of",
+    "comparison_spec",
     "comparisons",
     "period_clicks",
     "previous_period",
@@ -155,7 +159,7 @@ def _aggregate_source(con: Connection, condition: str, periods: list[Selection])
     # Every day's clicks are in once the day has ended; whether a period is whole (its windows
     # settled, its ledger days stored) is said apart, by the views' `complete` (see `_flags`).
     rows = con.execute(
-        f"""SELECT site, slice, count(DISTINCT window_start) FROM networks
+        f"""SELECT site, slice, count(DISTINCT window_start) FROM network_clicks
 WHERE grain = 'day' AND {condition} AND window_start BETWEEN $first AND $last
   AND fetched_at >= window_end::TIMESTAMPTZ{scope}
 GROUP BY ALL""",
@@ -177,7 +181,7 @@ def _aggregates(key: str, condition: str, grain: str, sel: Selection) -> tuple[s
     clauses += sel.network_clauses(params)
     sql = (
         f"SELECT ({key})::VARCHAR AS key, sum(clicks)::DOUBLE AS clicks "
-        f"FROM networks WHERE {' AND '.join(clauses)} GROUP BY 1"
+        f"FROM network_clicks WHERE {' AND '.join(clauses)} GROUP BY 1"
     )
     return sql, params
 
@@ -275,6 +279,30 @@ def comparisons(
     (they differ in their filters), so they share their periods' flags and the clicks' source, and
     all of them take four statements: each statement binds the views and crosses into DuckDB again,
     which is most of what a small query costs."""
+    bys = _checked(asked, top_n, cover)
+    first, cover = resolve(con, asked[0][0], cover)
+    pairs = _pairs(asked, first)
+    chosen = [aggregate_slice(by or "network", sel) for (sel, _), by in zip(pairs, bys, strict=True)]
+    conditions = dict.fromkeys(c[1] for c in chosen if c is not None)  # each slice's once
+    sources = {condition: _aggregate_source(con, condition, list(pairs[0])) for condition in conditions}
+    ledgers = _per_period(con, [_ledger(by, p) for pair, by in zip(pairs, bys, strict=True) for p in pair])
+    counted = _period_clicks(con, pairs, bys, chosen, sources)
+    flags = _flags(con, pairs[0], cover)
+    answers = []
+    for number, (pair, slice_of) in enumerate(zip(pairs, chosen, strict=True)):
+        frames = [
+            _period_frame(ledgers[2 * number + side], counted.get(2 * number + side)) for side in (0, 1)
+        ]
+        source = sources[slice_of[1]] if slice_of is not None else None
+        answers.append(_comparison(pair, frames, slice_of, source, flags, top_n))
+    return answers
+
+
+def _checked(
+    asked: Sequence[tuple[Selection, Dimension | None]], top_n: int, cover: Coverage | None
+) -> list[Dimension | None]:
+    """The dimension of each (selection, dimension) asked, once `comparisons`' arguments are
+    checked (a ValidationError says which is wrong)."""
     check_top_n(top_n)
     if cover is not None and not isinstance(cover, Coverage):
         raise ValidationError(
@@ -282,36 +310,40 @@ def comparisons(
         )
     if not asked or not all(isinstance(sel, Selection) for sel, _ in asked):
         raise ValidationError("asked", f"{asked!r} is not a list of (Selection, dimension)", "give one")
-    bys = [by if by is None else check_dimension(by) for _, by in asked]
-    first, cover = resolve(con, asked[0][0], cover)
+    return [by if by is None else check_dimension(by) for _, by in asked]
+
+
+def _pairs(
+    asked: Sequence[tuple[Selection, Dimension | None]], first: Selection
+) -> list[tuple[Selection, Selection]]:
+    """Each selection asked, its open dates closed as `first`'s (the first one, resolved), and the
+    period before it; a ValidationError when one covers other sites or days than the first."""
     sels = [replace(sel, start=sel.start or first.start, end=sel.end or first.end) for sel, _ in asked]
     if any((sel.sites, sel.bounds) != (first.sites, first.bounds) for sel in sels):
         raise ValidationError("asked", "holds selections of other sites or days", "compare those apart")
-    pairs = [(sel, previous_period(sel)) for sel in sels]
-    chosen = [aggregate_slice(by or "network", sel) for sel, by in zip(sels, bys, strict=True)]
-    conditions = dict.fromkeys(c[1] for c in chosen if c is not None)  # each slice's once
-    sources = {condition: _aggregate_source(con, condition, list(pairs[0])) for condition in conditions}
-    ledgers = _per_period(con, [_ledger(by, p) for pair, by in zip(pairs, bys, strict=True) for p in pair])
-    clicks: dict[int, tuple[str, dict[str, Any]]] = {}  # by the number of the period (2 per pair)
+    return [(sel, previous_period(sel)) for sel in sels]
+
+
+def _period_clicks(
+    con: Connection,
+    pairs: list[tuple[Selection, Selection]],
+    bys: list[Dimension | None],
+    chosen: list[tuple[str, str] | None],
+    sources: dict[str, tuple[str, str] | None],
+) -> dict[int, pl.DataFrame]:
+    """The clicks of each period (numbered two per pair: the period, then the one before) whose
+    dimension the service aggregates and whose windows answer it, in one statement."""
+    clicks: dict[int, tuple[str, dict[str, Any]]] = {}
     for number, (pair, by, slice_of) in enumerate(zip(pairs, bys, chosen, strict=True)):
         source = sources[slice_of[1]] if slice_of is not None else None
-        if slice_of is not None and source is not None:
-            key = slice_of[0] if by is not None else f"'{TOTAL}'"
-            for side, period in enumerate(pair):
-                clicks[2 * number + side] = _aggregates(key, slice_of[1], source[0], period)
-    counted = dict(zip(clicks, _per_period(con, list(clicks.values())), strict=True)) if clicks else {}
-    flags = _flags(con, pairs[0], cover)
-    return [
-        _comparison(
-            pair,
-            [_period_frame(ledgers[2 * number + side], counted.get(2 * number + side)) for side in (0, 1)],
-            slice_of,
-            sources[slice_of[1]] if slice_of is not None else None,
-            flags,
-            top_n,
-        )
-        for number, (pair, slice_of) in enumerate(zip(pairs, chosen, strict=True))
-    ]
+        if slice_of is None or source is None:
+            continue
+        key = slice_of[0] if by is not None else f"'{TOTAL}'"
+        for side, period in enumerate(pair):
+            clicks[2 * number + side] = _aggregates(key, slice_of[1], source[0], period)
+    if not clicks:
+        return {}
+    return dict(zip(clicks, _per_period(con, list(clicks.values())), strict=True))
 
 
 def _comparison(
@@ -418,18 +450,61 @@ def comparison_chart_of(
 ) -> alt.LayerChart | alt.Chart:
     """`comparison_chart` of a comparison already made (`compare_periods(..., by=by)`): what a
     page that shows the figures and their chart draws without asking the lake twice."""
+    money = _check_chart(result, by, metric, currency)
+    frame = _drawn(result, metric)
+    if frame is None:
+        return empty_chart(result.current, f"{METRIC_LABELS[metric][0].lower()} to compare")
+    return alt.LayerChart(
+        data=chart_data(frame),
+        layer=_layers(by, metric, money),
+        title=_title(result, by, metric),
+        width=_WIDTH,
+        height=alt.Step(_STEP),
+    )
+
+
+def comparison_spec(
+    result: Comparison,
+    by: Dimension,
+    *,
+    metric: str = "revenue",
+    currency: Currency | str | None = None,
+) -> dict[str, Any]:
+    """The Vega-Lite spec of `comparison_chart_of` (its `to_dict()`, the data under another name),
+    built without Altair: the layers are made once per dimension, metric and currency (Altair takes
+    tens of milliseconds to build and convert them), then each comparison adds its title and rows.
+    What a served page sends at every answer."""
+    money = _check_chart(result, by, metric, currency)
+    frame = _drawn(result, metric)
+    if frame is None:
+        return comparison_chart_of(result, by, metric=metric, currency=money).to_dict(validate=False)
+    spec: dict[str, Any] = json.loads(_template(by, metric, money))  # a copy of its own
+    spec["title"] = _title(result, by, metric).to_dict(validate=False)
+    spec["datasets"] = {_DATA: chart_data(frame).to_dicts()}
+    return spec
+
+
+def _check_chart(result: Comparison, by: Dimension, metric: str, currency: Currency | str | None) -> Currency:
+    """The currency of a comparison's chart, once its arguments are checked."""
     if not isinstance(result, Comparison):
         raise ValidationError("result", f"{result!r} is not a Comparison", "give compare_periods(...)")
     check_dimension(by)
     if metric not in COMPARED:
         raise ValidationError("metric", f"{metric!r} is not compared", f"use one of {', '.join(COMPARED)}")
-    money = money_of(currency)
-    sel = result.current
-    label, kind = METRIC_LABELS[metric]
+    return money_of(currency)
+
+
+_WIDTH, _STEP = 460, 22
+_DATA = "comparison"  # the rows' name in `comparison_spec`
+
+
+def _drawn(result: Comparison, metric: str) -> pl.DataFrame | None:
+    """The rows the chart of `metric` draws (None: none has it in either period): the key, both
+    periods' figures and the change, with the rank, direction and label of each change."""
     frame = result.frame.filter(pl.col(metric).is_not_null() | pl.col(f"{metric}_previous").is_not_null())
     if frame.is_empty():
-        return empty_chart(sel, f"{label.lower()} to compare")
-    frame = frame.with_columns(
+        return None
+    return frame.with_columns(
         rank=pl.int_range(pl.len()),
         percent=(pl.col(f"{metric}_change") * 100).round(0).cast(pl.Int64),
         up=pl.col(metric).fill_null(0) >= pl.col(f"{metric}_previous").fill_null(0),
@@ -441,22 +516,34 @@ def comparison_chart_of(
         .then(pl.format("+{}%", pl.col("percent")))
         .otherwise(pl.format("{}%", pl.col("percent")))
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _template(by: Dimension, metric: str, money: Currency) -> str:
+    """The spec of a comparison's chart without its title and rows, as JSON: what Altair makes of
+    the layers, once."""
+    layers = _layers(by, metric, money)
+    chart = alt.LayerChart(data=alt.NamedData(_DATA), layer=layers, width=_WIDTH, height=alt.Step(_STEP))
+    return json.dumps(chart.to_dict(validate=False))
+
+
+def _layers(by: Dimension, metric: str, money: Currency) -> list[alt.Chart]:
+    """The chart's layers: the line from the previous period's figure to this one's, both as dots,
+    and the change as a label. Nothing in them depends on the periods (the title says their dates):
+    a served page keeps a chart drawn and gives it each answer's rows and title."""
+    label, kind = METRIC_LABELS[metric]
     fmt = number_format(kind, money)
     y = alt.Y("key:N", sort=alt.EncodingSortField("rank"), title=None, axis=alt.Axis(labelLimit=220))
     axis_title = title_of(label, kind, money)
     tips = [
         alt.Tooltip("key:N", title=DIMENSION_TABLE[by].label),
-        alt.Tooltip(f"{metric}:Q", title=f"{axis_title}, {sel.start} to {sel.end}", format=fmt),
-        alt.Tooltip(
-            f"{metric}_previous:Q",
-            title=f"previous, {result.previous.start} to {result.previous.end}",
-            format=fmt,
-        ),
+        alt.Tooltip(f"{metric}:Q", title=f"{axis_title}, this period", format=fmt),
+        alt.Tooltip(f"{metric}_previous:Q", title=f"{axis_title}, previous period", format=fmt),
         alt.Tooltip(f"{metric}_change:Q", title="Change", format="+.1%"),
     ]
     # Channels as objects and the data on the layer chart, not on each layer: the same spec as
     # shorthand strings on layers of their own, 4x faster (Altair parses a string channel against
-    # its schema, and copies each layer's data deeply); a served page draws one at every click.
+    # its schema, and copies each layer's data deeply).
     up = alt.ColorValue(ACCENT, condition={"test": "datum.up", "value": BAR})
     base = alt.Chart().encode(y, tips)
     line = base.mark_rule(color=GREY, strokeWidth=2).encode(
@@ -467,17 +554,21 @@ def comparison_chart_of(
     text = base.mark_text(align="left", dx=8, fontSize=11).encode(
         alt.X("label_at:Q"), alt.Text("change_label:N"), up
     )
+    return [line, before, after, text]
+
+
+def _title(result: Comparison, by: Dimension, metric: str) -> alt.TitleParams:
+    """The chart's title: what it compares, the periods, and the comparison's notes."""
+    sel, label = result.current, METRIC_LABELS[metric][0]
     notes = [
         f"Grey: {result.previous.start} to {result.previous.end}; dot: {sel.start} to {sel.end}",
         *result.notes,
     ]
     if metric in ("clicks", "epc", "conversion_rate") and result.aggregate_note:
         notes.append(result.aggregate_note)
-    title = chart_title(
+    return chart_title(
         f"{label} by {DIMENSION_TABLE[by].label.lower()}, against the previous {sel.days} days",
         sel,
         None,
         *notes,
     )
-    layers = [line, before, after, text]
-    return alt.LayerChart(data=chart_data(frame), layer=layers, title=title, width=460, height=alt.Step(22))

@@ -614,6 +614,32 @@ GROUP BY ALL""",
         rollup=Rollup("day", ("site", "day", "country", "device"), Merge(_SUMS, (_RETURN_RATE,))),
         period="day",
     ),
+    View(
+        "network_clicks",
+        "One row per site, stored networks report window (window_start, window_end excluded, grain, "
+        "slice, fetched_at) and network with the window's filter columns (network_name, device_type, "
+        "country): clicks. The networks report's clicks in a few files instead of one per window: "
+        "what comparisons read clicks from.",
+        """SELECT site, window_start, window_end, grain, slice, fetched_at, network_name, device_type,
+       country, sum(clicks) AS clicks
+FROM {src}.networks
+GROUP BY ALL""",
+        rollup=Rollup(
+            "window_start",
+            (
+                "site",
+                "window_start",
+                "window_end",
+                "grain",
+                "slice",
+                "fetched_at",
+                "network_name",
+                "device_type",
+                "country",
+            ),
+        ),
+        period="window",
+    ),
 )
 
 VIEWS: dict[str, str] = {view.name: view.comment + (PERIOD_NOTE if view.period else "") for view in VIEW_LIST}

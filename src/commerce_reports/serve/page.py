@@ -32,7 +32,7 @@ import panel as pn
 import param
 
 from ..alerting import AlertReport, Thresholds
-from ..charts.comparison import Comparison, comparison_chart_of
+from ..charts.comparison import Comparison, comparison_spec
 from ..db import connect
 from ..db.readonly import Connection
 from ..errors import CommerceReportsError
@@ -410,9 +410,7 @@ class DashboardPage:
             parts.append(f'<div class="cr-board" data-board="{by}">{title}{table}</div>')
         self.tables.object = "".join(parts)
         first_by, first = next(iter(board.boards.items()))
-        spec = comparison_chart_of(first, first_by, currency=money).to_dict(
-            validate=False
-        )  # checked in tests
+        spec = comparison_spec(first, first_by, currency=money)  # Altair's spec: tests/charts checks it
         self.chart.param.update(key=view_key(view), spec=spec)  # the key first: the drawing reads it
         if view.board == "network" and not drilled:
             networks = [str(key) for key in first.frame["key"]]
