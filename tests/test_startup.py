@@ -79,6 +79,20 @@ def test_the_package_and_the_help_load_no_heavy_library() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_what_judges_alerts_loads_no_chart_library() -> None:
+    """The alerts, and the served dashboard's judge (a process started for each judgment), compare
+    periods and explain drops without drawing: Altair (and the JSON-schema stack under it, seconds
+    of CPU where JupyterLab's format checkers are installed) is left to what draws."""
+    code = (
+        "import sys, commerce_reports.alerting.check, commerce_reports.alerting.drivers\n"
+        "import commerce_reports.serve.alerts\n"
+        "print(sorted({'altair', 'jsonschema', 'panel'} & set(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 _STATUS_AND_WHAT_IT_LOADED = """
 import sys
 started = set(sys.modules)  # what the interpreter loaded before (a .pth file may load shutil)

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from commerce_reports.charts import Selection, compare, compare_periods, comparison_chart, previous_period
-from commerce_reports.charts.comparison import comparison_chart_of, comparison_spec
+from commerce_reports.charts.changes import comparison_chart_of, comparison_spec
 from commerce_reports.errors import ValidationError
 from tests.charts.conftest import END
 

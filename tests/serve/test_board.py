@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from commerce_reports.alerting import Thresholds
-from commerce_reports.charts.comparison import comparison_chart_of
+from commerce_reports.charts.changes import comparison_chart_of
 from commerce_reports.db import connect
 from commerce_reports.db.readonly import Connection
 from commerce_reports.errors import LakeError, ValidationError

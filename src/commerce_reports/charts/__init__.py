@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .comparison import Comparison, compare, compare_periods, comparison_chart, previous_period
+    from .changes import comparison_chart
+    from .comparison import Comparison, compare, compare_periods, previous_period
     from .dimensions import DIMENSION_TABLE, DIMENSIONS, DimensionSpec
     from .geo import country_numeric_id, world_countries, world_topojson
     from .maps import country_bars_chart, country_chart, country_map_chart
@@ -81,7 +82,7 @@ _HOMES = {
     "DimensionSpec": "dimensions",
     "compare": "comparison",
     "compare_periods": "comparison",
-    "comparison_chart": "comparison",
+    "comparison_chart": "changes",
     "previous_period": "comparison",
     "Coverage": "selection",
     "EMPTY_TITLE": "style",

@@ -10,11 +10,12 @@ import copy
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
-
-import altair as alt
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
+
+if TYPE_CHECKING:
+    import altair as alt
 
 __all__ = [
     "COUNTRIES_FEATURE",
@@ -81,6 +82,8 @@ def world_countries() -> alt.InlineData:
     on the ids of `country_numeric_id`. The shapes (~100 kB) are embedded in the spec, so exported
     HTML and images need no network.
     """
+    import altair as alt  # here: the country codes above are read where no chart is drawn (alerts)
+
     return alt.InlineData(
         values=world_topojson(),
         format=alt.DataFormat(type="topojson", feature=COUNTRIES_FEATURE),

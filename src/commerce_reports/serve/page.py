@@ -32,7 +32,8 @@ import panel as pn
 import param
 
 from ..alerting import AlertReport, Thresholds
-from ..charts.comparison import Comparison, comparison_spec
+from ..charts.changes import comparison_spec
+from ..charts.comparison import Comparison
 from ..db import connect
 from ..db.readonly import Connection
 from ..errors import CommerceReportsError
