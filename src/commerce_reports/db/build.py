@@ -47,10 +47,10 @@ from .buckets import (
 )
 from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
-from .plan import SitePlan, TransactionChange, month_of, partition_month
+from .plan import SitePlan, TransactionChange, month_of, partition_month, plan_update
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
-from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces
+from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces, SiteState
 from .views import VIEW_LIST, View, reads_reports, render, with_inputs
 
 __all__ = ["SiteBuild", "build_connection", "reading_connection"]
@@ -376,6 +376,11 @@ class SiteBuild:
             return TransactionChange()
         self._read_changed_rows(ids, old, now)
         return self._change()
+
+    def planned(self, plan: SitePlan, before: SiteState) -> SitePlan:
+        """An update `plan` with its steps per rollup and month: the change its ledger files make
+        (`read_change`, from the state `before`; no file written), decided by `plan.plan_update`."""
+        return plan_update(plan, self.read_change(plan.ledger, before.listing, before.skipped))
 
     def _holding(self, changed: list[str]) -> list[str]:
         """The ledger files holding a version of a dirty id: the `changed` ones (every id in them is

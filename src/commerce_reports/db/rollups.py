@@ -35,6 +35,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
@@ -45,7 +46,7 @@ from ..lake.locks import writing_sites
 from .buckets import remove_staging
 from .build import SiteBuild, build_connection, reading_connection
 from .listing import Listing, undecodable_files
-from .plan import UPDATE, WHOLE, SitePlan, plan_site, plan_update
+from .plan import UPDATE, WHOLE, SitePlan, plan_site
 from .published import publish
 from .snapshot import site_snapshot, take_snapshot
 from .sources import data_folder, dataset_schemas, lake_sites
@@ -145,13 +146,11 @@ def plan_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None
     plans = []
     for places in _chosen(data_folder(data_dir), sites):
         survey = _survey(places, set(), False, {})
-        plan, before = survey.plan, survey.before
-        if plan.action == UPDATE and before is not None:
-            readable = survey.readable
-            schemas = dataset_schemas(places.lake, readable, before.listing, before.schemas)
+        plan = survey.plan
+        if plan.action == UPDATE and not survey.whole:
             with reading_connection() as con:
-                build = SiteBuild(con, places, readable, schemas, before.whole_days)
-                plan = plan_update(plan, build.read_change(plan.ledger, before.listing, before.skipped))
+                build = SiteBuild(con, places, survey.readable, survey.schemas, survey.basis.whole_days)
+                plan = build.planned(plan, survey.basis)
         plans.append(plan)
     return plans
 
@@ -225,20 +224,41 @@ def _survey(places: SitePlaces, stored: set[str], force: bool, undecodable: Mapp
     before, skipped = seen.state, {**seen.unreadable, **undecodable}
     changed = [] if before is None or seen.rollups is None else changed_rollups(before, seen.rollups)
     plan = plan_site(places.site, seen.listing, before, skipped, changed, stored, force=force)
-    return _Survey(seen.listing, before, skipped, plan)
+    return _Survey(places, seen.listing, before, skipped, plan)
 
 
 @dataclass(frozen=True)
 class _Survey:
+    """A site's lake and rollups as a refresh found them, and its plan: what a build of the site
+    (to carry the plan out, or to read an update's change for the plan shown) is made from."""
+
+    places: SitePlaces
     listing: Listing
     before: SiteState | None
     skipped: dict[str, str]
     plan: SitePlan
 
-    @property
+    @cached_property
     def readable(self) -> Listing:
         """The listing but the partitions left out."""
         return {r: s for r, s in self.listing.items() if r not in self.skipped}
+
+    @property
+    def whole(self) -> bool:
+        """Whether the rollups are built whole (the plan's word, or no state to update)."""
+        return self.plan.action == WHOLE or self.before is None
+
+    @property
+    def basis(self) -> SiteState:
+        """What a build starts from: the state before, for an update; nothing, for a whole build."""
+        return NOTHING if self.whole or self.before is None else self.before
+
+    @cached_property
+    def schemas(self) -> dict[str, str]:
+        """Each dataset's schema signature over the readable files (footers unchanged since the
+        basis not read again)."""
+        basis = self.basis
+        return dataset_schemas(self.places.lake, self.readable, basis.listing, basis.schemas)
 
 
 def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefresh | None:
@@ -255,7 +275,7 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
             if not survey.plan.writes:
                 return None
             try:
-                plan, months = _carry_out(places, survey)
+                plan, months = _carry_out(survey)
             except (duckdb.Error, LakeError) as error:
                 found = undecodable_files(places.lake, survey.listing, survey.skipped)
                 if not found and survey.plan.action == WHOLE:
@@ -284,23 +304,22 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
     )
 
 
-def _carry_out(places: SitePlaces, survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
+def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
     """Carry out `survey.plan` (whole or an update); return it with its steps, and the months
     written. The state says what is being rewritten before any rollup file is, and what the rollups
     reflect once all are."""
-    plan, before = survey.plan, survey.before
-    readable = survey.readable
-    whole = plan.action == WHOLE or before is None
-    basis = NOTHING if whole or before is None else before
-    schemas = dataset_schemas(places.lake, readable, basis.listing, basis.schemas)
-    if whole:
+    places = survey.places
+    plan = survey.plan
+    before = survey.before
+    schemas = survey.schemas
+    if survey.whole:
         save_state(places, SiteState(listing={}, rebuilding=True))
-    with build_connection(places, full=whole) as con:
-        build = SiteBuild(con, places, readable, schemas, basis.whole_days)
-        if whole or before is None:
+    with build_connection(places, full=survey.whole) as con:
+        build = SiteBuild(con, places, survey.readable, schemas, survey.basis.whole_days)
+        if survey.whole or before is None:
             months, whole_days = build.full()
         else:
-            plan = plan_update(plan, build.read_change(plan.ledger, before.listing, before.skipped))
+            plan = build.planned(plan, before)
             months, whole_days = plan.months | before.pending_months, before.whole_days
             save_state(places, dataclasses.replace(before, pending_months=months))
             build.write(plan)
