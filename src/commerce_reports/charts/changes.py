@@ -71,7 +71,7 @@ def comparison_chart_of(
     money = _check_chart(result, by, metric, currency)
     frame = _drawn(result, metric)
     if frame is None:
-        return empty_chart(result.current, f"{METRIC_LABELS[metric][0].lower()} to compare")
+        return _nothing_to_compare(result, metric)
     return alt.LayerChart(
         data=chart_data(frame),
         layer=_layers(by, metric, money),
@@ -95,11 +95,15 @@ def comparison_spec(
     money = _check_chart(result, by, metric, currency)
     frame = _drawn(result, metric)
     if frame is None:
-        return comparison_chart_of(result, by, metric=metric, currency=money).to_dict(validate=False)
+        return _nothing_to_compare(result, metric).to_dict(validate=False)
     spec: dict[str, Any] = json.loads(_template(by, metric, money))  # a copy of its own
     spec["title"] = _title(result, by, metric).to_dict(validate=False)
     spec["datasets"] = {_DATA: chart_data(frame).to_dicts()}
     return spec
+
+
+def _nothing_to_compare(result: Comparison, metric: str) -> alt.Chart:
+    return empty_chart(result.current, f"{METRIC_LABELS[metric][0].lower()} to compare")
 
 
 def _check_chart(result: Comparison, by: Dimension, metric: str, currency: Currency | str | None) -> Currency:

@@ -99,7 +99,7 @@ class AlertJudge:
         self._data_dir = data_dir
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None  # the pool that takes the next judgment
-        self._processes: list[multiprocessing.process.BaseProcess] = []  # every judge's process
+        self._processes: set[multiprocessing.process.BaseProcess] = set()  # every judge's process
 
     def submit(
         self, view: View, *, thresholds: Thresholds, currency: Currency, now: datetime
@@ -121,10 +121,8 @@ class AlertJudge:
                     self._pool = None
                     continue
                 # the pool starts its process in `submit`: it is known before any close
-                known = {id(process) for process in self._processes}
-                alive = [process for process in self._processes if process.is_alive()]
-                started = [p for p in getattr(pool, "_processes", {}).values() if id(p) not in known]
-                self._processes = alive + started
+                started = getattr(pool, "_processes", {}).values()
+                self._processes = {p for p in self._processes if p.is_alive()} | set(started)
                 break
             else:
                 raise BrokenProcessPool("the alerts' process could not be started")
@@ -144,7 +142,7 @@ class AlertJudge:
         shutdown, and the server's exit with it, would wait for it); what is queued is cancelled."""
         with self._lock:
             pool, self._pool = self._pool, None
-            processes, self._processes = self._processes, []
+            processes, self._processes = self._processes, set()
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:  # terminate_workers() in Python 3.14
