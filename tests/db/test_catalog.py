@@ -108,3 +108,38 @@ def test_the_catalog_is_rewritten_only_when_its_views_change(synced: SyncedLake,
     second = write_catalog(data_dir).stat()
     assert second.st_ino != first.st_ino and catalog_problem(data_dir) is None
     assert write_catalog(data_dir).stat().st_ino == second.st_ino
+
+
+def test_a_new_generation_moves_only_the_catalogs_macros(synced: SyncedLake, tmp_path: Path) -> None:
+    """A sync that changes figures but not which files the views read defines the macros again
+    (the generation, the coverage) and keeps every view's SQL: the catalog answers the new figures
+    and the new coverage, and a query cannot tell it from one written whole."""
+    data_dir = synced.copy(tmp_path)
+    refresh_rollups(data_dir)
+    catalog = write_catalog(data_dir)
+    question = (
+        "SELECT count(*) FILTER (WHERE commission_id = 'late'), "
+        "(SELECT count(*) FILTER (WHERE complete) FROM daily_performance) FROM transactions"
+    )
+
+    def views_and_answer() -> tuple[list[tuple[str, str]], tuple[object, ...] | None]:
+        with duckdb.connect(str(catalog), read_only=True) as reader:
+            views = reader.execute(
+                "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY schema_name, view_name"
+            ).fetchall()
+            return views, reader.execute(question).fetchone()
+
+    views, before = views_and_answer()
+    assert before is not None and before[0] == 0
+    day = date(2026, 3, 10)  # the last day, stored again and settled: the coverage grows by it
+    late = _table({**_version("late", day, 5.0, 50.0), "commission_date": day})
+    store_partition(data_dir, "alpha", PartitionKey.transactions(day), late, datetime.now(UTC), settled=True)
+    refresh_rollups(data_dir)
+    write_catalog(data_dir)
+    assert catalog_problem(data_dir) is None
+    after, answer = views_and_answer()
+    assert after == views  # not one view was created again
+    written_whole = write_catalog(data_dir, force=True)
+    with duckdb.connect(str(written_whole), read_only=True) as reader:
+        assert reader.execute(question).fetchone() == answer
+    assert answer is not None and answer[0] == 1 and answer[1] == before[1] + 1

@@ -10,8 +10,12 @@ catalog attached to another session, or opened with another `temp_directory`, fa
 saying how to open it instead. It is written in the storage format of DuckDB 1.2, which every
 DuckDB since then reads (the Python package may be newer than the CLI a user has).
 
-It is rewritten only when its SQL changes (which generation, sites, rollups and files it reads):
-after a sync or a rebuild, by `commerce-reports catalog`, or by the next `commerce-reports sql`.
+What moves with every sync, the published generation the views read and the coverage behind their
+`complete` and `final` columns, is named by macros (`commerce_generation()`, `commerce_complete_day`,
+...). When only those move, the last catalog is copied and its macros defined again: its views are
+not bound again, which would read a Parquet footer per glob. It is written whole when its views' SQL
+changes (which sites, rollups and files they read): after a sync or a rebuild, by `commerce-reports
+catalog`, or by the next `commerce-reports sql`.
 `catalog_problem` says what is wrong, for `status`. It is written beside, then renamed over the old
 one: a reader that has it open keeps the old file.
 """
@@ -22,7 +26,9 @@ import hashlib
 import json
 import logging
 import re
+import shutil
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -31,6 +37,7 @@ from ..contract import PartitionKey, lake_root
 from ..errors import LakeError, ValidationError
 from ..files import save_atomic, sha256_of
 from .connection import current_reading, install_views
+from .coverage import status_macros
 from .published import publish
 from .rollups import refresh_rollups
 from .snapshot import Reading, view_sql
@@ -53,6 +60,7 @@ CATALOG_FILE = "commerce.duckdb"
 STORAGE_VERSION = "v1.2.0"  # the oldest DuckDB whose files the current CLI and Python both read
 _RECORD = "catalog.json"  # beside the rollups: what the catalog was written from
 _TEMP_DIRECTORY = f"{CATALOG_FILE}.tmp"  # DuckDB's temporary folder of the catalog, beside it
+_GENERATION = "commerce_generation"  # the macro naming the published generation the views read
 # The folder holding the catalog, as SQL that DuckDB folds to a constant when a view binds.
 ROOT = (
     f"(CASE WHEN parse_filename(current_setting('temp_directory')) = '{_TEMP_DIRECTORY}' "
@@ -63,24 +71,52 @@ ROOT = (
 )
 
 
-def relative_sql(sql: str, folder: Path) -> str:
-    """`sql` with every path literal below `folder` made relative to the catalog's own folder."""
+def relative_sql(sql: str, folder: Path, generation: Path | None = None) -> str:
+    """`sql` with every path literal below `folder` made relative to the catalog's own folder, and
+    those below `generation` (a published generation in it) to the one `commerce_generation()`
+    names."""
+    if generation is not None and generation != folder:
+        below = re.escape(str(generation).replace("'", "''"))
+        sql = re.sub(
+            rf"'{below}((?:/(?:[^']|'')*)?)'", lambda m: f"({ROOT} || {_GENERATION}() || '{m.group(1)}')", sql
+        )
     prefix = re.escape(str(folder).replace("'", "''"))
     return re.sub(rf"'{prefix}((?:/(?:[^']|'')*)?)'", lambda m: f"({ROOT} || '{m.group(1)}')", sql)
 
 
-def _catalog_sql(reading: Reading, folder: Path) -> list[tuple[str, str]]:
-    """(name, SELECT) of every view in `live` and `main`, its paths relative to the catalog."""
-    return [
-        (f"{schema}.{view.name}", relative_sql(view_sql(reading, schema, view), folder))
+@dataclass(frozen=True)
+class _Catalog:
+    """What the catalog holds for a reading: each view's SELECT (by its qualified name), the same
+    from one published generation to the next while the sites, rollups and sources stay; and the
+    statements of the macros naming what moves with each (the generation, the coverage)."""
+
+    views: dict[str, str]
+    macros: list[str]
+
+    @property
+    def digest(self) -> str:
+        text = "\n".join(f"{name}\n{sql}" for name, sql in self.views.items())
+        return hashlib.sha256(f"{STORAGE_VERSION}\n{text}".encode()).hexdigest()
+
+    @property
+    def values(self) -> str:
+        return hashlib.sha256("\n".join(self.macros).encode()).hexdigest()
+
+
+def _catalog(reading: Reading, folder: Path) -> _Catalog:
+    generation = "" if reading.root == folder else "/" + reading.root.relative_to(folder).as_posix()
+    views = {
+        f"{schema}.{view.name}": relative_sql(
+            view_sql(reading, schema, view, macros=True), folder, reading.root
+        )
         for view in VIEW_LIST
         for schema in ("live", "main")
+    }
+    macros = [
+        f"CREATE OR REPLACE MACRO {_GENERATION}() AS {quote(generation)}",
+        *status_macros(reading.coverage),
     ]
-
-
-def _digest(reading: Reading, folder: Path) -> str:
-    text = "\n".join(sql for _, sql in _catalog_sql(reading, folder))
-    return hashlib.sha256(f"{STORAGE_VERSION}\n{text}".encode()).hexdigest()
+    return _Catalog(views, macros)
 
 
 def _record(folder: Path) -> dict[str, object]:
@@ -112,20 +148,26 @@ def write_catalog(
     folder = data_folder(data_dir)
     if not published:
         publish(folder)
-    reading = current_reading(folder)
+    catalog = _catalog(current_reading(folder), folder)
     target = folder / CATALOG_FILE
-    digest = _digest(reading, folder)
     record = _record(folder)
-    if not force and record.get("digest") == digest and record.get("stamp") == _stamp(target):
+    ours = not force and record.get("stamp") == _stamp(target)  # as this package last wrote it
+    if ours and record.get("digest") == catalog.digest and record.get("values") == catalog.values:
         return target
+    same_views = ours and record.get("digest") == catalog.digest
 
     def write(temp: Path) -> None:
+        if same_views:  # only the macros move: the views are bound once, when their SQL changes
+            shutil.copyfile(target, temp)
         with duckdb.connect() as con:
             # The views bind as they are created: in this session, the catalog's folder is this one.
             con.execute(f"SET temp_directory = {quote(str(folder / _TEMP_DIRECTORY))}")
             con.execute(f"ATTACH {quote(str(temp))} AS catalog (STORAGE_VERSION '{STORAGE_VERSION}')")
             con.execute("USE catalog")
-            install_views(con, reading, lambda sql: relative_sql(sql, folder))
+            for statement in catalog.macros:
+                con.execute(statement)
+            if not same_views:
+                install_views(con, catalog.views)
             con.execute("USE memory")
             con.execute("DETACH catalog")
 
@@ -133,7 +175,7 @@ def write_catalog(
         save_atomic(target, write)
     except duckdb.Error as error:
         raise LakeError(f"could not write the catalog {target}: {error}") from None
-    _save_record(folder, {"digest": digest, "stamp": _stamp(target)})
+    _save_record(folder, {"digest": catalog.digest, "values": catalog.values, "stamp": _stamp(target)})
     return target
 
 
@@ -155,7 +197,8 @@ def catalog_problem(data_dir: Path | str | None = None) -> str | None:
     record = _record(folder)
     if record.get("stamp") != _stamp(target):
         return f"the catalog {target} was not written by this version of commerce-reports: {repair}"
-    if record.get("digest") != _digest(reading, folder):
+    catalog = _catalog(reading, folder)
+    if (record.get("digest"), record.get("values")) != (catalog.digest, catalog.values):
         return f"the catalog {target} is behind the lake (its sites, rollups or files changed): {repair}"
     return None
 

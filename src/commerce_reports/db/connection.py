@@ -25,7 +25,7 @@ from __future__ import annotations
 import atexit
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import duckdb
@@ -88,12 +88,10 @@ def current_reading(data_dir: Path) -> Reading:
     return published_reading(data_dir) or take_snapshot(data_dir).reading()
 
 
-def install_views(
-    con: duckdb.DuckDBPyConnection, reading: Reading, adapt: Callable[[str], str] = str
-) -> None:
-    """Create the `live` and `main` views as they are in `reading` (fixed SQL: the catalog file),
-    each SELECT passed through `adapt` (the catalog makes its paths relative)."""
-    _create(con, lambda schema, name: adapt(view_sql(reading, schema, _BY_NAME[name])))
+def install_views(con: duckdb.DuckDBPyConnection, selects: Mapping[str, str]) -> None:
+    """Create the `live` and `main` views with fixed SQL (the catalog file): `selects` holds the
+    SELECT of each, by its qualified name (`live.transactions`, `main.transactions`, ...)."""
+    _create(con, lambda schema, name: selects[f"{schema}.{name}"])
 
 
 def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str]) -> None:

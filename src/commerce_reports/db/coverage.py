@@ -11,6 +11,8 @@ settled: nothing here reads a Parquet file or the settings.
 The rules become SQL over a view's own columns (`day`, or `window_start`/`window_end`, and
 `fetched_at` or `report_fetched_at`), with each site's settled ledger runs written in as date
 literals: a CASE per site, no join, so a filter on the view still prunes and Spark runs it alike.
+The catalog file names them by macros instead (`status_macros`), so that its views' SQL stays the
+same from one sync to the next and only the macros are written again.
 """
 
 from __future__ import annotations
@@ -26,9 +28,16 @@ from ..errors import LakeError
 from ..lake import Manifest
 from .sources import quote
 
-__all__ = ["SiteCoverage", "coverage_of", "status_columns", "with_status"]
+__all__ = ["STATUS_FIELDS", "SiteCoverage", "coverage_of", "status_columns", "status_macros", "with_status"]
 
 REPORT_SETTLE_DAYS = 2  # a report window settles two days after it ends (the sync's settle policy)
+# The columns each kind of period's status is worked out from (the catalog's macros take them).
+STATUS_FIELDS: dict[str, tuple[str, ...]] = {
+    "day": ("site", "day"),
+    "month": ("site", "window_start", "window_end", "report_fetched_at"),
+    "window": ("site", "window_end", "fetched_at"),
+}
+_MACRO, _PARAMETER = "commerce", "row_"  # commerce_complete_day(row_site, row_day), ...
 
 
 def revision_days_of(manifest: Manifest | None) -> int:
@@ -100,10 +109,11 @@ def _date(day: date) -> str:
     return f"DATE '{day.isoformat()}'"
 
 
-def _ledger_covers(coverage: Iterable[SiteCoverage], first: str, within: str, horizon: bool) -> str:
+def _ledger_covers(coverage: Iterable[SiteCoverage], row: str, first: str, within: str, horizon: bool) -> str:
     """SQL: the site's settled ledger holds every day of the period starting at `first`, and with
     `horizon` the revision horizon's days after it too. `within` is a format string saying, for the
-    day after the last one the ledger holds (`{bound}`, a date literal), that the period ends by it."""
+    day after the last one the ledger holds (`{bound}`, a date literal), that the period ends by it;
+    `row` prefixes the row's columns (`v.`, or a macro's parameters)."""
     cases = []
     for site in coverage:
         terms = []
@@ -114,10 +124,10 @@ def _ledger_covers(coverage: Iterable[SiteCoverage], first: str, within: str, ho
         cases.append(f"WHEN {quote(site.site)} THEN {' OR '.join(terms) or 'false'}")
     if not cases:
         return "false"
-    return f"(CASE v.site {' '.join(cases)} ELSE false END)"
+    return f"(CASE {row}site {' '.join(cases)} ELSE false END)"
 
 
-def _fetched_after(coverage: Iterable[SiteCoverage], fetched: str, end: str, horizon: bool) -> str:
+def _fetched_after(coverage: Iterable[SiteCoverage], row: str, fetched: str, end: str, horizon: bool) -> str:
     """SQL: the report window ending (excluded) at `end` was fetched (`fetched`, a UTC timestamp)
     once it had settled, or with `horizon` once its revision horizon had passed. Epoch seconds
     keep the comparison free of the session's time zone."""
@@ -125,38 +135,66 @@ def _fetched_after(coverage: Iterable[SiteCoverage], fetched: str, end: str, hor
     if horizon:
         days = " ".join(f"WHEN {quote(s.site)} THEN {s.revision_days}" for s in coverage)
         lag = (
-            f"(CASE v.site {days} ELSE {revision_days_of(None)} END)" if days else str(revision_days_of(None))
+            f"(CASE {row}site {days} ELSE {revision_days_of(None)} END)"
+            if days
+            else str(revision_days_of(None))
         )
     # A DATE's epoch counted in days: Spark's UNIX_TIMESTAMP of a date would use the session's zone.
     return f"(epoch({fetched}) >= (date_diff('day', DATE '1970-01-01', {end}) + {lag}) * 86400)"
 
 
-def status_columns(period: str, coverage: Iterable[SiteCoverage]) -> str:
-    """SQL: the `complete` and `final` columns of a view row (alias `v`) with a period of kind
-    `period`: `day` (transaction figures of one commission day), `month` (transaction figures
-    by commission month joined with report windows: `report_fetched_at` NULL when none is
-    stored) or `window` (a stored report window and its `fetched_at`)."""
+def _status(period: str, coverage: Iterable[SiteCoverage], row: str) -> tuple[str, str]:
+    """SQL: whether a row with a period of kind `period` is complete, and whether it is final
+    (`row` prefixes its columns)."""
     coverage = list(coverage)
     if period == "day":
-        complete, final = (_ledger_covers(coverage, "v.day", "v.day < {bound}", h) for h in (False, True))
+        day, within = f"{row}day", f"{row}day < {{bound}}"
+        complete, final = (_ledger_covers(coverage, row, day, within, h) for h in (False, True))
     elif period == "month":
-        within = "v.window_end <= {bound}"
-        ledger = [_ledger_covers(coverage, "v.window_start", within, h) for h in (False, True)]
+        start, end, fetched = f"{row}window_start", f"{row}window_end", f"{row}report_fetched_at"
+        ledger = [_ledger_covers(coverage, row, start, f"{end} <= {{bound}}", h) for h in (False, True)]
         reports = [
-            f"(v.report_fetched_at IS NULL OR "
-            f"{_fetched_after(coverage, 'v.report_fetched_at', 'v.window_end', h)})"
-            for h in (False, True)
+            f"({fetched} IS NULL OR {_fetched_after(coverage, row, fetched, end, h)})" for h in (False, True)
         ]
         complete, final = (f"({tx} AND {rp})" for tx, rp in zip(ledger, reports, strict=True))
     elif period == "window":
-        complete, final = (_fetched_after(coverage, "v.fetched_at", "v.window_end", h) for h in (False, True))
+        fetched, end = f"{row}fetched_at", f"{row}window_end"
+        complete, final = (_fetched_after(coverage, row, fetched, end, h) for h in (False, True))
     else:
         raise LakeError(f"{period!r} is not a kind of period: use day, month or window")
-    return f"coalesce({complete}, false) AS complete, coalesce({final}, false) AS final"
+    return f"coalesce({complete}, false)", f"coalesce({final}, false)"
 
 
-def with_status(period: str | None, sql: str, coverage: Iterable[SiteCoverage]) -> str:
-    """The SELECT `sql` with its `complete` and `final` columns, when its rows are periods."""
+def status_columns(period: str, coverage: Iterable[SiteCoverage] | None) -> str:
+    """SQL: the `complete` and `final` columns of a view row (alias `v`) with a period of kind
+    `period`: `day` (transaction figures of one commission day), `month` (transaction figures
+    by commission month joined with report windows: `report_fetched_at` NULL when none is
+    stored) or `window` (a stored report window and its `fetched_at`). With no `coverage`, calls
+    of the macros `status_macros` defines instead: SQL that stays the same as the coverage moves."""
+    if coverage is not None:
+        complete, final = _status(period, coverage, "v.")
+        return f"{complete} AS complete, {final} AS final"
+    if period not in STATUS_FIELDS:
+        raise LakeError(f"{period!r} is not a kind of period: use day, month or window")
+    row = ", ".join(f"v.{name}" for name in STATUS_FIELDS[period])
+    return ", ".join(f"{_MACRO}_{column}_{period}({row}) AS {column}" for column in ("complete", "final"))
+
+
+def status_macros(coverage: Iterable[SiteCoverage]) -> list[str]:
+    """The statements (re)defining the macros that `status_columns` calls when given no coverage:
+    for each kind of period, whether a row is complete and whether it is final, by `coverage`."""
+    coverage = list(coverage)
+    statements = []
+    for period, fields in STATUS_FIELDS.items():
+        parameters = ", ".join(f"{_PARAMETER}{name}" for name in fields)
+        for column, sql in zip(("complete", "final"), _status(period, coverage, _PARAMETER), strict=True):
+            statements.append(f"CREATE OR REPLACE MACRO {_MACRO}_{column}_{period}({parameters}) AS {sql}")
+    return statements
+
+
+def with_status(period: str | None, sql: str, coverage: Iterable[SiteCoverage] | None) -> str:
+    """The SELECT `sql` with its `complete` and `final` columns, when its rows are periods (no
+    `coverage`: by the macros of `status_macros`, see `status_columns`)."""
     if period is None:
         return sql
     return f"SELECT v.*, {status_columns(period, coverage)} FROM ({sql}) AS v"

@@ -228,18 +228,16 @@ def rollup_read_sql(root: Path, sites: Sequence[str], view: View) -> str:
     return f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
 
 
-def _with_status(reading: Reading, view: View, sql: str) -> str:
-    return with_status(view.period, sql, reading.coverage)
-
-
-def view_sql(reading: Reading, schema: str, view: View) -> str:
-    """The SELECT of `view` in `schema` (`live`: from the lake files; `main`: rollups where fresh)."""
+def view_sql(reading: Reading, schema: str, view: View, *, macros: bool = False) -> str:
+    """The SELECT of `view` in `schema` (`live`: from the lake files; `main`: rollups where fresh);
+    `macros`: its `complete` and `final` columns by the macros of `coverage.status_macros`."""
+    coverage = None if macros else reading.coverage
     if schema == "live" or not view.rollup:
-        return _with_status(reading, view, render(view, schema, reading.sources))
+        return with_status(view.period, render(view, schema, reading.sources), coverage)
     fresh, stale = reading.fresh_sites, reading.stale_sites
     if not fresh:
         return f"SELECT * FROM live.{view.name}"
-    sql = _with_status(reading, view, f"SELECT * FROM ({rollup_read_sql(reading.root, fresh, view)})")
+    sql = with_status(view.period, f"SELECT * FROM ({rollup_read_sql(reading.root, fresh, view)})", coverage)
     if stale:
         sites = ", ".join(quote(site) for site in stale)
         sql += f" UNION ALL BY NAME SELECT * FROM live.{view.name} WHERE site IN ({sites})"
