@@ -2,13 +2,15 @@
 the raw Parquet files of the lake.
 
     .venv/bin/python bench/make_lake.py                 # once: 10 M transactions, 365 days
-    .venv/bin/python bench/views_bench.py [DATA_DIR] [--start 2025-06-01] [--repeat 5]
+    .venv/bin/python bench/views_bench.py [DATA_DIR] [--start 2025-06-01] [--repeat 5] [--no-baseline]
 
 Targets: every view under 20 ms warm (at any size: 100 M transactions included), and at most 1.3x
 the raw query's time. The raw queries
 answer the same question from the lake files alone: the latest version of each transaction (update
 days from the window's start on: a version is never dated before its commission), then the sums.
 Rollups are refreshed first if stale (that time is printed too: it is paid once per sync).
+`--no-baseline` times the views alone, against the 20 ms target: at 100 M transactions each raw
+query reads every version of the window's transactions, about 90 s a question.
 """
 
 from __future__ import annotations
@@ -121,6 +123,12 @@ def main() -> None:
     parser.add_argument("data_dir", nargs="?", type=Path, default=Path("data/bench-lake"))
     parser.add_argument("--start", type=date.fromisoformat, default=date(2025, 6, 1))
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--baseline",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="time the raw query of each question too (--no-baseline: the views alone)",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     refreshed = [result.site for result in refresh_rollups(args.data_dir)]
@@ -139,13 +147,11 @@ def main() -> None:
     print(f"{'view':<26}{'view ms':>10}{'raw ms':>10}{'ratio':>8}  verdict")
     failures = 0
     for name, view_s in view_times(con, root, args.start, args.repeat).items():
-        raw_s = _warm(raw, _questions(root, args.start, end)[name][1], args.repeat)
-        ok = view_s < TARGET and view_s <= 1.3 * raw_s
+        raw_s = _warm(raw, _questions(root, args.start, end)[name][1], args.repeat) if args.baseline else None
+        ok = view_s < TARGET and (raw_s is None or view_s <= 1.3 * raw_s)
         failures += not ok
-        print(
-            f"{name:<26}{view_s * 1000:>10.1f}{raw_s * 1000:>10.1f}{view_s / raw_s:>8.3f}"
-            f"  {'ok' if ok else 'MISSED'}"
-        )
+        compared = f"{'-':>10}{'-':>8}" if raw_s is None else f"{raw_s * 1000:>10.1f}{view_s / raw_s:>8.3f}"
+        print(f"{name:<26}{view_s * 1000:>10.1f}{compared}  {'ok' if ok else 'MISSED'}")
     raise SystemExit(1 if failures else 0)
 
 
