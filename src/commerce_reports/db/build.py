@@ -514,7 +514,10 @@ class SiteBuild:
 
     def _install_recomputed(self, buckets: Mapping[View, frozenset[str]], sources: Mapping[str, str]) -> None:
         """The rollups computed again for some months or days (`buckets`), over their stored
-        transactions as this write leaves them (read once into `inc.stored`) and their reports."""
+        transactions as this write leaves them (`inc.stored`) and their reports. One rollup (a
+        daily refresh: `daily_performance`'s changed days) reads them as it writes, in a stream;
+        several (the months a stopped refresh left) read them once into a table: a month of a large
+        lake would not fit in a build's memory, and DuckDB would spill it to disk."""
         computed = [v for v in DERIVED_ROLLUPS if buckets[v]]
         if not computed:
             return
@@ -525,8 +528,9 @@ class SiteBuild:
         # stored now but the changed ones, and the changed ones' rows now.
         where = within("commission_date", read)
         stored = stored_transactions_sql(self._base_files(months), self._patches(months), where, columns)
+        kind = "VIEW" if len(computed) == 1 else "TABLE"
         self.con.execute(
-            f"CREATE OR REPLACE TABLE inc.stored AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
+            f"CREATE OR REPLACE {kind} inc.stored AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
             f"UNION ALL BY NAME SELECT {columns} FROM inc.u WHERE {where}"
         )
         self._install("inc", computed, "SELECT * FROM inc.stored", sources)
