@@ -171,6 +171,8 @@ def test_a_new_update_day_writes_its_day_patches_the_days_of_its_returns_and_upd
         "3 changed transactions: its distinct counts do not add up, computed again"
     )
     assert reasons[("site_performance", "2026-03")] == "3 changed transactions: updated by the change alone"
+    # a rollup of the reports alone is left as it is: no report window changed
+    assert {b: a for (r, b), a in steps.items() if r == "network_clicks"} == {EVERY: NOTHING}
 
 
 @pytest.mark.parametrize(
@@ -216,6 +218,9 @@ def test_a_report_window_fetched_again_updates_the_views_that_read_it_and_nothin
     assert steps[("link_performance", EVERY)] == steps[("daily_performance", EVERY)] == NOTHING
     for name in ("device_performance", "network_performance", "merchandise_performance", "site_performance"):
         assert steps[(name, "2026-02")] == DELTA
+    assert steps[("network_clicks", "2026-02")] == WHOLE
+    reasons = {(s.rollup, s.bucket): s.reason for s in plan.steps}
+    assert reasons[("network_clicks", "2026-02")] == "its report windows changed: computed again from them"
     assert plan.months == {"2026-02"}
 
 

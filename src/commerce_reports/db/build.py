@@ -51,7 +51,7 @@ from .plan import SitePlan, TransactionChange, month_of, partition_month, plan_u
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, quote, read_sql, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces, SiteState
-from .views import VIEW_LIST, View, reads_reports, render, with_inputs
+from .views import VIEW_LIST, View, reads_reports, reads_transactions, render, with_inputs
 
 __all__ = ["SiteBuild", "build_connection", "reading_connection"]
 
@@ -514,10 +514,11 @@ class SiteBuild:
 
     def _install_recomputed(self, buckets: Mapping[View, frozenset[str]], sources: Mapping[str, str]) -> None:
         """The rollups computed again for some months or days (`buckets`), over their stored
-        transactions as this write leaves them (`inc.stored`) and their reports. One rollup (a
-        daily refresh: `daily_performance`'s changed days) reads them as it writes, in a stream;
-        several (the months a stopped refresh left) read them once into a table: a month of a large
-        lake would not fit in a build's memory, and DuckDB would spill it to disk."""
+        transactions as this write leaves them (`inc.stored`) and their reports. One rollup of
+        transactions (a daily refresh: `daily_performance`'s changed days) reads them as it writes,
+        in a stream: in a table, a month of a large lake would not fit in a build's memory, and
+        DuckDB would spill it to disk. Several (the months a stopped refresh left) read them once
+        into a table."""
         computed = [v for v in DERIVED_ROLLUPS if buckets[v]]
         if not computed:
             return
@@ -528,7 +529,7 @@ class SiteBuild:
         # stored now but the changed ones, and the changed ones' rows now.
         where = within("commission_date", read)
         stored = stored_transactions_sql(self._base_files(months), self._patches(months), where, columns)
-        kind = "VIEW" if len(computed) == 1 else "TABLE"
+        kind = "VIEW" if sum(map(reads_transactions, computed)) <= 1 else "TABLE"
         self.con.execute(
             f"CREATE OR REPLACE {kind} inc.stored AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
             f"UNION ALL BY NAME SELECT {columns} FROM inc.u WHERE {where}"

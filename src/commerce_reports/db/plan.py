@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from ..contract import PartitionKey
 from .listing import dataset_of
 from .state import CODE, DERIVED_ROLLUPS, WHOLE_PREFIX, SiteState
-from .views import PERIOD_KINDS, View, reads_reports
+from .views import PERIOD_KINDS, View, reads_reports, reads_transactions
 
 __all__ = [
     "DELTA",
@@ -55,7 +55,8 @@ EVERY = "every month"  # a step over all of a rollup's buckets
 _T = "transactions"
 PATCH_SHARE = 0.25  # a day of its own whose changed and patched rows pass this share of its rows is rewritten
 _STOPPED = "a stopped refresh left it half written: computed again"
-_NO_MERGE = "its distinct counts do not add up, computed again"  # (the one rollup without a Merge)
+_NO_MERGE = "its distinct counts do not add up, computed again"  # (a rollup of transactions without a Merge)
+_REPORTED = "computed again from them"  # (a rollup that reads no transaction)
 _MOST = 50  # past this many changed ledger files, and past half of them, a full build costs less
 
 
@@ -298,11 +299,11 @@ def _held(days: Iterable[str], whole_days: frozenset[str]) -> str:
 
 
 def _derived_steps(plan: SitePlan, days: frozenset[str], transactions: int) -> list[Step]:
-    """Each rollup computed from the stored transactions, for each month it reads that changed (a
-    rollup of days that cannot be updated by its changes: each changed day)."""
+    """Each rollup computed from the stored transactions or the reports, for each month it reads
+    that changed (a rollup of days that cannot be updated by its changes: each changed day)."""
     steps = []
-    months = {month_of(d) for d in days}
     for view in DERIVED_ROLLUPS:
+        months = {month_of(d) for d in days} if reads_transactions(view) else set()
         reports = plan.report_months if reads_reports(view) else frozenset()
         changed = sorted(months | reports | plan.pending)
         for month in changed:
@@ -327,7 +328,7 @@ def _month_steps(
         return [
             Step(view.name, d, WHOLE, f"{why}: {_NO_MERGE}") for d in sorted(days) if month_of(d) == month
         ]
-    return [Step(view.name, month, WHOLE, f"{why}: {_NO_MERGE}")]
+    return [Step(view.name, month, WHOLE, f"{why}: {_NO_MERGE if reads_transactions(view) else _REPORTED}")]
 
 
 def _by_day(view: View) -> bool:

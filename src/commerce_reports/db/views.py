@@ -657,6 +657,12 @@ def with_inputs(views: Iterable[View]) -> list[View]:
     return [v for v in VIEW_LIST if v in chosen or (v.rollup is None and v.name in wanted)]
 
 
+def reads_transactions(view: View) -> bool:
+    """Whether `view` reads the `transactions` rollup, directly or through views without a rollup
+    (`transaction_items`): whether a changed transaction can change its rows."""
+    return any("transactions" in v.reads for v in with_inputs([view]))
+
+
 def reads_reports(view: View) -> bool:
     """Whether `view` reads the aggregate reports (`networks`, `merchandise`), directly or through
     views without a rollup."""
