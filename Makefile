@@ -26,12 +26,15 @@ $(STAMP): $(CORE)
 demo: $(CORE)
 	$(BIN)/commerce-reports demo
 
+# The tests start hundreds of processes (the CLI, kernels, syncs): each reads the package's bytecode
+# written by the first instead of compiling its modules again, even where the environment says
+# PYTHONDONTWRITEBYTECODE (as installing a wheel compiles it); pytest keeps its rewritten tests too.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 # The quick loop: every test not marked slow (no kernel, browser, Spark or whole sandbox lake).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not slow"
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 2 --dist loadgroup -m "not slow"
 
 # Format and fix what ruff can; `make lint` then checks what is left.
 fmt: $(STAMP)
