@@ -122,8 +122,9 @@ def dataset_schemas(
 ) -> dict[str, str]:
     """Each dataset's schema signature over the `readable` files of a site (MIXED when their
     columns differ). The footers of the files in `known` at the same version are not read again
-    when their dataset had one signature then (`previous`)."""
-    found: dict[str, str] = {}
+    when their dataset had one signature then (`previous`); the others are read in one go."""
+    to_read: dict[str, list[str]] = {}
+    found: dict[str, set[str]] = {}
     for dataset in DATASETS:
         files = [r for r in readable if dataset_of(r) == dataset]
         if not files:
@@ -131,14 +132,13 @@ def dataset_schemas(
         before = previous.get(dataset)
         unchanged = [r for r in files if known.get(r) == readable[r]]
         if before is None or before == MIXED or not unchanged:
-            read = files
-            signatures = set()
+            to_read[dataset], found[dataset] = files, set()
         else:
-            read = [r for r in files if r not in unchanged]
-            signatures = {before}
-        signatures |= set(file_schemas([site_folder / r for r in read]).values())
-        found[dataset] = signatures.pop() if len(signatures) == 1 else MIXED
-    return found
+            to_read[dataset], found[dataset] = [r for r in files if r not in unchanged], {before}
+    signatures = file_schemas([site_folder / r for files in to_read.values() for r in files])
+    for name, files in to_read.items():
+        found[name] |= {signatures[str(site_folder / r)] for r in files}
+    return {name: kinds.pop() if len(kinds) == 1 else MIXED for name, kinds in found.items()}
 
 
 def lake_sites(data_dir: Path) -> list[str]:
