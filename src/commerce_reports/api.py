@@ -22,13 +22,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._lazy import lazy_names
 from ._signatures import arguments_of, bound
 from .config import Settings, current_settings
 from .contract import DATASETS, Dataset, PartitionKey
 from .embedded import available_sites, chosen_sites, started
 from .errors import ValidationError
-from .lake import VerifyReport
-from .loaders import load_merchandise, load_networks, load_transactions
 from .locate import LakeLocation
 from .params import Grain
 from .sites import SiteProfile, SiteSelection, selection_of
@@ -54,6 +53,8 @@ if TYPE_CHECKING:
 
     from .client import ReportsClient
     from .deals import DealsClient
+    from .lake import VerifyReport
+    from .loaders import load_merchandise, load_networks, load_transactions
     from .syncing import SyncResult
 
 __all__ = [
@@ -73,6 +74,11 @@ __all__ = [
     "verify",
     "window_rows",
 ]
+
+# The loaders (a Parquet read each) load on first use: `status` and `sync --plan` read no table.
+# (`lazy_names` imports relative to `api`: ".loaders" is `commerce_reports.loaders`.)
+_LOADERS = {name: ".loaders" for name in ("load_merchandise", "load_networks", "load_transactions")}
+__getattr__, _ = lazy_names(__name__, _LOADERS, __all__)
 
 
 def _profiles(site: SiteSelection, sites: SiteSelection, settings: Settings) -> dict[str, SiteProfile]:

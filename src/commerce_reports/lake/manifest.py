@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import DEFAULT_REVISION_DAYS, check_revision_days
-from ..contract import AGGREGATES, PartitionKey, site_root
+from ..contract import AGGREGATES, PART_FILE, PartitionKey, site_root
 from ..errors import CommerceReportsError, LakeError
 from ..files import save_atomic
 from .digests import clear_intent
@@ -37,7 +37,16 @@ if TYPE_CHECKING:
 
     from .store import WrittenPartition
 
-__all__ = ["MANIFEST", "Entry", "Manifest", "Touched", "WindowState", "revisable_until", "store_partition"]
+__all__ = [
+    "MANIFEST",
+    "Entry",
+    "Manifest",
+    "Touched",
+    "WindowState",
+    "part_files",
+    "revisable_until",
+    "store_partition",
+]
 
 MANIFEST = "manifest.json"
 
@@ -163,6 +172,12 @@ def _count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise TypeError(f"{value!r} is not a count")
     return value
+
+
+def part_files(data_dir: Path, site: str) -> dict[str, Path]:
+    """The partition files of a site on disk, by partition path (what its manifest describes)."""
+    root = site_root(data_dir, site)
+    return {p.parent.relative_to(root).as_posix(): p for p in sorted(root.rglob(PART_FILE))}
 
 
 class Manifest:
