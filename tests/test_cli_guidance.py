@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from commerce_reports.cli import build_parser, main
+from commerce_reports.cli import HOMES, MODULES, build_parser, main
 from commerce_reports.cli.options import DATE_FORMAT, day
 from commerce_reports.cli.parser import COMMON_EXITS, CommandParser, every_command
 from tests.test_startup import _small_lake
@@ -77,6 +77,18 @@ def test_a_mistyped_option_is_one_line_with_the_right_one(
     typo = wanted[:3] + wanted[4:]  # a letter dropped: --dta-dir
     err = _one_line_usage_error([*words.split(), *_required(command), typo], capsys)
     assert f"did you mean {wanted!r}?" in err and f"`commerce-reports {words} --help`" in err
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[str]:
+    return [words for words, _ in every_command(parser) if " " not in words]
+
+
+def test_a_command_line_loads_the_module_of_its_command_alone() -> None:
+    """`HOMES` names the module declaring each command: the parser of a command line that names
+    one declares that module's commands only, and every command is in `HOMES`, in --help's order."""
+    assert _commands(build_parser()) == [c for m in MODULES for c in HOMES if HOMES[c] == m]
+    for command, module in HOMES.items():
+        assert _commands(build_parser(command)) == [c for c in HOMES if HOMES[c] == module], command
 
 
 def test_a_mistyped_command_or_choice_names_the_right_one(capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,18 +17,16 @@ It imports the data stack (polars, the HTTP client, DuckDB) only when a function
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._lazy import lazy_names
 from ._signatures import arguments_of, bound
 from .config import Settings, current_settings
 from .contract import DATASETS, Dataset, PartitionKey
 from .embedded import available_sites, chosen_sites, started
 from .errors import ValidationError
-from .lake import VerifyReport
-from .loaders import load_merchandise, load_networks, load_transactions
 from .locate import LakeLocation
 from .params import Grain
 from .sites import SiteProfile, SiteSelection, selection_of
@@ -54,6 +52,8 @@ if TYPE_CHECKING:
 
     from .client import ReportsClient
     from .deals import DealsClient
+    from .lake import VerifyReport
+    from .loaders import load_merchandise, load_networks, load_transactions
     from .syncing import SyncResult
 
 __all__ = [
@@ -73,6 +73,11 @@ __all__ = [
     "verify",
     "window_rows",
 ]
+
+# The loaders (a Parquet read each) load on first use: `status` and `sync --plan` read no table.
+# (`lazy_names` imports relative to `api`: ".loaders" is `commerce_reports.loaders`.)
+_LOADERS = {name: ".loaders" for name in ("load_merchandise", "load_networks", "load_transactions")}
+__getattr__, _ = lazy_names(__name__, _LOADERS, __all__)
 
 
 def _profiles(site: SiteSelection, sites: SiteSelection, settings: Settings) -> dict[str, SiteProfile]:
@@ -174,10 +179,10 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
     )
 
 
-@dataclass(frozen=True)
-class _Chosen:
+class _Chosen(NamedTuple):
     """What an entry point's arguments choose, resolved once: the settings, the lake and why, the
-    sites (`site=` or `sites=`), and the options with each site's settle policy."""
+    sites (`site=` or `sites=`), and the options with each site's settle policy (a NamedTuple: a
+    private record, made at import for a tenth of a frozen dataclass's millisecond)."""
 
     settings: Settings
     lake: LakeLocation

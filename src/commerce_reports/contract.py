@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import quote, unquote
 
 from .errors import LakeError, ValidationError
@@ -256,8 +256,10 @@ if TYPE_CHECKING:
     FETCHED_AT: pa.Field
 
 
-@dataclass(frozen=True)
-class _Columns:
+class _Columns(NamedTuple):
+    """The lake's Arrow types, made once pyarrow is loaded (a NamedTuple: a private record, made
+    at import for a tenth of a frozen dataclass's millisecond)."""
+
     money: pa.Decimal128Type
     product_type: pa.ListType
     transactions: pa.Schema

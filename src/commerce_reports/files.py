@@ -155,7 +155,8 @@ def describe_os_error(error: OSError) -> str:
     return f"{path}: {why}" if path else why
 
 
-_TEMP = re.compile(r"^\..+\.(?:([A-Za-z0-9-]+)-)?(\d+)\.[0-9a-f]+\.tmp$")  # no host: round 1's names
+# A temporary file's name (no host: round 1's names), compiled by `re` when a sync sweeps debris
+_TEMP = r"^\..+\.(?:([A-Za-z0-9-]+)-)?(\d+)\.[0-9a-f]+\.tmp$"
 
 
 @cache
@@ -275,7 +276,7 @@ def remove_stray_files(folder: Path, *, shallow: Collection[str] = ()) -> list[P
         ):
             below[:] = []
         for name in names:
-            match = _TEMP.match(name) if name.startswith(".") and name.endswith(".tmp") else None
+            match = re.match(_TEMP, name) if name.startswith(".") and name.endswith(".tmp") else None
             if match and match.group(1) in (None, _host()) and not _alive(int(match.group(2))):
                 temp = Path(parent, name)
                 with contextlib.suppress(FileNotFoundError):

@@ -284,7 +284,7 @@ class Filters:
 
 
 _ESCAPES = {"%": "%25", "&": "%26", "=": "%3D", ",": "%2C"}
-_ESCAPED = re.compile("%(25|26|3D|2C)", re.IGNORECASE)
+_ESCAPED = "(?i)%(25|26|3D|2C)"  # compiled by `re` on first use: few keys are escaped
 
 
 def _escape(value: str) -> str:
@@ -292,7 +292,7 @@ def _escape(value: str) -> str:
 
 
 def _unescape(text: str) -> str:
-    return _ESCAPED.sub(lambda match: chr(int(match.group(1), 16)), text)
+    return re.sub(_ESCAPED, lambda match: chr(int(match.group(1), 16)), text)
 
 
 def transaction_params(

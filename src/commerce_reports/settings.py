@@ -235,14 +235,15 @@ def check_smtp_url(url: object, where: str = PREFIX + "SMTP_URL") -> str:
     return text
 
 
-ADDRESS = re.compile(r"[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\"]+|[^@\s<>,;\"]+@localhost")
+# An address, as a pattern `re` compiles on first use (and keeps): only what mails checks one.
+ADDRESS = r"[^@\s<>,;\"]+@[^@\s<>,;\"]+\.[^@\s<>,;\"]+|[^@\s<>,;\"]+@localhost"
 
 
 def recipients(text: str | Iterable[str]) -> list[str]:
     """Addresses from `a@x.org,b@y.org` (or a list), each checked, or a ValidationError."""
     items = text.split(",") if isinstance(text, str) else list(text)
     found = [item.strip() for item in items if isinstance(item, str) and item.strip()]
-    wrong = [item for item in found if not ADDRESS.fullmatch(item)]
+    wrong = [item for item in found if not re.fullmatch(ADDRESS, item)]
     if not found or wrong:
         raise ValidationError(
             "email",
@@ -257,7 +258,7 @@ def _sender(value: object, where: str) -> str:
     from email.utils import parseaddr  # the email package (and socket) only when a sender is set
 
     text = _text(value, where)
-    if not ADDRESS.search(parseaddr(text)[1] or ""):
+    if not re.search(ADDRESS, parseaddr(text)[1] or ""):
         raise ConfigurationError(f"{where}: {value!r} is not an address, e.g. Reports <reports@example.org>")
     return text
 

@@ -2,9 +2,10 @@
 
 Each subcommand lives in a module with a `register(subparsers)` that declares it once through
 `parser.add_command` (summary, description, examples, exit codes, the function adding its
-arguments, its handler). A command's arguments are added only when it runs or shows its help, and
-each handler checks what it was given before it imports the stack it needs: `--help` starts at
-once, a mistake is said in a second, and a Ctrl-C during start-up exits 130 quietly.
+arguments, its handler). A command line that names a command loads its module alone; a command's
+arguments are added only when it runs or shows its help, and each handler checks what it was
+given before it imports the stack it needs: `--help` starts at once, a mistake is said in a
+second, and a Ctrl-C during start-up exits 130 quietly.
 
 Exit codes: 0 done, 1 a failure while running, 2 a usage error (an unknown command, option, site
 or value, a setting that cannot be used: nothing ran), 130 interrupted; a command may declare more
@@ -14,6 +15,7 @@ each command's; `docs/cli.md` has the whole table.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 from .._lazy import defer_logging
@@ -24,13 +26,24 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["EXIT_UNREACHABLE", "build_parser", "main"]
+__all__ = ["EXIT_UNREACHABLE", "HOMES", "MODULES", "build_parser", "main"]
 
 EXIT_UNREACHABLE = 3  # a service's address could not be reached: nothing more was asked of it
 
+# The modules declaring the commands, in the order `--help` lists them, and the module of each
+# command (tests/test_cli_guidance.py holds it to what the modules declare).
+MODULES = ("reports", "sql", "alerts", "export", "serve", "sandbox", "deals", "config", "schedule")
+HOMES = {
+    **dict.fromkeys(("init", "demo", "sync", "status", "verify", "check", "invalidate"), "reports"),
+    **dict.fromkeys(("catalog", "rollups", "sql"), "sql"),
+    **{name: name for name in MODULES[2:]},
+}
 
-def build_parser() -> CommandParser:
-    """The parser of `commerce-reports` and every subcommand (their arguments added on first use)."""
+
+def build_parser(command: str | None = None) -> CommandParser:
+    """The parser of `commerce-reports` and every subcommand (their arguments added on first use);
+    with `command`, one of `HOMES`, the subcommands its module declares only (`main` parses a
+    command line that names a command so: the other modules are not loaded)."""
     parser = CommandParser(
         prog="commerce-reports",
         description="Affiliate commerce reports: local, current, correct. With no secret key "
@@ -42,10 +55,8 @@ def build_parser() -> CommandParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log lines (-vv: debug)")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from . import alerts, config, deals, export, reports, sandbox, schedule, serve, sql
-
-    for module in (reports, sql, alerts, export, serve, sandbox, deals, config, schedule):
-        module.register(subparsers)
+    for name in (HOMES[command],) if command in HOMES else MODULES:
+        importlib.import_module(f".{name}", __name__).register(subparsers)
     return parser
 
 
@@ -55,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     other errors and the operating system's refusals one `error:` line and exit 1 (3 when a site
     could not be reached); anything else one line too (its traceback goes to the log, with -vv)."""
     try:
-        args = build_parser().parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        args = build_parser(_command_named(words)).parse_args(words)
         # after parsing: `--help` and a usage error never need logging; a command that loads no
         # library of its own (`light`) loads it with its first log line, if it writes one
         if getattr(args, "light", False) and not args.verbose:
@@ -68,6 +80,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as error:
         return _failed(error)
+
+
+def _command_named(words: Sequence[str]) -> str | None:
+    """The command `words` name: their first word, after -v, -vv or --verbose only (None when there
+    is none, or another option comes first: every command is declared then, as for `--help`)."""
+    for word in words:
+        if word != "--verbose" and not (word.startswith("-v") and word.strip("v") == "-"):
+            return None if word.startswith("-") else word
+    return None
 
 
 def _log_to_stderr(verbose: int) -> None:

@@ -4,7 +4,6 @@ value; set one in the project's files."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from .parser import add_command
@@ -111,6 +110,8 @@ def _list(args: argparse.Namespace) -> int:
 
     found = configuration()
     if args.json:
+        import json  # here, not at the top: `--help` loads every command's module
+
         rows = [
             {
                 "name": r.name,

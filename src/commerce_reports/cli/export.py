@@ -8,7 +8,6 @@ site, the addresses and mail settings, the output folder. A mistake is one line 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 
 from .parser import add_command
@@ -98,6 +97,8 @@ def _kernel_settings(notebook: Path) -> tuple[Settings, dict[str, str]]:
     """The settings the notebook's kernel will resolve (it runs in the notebook's folder), and
     the variables to hand it so that it finds the lake the command line would: a relative
     COMMERCE_REPORTS_DATA_DIR names a folder from where the command runs, not from the notebook's."""
+    from contextlib import chdir  # here, not at the top: `--help` loads every command's module
+
     from ..config import ENV_DATA_DIR, current_settings
 
     here = current_settings()
@@ -105,7 +106,7 @@ def _kernel_settings(notebook: Path) -> tuple[Settings, dict[str, str]]:
     chosen = here.env.get(ENV_DATA_DIR, "").strip()
     if chosen:
         environment[ENV_DATA_DIR] = str(here.data_dir)  # absolute, resolved here
-    with contextlib.chdir(notebook.parent):
+    with chdir(notebook.parent):
         kernel = current_settings()
     return kernel, environment
 
@@ -124,6 +125,8 @@ def _out_folder(out: Path | None, settings: Settings, environment: dict[str, str
 
 
 def _export(args: argparse.Namespace) -> int:
+    from contextlib import chdir
+
     from ..export.mail import MailSettings, recipients
     from ..export.notebook import checked_parameters  # plain Python: papermill loads later
     from .options import UsageError, known_sites
@@ -136,7 +139,7 @@ def _export(args: argparse.Namespace) -> int:
     settings, environment = _kernel_settings(notebook)
     site = params.get("site")
     if isinstance(site, str):  # the sites the kernel will see, from its folder
-        with contextlib.chdir(notebook.parent):
+        with chdir(notebook.parent):
             known_sites("export", [site], None, stored=False)
     mail = MailSettings.from_env(settings.env) if to else None  # a wrong setting fails before the run
     out = _out_folder(args.out, settings, environment)
@@ -165,9 +168,11 @@ def _export(args: argparse.Namespace) -> int:
 
 def _synced(notebook: Path, site: Any, environment: dict[str, str]) -> int:
     """Sync the lake the notebook reads (the site its parameters name, else every site)."""
+    from contextlib import chdir
+
     from ..api import SyncOptions, sync
 
-    with contextlib.chdir(notebook.parent):
+    with chdir(notebook.parent):
         synced = sync(
             sites=site,
             data_dir=environment.get("COMMERCE_REPORTS_DATA_DIR"),

@@ -14,6 +14,7 @@ and the delivery fails instead. The password never goes into the URL.
 
 from __future__ import annotations
 
+import re
 import smtplib
 import ssl
 from collections.abc import Iterable, Mapping
@@ -83,8 +84,8 @@ class MailSettings:
         user = unquote(parts.username) if parts.username else None
         secret = env.get(ENV_SMTP_PASSWORD, "")
         password = Secret(secret) if secret.strip() else None
-        sender = env.get(ENV_MAIL_FROM, "").strip() or (user if user and _ADDRESS.fullmatch(user) else "")
-        if not sender or not _ADDRESS.search(parseaddr(sender)[1] or ""):
+        sender = env.get(ENV_MAIL_FROM, "").strip() or (user if user and re.fullmatch(_ADDRESS, user) else "")
+        if not sender or not re.search(_ADDRESS, parseaddr(sender)[1] or ""):
             raise ConfigurationError(
                 f"{ENV_MAIL_FROM} is not set (and the SMTP user is not an address): give the sender, "
                 "e.g. Reports <reports@example.org>"

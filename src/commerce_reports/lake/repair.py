@@ -1,5 +1,6 @@
 """Damage found and repaired: manifests rebuilt from the files, stale entries reconciled, bad files
-quarantined.
+quarantined. Nothing here runs while a lake is read as it should be: `loading.load_or_rebuild` loads
+this module only for a manifest to rebuild, and `checks.verify` runs `check_site` on demand.
 
 A partition is what its sha256 says: the manifest entry records the digest of the file a sync
 checked, and nothing else ever takes its place (see `digests.py` for how a stat caches a digest).
@@ -11,8 +12,8 @@ checked, and nothing else ever takes its place (see `digests.py` for how a stat 
   a file of other content, or one no entry vouches for, is quarantined and fetched again (unless a
   sync stopped between the file and its entry said it was writing exactly that content); a
   vanished file loses its entry; an entry is never rewritten from a file nobody checked.
-- `verify` reads every file: its sha256 against the manifest's, and that it decodes as Parquet
-  (`fast=True` trusts files whose stamp is unchanged since they were last hashed).
+- `check_site` compares every file of a site with its entry (`reconcile` trusting unchanged
+  stamps, `checks.verify` reading every file: its sha256, and that it decodes as Parquet).
 
 A quarantined file moves to `<data_dir>/quarantine/site=<s>/<relpath>/part.<UTC time>.parquet`,
 outside the lake (readers' globs never see it), and its entry is dropped: the next sync fetches it.
@@ -21,42 +22,24 @@ outside the lake (readers' globs never see it), and its entry is dropped: the ne
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from .._lazy import LazyLogger
-from ..contract import (
-    AGGREGATES,
-    PART_FILE,
-    PartitionKey,
-    check_site_name,
-    lake_root,
-    site_root,
-)
+from ..contract import AGGREGATES, PART_FILE, PartitionKey, site_root
 from ..errors import LakeError, ValidationError
 from ..files import make_folder
 from .digests import SiteDigests, clear_intent, intended
 from .horizon import revisable_until
-from .locks import site_lock, writing_sites
-from .manifest import Entry, Manifest
+from .locks import site_lock
+from .manifest import Entry, Manifest, part_files
 
 if TYPE_CHECKING:
     from .store import StoredFile
 
-__all__ = [
-    "QUARANTINE",
-    "Finality",
-    "Repair",
-    "VerifyReport",
-    "load_or_rebuild",
-    "quarantine",
-    "rebuild",
-    "reconcile",
-    "verify",
-]
+__all__ = ["QUARANTINE", "Finality", "Repair", "check_site", "quarantine", "rebuild", "reconcile"]
 
 log = LazyLogger(__name__)
 QUARANTINE = "quarantine"
@@ -94,49 +77,6 @@ class Repair:
 
     def __str__(self) -> str:
         return f"{self.site}: {self.detail}"
-
-
-@dataclass
-class VerifyReport:
-    """What `verify` checked and repaired: partitions (`checked`; `read` of them read in full,
-    `read_bytes` in all: every one unless `fast`), and (`rollups`) the sites whose rollup files
-    differ from what their refresh wrote, rebuilt."""
-
-    checked: int = 0
-    repairs: list[Repair] = field(default_factory=list)
-    rollups: list[str] = field(default_factory=list)
-    read: int = 0
-    read_bytes: int = 0
-    fast: bool = False
-
-    @property
-    def quarantined(self) -> list[Repair]:
-        return [r for r in self.repairs if r.action == "quarantined"]
-
-    @property
-    def ok(self) -> bool:
-        """True when everything was intact (nothing had to be repaired)."""
-        return not self.repairs and not self.rollups
-
-    def summary(self) -> str:
-        how = (
-            f"by content: {self.read} read ({self.read_bytes / 1e6:.1f} MB), "
-            f"{self.checked - self.read} unchanged since they were last checked"
-            if self.fast
-            else f"by content ({self.read_bytes / 1e6:.1f} MB read)"
-        )
-        text = f"verified {self.checked} partitions {how}"
-        if self.ok:
-            return text + ": all intact"
-        lines = [f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"]
-        lines += [f"  {r}" for r in self.repairs]
-        lines += [f"  rollups of {line}" for line in self.rollups]
-        return "\n".join(lines)
-
-
-def _files(data_dir: Path, site: str) -> dict[str, Path]:
-    root = site_root(data_dir, site)
-    return {p.parent.relative_to(root).as_posix(): p for p in sorted(root.rglob(PART_FILE))}
 
 
 def _entry(relpath: str, stored: StoredFile, policy: Finality | None, revision_days: int | None) -> Entry:
@@ -199,7 +139,7 @@ def rebuild(
         manifest = Manifest(data_dir, site)
         manifest.revision_days = None if policy is None else policy.revision_days
         digests = SiteDigests(data_dir, site)
-        for relpath, path in _files(data_dir, site).items():
+        for relpath, path in part_files(data_dir, site).items():
             try:
                 stored = _inspect(path, relpath)
             except LakeError:
@@ -231,21 +171,6 @@ def rebuild(
     return manifest, repairs
 
 
-def load_or_rebuild(
-    data_dir: Path, site: str, policy: Finality | None = None
-) -> tuple[Manifest, list[Repair]]:
-    """A site's manifest; a damaged one, or a missing one while partition files exist, is rebuilt
-    from the files at once (and the returned repairs say so)."""
-    try:
-        manifest = Manifest.load(data_dir, site)
-    except LakeError as error:
-        log.warning("%s", error)
-        return rebuild(data_dir, site, policy, "was damaged")
-    if manifest.exists() or not _files(data_dir, site):
-        return manifest, []
-    return rebuild(data_dir, site, policy, "was missing")
-
-
 def reconcile(data_dir: Path, site: str, policy: Finality | None = None) -> list[Repair]:
     """Make a site's entries describe its files, by content (the writer runs it before it plans).
 
@@ -254,30 +179,7 @@ def reconcile(data_dir: Path, site: str, policy: Finality | None = None) -> list
     entry; other content, or a file no entry vouches for, is quarantined and fetched again, unless
     it is the file a sync said it was writing when it was stopped before recording it (adopted).
     A vanished file loses its entry. An entry is never rewritten from a file nobody checked."""
-    return _check_site(data_dir, site, _finality(policy), read_all=False).repairs
-
-
-def verify(data_dir: str | Path, sites: Iterable[str] | None = None, *, fast: bool = False) -> VerifyReport:
-    """Check every partition of the lake (or of `sites`) by content: its sha256 against the
-    manifest's, and that it reads as Parquet (page checksums included). A partition that fails is
-    quarantined and its entry dropped, so the next sync fetches it again. `fast=True` trusts a
-    file whose stamp is unchanged since it was last hashed and reads only the others. Waits for a
-    running sync."""
-    if not isinstance(fast, bool):
-        raise ValidationError("fast", f"{fast!r} is not a bool", "give True or False")
-    folder = Path(data_dir)
-    names = _site_names(folder) if sites is None else [check_site_name(s) for s in _listed(sites)]
-    report = VerifyReport(fast=fast)
-    for site in names:
-        with writing_sites(folder, [site]):
-            _, repairs = load_or_rebuild(folder, site)
-            report.repairs += repairs
-            checked = _check_site(folder, site, None, read_all=not fast)
-            report.checked += checked.checked
-            report.read += checked.read
-            report.read_bytes += checked.read_bytes
-            report.repairs += checked.repairs
-    return report
+    return check_site(data_dir, site, _finality(policy), read_all=False).repairs
 
 
 @dataclass
@@ -288,14 +190,14 @@ class _Checked:
     repairs: list[Repair] = field(default_factory=list)
 
 
-def _check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: bool) -> _Checked:
+def check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: bool) -> _Checked:
     """Compare every file of a site with its entry by content (`read_all`: read every file, and
     check it decodes; else trust unchanged stamps), under the manifest lock; repair what differs."""
     digests = SiteDigests(data_dir, site)
     found = _Checked()
     with site_lock(data_dir, site):
         manifest = Manifest.load(data_dir, site)
-        files = _files(data_dir, site)
+        files = part_files(data_dir, site)
         _say_reading(site, files, digests, read_all)
         changed = False
         for relpath in sorted(manifest.entries.keys() | files.keys()):
@@ -414,18 +316,3 @@ def _inspect(path: Path, relpath: str) -> StoredFile:
     from .store import inspect_partition
 
     return inspect_partition(path, relpath.split("/", 1)[0])
-
-
-def _listed(sites: Iterable[str]) -> list[str]:
-    if isinstance(sites, str):
-        return [sites]
-    if not isinstance(sites, Iterable):
-        raise ValidationError("sites", f"{sites!r} is not a list of site names", "give names like ['alpha']")
-    return list(sites)
-
-
-def _site_names(data_dir: Path) -> list[str]:
-    root = lake_root(data_dir)
-    if not root.is_dir():
-        return []
-    return sorted(p.name.removeprefix("site=") for p in root.glob("site=*") if p.is_dir())

@@ -23,7 +23,6 @@ from ..endpoints import PACE_KEYS
 from ..errors import CommerceReportsError, LakeError, ServiceError, ValidationError
 from ..files import describe_os_error
 from ..lake.manifest import Manifest
-from ..lake.repair import Repair
 from ..pace import Clock, SystemClock
 from ..params import Filters, Grain, as_date
 from ..sites import SiteProfile
@@ -42,6 +41,7 @@ from .plan import (
 
 if TYPE_CHECKING:
     from ..client import ReportsClient
+    from ..lake.repair import Repair
     from .result import SyncResult
 
 __all__ = [

@@ -24,16 +24,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, Dataset, PartitionKey
 from ..errors import ValidationError
-from ..lake import Entry, Manifest, Repair, load_or_rebuild, revisable_until
+from ..lake import Entry, Manifest, load_or_rebuild, revisable_until
 from ..pace import spacing
 from ..params import DateField, DeviceType, Filters, Grain, day_range
 from .costs import Expected
 from .revisions import LedgerSignal
+
+if TYPE_CHECKING:
+    from ..lake import Repair
 
 __all__ = [
     "DEFAULT_MERCHANDISE_SLICES",

@@ -13,8 +13,8 @@ A day stored before touches were recorded touches every window (it cannot say wh
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime, time
+from typing import NamedTuple
 
 from ..contract import PartitionKey
 from ..lake import Entry, Manifest, Touched
@@ -22,8 +22,10 @@ from ..lake import Entry, Manifest, Touched
 __all__ = ["LedgerSignal"]
 
 
-@dataclass(frozen=True)
-class _Day:
+class _Day(NamedTuple):
+    """A stored `updateDate` day: when it was fetched, when it ends, what it touched (a NamedTuple:
+    a private record, made at import for a tenth of a frozen dataclass's millisecond)."""
+
     fetched_at: datetime
     ends_at: datetime
     touched: Touched | None

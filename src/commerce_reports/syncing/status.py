@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from ..contract import DATASETS, Dataset
 from ..errors import ValidationError
 from ..lake import Entry, Manifest, load_or_rebuild, writing_sites
-from ..lake import rebuild as rebuild_manifest
 from ..params import as_date
 from .plan import SettlePolicy
 from .revisions import LedgerSignal
@@ -87,6 +86,8 @@ def _manifests(
     loaded (a missing or damaged one is rebuilt on its own, with a warning)."""
     for site in sorted(policies):
         if rebuild:
+            from ..lake.repair import rebuild as rebuild_manifest  # (and the store) only when asked
+
             with writing_sites(folder, [site]):
                 manifest, _ = rebuild_manifest(folder, site, policies[site])
         else:
