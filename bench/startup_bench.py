@@ -1,5 +1,5 @@
 """Start-up cost: the median CPU time (user + system) of 10 fresh processes for each command,
-beside `python -c pass` measured in the same run, and the wall time.
+beside `python -c pass` measured in the same run (the commands take turns), and the wall time.
 
     .venv/bin/python bench/startup_bench.py [--runs 10]
 
@@ -29,16 +29,22 @@ from pathlib import Path
 TARGETS = {"commerce-reports --help": 4.0, "commerce-reports status": 8.0}  # CPU, x python -c pass
 
 
-def _median_seconds(command: list[str], env: dict[str, str], runs: int) -> tuple[float, float]:
-    """The median CPU seconds (user + system) and wall seconds of `runs` fresh processes."""
-    cpu, wall = [], []
+def _median_seconds(
+    commands: dict[str, list[str]], env: dict[str, str], runs: int
+) -> dict[str, tuple[float, float]]:
+    """The median CPU seconds (user + system) and wall seconds of `runs` fresh processes of each
+    command, the commands taking turns (a change of the machine's load between two commands would
+    otherwise move their ratio)."""
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    wall: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
-        before, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-        subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        wall.append(time.perf_counter() - began)
-        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(cpu), statistics.median(wall)
+        for name, command in commands.items():
+            before, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+            subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            wall[name].append(time.perf_counter() - began)
+            cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {name: (statistics.median(cpu[name]), statistics.median(wall[name])) for name in commands}
 
 
 def _modules(command: list[str], env: dict[str, str]) -> int:
@@ -77,10 +83,10 @@ def main() -> None:
             "commerce-reports status": [*cli, "status"],
         }
         print(f"{_load()} (before)")
-        baseline = None
+        medians = _median_seconds(commands, env, args.runs)
+        baseline = medians["python -c pass"][0]
         for name, command in commands.items():
-            cpu, wall = _median_seconds(command, env, args.runs)
-            baseline = cpu if baseline is None else baseline
+            cpu, wall = medians[name]
             ratio = cpu / baseline
             target = TARGETS.get(name)
             verdict = (
