@@ -75,7 +75,7 @@ def relative_sql(sql: str, folder: Path, generation: Path | None = None) -> str:
     """`sql` with every path literal below `folder` made relative to the catalog's own folder, and
     those below `generation` (a published generation in it) to the one `commerce_generation()`
     names."""
-    if generation is not None and generation != folder:
+    if generation is not None:
         below = re.escape(str(generation).replace("'", "''"))
         sql = re.sub(
             rf"'{below}((?:/(?:[^']|'')*)?)'", lambda m: f"({ROOT} || {_GENERATION}() || '{m.group(1)}')", sql
@@ -104,10 +104,13 @@ class _Catalog:
 
 
 def _catalog(reading: Reading, folder: Path) -> _Catalog:
-    generation = "" if reading.root == folder else "/" + reading.root.relative_to(folder).as_posix()
+    """What the catalog of `folder` holds for `reading` (a published generation in it, or the
+    folder itself: then `commerce_generation()` names no folder)."""
+    published = reading.root != folder and reading.root.is_relative_to(folder)
+    generation = "/" + reading.root.relative_to(folder).as_posix() if published else ""
     views = {
         f"{schema}.{view.name}": relative_sql(
-            view_sql(reading, schema, view, macros=True), folder, reading.root
+            view_sql(reading, schema, view, macros=True), folder, reading.root if published else None
         )
         for view in VIEW_LIST
         for schema in ("live", "main")

@@ -28,11 +28,11 @@ from ..errors import LakeError
 from ..lake import Manifest
 from .sources import quote
 
-__all__ = ["STATUS_FIELDS", "SiteCoverage", "coverage_of", "status_columns", "status_macros", "with_status"]
+__all__ = ["SiteCoverage", "coverage_of", "status_columns", "status_macros", "with_status"]
 
 REPORT_SETTLE_DAYS = 2  # a report window settles two days after it ends (the sync's settle policy)
 # The columns each kind of period's status is worked out from (the catalog's macros take them).
-STATUS_FIELDS: dict[str, tuple[str, ...]] = {
+_STATUS_FIELDS: dict[str, tuple[str, ...]] = {
     "day": ("site", "day"),
     "month": ("site", "window_start", "window_end", "report_fetched_at"),
     "window": ("site", "window_end", "fetched_at"),
@@ -174,9 +174,9 @@ def status_columns(period: str, coverage: Iterable[SiteCoverage] | None) -> str:
     if coverage is not None:
         complete, final = _status(period, coverage, "v.")
         return f"{complete} AS complete, {final} AS final"
-    if period not in STATUS_FIELDS:
+    if period not in _STATUS_FIELDS:
         raise LakeError(f"{period!r} is not a kind of period: use day, month or window")
-    row = ", ".join(f"v.{name}" for name in STATUS_FIELDS[period])
+    row = ", ".join(f"v.{name}" for name in _STATUS_FIELDS[period])
     return ", ".join(f"{_MACRO}_{column}_{period}({row}) AS {column}" for column in ("complete", "final"))
 
 
@@ -185,7 +185,7 @@ def status_macros(coverage: Iterable[SiteCoverage]) -> list[str]:
     for each kind of period, whether a row is complete and whether it is final, by `coverage`."""
     coverage = list(coverage)
     statements = []
-    for period, fields in STATUS_FIELDS.items():
+    for period, fields in _STATUS_FIELDS.items():
         parameters = ", ".join(f"{_PARAMETER}{name}" for name in fields)
         for column, sql in zip(("complete", "final"), _status(period, coverage, _PARAMETER), strict=True):
             statements.append(f"CREATE OR REPLACE MACRO {_MACRO}_{column}_{period}({parameters}) AS {sql}")
