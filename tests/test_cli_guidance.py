@@ -197,9 +197,10 @@ def test_the_exit_codes_through_the_real_cli(
     assert "127.0.0.1:9" in capsys.readouterr().err
 
 
-def _interrupted(command: list[str], ready: str) -> subprocess.Popen[str]:
+def _interrupted(command: list[str], ready: str) -> tuple[int, str]:
     """`commerce-reports COMMAND` in its own process, sent Ctrl-C once it printed a line starting
-    with `ready` (the test waits for that event, not for a time)."""
+    with `ready` (the test waits for that event, not for a time): its exit code and standard error.
+    Both pipes are read until it exits, so that nothing it still writes can block it on a full pipe."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "commerce_reports", *command],
@@ -213,17 +214,24 @@ def _interrupted(command: list[str], ready: str) -> subprocess.Popen[str]:
         if line.startswith(ready):
             break
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
-    return proc
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(
+            f"still running 60 s after Ctrl-C; its standard error ends:\n{err[-2000:]}"
+        ) from None
+    return proc.returncode, err
 
 
 def test_ctrl_c_exits_130(tmp_path: Path) -> None:
     lake = tmp_path / "data"
     _small_lake(lake)
     endless = "SELECT a.range FROM range(100000) a, range(100000) b"  # 10^10 rows, streamed
-    stopped = _interrupted(["sql", endless, "--format", "csv", "--data-dir", str(lake)], "range")
-    assert stopped.returncode == 130 and stopped.stderr is not None
-    assert stopped.stderr.read().strip().splitlines()[-1] == "interrupted"
+    code, err = _interrupted(["sql", endless, "--format", "csv", "--data-dir", str(lake)], "range")
+    assert code == 130
+    assert err.strip().splitlines()[-1] == "interrupted"
 
 
 def test_the_table_in_the_docs_is_the_parsers() -> None:
