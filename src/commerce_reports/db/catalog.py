@@ -95,8 +95,10 @@ class _Catalog:
 
     @property
     def digest(self) -> str:
+        """The views' SQL, with the storage format and the DuckDB that binds them: another DuckDB
+        may type a column otherwise, and a view keeps the types it was bound with."""
         text = "\n".join(f"{name}\n{sql}" for name, sql in self.views.items())
-        return hashlib.sha256(f"{STORAGE_VERSION}\n{text}".encode()).hexdigest()
+        return hashlib.sha256(f"{STORAGE_VERSION}\n{duckdb.__version__}\n{text}".encode()).hexdigest()
 
     @property
     def values(self) -> str:
