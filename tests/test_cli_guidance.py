@@ -11,7 +11,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -200,29 +202,43 @@ def test_the_exit_codes_through_the_real_cli(
 def _interrupted(command: list[str], ready: str) -> tuple[int, str]:
     """`commerce-reports COMMAND` in its own process, sent Ctrl-C once it printed a line starting
     with `ready` (the test waits for that event, not for a time): its exit code and standard error.
-    Both pipes are read until it exits, so that nothing it still writes can block it on a full pipe."""
+    What it still writes to standard output is read and dropped, so that a full pipe never blocks it
+    (nor piles up here)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "commerce_reports", *command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
+    # Started as a terminal starts it, with Ctrl-C's default: a process inherits an ignored SIGINT,
+    # and a test worker of the whole suite was found left ignoring it (the process then streamed on).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "commerce_reports", *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert proc.stdout is not None and proc.stderr is not None
     for line in proc.stdout:
         if line.startswith(ready):
             break
+    threading.Thread(target=_drop, args=(proc.stdout,), daemon=True).start()
     proc.send_signal(signal.SIGINT)
     try:
-        _, err = proc.communicate(timeout=60)
+        proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
-        _, err = proc.communicate()
+        proc.wait()
         raise AssertionError(
-            f"still running 60 s after Ctrl-C; its standard error ends:\n{err[-2000:]}"
+            f"still running 60 s after Ctrl-C; its standard error ends:\n{proc.stderr.read()[-2000:]}"
         ) from None
-    return proc.returncode, err
+    return proc.returncode, proc.stderr.read()
+
+
+def _drop(stream: IO[str]) -> None:
+    """Read `stream` to its end, keeping nothing."""
+    while stream.read(1 << 16):
+        pass
 
 
 def test_ctrl_c_exits_130(tmp_path: Path) -> None:
