@@ -302,8 +302,9 @@ def _derived_steps(plan: SitePlan, days: frozenset[str], transactions: int) -> l
     """Each rollup computed from the stored transactions or the reports, for each month it reads
     that changed (a rollup of days that cannot be updated by its changes: each changed day)."""
     steps = []
+    touched = {month_of(d) for d in days}
     for view in DERIVED_ROLLUPS:
-        months = {month_of(d) for d in days} if reads_transactions(view) else set()
+        months = touched if reads_transactions(view) else set()
         reports = plan.report_months if reads_reports(view) else frozenset()
         changed = sorted(months | reports | plan.pending)
         for month in changed:
