@@ -24,12 +24,15 @@ EXACT: list[tuple[str, Decimal]] = [
     ("99999999999999.9999", Decimal("99999999999999.9999")),
     ("17", Decimal(17)),
     ("12.50000", Decimal("12.5")),
+    ("-1.23450000", Decimal("-1.2345")),  # zeros past the fourth place: nothing to round
     ("1.5e2", Decimal(150)),  # an exponent: the tolerant path reads it
     ('"7.25"', Decimal("7.25")),  # a string in JSON's spelling of a number, as numbers are read
 ]
 # Texts that do not fit: more places, too large, not finite, not a number.
 UNFIT = [
     "0.12345",
+    "0.00005",  # DuckDB's DECIMAL(18,4) alone would round it to 0.0001
+    "99999999999999.99990001",
     "0.10000000000000000000001",  # 23 places: DuckDB alone would round it to 0.1
     "1e-30",  # likewise, through an exponent
     "100000000000000",

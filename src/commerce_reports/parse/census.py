@@ -8,11 +8,13 @@ a string can only add to it. Equal counts therefore mean no unknown key, and eve
 a column of its own kind (no text read as a number, no number as text). A null carries nothing and
 is the same as a missing key, on both paths.
 
-The census also vouches for money. DuckDB reads it from the text, exactly, at 20 decimal places
-(fast.py), rounding only what has more; so the money values of the body are walked too (those
-under a key ending as a money key ends, found from the same colons) and any that is not a plain
-decimal of at most 22 characters (an exponent, or a longer text) is counted as `inexact`: the fast
-path then declines the body, and the tolerant path reads each value from its text.
+The census also vouches for money. DuckDB reads it from the text straight into DECIMAL(18,4)
+(fast.py): exactly, except that it rounds a digit past the fourth decimal place without a word (and
+refuses a value too large, which declines the body). So the money values of the body are walked too
+(those under a key ending as a money key ends, found from the same colons), and any that is not a
+plain decimal of at most 22 characters with nothing but zeros past its fourth place (an exponent,
+a fifth place that is not 0, a longer text) is counted as `inexact`: the fast path then declines the
+body, and the tolerant path reads each value from its text.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .fields import MONEY_KEYS, PRODUCT_ITEM, IdClass, Kind, Node
 __all__ = ["Census", "count_body", "count_table"]
 
 _BLOCK = 1 << 20  # bytes compared at a time: the masks stay in the CPU cache
-_LONGEST = 22  # characters of a plain money text read exactly at 20 places ("-0." and 19 digits)
+_LONGEST = 22  # characters of a money text walked; a longer one is left to the tolerant path
+_PLACES = 4  # decimal places DECIMAL(18,4) holds: a digit past them other than 0 is rounded
 
 
 def _bytes(characters: str) -> np.ndarray:
@@ -39,6 +42,7 @@ def _bytes(characters: str) -> np.ndarray:
 _NUMBER_START = _bytes("-0123456789")
 _NUMBER_CHAR = _bytes("-+.0123456789eE")
 _EXPONENT = _bytes("eE")
+_DIGIT = _bytes("0123456789")
 _MONEY_KEY_END = _bytes("".join(key[-1] for key in MONEY_KEYS))
 
 
@@ -81,17 +85,21 @@ def _census(after: np.ndarray, inexact: int) -> Census:
 
 
 def _inexact(data: np.ndarray, starts: np.ndarray) -> int:
-    """How many of the number texts beginning at `starts` hold an exponent or run past _LONGEST
-    characters: walked a character at a time, all at once, dropping each text where it ends."""
+    """How many of the number texts beginning at `starts` hold an exponent, a digit other than 0
+    past the fourth decimal place, or run past _LONGEST characters: walked a character at a time,
+    all at once, dropping each text where it ends or is found."""
     last = len(data) - 1
-    alive, found = starts, 0
+    alive, point, found = starts, np.zeros(len(starts), np.int64), 0  # point: where its "." is (0: none yet)
     clip = bool(len(starts)) and int(starts.max()) + _LONGEST > last  # a text at the body's very end
     for step in range(1, _LONGEST + 1):
         following = data[np.minimum(alive + step, last) if clip else alive + step]
         inside = _NUMBER_CHAR[following]
-        exponent = _EXPONENT[following] & inside
-        found += int(exponent.sum())
-        alive = alive[inside & ~exponent]
+        point = np.where(following == ord("."), step, point)
+        rounded = _DIGIT[following] & (following != ord("0")) & (point > 0) & (step - point > _PLACES)
+        flagged = (_EXPONENT[following] & inside) | rounded
+        found += int(flagged.sum())
+        kept = inside & ~flagged
+        alive, point = alive[kept], point[kept]
         if not len(alive):
             return found
     return found + len(alive)

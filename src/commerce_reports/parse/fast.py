@@ -6,9 +6,9 @@
 3. DuckDB reads the shape's keys with explicit types, and the census (census.py), counted beside
    the read, proves that the columns hold every value of the body.
 4. The values are typed by the same rules as the tolerant path (values.py, dates.py). Money is read
-   by DuckDB from its text at 20 decimal places (the census proves no money text holds more) and
-   cast to DECIMAL(18,4) by Arrow, which refuses to drop a digit: a value of more places, or too
-   large, declines the body, as does a number that is not finite.
+   by DuckDB from its text as DECIMAL(18,4): the census proves no money text has a digit past the
+   fourth place that DuckDB would round, and DuckDB refuses a value too large, which declines the
+   body, as does a number that is not finite.
 
 Any doubt declines the body (`Declined`, with the reason) and the tolerant path reads it: unknown
 keys, a value of an unexpected kind, a date in no known format, another envelope.
@@ -55,7 +55,7 @@ _SPACE = b" \t\r\n"
 _WHOLE = 2**53  # beyond this a double no longer holds every whole number
 _MEMFD = hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
 _PART_BYTES = 4 << 20  # below this one DuckDB thread reads the whole array
-_MONEY_READ = "DECIMAL(38, 20)"  # exact for every text the census lets through (see census.py)
+_MONEY_SQL = f"DECIMAL({MONEY.precision}, {MONEY.scale})"  # exact for every text the census lets through
 _local = threading.local()
 _opening = threading.Lock()  # the database is opened, and cursors of it made, one at a time
 
@@ -71,7 +71,7 @@ def _sql_type(node: Node) -> str:
         items = ", ".join(f'"{key}" {_sql_type(kind)}' for key, (_, kind) in PRODUCT_ITEM.items())
         return f"STRUCT({items})[]"
     if node is Kind.MONEY:
-        return _MONEY_READ
+        return _MONEY_SQL
     return "DOUBLE" if node in (Kind.NUMBER, Kind.INTEGER) else "VARCHAR"
 
 
@@ -222,15 +222,6 @@ def _words(kind: Kind, raw: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.if_else(pc.is_null(index), text, coded)
 
 
-def _money(column: str, raw: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
-    """Money read at 20 places as DECIMAL(18,4); a value that would lose a digit declines."""
-    try:
-        return raw.cast(MONEY)
-    except pa.ArrowInvalid:
-        why = "a value has more than 4 decimal places or 14 digits before the point"
-        raise Declined(f"{column}: {why}") from None
-
-
 def _finite(column: str, raw: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     if pc.any(pc.is_inf(raw)).as_py():
         raise Declined(f"{column}: a value is not a finite number")
@@ -240,8 +231,8 @@ def _finite(column: str, raw: pa.Array | pa.ChunkedArray) -> pa.Array | pa.Chunk
 def _item(kind: Kind, name: str, child: pa.Array) -> pa.Array:
     if kind is Kind.TEXT:
         return _blank_to_null(child)
-    if kind is Kind.MONEY:
-        return _money(f"products.{name}", child)
+    if kind is Kind.MONEY:  # read as DECIMAL(18,4) (_MONEY_SQL)
+        return child
     return _finite(f"products.{name}", child)
 
 
@@ -257,8 +248,8 @@ def _items(lists: pa.ListArray) -> pa.ListArray:
 
 def _typed(field: Field, raw: pa.ChunkedArray, id_class: IdClass) -> pa.ChunkedArray:
     kind = field.kind
-    if kind is Kind.MONEY:
-        return _money(field.column, raw)
+    if kind is Kind.MONEY:  # read as DECIMAL(18,4) (_MONEY_SQL)
+        return raw
     if kind is Kind.NUMBER:
         return _finite(field.column, raw)
     if kind is Kind.INTEGER:
@@ -323,7 +314,7 @@ def read_fast(body: bytes) -> pa.Table:
         census.join()
     id_class = _id_class(body, start)
     if counted[0].inexact:
-        raise Declined(f"{counted[0].inexact} money values are not plain decimals of at most 20 places")
+        raise Declined(f"{counted[0].inexact} money values are not plain decimals of at most 4 places")
     in_body = counted[0] + Census(arrays=-1)  # the wrapper's own key
     difference = in_body.differences(count_table(raw, READ_TREES[shape], id_class))
     if difference:
