@@ -532,9 +532,10 @@ class SiteBuild:
         # stored now but the changed ones, and the changed ones' rows now.
         where = within("commission_date", read)
         stored = stored_transactions_sql(self._base_files(months), self._patches(months), where, columns)
-        kind = "VIEW" if sum(map(reads_transactions, computed)) <= 1 else "TABLE"
+        streamed = sum(map(reads_transactions, computed)) <= 1
+        made = f"VIEW inc.stored{_UNBOUND}" if streamed else "TABLE inc.stored"
         self.con.execute(
-            f"CREATE OR REPLACE {kind} inc.stored AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
+            f"CREATE OR REPLACE {made} AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
             f"UNION ALL BY NAME SELECT {columns} FROM inc.u WHERE {where}"
         )
         self._install("inc", computed, "SELECT * FROM inc.stored", sources)
