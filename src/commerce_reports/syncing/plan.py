@@ -274,9 +274,9 @@ class SettlePolicy:
         return forced + rest[:room], len(rest[room:])
 
 
-@dataclass(frozen=True)
-class PlannedRequest:
-    """One request of a plan: the site, the partition it fetches, and why."""
+class PlannedRequest(NamedTuple):
+    """One request of a plan: the site, the partition it fetches, and why. (A NamedTuple: made at
+    import for a tenth of a frozen dataclass's millisecond.)"""
 
     site: str
     key: PartitionKey
