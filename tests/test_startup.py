@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import re
@@ -205,12 +206,16 @@ def test_a_command_starts_with_the_collector_off_and_leaves_it_as_it_found_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The garbage collector is off while a command loads its modules (their objects are no
-    garbage), and through a light command's short run (`status`); a command that may run long
-    (`sync --plan` here, a sync) and `status --verify`, which reads every file, run with it on. The
-    caller finds it as it was: on after a run or a usage error, off if it was off."""
+    garbage), and through a light command's short run (`status`), which freezes what the process
+    holds at its exit (the shutdown's collections pass over nothing); a command that may run long
+    (`sync --plan` here, a sync) and `status --verify`, which reads every file, run with it on and
+    leave the exit as it is. The caller finds the collector as it was: on after a run or a usage
+    error, off if it was off."""
     lake = tmp_path / "data"
     _small_lake(lake)
     collecting: dict[str, list[bool]] = {}
+    at_exit: list[object] = []
+    monkeypatch.setattr(atexit, "register", at_exit.append)
 
     def recorded(name: str, result: Any = None) -> None:
         real = getattr(commerce_reports.api, name)
@@ -228,10 +233,12 @@ def test_a_command_starts_with_the_collector_off_and_leaves_it_as_it_found_it(
     assert gc.isenabled()
     assert main(["status", "--data-dir", str(lake)]) == 0
     assert collecting == {"status_rows": [False], "plan_sync": [False]} and gc.isenabled()
+    assert at_exit == [gc.freeze]
     assert main(["status", "--verify", "--data-dir", str(lake)]) == 0
     assert collecting["verify"] == [True] and collecting["status_rows"][-1] and gc.isenabled()
     assert main(["sync", "--plan", "--data-dir", str(lake)]) == 0
     assert collecting["plan_sync"][-1] and gc.isenabled()
+    assert at_exit == [gc.freeze]  # neither froze anything
     assert main(["status", "--data-dir", str(tmp_path / "none")]) == 2 and gc.isenabled()  # usage error
     gc.disable()
     try:
