@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
 import re
 import resource
@@ -9,12 +11,14 @@ import subprocess
 import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import NamedTuple
+from types import SimpleNamespace
+from typing import Any, NamedTuple
 
 import pytest
 
+import commerce_reports.api
 from commerce_reports.api import status, status_rows
-from commerce_reports.cli import MODULES
+from commerce_reports.cli import MODULES, main
 from commerce_reports.contract import PartitionKey
 from commerce_reports.errors import ValidationError
 from commerce_reports.lake.manifest import Manifest
@@ -196,6 +200,53 @@ def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -
     assert describe_status(status_rows(data_dir=tmp_path / "empty")).startswith("the lake is empty")
     with pytest.raises(ValidationError, match="status_rows"):
         describe_status(frame.rows())  # type: ignore[arg-type]
+
+
+def test_a_command_starts_with_the_collector_off_and_leaves_it_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The garbage collector is off while a command loads its modules (their objects are no
+    garbage), and through a light command's short run (`status`), which freezes what the process
+    holds at its exit (the shutdown's collections pass over nothing); a command that may run long
+    (`sync --plan` here, a sync) and `status --verify`, which reads every file, run with it on and
+    leave the exit as it is. The caller finds the collector as it was: on after a run or a usage
+    error, off if it was off."""
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    collecting: dict[str, list[bool]] = {}
+    at_exit: list[object] = []
+    monkeypatch.setattr(atexit, "register", at_exit.append)
+
+    def recorded(name: str, result: Any = None) -> None:
+        real = getattr(commerce_reports.api, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            collecting.setdefault(name, []).append(gc.isenabled())
+            return real(*args, **kwargs) if result is None else result
+
+        monkeypatch.setattr(commerce_reports.api, name, call)
+
+    recorded("status_rows")
+    recorded("plan_sync")
+    # what verify checks by content is verify's own test: here, only when it runs
+    recorded("verify", SimpleNamespace(summary=lambda: "verified", ok=True))
+    assert gc.isenabled()
+    assert main(["status", "--data-dir", str(lake)]) == 0
+    assert collecting == {"status_rows": [False], "plan_sync": [False]} and gc.isenabled()
+    assert at_exit == [gc.freeze]
+    assert main(["status", "--verify", "--data-dir", str(lake)]) == 0
+    assert collecting["verify"] == [True] and collecting["status_rows"][-1] and gc.isenabled()
+    assert main(["sync", "--plan", "--data-dir", str(lake)]) == 0
+    assert collecting["plan_sync"][-1] and gc.isenabled()
+    assert at_exit == [gc.freeze]  # neither froze anything
+    assert main(["status", "--data-dir", str(tmp_path / "none")]) == 2 and gc.isenabled()  # usage error
+    gc.disable()
+    try:
+        assert main(["status", "--data-dir", str(lake)]) == 0
+        assert main(["status", "--verify", "--data-dir", str(lake)]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 # What a usage error is said before: the data stack, the notebook runner and kernel, the HTTP

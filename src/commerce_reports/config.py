@@ -87,11 +87,11 @@ def _env_file() -> Path | None:
     return root / ".env" if root is not None else None
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):
     """One setting's value as written (a text, or a TOML value; None: unset) and where it came
     from: `source` is `environment`, `.env`, the project file's name or `default`; `where` names
-    the variable or the file and key, for messages."""
+    the variable or the file and key, for messages. (A NamedTuple: made at import for a tenth of a
+    frozen dataclass's millisecond.)"""
 
     setting: Setting
     name: str

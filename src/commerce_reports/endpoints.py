@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .errors import ValidationError
 
@@ -177,10 +177,10 @@ _BY_NAME = {f.name: f for f in FILTERS}
 # ---------------------------------------------------------------- dates and spans ----
 
 
-@dataclass(frozen=True)
-class OneDay:
+class OneDay(NamedTuple):
     """Each date parameter names one whole day; at least one is given, and a row must match all
-    that are given. A period takes one request per day."""
+    that are given. A period takes one request per day. (A NamedTuple, as `Window`: made at import
+    for a tenth of a frozen dataclass's millisecond, and every command imports the declaration.)"""
 
     dates: tuple[str, ...]
 
@@ -193,8 +193,7 @@ class OneDay:
         return ()
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(NamedTuple):
     """Two required dates: `start` included, `end` excluded, at most `max_days` days apart (a whole
     month is the first of the month to the first of the next; one day D is D to D+1)."""
 

@@ -6,6 +6,7 @@ loading the data stack (the api imports it only when a function needs it)."""
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from . import EXIT_UNREACHABLE
@@ -205,7 +206,8 @@ def _verify_arguments(parser: CommandParser) -> None:
 
 
 def _status_arguments(parser: CommandParser) -> None:
-    parser.set_defaults(light=True)  # reads manifests with plain Python: logging loads when it logs
+    # reads manifests with plain Python: logging loads when it logs, the garbage collector stays off
+    parser.set_defaults(light=True)
     _site_and_folder(parser)
     parser.add_argument(
         "--rebuild", action="store_true", help="recreate the manifests from the Parquet files first"
@@ -316,6 +318,8 @@ def _status(args: argparse.Namespace) -> int:
     from ..syncing.status import describe_status, describe_windows
 
     print(f"lake: {lake_location(args.data_dir)}")
+    if args.verify or args.rebuild:  # every file read: no longer the short run `light` promised
+        gc.enable()
     code = _verify(args) if args.verify else 0
     print(describe_status(status_rows(sites=args.sites, data_dir=data_dir, rebuild=args.rebuild)))
     if args.windows:

@@ -10,9 +10,8 @@ them (when to fetch a window again) is the sync's (`syncing.plan.SettlePolicy`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..contract import PartitionKey
 
@@ -25,12 +24,12 @@ def revisable_until(key: PartitionKey, revision_days: int) -> datetime:
     return datetime.combine(key.end, time(), UTC) + timedelta(days=revision_days)
 
 
-@dataclass(frozen=True)
-class Touched:
+class Touched(NamedTuple):
     """What the rows of one `updateDate` day belong to, by click date: the aggregate windows that
     day changed. `click_days` are runs of consecutive click dates (first, last: both included);
     rows without a click date (no click detail: contract 2.1 rule 2) may belong to any click day
-    up to `undated_through` (their latest commission date: a click comes before its commission)."""
+    up to `undated_through` (their latest commission date: a click comes before its commission).
+    (A NamedTuple: made at import for a tenth of a frozen dataclass's millisecond.)"""
 
     click_days: tuple[tuple[date, date], ...] = ()
     undated_through: date | None = None
@@ -67,10 +66,10 @@ class Touched:
         return cls(runs, None if undated is None else date.fromisoformat(undated))
 
 
-@dataclass(frozen=True)
-class WindowState:
+class WindowState(NamedTuple):
     """An aggregate window as its site's manifest knows it: when its copy was fetched, until when
-    the service may revise it, and whether the copy is final (fetched after that)."""
+    the service may revise it, and whether the copy is final (fetched after that). (A NamedTuple,
+    as `Touched`.)"""
 
     dataset: str
     slice: str

@@ -21,9 +21,8 @@ import json
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._lazy import LazyLogger
 from ..endpoints import ENDPOINTS
@@ -61,10 +60,10 @@ STALE_AFTER = 30 * 24 * 3600.0  # seconds unused after which a state file is pru
 _FINISH_FILE = "finish"
 
 
-@dataclass(frozen=True)
-class Expected:
+class Expected(NamedTuple):
     """The expected seconds of one request (or of a sync's end work), and how many earlier
-    requests (or syncs) it was learned from; 0: a default, no history yet."""
+    requests (or syncs) it was learned from; 0: a default, no history yet. (A NamedTuple: made at
+    import for a tenth of a frozen dataclass's millisecond.)"""
 
     seconds: float
     learned_from: int = 0

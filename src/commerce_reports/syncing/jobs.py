@@ -26,7 +26,6 @@ from ..lake.manifest import Manifest
 from ..pace import Clock, SystemClock
 from ..params import Filters, Grain, as_date
 from ..sites import SiteProfile
-from ..waits import Signal
 from .costs import CostBook, service_of
 from .plan import (
     DEFAULT_MERCHANDISE_SLICES,
@@ -350,6 +349,7 @@ def _fetch(
     revisions: bool,
 ) -> SyncResult:
     from ..client import ReportsClient  # the HTTP stack, the parser, the store: a sync that fetches
+    from ..waits import Signal
     from .result import SyncResult
     from .run import StoppableClock, open_sites, run_plan
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, Dataset, PartitionKey
@@ -81,10 +81,10 @@ DEFAULT_NETWORK_SLICES: tuple[Filters, ...] = (Filters(), *(Filters(device_type=
 DEFAULT_MERCHANDISE_SLICES: tuple[Filters, ...] = (Filters(),)
 
 
-@dataclass(frozen=True)
-class Due:
+class Due(NamedTuple):
     """A stored window that ended, due again: why, since when, how late as a share of the time its
-    copy was to serve (what the budget orders by), and whether the budget may still make it wait."""
+    copy was to serve (what the budget orders by), and whether the budget may still make it wait
+    (a NamedTuple: a private record, made at import for a tenth of a frozen dataclass's millisecond)."""
 
     reason: Reason
     since: datetime
@@ -274,8 +274,10 @@ class SettlePolicy:
         return forced + rest[:room], len(rest[room:])
 
 
-@dataclass(frozen=True)
-class PlannedRequest:
+class PlannedRequest(NamedTuple):
+    """One request of a plan: the site, the partition it fetches, and why. (A NamedTuple: made at
+    import for a tenth of a frozen dataclass's millisecond.)"""
+
     site: str
     key: PartitionKey
     reason: Reason
