@@ -21,7 +21,9 @@ import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
+from typing import cast
 
+import numpy as np
 import polars as pl
 
 from .catalog import (
@@ -59,13 +61,14 @@ _DAY = 86_400
 _EPOCH = date(1970, 1, 1)
 _HOURLY = (2, 1, 1, 1, 1, 2, 3, 5, 6, 7, 7, 7, 8, 8, 7, 7, 7, 8, 9, 10, 10, 9, 6, 4)
 # One draw per click picks its second of the day, and one its (device, country) pair.
-_SECOND_CUM = tuple(itertools.accumulate(_HOURLY[s // 3600] for s in range(_DAY)))
-_PLACE_CUM = tuple(
+_SECOND_CUM = np.fromiter(itertools.accumulate(_HOURLY[s // 3600] for s in range(_DAY)), np.float64)
+_PLACE_CUM = np.fromiter(
     itertools.accumulate(
         d * (c - (COUNTRY_CUM[i - 1] if i else 0.0))
         for d in DEVICE_WEIGHTS
         for i, c in enumerate(COUNTRY_CUM)
-    )
+    ),
+    np.float64,
 )
 _WEEKDAY = (1.0, 1.02, 1.0, 0.98, 0.95, 0.92, 1.08)  # Monday first
 _MONTH = (0.85, 0.85, 0.95, 0.95, 1.0, 0.95, 0.95, 0.95, 0.95, 1.0, 1.35, 1.45)
@@ -231,15 +234,31 @@ def _with_incidents(day: ClickDay, catalog: Catalog, on: date, incidents: tuple[
     return ClickDay(clicks.drop("click_id").sort("ts"), versions)
 
 
+def _draws(rng: random.Random, cum_weights: np.ndarray, k: int) -> list[int]:
+    """`rng.choices(range(len(cum_weights)), cum_weights=cum_weights, k=k)` draw for draw, leaving
+    `rng` in the same state, five times faster (they were most of a day's generation): numpy's
+    MT19937 is Python's generator and makes its doubles from the same two words, so it takes over
+    `rng`'s state, draws the `k` doubles and hands the state back; `searchsorted` is `bisect_right`."""
+    version, words, gauss = rng.getstate()
+    bits = np.random.MT19937()
+    key = np.array(words[:-1], dtype=np.uint32)
+    bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": words[-1]}}
+    doubles = np.random.Generator(bits).random(k)
+    after = bits.state["state"]
+    rng.setstate((version, (*after["key"].tolist(), int(after["pos"])), gauss))
+    found = np.searchsorted(cum_weights[:-1], doubles * cum_weights[-1], side="right")
+    return cast("list[int]", found.tolist())
+
+
 def generate_day(catalog: Catalog, seed: int, day: date, transactions_per_day: int) -> ClickDay:
     """All clicks of `day` for one site and the transaction versions they cause."""
     rng = random.Random(derive_seed(seed, catalog.site, day.isoformat()))
     mean = transactions_per_day / EARN_RATE * rhythm(day)
     n = max(0, round(rng.gauss(mean, mean * 0.08)))
     start = day_number(day) * _DAY
-    ts = sorted(rng.choices(range(start, start + _DAY), cum_weights=_SECOND_CUM, k=n))
-    links = rng.choices(range(len(catalog.links)), cum_weights=catalog.link_cum, k=n)
-    places = rng.choices(range(len(_PLACE_CUM)), cum_weights=_PLACE_CUM, k=n)
+    ts = sorted(start + second for second in _draws(rng, _SECOND_CUM, n))
+    links = _draws(rng, np.asarray(catalog.link_cum, dtype=np.float64), n)
+    places = _draws(rng, _PLACE_CUM, n)
     devices = [p // len(COUNTRIES) for p in places]
     countries = [p % len(COUNTRIES) for p in places]
     clicks = pl.DataFrame(
