@@ -20,10 +20,9 @@ import random
 import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from functools import lru_cache
-from typing import cast
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from .catalog import (
@@ -38,6 +37,9 @@ from .catalog import (
     derive_seed,
 )
 from .incidents import Incident, apply_incidents
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "HORIZON_DAYS",
@@ -61,14 +63,13 @@ _DAY = 86_400
 _EPOCH = date(1970, 1, 1)
 _HOURLY = (2, 1, 1, 1, 1, 2, 3, 5, 6, 7, 7, 7, 8, 8, 7, 7, 7, 8, 9, 10, 10, 9, 6, 4)
 # One draw per click picks its second of the day, and one its (device, country) pair.
-_SECOND_CUM = np.fromiter(itertools.accumulate(_HOURLY[s // 3600] for s in range(_DAY)), np.float64)
-_PLACE_CUM = np.fromiter(
+_SECOND_CUM = tuple(itertools.accumulate(_HOURLY[s // 3600] for s in range(_DAY)))
+_PLACE_CUM = tuple(
     itertools.accumulate(
         d * (c - (COUNTRY_CUM[i - 1] if i else 0.0))
         for d in DEVICE_WEIGHTS
         for i, c in enumerate(COUNTRY_CUM)
-    ),
-    np.float64,
+    )
 )
 _WEEKDAY = (1.0, 1.02, 1.0, 0.98, 0.95, 0.92, 1.08)  # Monday first
 _MONTH = (0.85, 0.85, 0.95, 0.95, 1.0, 0.95, 0.95, 0.95, 0.95, 1.0, 1.35, 1.45)
@@ -234,11 +235,22 @@ def _with_incidents(day: ClickDay, catalog: Catalog, on: date, incidents: tuple[
     return ClickDay(clicks.drop("click_id").sort("ts"), versions)
 
 
+@cache
+def _weights() -> tuple[np.ndarray, np.ndarray]:
+    """`_SECOND_CUM` and `_PLACE_CUM` as numpy arrays, made on first use: numpy loads in a process
+    that generates a day, not in every one that imports the sandbox."""
+    import numpy as np
+
+    return np.asarray(_SECOND_CUM, dtype=np.float64), np.asarray(_PLACE_CUM, dtype=np.float64)
+
+
 def _draws(rng: random.Random, cum_weights: np.ndarray, k: int) -> np.ndarray:
     """`rng.choices(range(len(cum_weights)), cum_weights=cum_weights, k=k)` draw for draw, leaving
     `rng` in the same state, five times faster (they were most of a day's generation): numpy's
     MT19937 is Python's generator and makes its doubles from the same two words, so it takes over
     `rng`'s state, draws the `k` doubles and hands the state back; `searchsorted` is `bisect_right`."""
+    import numpy as np
+
     version, words, gauss = rng.getstate()
     bits = np.random.MT19937()
     key = np.array(words[:-1], dtype=np.uint32)
@@ -256,9 +268,12 @@ def generate_day(catalog: Catalog, seed: int, day: date, transactions_per_day: i
     mean = transactions_per_day / EARN_RATE * rhythm(day)
     n = max(0, round(rng.gauss(mean, mean * 0.08)))
     start = day_number(day) * _DAY
-    seconds = np.sort(_draws(rng, _SECOND_CUM, n))
+    import numpy as np
+
+    second_cum, place_cum = _weights()
+    seconds = np.sort(_draws(rng, second_cum, n))
     links = _draws(rng, np.asarray(catalog.link_cum, dtype=np.float64), n)
-    places = _draws(rng, _PLACE_CUM, n)
+    places = _draws(rng, place_cum, n)
     columns = {
         "ts": seconds + start,
         "link": links,
@@ -266,7 +281,7 @@ def generate_day(catalog: Catalog, seed: int, day: date, transactions_per_day: i
         "country": places % len(COUNTRIES),
     }
     clicks = pl.DataFrame(columns, schema=_CLICK_SCHEMA)
-    ts, link, device, country = (cast("list[int]", column.tolist()) for column in columns.values())
+    ts, link, device, country = (column.tolist() for column in columns.values())
     earning = max(0, min(n, round(rng.gauss(n * EARN_RATE, (n * EARN_RATE) ** 0.5))))
     builder = _Builder(catalog, day, rng)
     for i in sorted(rng.sample(range(n), earning)):
