@@ -13,6 +13,7 @@ import pytest
 
 MAKE_LAKE = Path(__file__).parents[2] / "bench" / "make_lake.py"
 N, DAYS = 3_000, 45  # 2 months and the December of the first days' clicks
+pytestmark = pytest.mark.xdist_group("bench-lake")  # its chunked lake written once, on one worker
 
 
 @pytest.fixture(scope="module")

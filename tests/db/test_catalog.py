@@ -47,9 +47,8 @@ def _cli_count(catalog: Path, cwd: Path) -> int:
 @pytest.mark.skipif(
     not DUCKDB_CLI.exists(), reason="the duckdb CLI (pip install duckdb-cli) is not installed"
 )
-def test_a_copied_data_folder_reads_its_own_files_from_anywhere(synced: SyncedLake, tmp_path: Path) -> None:
-    data_dir = synced.copy(tmp_path / "data")
-    refresh_rollups(data_dir)
+def test_a_copied_data_folder_reads_its_own_files_from_anywhere(rolled: SyncedLake, tmp_path: Path) -> None:
+    data_dir = rolled.copy(tmp_path / "data")  # rollups built and published, as a sync leaves them
     catalog = write_catalog(data_dir)
     with duckdb.connect(str(catalog), read_only=True) as reader:
         expected = reader.execute("SELECT count(*) FROM network_performance").fetchone()
@@ -94,9 +93,8 @@ def test_the_catalog_names_how_to_open_it_when_attached_elsewhere(synced: Synced
             con.execute("SELECT count(*) FROM c.network_performance").fetchall()
 
 
-def test_the_catalog_is_rewritten_only_when_its_views_change(synced: SyncedLake, tmp_path: Path) -> None:
-    data_dir = synced.copy(tmp_path)
-    refresh_rollups(data_dir)
+def test_the_catalog_is_rewritten_only_when_its_views_change(rolled: SyncedLake, tmp_path: Path) -> None:
+    data_dir = rolled.copy(tmp_path)  # rollups built and published, as a sync leaves them
     first = write_catalog(data_dir).stat()
     assert write_catalog(data_dir).stat().st_ino == first.st_ino  # nothing changed: not rewritten
     day = date(2026, 3, 9)  # a day stored again, as a sync does
@@ -110,12 +108,11 @@ def test_the_catalog_is_rewritten_only_when_its_views_change(synced: SyncedLake,
     assert write_catalog(data_dir).stat().st_ino == second.st_ino
 
 
-def test_a_new_generation_moves_only_the_catalogs_macros(synced: SyncedLake, tmp_path: Path) -> None:
+def test_a_new_generation_moves_only_the_catalogs_macros(rolled: SyncedLake, tmp_path: Path) -> None:
     """A sync that changes figures but not which files the views read defines the macros again
     (the generation, the coverage) and keeps every view's SQL: the catalog answers the new figures
     and the new coverage, and a query cannot tell it from one written whole."""
-    data_dir = synced.copy(tmp_path)
-    refresh_rollups(data_dir)
+    data_dir = rolled.copy(tmp_path)  # rollups built and published, as a sync leaves them
     catalog = write_catalog(data_dir)
     question = (
         "SELECT count(*) FILTER (WHERE commission_id = 'late'), "

@@ -30,6 +30,7 @@ EARNED = {  # update day -> the commission day of the one transaction it holds
     date(2026, 6, 7): date(2026, 6, 7),  # settled, but inside the revision horizon
     date(2026, 6, 9): date(2026, 6, 9),  # not settled yet
 }
+pytestmark = pytest.mark.xdist_group("periods")  # the module's lake built once, on one worker
 
 
 def _store(data_dir: Path, key: PartitionKey, table: pa.Table, settled: bool) -> None:

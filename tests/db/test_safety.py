@@ -68,10 +68,9 @@ def _agree(con: object) -> tuple[int, int]:
 
 
 def test_a_connection_kept_open_through_a_sync_never_contradicts_itself(
-    synced: SyncedLake, tmp_path: Path
+    rolled: SyncedLake, tmp_path: Path
 ) -> None:
-    data_dir = synced.copy(tmp_path)
-    refresh_rollups(data_dir)
+    data_dir = rolled.copy(tmp_path)  # rollups built and published, as a sync leaves them
     con = connect(data_dir)
     try:
         before, ids = _agree(con)
@@ -98,10 +97,9 @@ def test_a_connection_kept_open_through_a_sync_never_contradicts_itself(
 
 
 def test_a_damaged_partition_is_left_out_and_named_never_a_crash(
-    synced: SyncedLake, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+    rolled: SyncedLake, tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data_dir = synced.copy(tmp_path)
-    refresh_rollups(data_dir)
+    data_dir = rolled.copy(tmp_path)  # rollups built and published, as a sync leaves them
     cut = data_dir / "lake/site=alpha" / PartitionKey.transactions(date(2026, 2, 3)).relpath / "part.parquet"
     cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])  # cut short, as a full disk leaves it
     garbled = (
@@ -167,10 +165,9 @@ def test_bad_arguments_are_toolkit_errors(tmp_path: Path) -> None:
 
 
 def test_a_forged_rollup_is_never_read_and_verify_rebuilds_it(
-    synced: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    rolled: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    data_dir = synced.copy(tmp_path)
-    refresh_rollups(data_dir)
+    data_dir = rolled.copy(tmp_path)  # rollups built and published, as a sync leaves them
     sql = "SELECT round(sum(revenue), 2) AS r FROM site_performance"
     with connect(data_dir) as con:
         honest = query(con, sql)["r"][0]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 
+from commerce_reports.sandbox import world
 from commerce_reports.sandbox.catalog import COUNTRIES, DEVICE_CODES
 
 from .conftest import NOW, Client, small_config, view
@@ -46,6 +49,21 @@ def test_same_seed_same_bytes_other_seed_other_bytes(make_client: Callable[..., 
         assert first.get(endpoint, **query).content == second.get(endpoint, **query).content
     other = make_client(small_config(seed=1))
     assert other.get("transactions", **params).content != first.get("transactions", **params).content
+
+
+def test_a_days_draws_are_pythons_choices_draw_for_draw() -> None:
+    """The world draws its clicks with numpy (`world._draws`) the way `random.choices` draws them:
+    the same picks, the generator left in the same state, so a seed's world stays the world it was."""
+    weights = (*world._weights(), np.array([1.0, 1.0, 4.0, 9.0]), np.array([2.0]))
+    for seed in range(40):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        for rng in (ours, theirs):
+            rng.gauss(0, 1)  # the normal deviate it keeps for the next call is part of the state
+        for cum in weights:
+            expected = theirs.choices(range(len(cum)), cum_weights=cum.tolist(), k=seed * 37)
+            assert world._draws(ours, cum, seed * 37).tolist() == expected
+        assert ours.getstate() == theirs.getstate()
+        assert ours.gauss(0, 1) == theirs.gauss(0, 1)
 
 
 def test_nested_shape(shared: Client) -> None:

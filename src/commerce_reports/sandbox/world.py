@@ -20,7 +20,8 @@ import random
 import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -36,6 +37,9 @@ from .catalog import (
     derive_seed,
 )
 from .incidents import Incident, apply_incidents
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "HORIZON_DAYS",
@@ -231,24 +235,57 @@ def _with_incidents(day: ClickDay, catalog: Catalog, on: date, incidents: tuple[
     return ClickDay(clicks.drop("click_id").sort("ts"), versions)
 
 
+@cache
+def _weights() -> tuple[np.ndarray, np.ndarray]:
+    """`_SECOND_CUM` and `_PLACE_CUM` as numpy arrays, made on first use: numpy loads in a process
+    that generates a day, not in every one that imports the sandbox."""
+    import numpy as np
+
+    return np.asarray(_SECOND_CUM, dtype=np.float64), np.asarray(_PLACE_CUM, dtype=np.float64)
+
+
+def _draws(rng: random.Random, cum_weights: np.ndarray, k: int) -> np.ndarray:
+    """`rng.choices(range(len(cum_weights)), cum_weights=cum_weights, k=k)` draw for draw, leaving
+    `rng` in the same state, five times faster (they were most of a day's generation): numpy's
+    MT19937 is Python's generator and makes its doubles from the same two words, so it takes over
+    `rng`'s state, draws the `k` doubles and hands the state back; `searchsorted` is `bisect_right`."""
+    import numpy as np
+
+    version, words, gauss = rng.getstate()
+    bits = np.random.MT19937()
+    key = np.array(words[:-1], dtype=np.uint32)
+    bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": words[-1]}}
+    doubles = np.random.Generator(bits).random(k)
+    after = bits.state["state"]
+    rng.setstate((version, (*after["key"].tolist(), int(after["pos"])), gauss))
+    picks: np.ndarray = np.searchsorted(cum_weights[:-1], doubles * cum_weights[-1], side="right")
+    return picks
+
+
 def generate_day(catalog: Catalog, seed: int, day: date, transactions_per_day: int) -> ClickDay:
     """All clicks of `day` for one site and the transaction versions they cause."""
     rng = random.Random(derive_seed(seed, catalog.site, day.isoformat()))
     mean = transactions_per_day / EARN_RATE * rhythm(day)
     n = max(0, round(rng.gauss(mean, mean * 0.08)))
     start = day_number(day) * _DAY
-    ts = sorted(rng.choices(range(start, start + _DAY), cum_weights=_SECOND_CUM, k=n))
-    links = rng.choices(range(len(catalog.links)), cum_weights=catalog.link_cum, k=n)
-    places = rng.choices(range(len(_PLACE_CUM)), cum_weights=_PLACE_CUM, k=n)
-    devices = [p // len(COUNTRIES) for p in places]
-    countries = [p % len(COUNTRIES) for p in places]
-    clicks = pl.DataFrame(
-        {"ts": ts, "link": links, "device": devices, "country": countries}, schema=_CLICK_SCHEMA
-    )
+    import numpy as np
+
+    second_cum, place_cum = _weights()
+    seconds = np.sort(_draws(rng, second_cum, n))
+    links = _draws(rng, np.asarray(catalog.link_cum, dtype=np.float64), n)
+    places = _draws(rng, place_cum, n)
+    columns = {
+        "ts": seconds + start,
+        "link": links,
+        "device": places // len(COUNTRIES),
+        "country": places % len(COUNTRIES),
+    }
+    clicks = pl.DataFrame(columns, schema=_CLICK_SCHEMA)
+    ts, link, device, country = (column.tolist() for column in columns.values())
     earning = max(0, min(n, round(rng.gauss(n * EARN_RATE, (n * EARN_RATE) ** 0.5))))
     builder = _Builder(catalog, day, rng)
     for i in sorted(rng.sample(range(n), earning)):
-        builder.add(i, ts[i], links[i], devices[i], countries[i])
+        builder.add(i, ts[i], link[i], device[i], country[i])
     versions = pl.DataFrame(builder.rows, schema=_VERSION_SCHEMA)
     return ClickDay(clicks, versions)
 
