@@ -181,8 +181,7 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
 
 class _Chosen(NamedTuple):
     """What an entry point's arguments choose, resolved once: the settings, the lake and why, the
-    sites (`site=` or `sites=`), and the options with each site's settle policy (a NamedTuple: a
-    private record, made at import for a tenth of a frozen dataclass's millisecond)."""
+    sites (`site=` or `sites=`), and the options with each site's settle policy."""
 
     settings: Settings
     lake: LakeLocation

@@ -90,8 +90,7 @@ def _env_file() -> Path | None:
 class Found(NamedTuple):
     """One setting's value as written (a text, or a TOML value; None: unset) and where it came
     from: `source` is `environment`, `.env`, the project file's name or `default`; `where` names
-    the variable or the file and key, for messages. (A NamedTuple: made at import for a tenth of a
-    frozen dataclass's millisecond.)"""
+    the variable or the file and key, for messages."""
 
     setting: Setting
     name: str
@@ -306,8 +305,7 @@ class Settings:
 
 class _Resolved(NamedTuple):
     """Sources and what they were read from: the working folder, the environment, and the stat of
-    each file they may be read from (None where there is none); the settings made of them
-    (a NamedTuple: a private record, made at import for a tenth of a frozen dataclass's millisecond)."""
+    each file they may be read from (None where there is none); the settings made of them."""
 
     folder: Path
     environ: frozenset[tuple[str, str]]

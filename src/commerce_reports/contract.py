@@ -257,8 +257,7 @@ if TYPE_CHECKING:
 
 
 class _Columns(NamedTuple):
-    """The lake's Arrow types, made once pyarrow is loaded (a NamedTuple: a private record, made
-    at import for a tenth of a frozen dataclass's millisecond)."""
+    """The lake's Arrow types, made once pyarrow is loaded."""
 
     money: pa.Decimal128Type
     product_type: pa.ListType

@@ -179,8 +179,7 @@ _BY_NAME = {f.name: f for f in FILTERS}
 
 class OneDay(NamedTuple):
     """Each date parameter names one whole day; at least one is given, and a row must match all
-    that are given. A period takes one request per day. (A NamedTuple, as `Window`: made at import
-    for a tenth of a frozen dataclass's millisecond, and every command imports the declaration.)"""
+    that are given. A period takes one request per day."""
 
     dates: tuple[str, ...]
 

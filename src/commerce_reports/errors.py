@@ -224,8 +224,7 @@ def _format_params(params: Mapping[str, Any]) -> str:
 
 class Trouble(NamedTuple):
     """One kind of message of an error class: what it says (its start, as printed after
-    `error:`), its cause, and the fix (a NamedTuple: a record of three texts, made at import for a
-    tenth of a frozen dataclass's millisecond; every command imports this module)."""
+    `error:`), its cause, and the fix."""
 
     says: str
     cause: str

@@ -52,8 +52,7 @@ _FLUSHERS = 8  # threads flushing the files of one writer at once
 
 
 class Modes(NamedTuple):
-    """The permission bits of the folders and files the toolkit creates (a NamedTuple: two numbers,
-    made at import for a tenth of a frozen dataclass's millisecond)."""
+    """The permission bits of the folders and files the toolkit creates."""
 
     folder: int
     file: int

@@ -36,8 +36,7 @@ _PYPROJECT_TABLE = "commerce-reports"
 
 class LakeLocation(NamedTuple):
     """The data folder and why it was chosen (`reason` reads as a sentence's end); `in_project` is
-    False when no rule named a folder and it is the user data folder. (A NamedTuple: made at import
-    for a tenth of a frozen dataclass's millisecond; every command that reads settings imports it.)"""
+    False when no rule named a folder and it is the user data folder."""
 
     path: Path
     reason: str

@@ -71,8 +71,7 @@ def spacing(interval: float) -> float:
 
 class Turn(NamedTuple):
     """When an endpoint may next be asked, and who set that why: `asked` when the service asked for
-    the wait (a Retry-After), else the pace; `by` names the process (`host-pid`). (A NamedTuple:
-    made at import for a tenth of a frozen dataclass's millisecond.)"""
+    the wait (a Retry-After), else the pace; `by` names the process (`host-pid`)."""
 
     not_before: float = 0.0
     asked: bool = False

@@ -28,8 +28,7 @@ class Touched(NamedTuple):
     """What the rows of one `updateDate` day belong to, by click date: the aggregate windows that
     day changed. `click_days` are runs of consecutive click dates (first, last: both included);
     rows without a click date (no click detail: contract 2.1 rule 2) may belong to any click day
-    up to `undated_through` (their latest commission date: a click comes before its commission).
-    (A NamedTuple: made at import for a tenth of a frozen dataclass's millisecond.)"""
+    up to `undated_through` (their latest commission date: a click comes before its commission)."""
 
     click_days: tuple[tuple[date, date], ...] = ()
     undated_through: date | None = None
@@ -68,8 +67,7 @@ class Touched(NamedTuple):
 
 class WindowState(NamedTuple):
     """An aggregate window as its site's manifest knows it: when its copy was fetched, until when
-    the service may revise it, and whether the copy is final (fetched after that). (A NamedTuple,
-    as `Touched`.)"""
+    the service may revise it, and whether the copy is final (fetched after that)."""
 
     dataset: str
     slice: str

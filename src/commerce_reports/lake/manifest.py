@@ -135,8 +135,7 @@ class Entry:
 
 
 class _State(NamedTuple):
-    """What a manifest held when last read or written (a NamedTuple: a private record, made at
-    import for a tenth of a frozen dataclass's millisecond)."""
+    """What a manifest held when last read or written."""
 
     entries: dict[str, Entry]
     service: dict[str, Any]

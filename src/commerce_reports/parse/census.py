@@ -42,7 +42,7 @@ def _bytes(characters: str) -> np.ndarray:
 _NUMBER_START = _bytes("-0123456789")
 _NUMBER_CHAR = _bytes("-+.0123456789eE")
 _EXPONENT = _bytes("eE")
-_DIGIT = _bytes("0123456789")
+_NONZERO_DIGIT = _bytes("123456789")
 _MONEY_KEY_END = _bytes("".join(key[-1] for key in MONEY_KEYS))
 
 
@@ -95,7 +95,7 @@ def _inexact(data: np.ndarray, starts: np.ndarray) -> int:
         following = data[np.minimum(alive + step, last) if clip else alive + step]
         inside = _NUMBER_CHAR[following]
         point = np.where(following == ord("."), step, point)
-        rounded = _DIGIT[following] & (following != ord("0")) & (point > 0) & (step - point > _PLACES)
+        rounded = _NONZERO_DIGIT[following] & (point > 0) & (step - point > _PLACES)
         flagged = (_EXPONENT[following] & inside) | rounded
         found += int(flagged.sum())
         kept = inside & ~flagged

@@ -62,8 +62,7 @@ _FINISH_FILE = "finish"
 
 class Expected(NamedTuple):
     """The expected seconds of one request (or of a sync's end work), and how many earlier
-    requests (or syncs) it was learned from; 0: a default, no history yet. (A NamedTuple: made at
-    import for a tenth of a frozen dataclass's millisecond.)"""
+    requests (or syncs) it was learned from; 0: a default, no history yet."""
 
     seconds: float
     learned_from: int = 0

@@ -83,8 +83,7 @@ DEFAULT_MERCHANDISE_SLICES: tuple[Filters, ...] = (Filters(),)
 
 class Due(NamedTuple):
     """A stored window that ended, due again: why, since when, how late as a share of the time its
-    copy was to serve (what the budget orders by), and whether the budget may still make it wait
-    (a NamedTuple: a private record, made at import for a tenth of a frozen dataclass's millisecond)."""
+    copy was to serve (what the budget orders by), and whether the budget may still make it wait."""
 
     reason: Reason
     since: datetime
@@ -275,8 +274,7 @@ class SettlePolicy:
 
 
 class PlannedRequest(NamedTuple):
-    """One request of a plan: the site, the partition it fetches, and why. (A NamedTuple: made at
-    import for a tenth of a frozen dataclass's millisecond.)"""
+    """One request of a plan: the site, the partition it fetches, and why."""
 
     site: str
     key: PartitionKey

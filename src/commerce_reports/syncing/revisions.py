@@ -23,8 +23,7 @@ __all__ = ["LedgerSignal"]
 
 
 class _Day(NamedTuple):
-    """A stored `updateDate` day: when it was fetched, when it ends, what it touched (a NamedTuple:
-    a private record, made at import for a tenth of a frozen dataclass's millisecond)."""
+    """A stored `updateDate` day: when it was fetched, when it ends, what it touched."""
 
     fetched_at: datetime
     ends_at: datetime
