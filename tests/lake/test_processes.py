@@ -182,7 +182,9 @@ POINTS = {
 
 
 @pytest.mark.parametrize("point", sorted(POINTS))
-def test_ctrl_c_stops_a_sync_within_two_seconds_wherever_it_is(tmp_path: Path, point: str) -> None:
+def test_ctrl_c_stops_a_sync_within_two_seconds_wherever_it_is(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, point: str
+) -> None:
     pace, prepare, there = POINTS[point]
     now = datetime.now(UTC).replace(microsecond=0)
     config = SandboxConfig(
@@ -209,6 +211,10 @@ def test_ctrl_c_stops_a_sync_within_two_seconds_wherever_it_is(tmp_path: Path, p
         )
         assert verify.returncode == 0, verify.stdout + verify.stderr  # nothing to repair
         command, env = sync_command(running, tmp_path, start, pace=0)
+        # The pace's turns are kept per user (XDG_CACHE_HOME): a resumed sync honours the turn the
+        # interrupted one took (30 s at the first point). The sandbox keeps no pace, so the
+        # resumption waits on nothing in a cache of its own.
+        env["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("resumed-cache"))
         resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert_matches_ground_truth(running, tmp_path, "alpha", now.date() - timedelta(days=20))
