@@ -73,6 +73,22 @@ def _slow_rank(item: pytest.Item) -> int:
     return SLOW_FIRST.index(module) if module in SLOW_FIRST else len(SLOW_FIRST)
 
 
+def _slow_path(relpath: str) -> bool:
+    return relpath in SLOW_FIRST or relpath.startswith(SLOW_FOLDERS)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under `-m "not slow"` (`make test-fast`) a slow module is not even imported: every test of
+    it would be deselected, and importing them (nbconvert, openpyxl, Panel, Spark's helpers...)
+    cost each worker about a second of its collection."""
+    if config.getoption("markexpr", "").strip() != "not slow":
+        return None
+    if not collection_path.is_relative_to(config.rootpath):
+        return None
+    relpath = collection_path.relative_to(config.rootpath).as_posix()
+    return True if _slow_path(relpath + ("/" if collection_path.is_dir() else "")) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the slow modules first (`SLOW_FIRST`; a stable sort keeps each module's own order), mark
     them and the `SLOW_FOLDERS` as `slow` (what `make test-fast` leaves out), and
@@ -82,7 +98,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     its suffix the way pytest 9.2 reads it; older pytest has no structured ids and xdist's works."""
     items.sort(key=_slow_rank)
     for item in items:  # `make test-fast` (-m "not slow") leaves these out
-        if _slow_rank(item) < len(SLOW_FIRST) or item.nodeid.startswith(SLOW_FOLDERS):
+        if _slow_path(item.nodeid.split("::", 1)[0]):
             item.add_marker(pytest.mark.slow)
     if not getattr(config.option, "loadgroup", False):  # set by xdist on its workers
         return
