@@ -34,14 +34,13 @@ from pathlib import Path
 import duckdb
 
 from ..contract import DATASETS, PartitionKey
-from ..files import make_folder
 from .buckets import (
     NONE,
-    STAGING,
     Bucketed,
     day_bucket,
     in_list,
     month_bucket,
+    staging,
     within,
     write_all,
 )
@@ -335,11 +334,10 @@ class SiteBuild:
         versions = render(_VIEWS["transaction_versions"], "inc", sources)
         transactions = render(_VIEWS[_T], "inc", sources)
         buckets = self._id_buckets(self.of(_T))
-        make_folder(self.base.parent)
-        with tempfile.TemporaryDirectory(prefix=".slices-", suffix=STAGING, dir=self.base.parent) as folder:
+        with staging(self.base.parent, "slices") as folder:
             self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{_UNBOUND} AS {versions}")
             if buckets > 1:
-                transactions = self._by_id_slices(Path(folder), versions, transactions, buckets)
+                transactions = self._by_id_slices(folder, versions, transactions, buckets)
             whole = Bucketed(transactions, month_bucket("commission_date"), self.base, prefix=WHOLE_PREFIX)
             # no patch: the columns of `transactions` and `_deleted` (the transactions view's, when
             # every base file is new: the empty one is written in the same go)
