@@ -89,7 +89,9 @@ class Bucketed:
     the whole rollup (every other file of `folder` deleted, `_empty.parquet`, the columns and no
     rows, written again so that its glob always matches). `more`: further SELECTs of the same
     columns, each run by a statement of its own after `select`, no two giving rows of one bucket (a
-    large rollup computed a slice of months at a time, so that each statement's memory is bounded)."""
+    large rollup computed a slice of months at a time, so that each statement's memory is bounded).
+    `stale`: files of other names that the write makes obsolete (deleted with the buckets it leaves
+    without rows, once it is in place, even when it has no bucket to write)."""
 
     select: str
     bucket: str
@@ -98,6 +100,7 @@ class Bucketed:
     prefix: str = ""
     names: Mapping[str, Path] | None = None
     more: Sequence[str] = ()
+    stale: Collection[Path] = ()
 
     def path(self, value: str) -> Path:
         """The file of the bucket `value`."""
@@ -110,14 +113,14 @@ def write_all(
     """Store every write of `writes`: all their files staged first (each write by one partitioned
     COPY; `at_once` of them at a time, each on a cursor of its own: a small COPY encodes its file on
     one thread), then moved into place one after another (`files.move_into_place`, each folder
-    flushed once), then the buckets left without rows deleted. Returns the buckets each write
-    wrote."""
+    flushed once), then the buckets left without rows (and each write's `stale` files) deleted.
+    Returns the buckets each write wrote."""
     moves: list[tuple[Path, Path]] = []
     stale: list[Path] = []
     written: list[set[str]] = []
     with contextlib.ExitStack() as staged:
         jobs: dict[int, tuple[Bucketed, list[str], Path]] = {}  # by the write's place in `writes`
-        replaced: dict[int, list[Path]] = {}
+        replaced = [_replaced(write) for write in writes]
         for at, write in enumerate(writes):
             if write.only is not None and not write.only:  # no bucket to write: nothing to read
                 continue
@@ -125,7 +128,6 @@ def write_all(
             if write.only is not None:
                 where = f"WHERE {write.bucket} IN ({in_list(write.only)})"
                 selects = [f"SELECT * FROM ({select}) {where}" for select in selects]
-            replaced[at] = _replaced(write)
             near = write.folder if write.names is not None else write.folder.parent
             jobs[at] = (write, selects, staged.enter_context(staging(near)))
         done = dict(zip(jobs, _stage_all(con, list(jobs.values()), at_once), strict=True))
@@ -133,11 +135,9 @@ def write_all(
             files = done.get(at, {})
             moves += [(path, write.path(value)) for value, path in files.items()]
             written.append(set(files))
-            if at not in done:
-                continue
             kept = {write.path(value) for value in files}
             stale += [path for path in replaced[at] if path not in kept]
-            if write.only is None:  # the columns alone (staged beside): every glob of the folder matches
+            if at in done and write.only is None:  # the columns alone (staged beside): every glob matches
                 moves.append((jobs[at][2] / EMPTY, write.folder / EMPTY))
         move_into_place(moves)
     for path in stale:
@@ -193,11 +193,14 @@ def _stage_all(
 
 
 def _replaced(write: Bucketed) -> list[Path]:
-    """The files that `write` replaces: those of its buckets, or every file of its folder but the
-    empty one (`only=None`). Those it leaves without rows are deleted once it is in place."""
+    """The files that `write` replaces: those of its buckets (`only=None`: every file of its folder
+    but the empty one), and its `stale` ones. Those it leaves without rows are deleted once it is in
+    place."""
     if write.only is None:
-        return [p for p in write.folder.glob("*.parquet") if p.name != EMPTY]
-    return [write.path(v) for v in write.only]
+        own = [p for p in write.folder.glob("*.parquet") if p.name != EMPTY]
+    else:
+        own = [write.path(v) for v in write.only]
+    return [*own, *write.stale]
 
 
 @contextmanager

@@ -210,27 +210,20 @@ class SiteBuild:
 
     # ------------------------------------------------------------------ shared steps
 
-    def _index(self, relpaths: list[str]) -> list[Bucketed]:
+    def _index(self, relpaths: list[str]) -> Bucketed:
         """The index files of these ledger files (their ids, keys and commission dates), one small
-        file each (none for no file)."""
-        if not relpaths:
-            return []
+        file each; the index files of ledger file versions no longer in the lake are stale."""
+        indexed = {r: self.index_path(r, self.readable[r]) for r in self.of(_T)}
+        kept = set(indexed.values())
+        stale = [path for path in self.index.glob("*.parquet") if path not in kept]
+        targets = {indexed[r].name.split(".", 1)[0]: indexed[r] for r in relpaths}  # by bucket: <by>_<day>
         versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
         select = (
             f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
             f"FROM ({versions}) WHERE commission_id IS NOT NULL"
         )
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
-        paths = [self.index_path(r, self.readable[r]) for r in relpaths]
-        targets = {path.name.split(".", 1)[0]: path for path in paths}  # by bucket value: <by>_<day>
-        return [Bucketed(select, bucket, self.index, only=set(targets), names=targets)]
-
-    def remove_old_index(self) -> None:
-        """Delete the index files of ledger file versions no longer in the lake."""
-        keep = {self.index_path(r, self.readable[r]).name for r in self.of(_T)}
-        for path in self.index.glob("*.parquet"):
-            if path.name not in keep:
-                path.unlink(missing_ok=True)
+        return Bucketed(select, bucket, self.index, only=set(targets), names=targets, stale=stale)
 
     def _install(
         self, schema: str, views: Iterable[View], transactions: str, sources: Mapping[str, str]
@@ -343,7 +336,7 @@ class SiteBuild:
             # every base file is new: the empty one is written in the same go)
             no_patch = f"SELECT *, false AS _deleted FROM ({transactions}) LIMIT 0"
             *_, months, _ = write_all(
-                self.con, [*self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
+                self.con, [self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
             )
         base = self._base_files(months)  # the `whole-*` files just written
         days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
@@ -470,7 +463,7 @@ class SiteBuild:
         """Carry out an update `plan` (its change read by `read_change`): index the changed ledger
         files, write the day files and patches of `transactions` it names, then each other rollup's
         months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
-        writes = self._index([r for r in plan.ledger if r in self.readable])
+        writes = [self._index([r for r in plan.ledger if r in self.readable])]
         rewrite, patches = plan.buckets[_T].whole, plan.buckets[_T].patch
         if rewrite or patches:
             self._stage_transactions(rewrite, plan.patched)

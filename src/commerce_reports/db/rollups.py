@@ -323,7 +323,6 @@ def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
             months, whole_days = plan.months | before.pending_months, before.whole_days
             save_state(places, dataclasses.replace(before, pending_months=months))
             build.write(plan)
-    build.remove_old_index()
     state = SiteState(
         survey.listing, dict(survey.skipped), schemas, whole_days=whole_days, files=rollup_files(places)
     )
