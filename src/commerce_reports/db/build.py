@@ -29,6 +29,7 @@ import shutil
 import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
@@ -174,6 +175,11 @@ class SiteBuild:
             if d != _T
         }
 
+    @cached_property
+    def indexes(self) -> dict[str, Path]:
+        """The index file of each readable ledger file's version (worked out once)."""
+        return {r: self.index_path(r, self.readable[r]) for r in self.of(_T)}
+
     def index_path(self, relpath: str, digest: Digest) -> Path:
         """The index file of one version (its content's `digest`) of a ledger file."""
         key = PartitionKey.from_relpath(relpath.rsplit("/", 1)[0])
@@ -196,13 +202,16 @@ class SiteBuild:
         described = self.con.execute(f"DESCRIBE SELECT * FROM read_parquet({quote(str(folder / EMPTY))})")
         return {str(name): str(kind) for name, kind, *_ in described.fetchall()}
 
+    @cached_property
+    def _stored_columns(self) -> dict[str, str]:
+        """The columns of the stored `transactions` (read once: an update names them twice)."""
+        return self._columns(self.base)
+
     def _named_columns(self, views: Iterable[View]) -> str:
         """The columns of `transactions` that `views` name, with its keys: all that computing them
         reads (a column missing here fails the build loudly, never silently)."""
         sql = "\n".join(_READS[v] for v in views)
-        named = [
-            c for c in self._columns(self.base) if c not in _KEYS and re.search(rf"\b{re.escape(c)}\b", sql)
-        ]
+        named = [c for c in self._stored_columns if c not in _KEYS and re.search(rf"\b{re.escape(c)}\b", sql)]
         return ", ".join([*_KEYS, *named])
 
     def _rows(self, sql: str) -> dict[str, int]:
@@ -213,10 +222,9 @@ class SiteBuild:
     def _index(self, relpaths: list[str]) -> Bucketed:
         """The index files of these ledger files (their ids, keys and commission dates), one small
         file each; the index files of ledger file versions no longer in the lake are stale."""
-        indexed = {r: self.index_path(r, self.readable[r]) for r in self.of(_T)}
-        kept = set(indexed.values())
+        kept = set(self.indexes.values())
         stale = [path for path in self.index.glob("*.parquet") if path not in kept]
-        targets = {indexed[r].name.split(".", 1)[0]: indexed[r] for r in relpaths}  # by bucket: <by>_<day>
+        targets = {self.indexes[r].name.split(".", 1)[0]: self.indexes[r] for r in relpaths}  # by <by>_<day>
         versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
         select = (
             f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
@@ -338,9 +346,10 @@ class SiteBuild:
             *_, months, _ = write_all(
                 self.con, [self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
             )
-        base = self._base_files(months)  # the `whole-*` files just written
-        days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
-        return frozenset(self._downstream([p for p in base if p.name != EMPTY])), days
+        base = [whole.path(month) for month in sorted(months)]  # (every other base file deleted)
+        held = f"read_parquet({sql_list([*base, self.base / EMPTY])})"  # (the empty one: a list that reads)
+        days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM {held}"))
+        return frozenset(self._downstream(base)), days
 
     # ------------------------------------------------------------------ incremental
 
@@ -380,7 +389,7 @@ class SiteBuild:
         """The ledger files holding a version of a dirty id: the `changed` ones (every id in them is
         dirty), and those whose index holds a dirty id's key (a scan of integers, not of the ids
         themselves: a key shared by two ids only makes a file read for nothing)."""
-        indexed = {self.index_path(r, self.readable[r]): r for r in self.of(_T) if r not in changed}
+        indexed = {path: r for r, path in self.indexes.items() if r not in changed}
         files = [path for path in indexed if path.exists()]
         unindexed = [r for path, r in indexed.items() if not path.exists()]  # (a refresh stopped)
         found = (
