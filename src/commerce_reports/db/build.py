@@ -167,6 +167,11 @@ class SiteBuild:
     def _source(self, dataset: str, relpaths: Iterable[str]) -> str:
         return read_sql(dataset, self._paths(relpaths), by_name=self.schemas.get(dataset) == MIXED)
 
+    def _versions(self, relpaths: Iterable[str]) -> str:
+        """The SQL of every version of the transactions in these ledger files (`transaction_versions`
+        over them)."""
+        return render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
+
     def _report_sources(self, months: Collection[str] | None) -> dict[str, str]:
         """The SQL of each report dataset's readable files of `months` (None: of every month)."""
         return {
@@ -225,7 +230,7 @@ class SiteBuild:
         kept = set(self.indexes.values())
         stale = [path for path in self.index.glob("*.parquet") if path not in kept]
         targets = {self.indexes[r].name.split(".", 1)[0]: self.indexes[r] for r in relpaths}  # by <by>_<day>
-        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
+        versions = self._versions(relpaths)
         select = (
             f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
             f"FROM ({versions}) WHERE commission_id IS NOT NULL"
@@ -331,9 +336,8 @@ class SiteBuild:
         by hash), each slice into a file of its own that the month files are then written from; and
         the other rollups a slice of months at a time: each statement's memory and spill are
         bounded whatever the lake's size."""
-        sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
-        versions = render(_VIEWS["transaction_versions"], "inc", sources)
-        transactions = render(_VIEWS[_T], "inc", sources)
+        versions = self._versions(self.of(_T))
+        transactions = render(_VIEWS[_T], "inc", {})  # (over inc.transaction_versions)
         buckets = self._id_buckets(self.of(_T))
         with staging(self.base.parent, "slices") as folder:
             self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{_UNBOUND} AS {versions}")
@@ -421,7 +425,7 @@ class SiteBuild:
             "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
             f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
         )
-        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, self._holding(now))})
+        versions = self._versions(self._holding(now))
         con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
         con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{_UNBOUND} AS SELECT * FROM inc.dv")
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
