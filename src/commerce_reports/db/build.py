@@ -41,6 +41,7 @@ from .buckets import (
     day_bucket,
     in_list,
     month_bucket,
+    remove_staging,
     staging,
     within,
     write_all,
@@ -97,22 +98,22 @@ def _base_month(path: Path) -> str:
 @contextmanager
 def build_connection(places: SitePlaces, *, full: bool) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection for one site's build, closed at exit: a scheduled sync must not take the
-    machine's memory, so past a limit (larger for a `full` build) DuckDB spills to the site's
-    rollup folder."""
-    spill = places.folder / ".spill"
+    machine's memory, so past a limit (larger for a `full` build) DuckDB spills to a staging folder
+    of the site's rollups (removed at exit; those a killed writer left, first)."""
+    remove_staging(places.folder)
     memory = _FULL_MEMORY if full else _DELTA_MEMORY
-    con = duckdb.connect(
-        config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
-    )
-    try:
-        if full:
-            con.execute(f"SET max_temp_directory_size = '{_FULL_SPILL}'")
-        con.execute("SET enable_progress_bar = false")
-        con.execute("SET partitioned_write_flush_threshold = 65536")
-        yield con
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
+    with staging(places.folder, "spill") as spill:
+        con = duckdb.connect(
+            config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
+        )
+        try:
+            if full:
+                con.execute(f"SET max_temp_directory_size = '{_FULL_SPILL}'")
+            con.execute("SET enable_progress_bar = false")
+            con.execute("SET partitioned_write_flush_threshold = 65536")
+            yield con
+        finally:
+            con.close()
 
 
 @contextmanager
