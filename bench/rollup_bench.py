@@ -66,7 +66,7 @@ PHASES = (
     ("commerce_reports.db.published", "take_snapshot", "snapshot"),
     ("commerce_reports.db.published", "_fill", "generation links"),
     ("commerce_reports.db.published", "_save_digests", "saved digests"),
-    ("commerce_reports.db.published", "_seal", "seal"),
+    ("commerce_reports.db.published", "_seal", "record and seal"),
     ("commerce_reports.db.catalog", "write_catalog", "catalog"),
 )
 

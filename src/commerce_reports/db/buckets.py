@@ -37,6 +37,7 @@ __all__ = [
     "in_list",
     "month_bucket",
     "remove_staging",
+    "staging",
     "within",
     "write_all",
 ]
@@ -80,10 +81,6 @@ def within(column: str, buckets: Iterable[str]) -> str:
     return " OR ".join(terms) or "false"
 
 
-def _temp(folder: Path, name: str, suffix: str) -> Path:
-    return folder / f".{name}.{os.getpid()}.{secrets.token_hex(6)}{suffix}"
-
-
 @dataclass(frozen=True)
 class Bucketed:
     """Rows to store as one Parquet file per value of the SQL expression `bucket`: in `folder` as
@@ -92,7 +89,9 @@ class Bucketed:
     the whole rollup (every other file of `folder` deleted, `_empty.parquet`, the columns and no
     rows, written again so that its glob always matches). `more`: further SELECTs of the same
     columns, each run by a statement of its own after `select`, no two giving rows of one bucket (a
-    large rollup computed a slice of months at a time, so that each statement's memory is bounded)."""
+    large rollup computed a slice of months at a time, so that each statement's memory is bounded).
+    `stale`: files of other names that the write makes obsolete (deleted with the buckets it leaves
+    without rows, once it is in place, even when it has no bucket to write)."""
 
     select: str
     bucket: str
@@ -101,6 +100,11 @@ class Bucketed:
     prefix: str = ""
     names: Mapping[str, Path] | None = None
     more: Sequence[str] = ()
+    stale: Collection[Path] = ()
+
+    def path(self, value: str) -> Path:
+        """The file of the bucket `value`."""
+        return self.names[value] if self.names else self.folder / f"{self.prefix}{value}.parquet"
 
 
 def write_all(
@@ -109,13 +113,14 @@ def write_all(
     """Store every write of `writes`: all their files staged first (each write by one partitioned
     COPY; `at_once` of them at a time, each on a cursor of its own: a small COPY encodes its file on
     one thread), then moved into place one after another (`files.move_into_place`, each folder
-    flushed once), then the buckets left without rows deleted. Returns the buckets each write
-    wrote."""
+    flushed once), then the buckets left without rows (and each write's `stale` files) deleted.
+    Returns the buckets each write wrote."""
     moves: list[tuple[Path, Path]] = []
     stale: list[Path] = []
     written: list[set[str]] = []
     with contextlib.ExitStack() as staged:
         jobs: dict[int, tuple[Bucketed, list[str], Path]] = {}  # by the write's place in `writes`
+        replaced = [_replaced(write) for write in writes]
         for at, write in enumerate(writes):
             if write.only is not None and not write.only:  # no bucket to write: nothing to read
                 continue
@@ -124,17 +129,15 @@ def write_all(
                 where = f"WHERE {write.bucket} IN ({in_list(write.only)})"
                 selects = [f"SELECT * FROM ({select}) {where}" for select in selects]
             near = write.folder if write.names is not None else write.folder.parent
-            jobs[at] = (write, selects, staged.enter_context(_staging(near)))
+            jobs[at] = (write, selects, staged.enter_context(staging(near)))
         done = dict(zip(jobs, _stage_all(con, list(jobs.values()), at_once), strict=True))
         for at, write in enumerate(writes):
             files = done.get(at, {})
-            names = write.names or {v: write.folder / f"{write.prefix}{v}.parquet" for v in files}
-            moves += [(path, names[value]) for value, path in files.items()]
+            moves += [(path, write.path(value)) for value, path in files.items()]
             written.append(set(files))
-            if at not in done:
-                continue
-            stale += _stale(write, {names[value] for value in files})
-            if write.only is None:  # the columns alone (staged beside): every glob of the folder matches
+            kept = {write.path(value) for value in files}
+            stale += [path for path in replaced[at] if path not in kept]
+            if at in done and write.only is None:  # the columns alone (staged beside): every glob matches
                 moves.append((jobs[at][2] / EMPTY, write.folder / EMPTY))
         move_into_place(moves)
     for path in stale:
@@ -189,26 +192,26 @@ def _stage_all(
             cursor.close()
 
 
-def _stale(write: Bucketed, kept: set[Path]) -> list[Path]:
-    """The files of `write`'s buckets that it leaves without rows (to delete once it is in place)."""
+def _replaced(write: Bucketed) -> list[Path]:
+    """The files that `write` replaces: those of its buckets (`only=None`: every file of its folder
+    but the empty one), and its `stale` ones. Those it leaves without rows are deleted once it is in
+    place."""
     if write.only is None:
-        return [p for p in write.folder.glob("*.parquet") if p.name != EMPTY and p not in kept]
-    paths = [
-        write.names[v] if write.names else write.folder / f"{write.prefix}{v}.parquet" for v in write.only
-    ]
-    return [p for p in paths if p not in kept]
+        own = [p for p in write.folder.glob("*.parquet") if p.name != EMPTY]
+    else:
+        own = [write.path(v) for v in write.only]
+    return [*own, *write.stale]
 
 
 @contextmanager
-def _staging(near: Path) -> Iterator[Path]:
-    """A staging folder in `near` (made if need be), removed at exit with whatever is left in it."""
-    make_folder(near)
-    staging = _temp(near, "buckets", STAGING)
+def staging(near: Path, name: str = "buckets") -> Iterator[Path]:
+    """A staging folder in `near` (made, with `near`, if need be), removed at exit with whatever is
+    left in it (or, left by a writer that was killed, by the next writer: `remove_staging`)."""
+    folder = near / f".{name}.{os.getpid()}.{secrets.token_hex(6)}{STAGING}"
     try:
-        make_folder(staging)
-        yield staging
+        yield make_folder(folder)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, target: Path) -> dict[str, Path]:

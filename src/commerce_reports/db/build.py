@@ -29,19 +29,20 @@ import shutil
 import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
 
 from ..contract import DATASETS, PartitionKey
-from ..files import make_folder
 from .buckets import (
     NONE,
-    STAGING,
     Bucketed,
     day_bucket,
     in_list,
     month_bucket,
+    remove_staging,
+    staging,
     within,
     write_all,
 )
@@ -97,22 +98,22 @@ def _base_month(path: Path) -> str:
 @contextmanager
 def build_connection(places: SitePlaces, *, full: bool) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection for one site's build, closed at exit: a scheduled sync must not take the
-    machine's memory, so past a limit (larger for a `full` build) DuckDB spills to the site's
-    rollup folder."""
-    spill = places.folder / ".spill"
+    machine's memory, so past a limit (larger for a `full` build) DuckDB spills to a staging folder
+    of the site's rollups (removed at exit; those a killed writer left, first)."""
+    remove_staging(places.folder)
     memory = _FULL_MEMORY if full else _DELTA_MEMORY
-    con = duckdb.connect(
-        config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
-    )
-    try:
-        if full:
-            con.execute(f"SET max_temp_directory_size = '{_FULL_SPILL}'")
-        con.execute("SET enable_progress_bar = false")
-        con.execute("SET partitioned_write_flush_threshold = 65536")
-        yield con
-    finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)
+    with staging(places.folder, "spill") as spill:
+        con = duckdb.connect(
+            config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
+        )
+        try:
+            if full:
+                con.execute(f"SET max_temp_directory_size = '{_FULL_SPILL}'")
+            con.execute("SET enable_progress_bar = false")
+            con.execute("SET partitioned_write_flush_threshold = 65536")
+            yield con
+        finally:
+            con.close()
 
 
 @contextmanager
@@ -167,6 +168,11 @@ class SiteBuild:
     def _source(self, dataset: str, relpaths: Iterable[str]) -> str:
         return read_sql(dataset, self._paths(relpaths), by_name=self.schemas.get(dataset) == MIXED)
 
+    def _versions(self, relpaths: Iterable[str]) -> str:
+        """The SQL of every version of the transactions in these ledger files (`transaction_versions`
+        over them)."""
+        return render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
+
     def _report_sources(self, months: Collection[str] | None) -> dict[str, str]:
         """The SQL of each report dataset's readable files of `months` (None: of every month)."""
         return {
@@ -174,6 +180,11 @@ class SiteBuild:
             for d in DATASETS
             if d != _T
         }
+
+    @cached_property
+    def indexes(self) -> dict[str, Path]:
+        """The index file of each readable ledger file's version (worked out once)."""
+        return {r: self.index_path(r, self.readable[r]) for r in self.of(_T)}
 
     def index_path(self, relpath: str, digest: Digest) -> Path:
         """The index file of one version (its content's `digest`) of a ledger file."""
@@ -197,13 +208,16 @@ class SiteBuild:
         described = self.con.execute(f"DESCRIBE SELECT * FROM read_parquet({quote(str(folder / EMPTY))})")
         return {str(name): str(kind) for name, kind, *_ in described.fetchall()}
 
+    @cached_property
+    def _stored_columns(self) -> dict[str, str]:
+        """The columns of the stored `transactions` (read once: an update names them twice)."""
+        return self._columns(self.base)
+
     def _named_columns(self, views: Iterable[View]) -> str:
         """The columns of `transactions` that `views` name, with its keys: all that computing them
         reads (a column missing here fails the build loudly, never silently)."""
         sql = "\n".join(_READS[v] for v in views)
-        named = [
-            c for c in self._columns(self.base) if c not in _KEYS and re.search(rf"\b{re.escape(c)}\b", sql)
-        ]
+        named = [c for c in self._stored_columns if c not in _KEYS and re.search(rf"\b{re.escape(c)}\b", sql)]
         return ", ".join([*_KEYS, *named])
 
     def _rows(self, sql: str) -> dict[str, int]:
@@ -211,27 +225,19 @@ class SiteBuild:
 
     # ------------------------------------------------------------------ shared steps
 
-    def _index(self, relpaths: list[str]) -> list[Bucketed]:
+    def _index(self, relpaths: list[str]) -> Bucketed:
         """The index files of these ledger files (their ids, keys and commission dates), one small
-        file each (none for no file)."""
-        if not relpaths:
-            return []
-        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, relpaths)})
+        file each; the index files of ledger file versions no longer in the lake are stale."""
+        kept = set(self.indexes.values())
+        stale = [path for path in self.index.glob("*.parquet") if path not in kept]
+        targets = {self.indexes[r].name.split(".", 1)[0]: self.indexes[r] for r in relpaths}  # by <by>_<day>
+        versions = self._versions(relpaths)
         select = (
             f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
             f"FROM ({versions}) WHERE commission_id IS NOT NULL"
         )
         bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
-        paths = [self.index_path(r, self.readable[r]) for r in relpaths]
-        targets = {path.name.split(".", 1)[0]: path for path in paths}  # by bucket value: <by>_<day>
-        return [Bucketed(select, bucket, self.index, only=set(targets), names=targets)]
-
-    def remove_old_index(self) -> None:
-        """Delete the index files of ledger file versions no longer in the lake."""
-        keep = {self.index_path(r, self.readable[r]).name for r in self.of(_T)}
-        for path in self.index.glob("*.parquet"):
-            if path.name not in keep:
-                path.unlink(missing_ok=True)
+        return Bucketed(select, bucket, self.index, only=set(targets), names=targets, stale=stale)
 
     def _install(
         self, schema: str, views: Iterable[View], transactions: str, sources: Mapping[str, str]
@@ -331,25 +337,24 @@ class SiteBuild:
         by hash), each slice into a file of its own that the month files are then written from; and
         the other rollups a slice of months at a time: each statement's memory and spill are
         bounded whatever the lake's size."""
-        sources: dict[str, str] = {d: self._source(d, self.of(d)) for d in DATASETS}
-        versions = render(_VIEWS["transaction_versions"], "inc", sources)
-        transactions = render(_VIEWS[_T], "inc", sources)
+        versions = self._versions(self.of(_T))
+        transactions = render(_VIEWS[_T], "inc", {})  # (over inc.transaction_versions)
         buckets = self._id_buckets(self.of(_T))
-        make_folder(self.base.parent)
-        with tempfile.TemporaryDirectory(prefix=".slices-", suffix=STAGING, dir=self.base.parent) as folder:
+        with staging(self.base.parent, "slices") as folder:
             self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{_UNBOUND} AS {versions}")
             if buckets > 1:
-                transactions = self._by_id_slices(Path(folder), versions, transactions, buckets)
+                transactions = self._by_id_slices(folder, versions, transactions, buckets)
             whole = Bucketed(transactions, month_bucket("commission_date"), self.base, prefix=WHOLE_PREFIX)
             # no patch: the columns of `transactions` and `_deleted` (the transactions view's, when
             # every base file is new: the empty one is written in the same go)
             no_patch = f"SELECT *, false AS _deleted FROM ({transactions}) LIMIT 0"
             *_, months, _ = write_all(
-                self.con, [*self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
+                self.con, [self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
             )
-        base = self._base_files(months)  # the `whole-*` files just written
-        days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM read_parquet({sql_list(base)})"))
-        return frozenset(self._downstream([p for p in base if p.name != EMPTY])), days
+        base = [whole.path(month) for month in sorted(months)]  # (every other base file deleted)
+        held = f"read_parquet({sql_list([*base, self.base / EMPTY])})"  # (the empty one: a list that reads)
+        days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM {held}"))
+        return frozenset(self._downstream(base)), days
 
     # ------------------------------------------------------------------ incremental
 
@@ -389,7 +394,7 @@ class SiteBuild:
         """The ledger files holding a version of a dirty id: the `changed` ones (every id in them is
         dirty), and those whose index holds a dirty id's key (a scan of integers, not of the ids
         themselves: a key shared by two ids only makes a file read for nothing)."""
-        indexed = {self.index_path(r, self.readable[r]): r for r in self.of(_T) if r not in changed}
+        indexed = {path: r for r, path in self.indexes.items() if r not in changed}
         files = [path for path in indexed if path.exists()]
         unindexed = [r for path, r in indexed.items() if not path.exists()]  # (a refresh stopped)
         found = (
@@ -421,7 +426,7 @@ class SiteBuild:
             "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
             f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
         )
-        versions = render(_VIEWS["transaction_versions"], "inc", {_T: self._source(_T, self._holding(now))})
+        versions = self._versions(self._holding(now))
         con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
         con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{_UNBOUND} AS SELECT * FROM inc.dv")
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
@@ -472,7 +477,7 @@ class SiteBuild:
         """Carry out an update `plan` (its change read by `read_change`): index the changed ledger
         files, write the day files and patches of `transactions` it names, then each other rollup's
         months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
-        writes = self._index([r for r in plan.ledger if r in self.readable])
+        writes = [self._index([r for r in plan.ledger if r in self.readable])]
         rewrite, patches = plan.buckets[_T].whole, plan.buckets[_T].patch
         if rewrite or patches:
             self._stage_transactions(rewrite, plan.patched)

@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from ..contract import PartitionKey
+from .buckets import NONE
 from .listing import dataset_of
 from .state import CODE, DERIVED_ROLLUPS, WHOLE_PREFIX, SiteState
 from .views import PERIOD_KINDS, View, reads_reports, reads_transactions
@@ -50,7 +51,6 @@ __all__ = [
 
 WHOLE, DELTA, PATCH, NOTHING = "whole", "delta", "patch", "nothing"
 UPDATE = "update"  # a site's plan: write what changed (its steps say what)
-NONE = "none"  # the bucket of rows whose date is NULL
 EVERY = "every month"  # a step over all of a rollup's buckets
 _T = "transactions"
 PATCH_SHARE = 0.25  # a day of its own whose changed and patched rows pass this share of its rows is rewritten

@@ -146,19 +146,28 @@ def _publish(data_dir: Path, root: Path) -> Path:
     digest = snapshot.digest()
     sites = _site_files(snapshot)
     current = _current(root)
-    if current.get("digest") == digest and (root / current.get("generation", "-") / _READING).exists():
-        _save_digests(data_dir, sites)  # what this process read to know the lake is unchanged
-        return root / current["generation"]
+    folder = root / current.get("generation", "-")
+    if current.get("digest") != digest or not (folder / _READING).exists():
+        folder = _generation(data_dir, root, snapshot, sites, digest)
+    _save_digests(data_dir, sites)  # what this process read, linked and pruned: the next one trusts it
+    return folder
+
+
+def _generation(data_dir: Path, root: Path, snapshot: Snapshot, sites: list[_SiteFiles], digest: str) -> Path:
+    """A new generation in `root` of `snapshot` (whose files are `sites`): its links, the old
+    generations pruned, its record and seal (after the links and the pruning that moved its files'
+    change times), then the pointer readers follow, last: a reader never meets a generation
+    without its seal."""
+    record = _record(snapshot)
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     try:
-        _fill(data_dir, sites, _record(snapshot), folder)
+        _fill(data_dir, sites, folder)
+        _prune(root, keep=folder.name)
+        _seal(sites, record, folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     save_atomic(root / _CURRENT, json.dumps({"generation": folder.name, "digest": digest}))
-    _prune(root, keep=folder.name)
-    _save_digests(data_dir, sites)
-    _seal(sites, folder)  # after the links and the pruning that moved its files' change times
     return folder
 
 
@@ -198,12 +207,10 @@ def _record(snapshot: Snapshot) -> _Record:
     return _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
 
 
-def _fill(data_dir: Path, sites: list[_SiteFiles], record: _Record, folder: Path) -> None:
-    """Link the files of `sites` (below `data_dir`) into the generation `folder`;
-    write its `record` last."""
+def _fill(data_dir: Path, sites: list[_SiteFiles], folder: Path) -> None:
+    """Link the files of `sites` (below `data_dir`) into the generation `folder`."""
     for site in sites:
         _link([(data_dir / relpath, folder / relpath) for relpath in site.linked])
-    save_atomic(folder / _READING, json.dumps(record.to_json()))
 
 
 def _read(rollup: str) -> bool:
@@ -226,21 +233,30 @@ def _save_digests(data_dir: Path, sites: list[_SiteFiles]) -> None:
             log.debug("could not save the digests of site %s: %s", site.digests.site, error)
 
 
-def _seal(sites: list[_SiteFiles], folder: Path) -> None:
-    """Record, for readers, the stamp and sha256 of every file the generation `folder` links."""
+def _seal(sites: list[_SiteFiles], record: _Record, folder: Path) -> None:
+    """Write the generation `folder`'s `record`, and its seal: for readers, the stamp and sha256 of
+    every file it links."""
     files: dict[str, list[object]] = {}
     for site in sites:
         for relpath, digest in site.linked.items():
             with contextlib.suppress(OSError):
                 files[relpath] = [*stamp_of(os.stat(os.path.join(folder, relpath))), digest]
-    save_atomic(folder / _SEAL, json.dumps({"files": files}, separators=(",", ":")))
+    texts = {
+        _READING: json.dumps(record.to_json()),
+        _SEAL: json.dumps({"files": files}, separators=(",", ":")),
+    }
+    for name, text in texts.items():
+        save_atomic(folder / name, text)
 
 
 def _prune(root: Path, keep: str) -> None:
+    """Delete the generations past the newest `_KEEP` once a day old, but `keep` (being made) and
+    the one readers are pointed at until it is made."""
+    kept = {keep, _current(root).get("generation")}
     generations = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True)
     cutoff = f"{datetime.now(UTC) - _KEEP_FOR:%Y%m%dT%H%M%S}"
     for old in generations[_KEEP:]:
-        if old.name != keep and old.name < cutoff:
+        if old.name not in kept and old.name < cutoff:
             shutil.rmtree(old, ignore_errors=True)
 
 
@@ -280,8 +296,8 @@ _reread: dict[tuple[str, Stamp], str] = {}
 
 def _still_sealed(folder: Path) -> bool:
     """Whether every file of the generation `folder` still holds what its seal says (checked at
-    most every `_CHECK_EVERY` seconds per process; a generation without a seal, being made or
-    made by an older version, is its publisher's word)."""
+    most every `_CHECK_EVERY` seconds per process; a generation without a seal, made by an older
+    version, is its publisher's word)."""
     now = time.monotonic()
     last = _checks.get(str(folder))
     if last is not None and now - last[0] < _CHECK_EVERY:

@@ -43,7 +43,6 @@ import duckdb
 from ..contract import PART_FILE, PartitionKey
 from ..errors import LakeError, ValidationError
 from ..lake.locks import writing_sites
-from .buckets import remove_staging
 from .build import SiteBuild, build_connection, reading_connection
 from .listing import Listing, undecodable_files
 from .plan import UPDATE, WHOLE, SitePlan, plan_site
@@ -269,7 +268,6 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
     undecodable: dict[str, str] = {}
     failure = ""  # the last attempt's error, said if every attempt fails
     with writing_sites(places.data_dir, [places.site]):
-        remove_staging(places.folder)
         for _ in range(3):
             survey = _survey(places, stored, force, undecodable)
             if not survey.plan.writes:
@@ -323,7 +321,6 @@ def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
             months, whole_days = plan.months | before.pending_months, before.whole_days
             save_state(places, dataclasses.replace(before, pending_months=months))
             build.write(plan)
-    build.remove_old_index()
     state = SiteState(
         survey.listing, dict(survey.skipped), schemas, whole_days=whole_days, files=rollup_files(places)
     )
