@@ -101,34 +101,39 @@ def build_connection(places: SitePlaces, *, full: bool) -> Iterator[duckdb.DuckD
     machine's memory, so past a limit (larger for a `full` build) DuckDB spills to a staging folder
     of the site's rollups (removed at exit; those a killed writer left, first)."""
     remove_staging(places.folder)
-    memory = _FULL_MEMORY if full else _DELTA_MEMORY
-    with staging(places.folder, "spill") as spill:
-        con = duckdb.connect(
-            config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
-        )
-        try:
-            if full:
-                con.execute(f"SET max_temp_directory_size = '{_FULL_SPILL}'")
-            con.execute("SET enable_progress_bar = false")
-            con.execute("SET partitioned_write_flush_threshold = 65536")
-            yield con
-        finally:
-            con.close()
+    with (
+        staging(places.folder, "spill") as spill,
+        _spilling(_FULL_MEMORY if full else _DELTA_MEMORY, spill) as con,
+    ):
+        if full:
+            con.execute(f"SET max_temp_directory_size = '{_FULL_SPILL}'")
+        con.execute("SET partitioned_write_flush_threshold = 65536")
+        yield con
 
 
 @contextmanager
 def reading_connection() -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection that reads a site's change and writes nothing in the data folder (it
     spills, if it must, to a temporary folder of the system's): for a plan shown, not carried out."""
-    with tempfile.TemporaryDirectory(prefix="commerce-reports-plan-") as spill:
-        con = duckdb.connect(
-            config={"memory_limit": _DELTA_MEMORY, "preserve_insertion_order": False, "temp_directory": spill}
-        )
-        try:
-            con.execute("SET enable_progress_bar = false")
-            yield con
-        finally:
-            con.close()
+    with (
+        tempfile.TemporaryDirectory(prefix="commerce-reports-plan-") as spill,
+        _spilling(_DELTA_MEMORY, spill) as con,
+    ):
+        yield con
+
+
+@contextmanager
+def _spilling(memory: str, spill: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB connection of its own that keeps within `memory` by spilling to the folder `spill`
+    (no progress bar: a build says what it does itself), closed at exit."""
+    con = duckdb.connect(
+        config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
+    )
+    try:
+        con.execute("SET enable_progress_bar = false")
+        yield con
+    finally:
+        con.close()
 
 
 class SiteBuild:

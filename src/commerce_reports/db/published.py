@@ -38,6 +38,7 @@ import os
 import secrets
 import shutil
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -148,21 +149,23 @@ def _publish(data_dir: Path, root: Path) -> Path:
     current = _current(root)
     folder = root / current.get("generation", "-")
     if current.get("digest") != digest or not (folder / _READING).exists():
-        folder = _generation(data_dir, root, snapshot, sites, digest)
+        folder = _generation(data_dir, root, snapshot, sites, digest, pointed=folder.name)
     _save_digests(data_dir, sites)  # what this process read, linked and pruned: the next one trusts it
     return folder
 
 
-def _generation(data_dir: Path, root: Path, snapshot: Snapshot, sites: list[_SiteFiles], digest: str) -> Path:
+def _generation(
+    data_dir: Path, root: Path, snapshot: Snapshot, sites: list[_SiteFiles], digest: str, pointed: str
+) -> Path:
     """A new generation in `root` of `snapshot` (whose files are `sites`): its links, the old
-    generations pruned, its record and seal (after the links and the pruning that moved its files'
-    change times), then the pointer readers follow, last: a reader never meets a generation
-    without its seal."""
+    generations pruned (never `pointed`, the one readers follow until this one is made), its
+    record and seal (after the links and the pruning that moved its files' change times), then the
+    pointer readers follow, last: a reader never meets a generation without its seal."""
     record = _record(snapshot)
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     try:
         _fill(data_dir, sites, folder)
-        _prune(root, keep=folder.name)
+        _prune(root, keep={folder.name, pointed})
         _seal(sites, record, folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
@@ -249,14 +252,12 @@ def _seal(sites: list[_SiteFiles], record: _Record, folder: Path) -> None:
         save_atomic(folder / name, text)
 
 
-def _prune(root: Path, keep: str) -> None:
-    """Delete the generations past the newest `_KEEP` once a day old, but `keep` (being made) and
-    the one readers are pointed at until it is made."""
-    kept = {keep, _current(root).get("generation")}
+def _prune(root: Path, keep: Collection[str]) -> None:
+    """Delete the generations past the newest `_KEEP` once a day old, but those named in `keep`."""
     generations = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True)
     cutoff = f"{datetime.now(UTC) - _KEEP_FOR:%Y%m%dT%H%M%S}"
     for old in generations[_KEEP:]:
-        if old.name not in kept and old.name < cutoff:
+        if old.name not in keep and old.name < cutoff:
             shutil.rmtree(old, ignore_errors=True)
 
 
