@@ -50,7 +50,7 @@ from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
 from .plan import SitePlan, TransactionChange, month_of, partition_month, plan_update
 from .snapshot import stored_transactions_sql
-from .sources import MIXED, quote, read_sql, sql_list
+from .sources import MIXED, UNBOUND, quote, read_sql, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces, SiteState
 from .views import VIEW_LIST, View, reads_reports, reads_transactions, render, with_inputs
 
@@ -75,9 +75,6 @@ _SAME_ROW = (
 )
 
 
-# A build's views are each read once or twice, and binding one reads the footers of every file below
-# it (~2.5 ms a view, ~45 views a refresh): DuckDB 2 can bind a view where it is read, not made.
-_UNBOUND = " WITH (DEFER_BINDING)" if int(duckdb.__version__.split(".", 1)[0]) >= 2 else ""
 _KEYS = ["site", "commission_id", "commission_date"]
 # An id's key in the index files: DuckDB's hash, 8 bytes to scan where the id is a string (a new
 # DuckDB may hash otherwise: its version is part of the rollups' code, `state.CODE`).
@@ -250,11 +247,11 @@ class SiteBuild:
         """`views` in `schema`, over the rows of `transactions` and the report `sources` (a dataset
         left out has no rows)."""
         self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-        self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{_T}{_UNBOUND} AS {transactions}")
+        self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{_T}{UNBOUND} AS {transactions}")
         reading: dict[str, str] = {d: sources.get(d) or self._source(d, []) for d in DATASETS}
         for view in with_inputs(views):
             sql = render(view, schema, reading)
-            self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name}{_UNBOUND} AS {sql}")
+            self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name}{UNBOUND} AS {sql}")
 
     def _downstream(self, base: list[Path]) -> set[str]:
         """Recompute every rollup but `transactions`, whole, from the stored one (the `base` files
@@ -325,7 +322,7 @@ class SiteBuild:
             if not files:
                 continue
             self.con.execute(
-                f"CREATE OR REPLACE VIEW inc.transaction_versions{_UNBOUND} AS "
+                f"CREATE OR REPLACE VIEW inc.transaction_versions{UNBOUND} AS "
                 f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
             )
             slices.append(folder / f"{k}.parquet")
@@ -346,7 +343,7 @@ class SiteBuild:
         transactions = render(_VIEWS[_T], "inc", {})  # (over inc.transaction_versions)
         buckets = self._id_buckets(self.of(_T))
         with staging(self.base.parent, "slices") as folder:
-            self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{_UNBOUND} AS {versions}")
+            self.con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{UNBOUND} AS {versions}")
             if buckets > 1:
                 transactions = self._by_id_slices(folder, versions, transactions, buckets)
             whole = Bucketed(transactions, month_bucket("commission_date"), self.base, prefix=WHOLE_PREFIX)
@@ -433,7 +430,7 @@ class SiteBuild:
         )
         versions = self._versions(self._holding(now))
         con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
-        con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{_UNBOUND} AS SELECT * FROM inc.dv")
+        con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{UNBOUND} AS SELECT * FROM inc.dv")
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
         # A dirty id's stored row is one of its versions before the change: in a file holding it
         # now (`inc.dv`) or in a changed file's index. Only the base files of those months are read.
@@ -543,7 +540,7 @@ class SiteBuild:
         where = within("commission_date", read)
         stored = stored_transactions_sql(self._base_files(months), self._patches(months), where, columns)
         streamed = sum(map(reads_transactions, computed)) <= 1
-        made = f"VIEW inc.stored{_UNBOUND}" if streamed else "TABLE inc.stored"
+        made = f"VIEW inc.stored{UNBOUND}" if streamed else "TABLE inc.stored"
         self.con.execute(
             f"CREATE OR REPLACE {made} AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
             f"UNION ALL BY NAME SELECT {columns} FROM inc.u WHERE {where}"

@@ -39,7 +39,7 @@ from .published import published_reading, views_root
 from .readonly import Connection, ReadOnlyConnection
 from .rollups import refresh_rollups
 from .snapshot import Reading, take_snapshot, view_sql
-from .sources import data_folder, quote, resolve_data_dir
+from .sources import UNBOUND, data_folder, quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST, VIEWS
 
@@ -94,13 +94,14 @@ def install_views(con: duckdb.DuckDBPyConnection, selects: Mapping[str, str]) ->
     _create(con, lambda schema, name: selects[f"{schema}.{name}"])
 
 
-def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str]) -> None:
-    """Create each view in `live` and `main` with the SELECT `body(schema, name)`, and its comment."""
+def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str], options: str = "") -> None:
+    """Create each view in `live` and `main` with the SELECT `body(schema, name)` and `options`,
+    and its comment."""
     con.execute("CREATE SCHEMA IF NOT EXISTS live")
     for view in VIEW_LIST:
         for schema in ("live", "main"):
             sql = body(schema, view.name)
-            con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name} AS {sql}")
+            con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name}{options} AS {sql}")
         comment = VIEWS[view.name]
         live_comment = f"{comment} Computed from the lake files at every query."
         con.execute(f"COMMENT ON VIEW live.{view.name} IS {quote(live_comment)}")
@@ -130,6 +131,7 @@ def _install_following(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
         lambda schema, name: (
             f"SELECT * FROM query({_RESOLVER}({quote(schema)}, {quote(name)}, txid_current()))"
         ),
+        UNBOUND,  # each is bound where a query reads it, from the state then: binding it here was lost work
     )
 
 
