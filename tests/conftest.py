@@ -43,6 +43,8 @@ SLOW_FIRST = (
     "tests/lake/test_processes.py",
     "tests/notebooks/test_notebooks.py",
     "tests/db/test_access.py",
+    "tests/db/test_read_only.py",
+    "tests/db/test_sliced_build.py",
     "tests/db/test_consistency.py",
     "tests/lake/test_sync.py",
     "tests/test_cli_folders.py",

@@ -19,7 +19,6 @@ from commerce_reports.errors import CommerceReportsError, LakeError
 from tests.db.conftest import SyncedLake
 
 Probe = Callable[[Any, Path], object]
-pytestmark = pytest.mark.xdist_group("synced-lake")  # see test_sliced_build
 
 
 def _sql_probes(folder: Path) -> dict[str, str]:

@@ -12,10 +12,6 @@ from commerce_reports.db import build, rebuild_rollups
 from commerce_reports.db.state import rollups_root
 from tests.db.conftest import SyncedLake
 
-# With test_read_only, on one worker: the synced lake's first users in `make test-fast`, so the other
-# worker runs other tests while this one builds it, rather than wait for it.
-pytestmark = pytest.mark.xdist_group("synced-lake")
-
 
 def _rollups(data_dir: Path) -> dict[str, list[tuple[object, ...]]]:
     """Every rollup file of `data_dir` (by its path below the rollups, the index files apart: they

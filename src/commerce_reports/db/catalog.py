@@ -12,10 +12,11 @@ DuckDB since then reads (the Python package may be newer than the CLI a user has
 
 What moves with every sync, the published generation the views read and the coverage behind their
 `complete` and `final` columns, is named by macros (`commerce_generation()`, `commerce_complete_day`,
-...). When only those move, the last catalog is copied and its macros defined again: its views are
-not bound again, which would read a Parquet footer per glob. It is written whole when its views' SQL
-changes (which sites, rollups and files they read): after a sync or a rebuild, by `commerce-reports
-catalog`, or by the next `commerce-reports sql`.
+...). When only those move, the last catalog is copied and its macros defined again, not its views.
+It is written whole when its views' SQL changes (which sites, rollups and files they read): after a
+sync or a rebuild, by `commerce-reports catalog`, or by the next `commerce-reports sql`. Its views
+are bound where a query reads them (DuckDB 2), not as they are made: binding reads a Parquet footer
+per glob.
 `catalog_problem` says what is wrong, for `status`. It is written beside, then renamed over the old
 one: a reader that has it open keeps the old file.
 """
@@ -162,10 +163,10 @@ def write_catalog(
     same_views = ours and record.get("digest") == catalog.digest
 
     def write(temp: Path) -> None:
-        if same_views:  # only the macros move: the views are bound once, when their SQL changes
+        if same_views:  # only the macros move: the views are made once, when their SQL changes
             shutil.copyfile(target, temp)
         with duckdb.connect() as con:
-            # The views bind as they are created: in this session, the catalog's folder is this one.
+            # DuckDB 1 binds the views as they are made: in this session, the catalog's folder is this one.
             con.execute(f"SET temp_directory = {quote(str(folder / _TEMP_DIRECTORY))}")
             con.execute(f"ATTACH {quote(str(temp))} AS catalog (STORAGE_VERSION '{STORAGE_VERSION}')")
             con.execute("USE catalog")

@@ -94,14 +94,15 @@ def install_views(con: duckdb.DuckDBPyConnection, selects: Mapping[str, str]) ->
     _create(con, lambda schema, name: selects[f"{schema}.{name}"])
 
 
-def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str], options: str = "") -> None:
-    """Create each view in `live` and `main` with the SELECT `body(schema, name)` and `options`,
-    and its comment."""
+def _create(con: duckdb.DuckDBPyConnection, body: Callable[[str, str], str]) -> None:
+    """Create each view in `live` and `main` with the SELECT `body(schema, name)`, and its comment.
+    A view is bound where a query reads it, not here: binding reads the footer of every file below
+    it, and a connection's views are worked out again at each binding anyway (`_install_following`)."""
     con.execute("CREATE SCHEMA IF NOT EXISTS live")
     for view in VIEW_LIST:
         for schema in ("live", "main"):
             sql = body(schema, view.name)
-            con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name}{options} AS {sql}")
+            con.execute(f"CREATE OR REPLACE VIEW {schema}.{view.name}{UNBOUND} AS {sql}")
         comment = VIEWS[view.name]
         live_comment = f"{comment} Computed from the lake files at every query."
         con.execute(f"COMMENT ON VIEW live.{view.name} IS {quote(live_comment)}")
@@ -131,7 +132,6 @@ def _install_following(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
         lambda schema, name: (
             f"SELECT * FROM query({_RESOLVER}({quote(schema)}, {quote(name)}, txid_current()))"
         ),
-        UNBOUND,  # each is bound where a query reads it, from the state then: binding it here was lost work
     )
 
 
