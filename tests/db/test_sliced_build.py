@@ -1,5 +1,6 @@
 """A full build in slices (ids by hash for `transactions`, months for the other rollups, as a large
-lake is built) writes the rollups that the build in one statement each writes."""
+lake is built, each slice's stored transactions read from their files) writes the rollups that the
+build in one statement each writes (its stored transactions read into memory once)."""
 
 from __future__ import annotations
 
@@ -42,12 +43,13 @@ def test_a_build_in_slices_writes_the_rollups_of_a_build_in_one(
         slicing["ids"] = max(slicing["ids"], found)
         return found
 
-    def count_months(self: build.SiteBuild, base: list[Path]) -> list[set[str]]:
+    def count_months(self: build.SiteBuild, base: list[Path]) -> list[tuple[set[str], int]]:
         found = month_slices(self, base)
         slicing["months"] = max(slicing["months"], len(found))
         return found
 
     monkeypatch.setattr(build, "SLICE_ROWS", 200)  # a lake of some 2,000 versions a site
+    monkeypatch.setattr(build, "IN_MEMORY_ROWS", 0)  # each slice read from its files (the one: from memory)
     monkeypatch.setattr(build.SiteBuild, "_id_buckets", count_ids)
     monkeypatch.setattr(build.SiteBuild, "_month_slices", count_months)
     rebuild_rollups(sliced)

@@ -59,6 +59,7 @@ __all__ = ["SiteBuild", "build_connection", "reading_connection"]
 _FULL_MEMORY = "3GB"
 _FULL_SPILL = "12GB"  # at most, on disk: past it a full build fails (rather than fill the disk)
 SLICE_ROWS = 12_000_000  # rows one statement of a full build reads at most (see `SiteBuild.full`)
+IN_MEMORY_ROWS = 200_000  # a full build's slice of at most this many rows is read into memory once
 _SLICE_COPY = "FORMAT parquet, COMPRESSION lz4_raw"  # a slice's file, read once: fast to write
 _DELTA_MEMORY = "600MB"
 _T = "transactions"
@@ -255,14 +256,20 @@ class SiteBuild:
 
     def _downstream(self, base: list[Path]) -> set[str]:
         """Recompute every rollup but `transactions`, whole, from the stored one (the `base` files
-        of a full build: no patch), a slice of months at a time (`_month_slices`)."""
+        of a full build: no patch), a slice of months at a time (`_month_slices`). A slice of at
+        most `IN_MEMORY_ROWS` stored transactions is read into memory once: its rollups then bind
+        and read it there, rather than each read the footers and rows of its files again."""
         slices = self._month_slices(base)
         parts: list[dict[str, str]] = []
         one = len(slices) == 1
-        for number, months in enumerate(slices):
+        for number, (months, rows) in enumerate(slices):
             schema = f"inc_{number}"
             files = [p for p in base if one or _base_month(p) in months]
             stored = stored_transactions_sql([*files, self.base / EMPTY], [self.patch / EMPTY])
+            if rows <= IN_MEMORY_ROWS:
+                self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+                self.con.execute(f"CREATE OR REPLACE TABLE {schema}.stored AS {stored}")
+                stored = f"SELECT * FROM {schema}.stored"
             self._install(schema, DERIVED_ROLLUPS, stored, self._report_sources(None if one else months))
             parts.append({v.name: f"SELECT * FROM {schema}.{v.name}" for v in DERIVED_ROLLUPS})
         writes = [
@@ -276,9 +283,10 @@ class SiteBuild:
         ]
         return set().union(*write_all(self.con, writes))
 
-    def _month_slices(self, base: list[Path]) -> list[set[str]]:
+    def _month_slices(self, base: list[Path]) -> list[tuple[set[str], int]]:
         """The months of the rollups (of the `base` files, and of the report windows) in slices of
-        at most `SLICE_ROWS` stored transactions (a month larger than that alone), in order."""
+        at most `SLICE_ROWS` stored transactions (a month larger than that alone), in order, each
+        with its stored transactions' count."""
         rows: dict[str, int] = {}
         counts = f"SELECT file_name, num_rows FROM parquet_file_metadata({sql_list(base)})"
         for name, count in (self._rows(counts) if base else {}).items():
@@ -286,15 +294,14 @@ class SiteBuild:
             rows[month] = rows.get(month, 0) + count
         for month in self.report_months.values():
             rows.setdefault(month, 0)
-        slices: list[set[str]] = []
-        total = 0
+        slices: list[tuple[set[str], int]] = []
         for month in sorted(rows):
-            if not slices or total + rows[month] > SLICE_ROWS:
-                slices.append(set())
-                total = 0
-            slices[-1].add(month)
-            total += rows[month]
-        return slices or [set()]
+            if not slices or slices[-1][1] + rows[month] > SLICE_ROWS:
+                slices.append((set(), 0))
+            months, total = slices[-1]
+            months.add(month)
+            slices[-1] = (months, total + rows[month])
+        return slices or [(set(), 0)]
 
     def _id_buckets(self, ledger: list[str]) -> int:
         """How many slices of commission ids the `transactions` of a full build are computed in: each
