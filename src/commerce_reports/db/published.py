@@ -35,6 +35,7 @@ import contextlib
 import json
 import logging
 import os
+import posixpath
 import secrets
 import shutil
 import time
@@ -44,7 +45,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..contract import GENERATIONS_FOLDER
-from ..files import held, make_folder, save_atomic, sha256_of
+from ..files import held, make_folders, save_atomic, sha256_of
 from ..lake.digests import SiteDigests, Stamp, stamp_of
 from .coverage import SiteCoverage
 from .listing import Digest, dataset_of
@@ -101,17 +102,6 @@ class _Record:
             {str(k): str(v) for k, v in shapes.items()},
             tuple(SiteCoverage.from_json(c) for c in coverage),
         )
-
-
-def _link(links: list[tuple[Path, Path]]) -> None:
-    """Hard-link each (file, link) pair, making the link's folder first (each folder once)."""
-    made: set[str] = set()
-    for source, destination in links:
-        folder = os.path.dirname(destination)
-        if folder not in made:
-            make_folder(Path(folder))
-            made.add(folder)
-        os.link(source, destination)
 
 
 def _current(root: Path) -> dict[str, str]:
@@ -211,9 +201,13 @@ def _record(snapshot: Snapshot) -> _Record:
 
 
 def _fill(data_dir: Path, sites: list[_SiteFiles], folder: Path) -> None:
-    """Link the files of `sites` (below `data_dir`) into the generation `folder`."""
-    for site in sites:
-        _link([(data_dir / relpath, folder / relpath) for relpath in site.linked])
+    """Make the new generation `folder`, with every folder its links need made once, and hard-link
+    the files of `sites` (below `data_dir`) into it."""
+    relpaths = [relpath for site in sites for relpath in site.linked]
+    make_folders(folder, {posixpath.dirname(relpath) for relpath in relpaths})
+    source, target = str(data_dir), str(folder)
+    for relpath in relpaths:
+        os.link(os.path.join(source, relpath), os.path.join(target, relpath))
 
 
 def _read(rollup: str) -> bool:
@@ -226,12 +220,11 @@ def _save_digests(data_dir: Path, sites: list[_SiteFiles]) -> None:
     not their content, which was checked when the snapshot was taken) and save them per site, so
     the next process trusts them without reading them (see `lake/digests.py`). A cache: a folder
     that cannot hold it costs reads later, nothing else."""
+    folder = str(data_dir)
     for site in sites:
-        files = [data_dir / relpath for relpath in (*site.linked, *site.kept)]
-        for path in files:
-            site.digests.relinked(path)
+        files = [os.path.join(folder, relpath) for relpath in (*site.linked, *site.kept)]
         try:
-            site.digests.save(files)
+            site.digests.save(files, relinked=True)
         except OSError as error:
             log.debug("could not save the digests of site %s: %s", site.digests.site, error)
 

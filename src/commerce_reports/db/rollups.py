@@ -148,7 +148,7 @@ def plan_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None
         plan = survey.plan
         if plan.action == UPDATE and not survey.whole:
             with reading_connection() as con:
-                build = SiteBuild(con, places, survey.readable, survey.schemas, survey.basis.whole_days)
+                build = SiteBuild(con, places, survey.readable, survey.schemas(con), survey.basis.whole_days)
                 plan = build.planned(plan, survey.basis)
         plans.append(plan)
     return plans
@@ -252,12 +252,11 @@ class _Survey:
         """What a build starts from: the state before, for an update; nothing, for a whole build."""
         return NOTHING if self.whole or self.before is None else self.before
 
-    @cached_property
-    def schemas(self) -> dict[str, str]:
+    def schemas(self, con: duckdb.DuckDBPyConnection) -> dict[str, str]:
         """Each dataset's schema signature over the readable files (footers unchanged since the
-        basis not read again)."""
+        basis not read again), read through the build's connection `con`."""
         basis = self.basis
-        return dataset_schemas(self.places.lake, self.readable, basis.listing, basis.schemas)
+        return dataset_schemas(self.places.lake, self.readable, basis.listing, basis.schemas, con)
 
 
 def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefresh | None:
@@ -309,10 +308,10 @@ def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
     places = survey.places
     plan = survey.plan
     before = survey.before
-    schemas = survey.schemas
-    if survey.whole:
-        save_state(places, SiteState(listing={}, rebuilding=True))
     with build_connection(places, full=survey.whole) as con:
+        schemas = survey.schemas(con)
+        if survey.whole:
+            save_state(places, SiteState(listing={}, rebuilding=True))
         build = SiteBuild(con, places, survey.readable, schemas, survey.basis.whole_days)
         if survey.whole or before is None:
             months, whole_days = build.full()
