@@ -48,9 +48,8 @@ from ..contract import GENERATIONS_FOLDER
 from ..files import held, make_folders, save_atomic, sha256_of
 from ..lake.digests import SiteDigests, Stamp, stamp_of
 from .coverage import SiteCoverage
-from .listing import Digest, dataset_of
+from .listing import Digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
-from .sources import MIXED
 
 __all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
 
@@ -134,28 +133,29 @@ def publish(data_dir: Path) -> Path | None:
 
 def _publish(data_dir: Path, root: Path) -> Path:
     snapshot = take_snapshot(data_dir)
-    digest = snapshot.digest()
+    digest, shapes = snapshot.digest(), snapshot.shapes()
+    record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
     sites = _site_files(snapshot)
     current = _current(root)
     folder = root / current.get("generation", "-")
     if current.get("digest") != digest or not (folder / _READING).exists():
-        folder = _generation(data_dir, root, snapshot, sites, digest, pointed=folder.name)
+        folder = _generation(data_dir, root, record, sites, digest, pointed=folder.name)
     _save_digests(data_dir, sites)  # what this process read, linked and pruned: the next one trusts it
     return folder
 
 
 def _generation(
-    data_dir: Path, root: Path, snapshot: Snapshot, sites: list[_SiteFiles], digest: str, pointed: str
+    data_dir: Path, root: Path, record: _Record, sites: list[_SiteFiles], digest: str, pointed: str
 ) -> Path:
-    """A new generation in `root` of `snapshot` (whose files are `sites`): its links, the old
-    generations pruned (never `pointed`, the one readers follow until this one is made), its
-    record and seal (after the links and the pruning that moved its files' change times), then the
-    pointer readers follow, last: a reader never meets a generation without its seal."""
-    record = _record(snapshot)
+    """A new generation in `root` of a snapshot (its `record`, its files `sites`): the old
+    generations pruned (never `pointed`, the one readers follow until this one is made), its links
+    (each folder made once: the generation is new), its record and seal (after the pruning and the
+    links that moved its files' change times), then the pointer readers follow, last: a reader
+    never meets a generation without its seal."""
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     try:
-        _fill(data_dir, sites, folder)
         _prune(root, keep={folder.name, pointed})
+        _fill(data_dir, sites, folder)
         _seal(sites, record, folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
@@ -190,14 +190,6 @@ def _site_files(snapshot: Snapshot) -> list[_SiteFiles]:
                 (linked if _read(r) else kept)[f"{rollups}/{r}"] = digest
         found.append(_SiteFiles(site.places.digests, linked, kept))
     return found
-
-
-def _record(snapshot: Snapshot) -> _Record:
-    """What the views need to know of `snapshot`: its fresh and stale sites, whether each dataset's
-    readable files differ in their columns, the coverage of periods."""
-    datasets = {dataset_of(r) for site in snapshot.sites for r in site.readable_all()}
-    shapes = {dataset: MIXED if snapshot.by_name(dataset) else "same" for dataset in datasets}
-    return _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
 
 
 def _fill(data_dir: Path, sites: list[_SiteFiles], folder: Path) -> None:
