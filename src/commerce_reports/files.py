@@ -278,10 +278,10 @@ def _fsync(path: Path, flags: int) -> None:
         os.close(fd)
 
 
-def sha256_of(path: Path) -> str:
+def sha256_of(path: Path | str) -> str:
     """The hex sha256 of a file's bytes."""
     digest = hashlib.sha256()
-    with Path(path).open("rb") as source:
+    with open(path, "rb") as source:
         for block in iter(lambda: source.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -185,7 +185,9 @@ def write_catalog(
 
 
 def _save_record(folder: Path, record: dict[str, object]) -> None:
-    save_atomic(rollups_root(folder) / _RECORD, json.dumps(record))
+    """What the catalog was written from: lost in a crash (or left behind by one), its stamp no
+    longer matches the catalog, which is then written whole again: no flush needed."""
+    save_atomic(rollups_root(folder) / _RECORD, json.dumps(record), durable=False)
 
 
 def catalog_problem(data_dir: Path | str | None = None) -> str | None:

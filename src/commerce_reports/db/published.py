@@ -161,6 +161,7 @@ def _generation(
         shutil.rmtree(folder, ignore_errors=True)
         raise
     save_atomic(root / _CURRENT, json.dumps({"generation": folder.name, "digest": digest}))
+    _checks[str(folder)] = (time.monotonic(), True)  # its seal holds: this process just took its stamps
     return folder
 
 

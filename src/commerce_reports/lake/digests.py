@@ -67,17 +67,17 @@ class SiteDigests:
         self.hashed = 0  # files read to know their digest (none when every stamp vouched)
         self.hashed_bytes = 0
 
-    def of(self, path: Path, stat: os.stat_result | None = None) -> str:
+    def of(self, path: Path | str, stat: os.stat_result | None = None) -> str:
         """The sha256 of the file at `path`: from an unchanged stamp when one vouches for it, else
         by reading it. Raises OSError when the file cannot be read."""
         vouched = self.vouched(path, stat)
         return vouched if vouched is not None else self.read(path)
 
-    def vouched(self, path: Path, stat: os.stat_result | None = None) -> str | None:
+    def vouched(self, path: Path | str, stat: os.stat_result | None = None) -> str | None:
         """The digest an unchanged stamp vouches for (this process's, or the site's record), or
         None: the file must be read to know it. Raises OSError when there is no file."""
         stamp = stamp_of(stat if stat is not None else os.stat(path))
-        key = str(path)
+        key = os.fspath(path)
         with _lock:
             known = _known.get(key)
         if known is not None and known[0] == stamp:
@@ -88,7 +88,7 @@ class SiteDigests:
             return saved[1]
         return None
 
-    def read(self, path: Path) -> str:
+    def read(self, path: Path | str) -> str:
         """The sha256 of the file at `path`, read in full whatever its stamp (`verify` does this)."""
         before = os.stat(path)
         digest = sha256_of(path)
@@ -96,7 +96,7 @@ class SiteDigests:
         self.hashed += 1
         self.hashed_bytes += after.st_size
         if stamp_of(before) == stamp_of(after):  # not changed while it was read
-            _remember(str(path), stamp_of(after), digest)
+            _remember(os.fspath(path), stamp_of(after), digest)
         return digest
 
     def note(self, path: Path, digest: str) -> None:
