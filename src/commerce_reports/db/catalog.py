@@ -169,10 +169,12 @@ def write_catalog(
             con.execute(f"SET temp_directory = {quote(str(folder / _TEMP_DIRECTORY))}")
             con.execute(f"ATTACH {quote(str(temp))} AS catalog (STORAGE_VERSION '{STORAGE_VERSION}')")
             con.execute("USE catalog")
+            con.execute("BEGIN")  # one commit for all: each statement committed alone writes the file
             for statement in catalog.macros:
                 con.execute(statement)
             if not same_views:
                 install_views(con, catalog.views)
+            con.execute("COMMIT")
             con.execute("USE memory")
             con.execute("DETACH catalog")
 

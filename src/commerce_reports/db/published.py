@@ -310,13 +310,14 @@ def _unsealed(folder: Path) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError):
         return []
     changed = []
+    root = str(folder)
     for relpath, recorded in seal.items():
-        path = folder / relpath
+        path = os.path.join(root, relpath)  # (strings, not Paths: a lake's worth of files)
         try:
             stamp = stamp_of(os.stat(path))
             if list(stamp) == recorded[:5]:
                 continue
-            key = (str(path), stamp)
+            key = (path, stamp)
             if key not in _reread:
                 if len(_reread) > 100_000:
                     _reread.clear()
