@@ -39,7 +39,6 @@ import posixpath
 import secrets
 import shutil
 import time
-from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -154,7 +153,7 @@ def _generation(
     never meets a generation without its seal."""
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     try:
-        _prune(root, keep={folder.name, pointed})
+        _prune(root, folder.name, pointed)
         _fill(data_dir, sites, folder)
         _seal(sites, record, folder)
     except OSError:
@@ -238,13 +237,14 @@ def _seal(sites: list[_SiteFiles], record: _Record, folder: Path) -> None:
         save_atomic(folder / name, text)
 
 
-def _prune(root: Path, keep: Collection[str]) -> None:
-    """Delete the generations past the newest `_KEEP` once a day old, but those named in `keep`."""
-    generations = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True)
+def _prune(root: Path, new: str, pointed: str) -> None:
+    """Delete the generations past the newest `_KEEP` once a day old (`new`, the one about to be
+    made, counted among them), but `pointed` (the one readers follow until `new` is made)."""
+    names = sorted({p.name for p in root.iterdir() if p.is_dir()} | {new}, reverse=True)
     cutoff = f"{datetime.now(UTC) - _KEEP_FOR:%Y%m%dT%H%M%S}"
-    for old in generations[_KEEP:]:
-        if old.name not in keep and old.name < cutoff:
-            shutil.rmtree(old, ignore_errors=True)
+    for name in names[_KEEP:]:
+        if name != pointed and name < cutoff:
+            shutil.rmtree(root / name, ignore_errors=True)
 
 
 _cache: dict[str, tuple[tuple[int, int, int], Reading | None]] = {}
