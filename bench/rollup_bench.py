@@ -19,11 +19,19 @@ machine they say more than wall time. A run interrupted while the day is held ba
 the next run.
 
 The one-day refresh is also split into its parts, wall and CPU seconds each (`PHASES`): the survey
-(listing the lake by digest, the rollups' state and files, the plan), reading the change, writing
-the rollups, hashing the rollup files written, and the fixed costs after it: the snapshot, the
-generation's links, the saved digests, the seal, and the catalog (its macros only, when the
-views' SQL stays the same). Their sum beside the whole says
-what is left for the rest.
+(listing the lake by digest, the rollups' state and files, the plan), reading the change (of which
+the index read finding the ledger files that hold a changed id), writing the rollups, hashing the
+rollup files written, and the fixed costs after it: the snapshot, the generation's links, the
+saved digests, the seal, and the catalog (its macros only, when the views' SQL stays the same).
+Their sum beside the whole says what is left for the rest.
+
+    .venv/bin/python bench/rollup_bench.py DATA_DIR --baseline /work/main/src --pairs 3
+
+times the one-day refresh of this working copy beside the code in `--baseline` (another checkout's
+`src`), taking turns on the same lake (each side's held-back refresh is its own too), and prints
+each pair and each part, old beside new: the fixed costs of a refresh hardly move with the size of
+the change, so a ratio measured in one run says what a change to them bought. Both sides must
+keep the same rollup layout (else each turn rebuilds the rollups whole).
 """
 
 from __future__ import annotations
@@ -31,7 +39,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -61,6 +71,7 @@ _RUNNER = (
 PHASES = (
     ("commerce_reports.db.rollups", "_survey", "survey: listing by digest, state, rollup files, plan"),
     ("commerce_reports.db.build", "SiteBuild.read_change", "read the change"),
+    ("commerce_reports.db.build", "SiteBuild._holding", "  of which the index read"),
     ("commerce_reports.db.build", "SiteBuild.write", "write the rollups"),
     ("commerce_reports.db.rollups", "rollup_files", "digests of the rollup files"),
     ("commerce_reports.db.published", "take_snapshot", "snapshot"),
@@ -72,13 +83,15 @@ PHASES = (
 
 
 def _timed(phases: dict[str, list[float]]) -> None:
-    """Wrap each part of `PHASES` so that its wall and CPU seconds add up in `phases[label]`."""
+    """Wrap each part of `PHASES` so that its wall and CPU seconds add up in `phases[label]` (a
+    part the code does not have, in a baseline, is left out)."""
     for module_name, name, label in PHASES:
         module = importlib.import_module(module_name)
-        owner, attribute = (
-            (getattr(module, name.split(".")[0]), name.split(".")[1]) if "." in name else (module, name)
-        )
-        real = getattr(owner, attribute)
+        owner_name, _, attribute = name.rpartition(".")
+        owner = getattr(module, owner_name) if owner_name else module
+        real = getattr(owner, attribute, None)
+        if real is None:
+            continue
         phases[label] = [0.0, 0.0]
 
         def timed(*args: object, _real: Any = real, _label: str = label, **kwargs: object) -> object:
@@ -93,7 +106,12 @@ def _timed(phases: dict[str, list[float]]) -> None:
 
 
 def _step(step: str, data_dir: Path) -> None:
-    """Run one measured step in this process and print its wall time (and its parts') as JSON."""
+    """Run one measured step in this process and print its wall time (and its parts') as JSON
+    (`hold`: the refresh without the last day, which the `day` step then measures adding)."""
+    if step == "hold":
+        _hold_back(data_dir)
+        print(json.dumps({}))
+        return
     phases: dict[str, list[float]] = {}
     if step == "day":
         _timed(phases)
@@ -110,11 +128,13 @@ def _step(step: str, data_dir: Path) -> None:
     print(json.dumps({"seconds": time.perf_counter() - started, "phases": phases}))
 
 
-def measure(step: str, data_dir: Path) -> dict[str, Any]:
+def measure(step: str, data_dir: Path, src: Path | None = None) -> dict[str, Any]:
     """Run `step` (`build`: from no rollups; `full`: a rebuild; `day`: the refresh of the last day)
-    in a process of its own: its seconds, peak MB, CPU seconds (and for `day`, its parts)."""
+    in a process of its own (with the package of `src`, another checkout's, when given): its
+    seconds, peak MB, CPU seconds (and for `day`, its parts)."""
     command = [sys.executable, "-c", _RUNNER, sys.executable, __file__, "--step", step, str(data_dir)]
-    done = subprocess.run(command, capture_output=True, text=True)
+    env = None if src is None else {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode:  # the step's own error, not a CalledProcessError naming the runner
         said = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()
         raise SystemExit(
@@ -157,9 +177,9 @@ def _restore(data_dir: Path) -> None:
     shutil.rmtree(held, ignore_errors=True)
 
 
-def measure_day(data_dir: Path) -> tuple[PartitionKey, list[str], dict[str, Any]]:
-    """The one-day refresh: the last update day (and its month's windows) held back, the rollups
-    refreshed without them, put back, and the refresh a sync would run then measured."""
+def _hold_back(data_dir: Path) -> tuple[PartitionKey, list[str]]:
+    """Refresh the rollups without what a daily sync of the last update day stores (held back,
+    then put back); return the day and what it stores."""
     _restore(data_dir)
     day = _last_day(data_dir)
     stored = _daily_sync(data_dir, day)
@@ -168,17 +188,70 @@ def measure_day(data_dir: Path) -> tuple[PartitionKey, list[str], dict[str, Any]
         refresh_rollups(data_dir, {SITE: [day]})
     finally:
         _restore(data_dir)
-    return day, stored, measure("day", data_dir)
+    return day, stored
+
+
+def measure_day(data_dir: Path, src: Path | None = None) -> tuple[PartitionKey, list[str], dict[str, Any]]:
+    """The one-day refresh: the last update day (and its month's windows) held back, the rollups
+    refreshed without them, put back, and the refresh a sync would run then measured (both with
+    the package of `src` when given, in processes of their own)."""
+    if src is None:
+        day, stored = _hold_back(data_dir)
+    else:
+        measure("hold", data_dir, src)
+        day = _last_day(data_dir)
+        stored = _daily_sync(data_dir, day)
+    return day, stored, measure("day", data_dir, src)
+
+
+def _paired(data_dir: Path, baseline: Path, pairs: int) -> None:
+    """Print `pairs` one-day refreshes of the `baseline` code and of this copy's, taking turns on
+    the same lake: each pair's wall and CPU seconds, then each part's median, old beside new."""
+    runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
+    for number in range(pairs):
+        for side, src in (("old", baseline), ("new", None)):
+            day, stored, one = measure_day(data_dir, src)
+            runs[side].append(one)
+        old, new = runs["old"][-1], runs["new"][-1]
+        print(
+            f"pair {number + 1}: old {old['seconds']:.3f} s wall, {old['cpu']:.3f} s CPU; "
+            f"new {new['seconds']:.3f} s wall, {new['cpu']:.3f} s CPU "
+            f"(new/old wall {new['seconds'] / old['seconds']:.2f}, CPU {new['cpu'] / old['cpu']:.2f})"
+        )
+    print(f"day added: {day.start}, with {len(stored) - 1} aggregate month windows; baseline: {baseline}")
+    print(f"median of {pairs} ({'old wall':>9} {'new wall':>9} {'old CPU':>8} {'new CPU':>8}):")
+    labels = [label for _, _, label in PHASES]
+    for label in labels:
+        cells = []
+        for index in (0, 1):
+            for side in ("old", "new"):
+                values = [run["phases"][label][index] for run in runs[side] if label in run["phases"]]
+                cells.append(f"{statistics.median(values):.3f}" if values else "-")
+        print(f"  {label:<54} {cells[0]:>9} {cells[1]:>9} {cells[2]:>8} {cells[3]:>8}")
+    whole = [f"{statistics.median(run['seconds'] for run in runs[side]):.3f}" for side in ("old", "new")] + [
+        f"{statistics.median(run['cpu'] for run in runs[side]):.3f}" for side in ("old", "new")
+    ]
+    print(
+        f"  {'the whole refresh and catalog (CPU: the process)':<54} {whole[0]:>9} {whole[1]:>9} "
+        f"{whole[2]:>8} {whole[3]:>8}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data_dir", nargs="?", type=Path, default=Path("data/bench-lake"))
-    parser.add_argument("--step", choices=("build", "full", "day"), help=argparse.SUPPRESS)
+    parser.add_argument("--step", choices=("build", "full", "day", "hold"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout's src: time the one-day refresh old beside new"
+    )
+    parser.add_argument("--pairs", type=int, default=3, help="old/new pairs with --baseline (default 3)")
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     if args.step:
         _step(args.step, data_dir)
+        return
+    if args.baseline is not None:
+        _paired(data_dir, args.baseline.resolve(), args.pairs)
         return
     _restore(data_dir)
     full = measure("full", data_dir)
@@ -193,7 +266,7 @@ def main() -> None:
     print(f"the one-day refresh, part by part ({'wall s':>8} {'CPU s':>7}):")
     for label, (wall, cpu) in one["phases"].items():
         print(f"  {label:<54} {wall:>8.3f} {cpu:>7.3f}")
-    rest = one["seconds"] - sum(wall for wall, _ in one["phases"].values())
+    rest = one["seconds"] - sum(wall for label, (wall, _) in one["phases"].items() if label[0] != " ")
     print(f"  {'the rest (locks, state, schemas, the catalog file, ...)':<54} {rest:>8.3f}")
 
 

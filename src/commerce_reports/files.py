@@ -18,7 +18,9 @@ import contextlib
 import errno
 import hashlib
 import os
+import posixpath
 import re
+import stat
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache, lru_cache
@@ -36,6 +38,7 @@ __all__ = [
     "describe_os_error",
     "held",
     "make_folder",
+    "make_folders",
     "modes",
     "move_atomic",
     "move_into_place",
@@ -108,6 +111,29 @@ def make_folder(folder: Path) -> Path:
             continue  # made meanwhile by another writer
         os.chmod(part, mode)  # exactly: the umask may not narrow a mode the user asked to share
     return folder
+
+
+def make_folders(root: Path, below: Iterable[str]) -> None:
+    """A new folder `root` and the folders `below` it (relative paths; their parents are made too),
+    each made once, with the folder mode of `modes`: a publisher's new generation holds a lake's
+    worth of folders, which need no "is it there already" walk (`make_folder`). The mode is set
+    exactly (`chmod`) only where the umask narrowed it. Raises FileExistsError when `root` exists."""
+    mode = modes().folder
+    make_folder(Path(root).parent)
+    wanted: set[str] = set()
+    for relpath in below:
+        while relpath and relpath not in wanted:  # (an ancestor already wanted has its own)
+            wanted.add(relpath)
+            relpath = posixpath.dirname(relpath)
+    top = os.fspath(root)
+    paths = [top, *(os.path.join(top, relpath) for relpath in sorted(wanted))]  # (parents first)
+    os.mkdir(top, mode)
+    narrowed = stat.S_IMODE(os.stat(top).st_mode) != mode
+    for path in paths[1:]:
+        os.mkdir(path, mode)
+    if narrowed:
+        for path in paths:
+            os.chmod(path, mode)
 
 
 @contextmanager
@@ -252,10 +278,10 @@ def _fsync(path: Path, flags: int) -> None:
         os.close(fd)
 
 
-def sha256_of(path: Path) -> str:
+def sha256_of(path: Path | str) -> str:
     """The hex sha256 of a file's bytes."""
     digest = hashlib.sha256()
-    with Path(path).open("rb") as source:
+    with open(path, "rb") as source:
         for block in iter(lambda: source.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -50,7 +50,7 @@ from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
 from .plan import SitePlan, TransactionChange, month_of, partition_month, plan_update
 from .snapshot import stored_transactions_sql
-from .sources import MIXED, UNBOUND, quote, read_sql, sql_list
+from .sources import MIXED, UNBOUND, dataset_schemas, quote, read_sql, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces, SiteState
 from .views import VIEW_LIST, View, reads_reports, reads_transactions, render, with_inputs
 
@@ -135,23 +135,19 @@ def _spilling(memory: str, spill: Path | str) -> Iterator[duckdb.DuckDBPyConnect
 
 
 class SiteBuild:
-    """The rollups of one site (at `places`), written through `con` (a DuckDB connection of its own)."""
+    """The rollups of one site (at `places`), written through `con` (a DuckDB connection of its own),
+    from its `readable` lake files and the state `basis` (NOTHING for a whole build)."""
 
     def __init__(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        places: SitePlaces,
-        readable: Listing,
-        schemas: Mapping[str, str],
-        whole_days: frozenset[str] = frozenset(),
+        self, con: duckdb.DuckDBPyConnection, places: SitePlaces, readable: Listing, basis: SiteState
     ) -> None:
         self.con = con
         self.site = places.site
         self.root = places.lake
         self.index = places.index
         self.readable = readable
-        self.schemas = schemas
-        self.whole_days = whole_days
+        self.basis = basis
+        self.whole_days = basis.whole_days
         self.base = places.base
         self.patch = places.patch
         self.folders = places.views
@@ -160,6 +156,14 @@ class SiteBuild:
         con.execute("CREATE SCHEMA IF NOT EXISTS inc")
 
     # ------------------------------------------------------------------ inputs
+
+    @cached_property
+    def schemas(self) -> dict[str, str]:
+        """Each dataset's schema signature over the readable files (the footers changed since the
+        basis only), read through the build's connection: one of their own costs more than a few
+        footers."""
+        basis = self.basis
+        return dataset_schemas(self.root, self.readable, basis.listing, basis.schemas, self.con)
 
     def of(self, dataset: str) -> list[str]:
         """The readable files of `dataset` (relpaths)."""

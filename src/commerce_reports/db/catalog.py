@@ -170,10 +170,12 @@ def write_catalog(
             con.execute(f"SET temp_directory = {quote(str(folder / _TEMP_DIRECTORY))}")
             con.execute(f"ATTACH {quote(str(temp))} AS catalog (STORAGE_VERSION '{STORAGE_VERSION}')")
             con.execute("USE catalog")
+            con.execute("BEGIN")  # one commit for all: each statement committed alone writes the file
             for statement in catalog.macros:
                 con.execute(statement)
             if not same_views:
                 install_views(con, catalog.views)
+            con.execute("COMMIT")
             con.execute("USE memory")
             con.execute("DETACH catalog")
 
@@ -186,7 +188,9 @@ def write_catalog(
 
 
 def _save_record(folder: Path, record: dict[str, object]) -> None:
-    save_atomic(rollups_root(folder) / _RECORD, json.dumps(record))
+    """What the catalog was written from: lost in a crash (or left behind by one), its stamp no
+    longer matches the catalog, which is then written whole again: no flush needed."""
+    save_atomic(rollups_root(folder) / _RECORD, json.dumps(record), durable=False)
 
 
 def catalog_problem(data_dir: Path | str | None = None) -> str | None:

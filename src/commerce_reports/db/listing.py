@@ -74,6 +74,7 @@ def site_listing(site_folder: Path, digests: SiteDigests) -> Listing:
     digest of its content (`digests`, the site's: read only where no unchanged stamp vouches for
     one)."""
     root = str(site_folder)
+    below_root = len(os.path.join(root, ""))  # (strings, not Paths: a year of days is 365 files)
     listing: Listing = {}
     for dataset in DATASETS:
         for folder in _leaf_folders(os.path.join(root, dataset), _DEPTH[dataset]):
@@ -82,9 +83,9 @@ def site_listing(site_folder: Path, digests: SiteDigests) -> Listing:
                 stat = os.stat(path)
             except (FileNotFoundError, NotADirectoryError):
                 continue
-            relpath = os.path.relpath(folder, root) + "/" + PART_FILE
+            relpath = path[below_root:].replace(os.sep, "/")
             try:
-                listing[relpath] = digests.of(Path(path), stat)
+                listing[relpath] = digests.of(path, stat)
             except FileNotFoundError:
                 continue
             except OSError:

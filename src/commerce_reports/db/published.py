@@ -35,21 +35,20 @@ import contextlib
 import json
 import logging
 import os
+import posixpath
 import secrets
 import shutil
 import time
-from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ..contract import GENERATIONS_FOLDER
-from ..files import held, make_folder, save_atomic, sha256_of
+from ..files import held, make_folders, save_atomic, sha256_of
 from ..lake.digests import SiteDigests, Stamp, stamp_of
 from .coverage import SiteCoverage
-from .listing import Digest, dataset_of
+from .listing import Digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
-from .sources import MIXED
 
 __all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
 
@@ -103,17 +102,6 @@ class _Record:
         )
 
 
-def _link(links: list[tuple[Path, Path]]) -> None:
-    """Hard-link each (file, link) pair, making the link's folder first (each folder once)."""
-    made: set[str] = set()
-    for source, destination in links:
-        folder = os.path.dirname(destination)
-        if folder not in made:
-            make_folder(Path(folder))
-            made.add(folder)
-        os.link(source, destination)
-
-
 def _current(root: Path) -> dict[str, str]:
     try:
         data = json.loads((root / _CURRENT).read_text())
@@ -144,33 +132,35 @@ def publish(data_dir: Path) -> Path | None:
 
 def _publish(data_dir: Path, root: Path) -> Path:
     snapshot = take_snapshot(data_dir)
-    digest = snapshot.digest()
+    digest, shapes = snapshot.digest(), snapshot.shapes()
+    record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
     sites = _site_files(snapshot)
     current = _current(root)
     folder = root / current.get("generation", "-")
     if current.get("digest") != digest or not (folder / _READING).exists():
-        folder = _generation(data_dir, root, snapshot, sites, digest, pointed=folder.name)
+        folder = _generation(data_dir, root, record, sites, digest, pointed=folder.name)
     _save_digests(data_dir, sites)  # what this process read, linked and pruned: the next one trusts it
     return folder
 
 
 def _generation(
-    data_dir: Path, root: Path, snapshot: Snapshot, sites: list[_SiteFiles], digest: str, pointed: str
+    data_dir: Path, root: Path, record: _Record, sites: list[_SiteFiles], digest: str, pointed: str
 ) -> Path:
-    """A new generation in `root` of `snapshot` (whose files are `sites`): its links, the old
-    generations pruned (never `pointed`, the one readers follow until this one is made), its
-    record and seal (after the links and the pruning that moved its files' change times), then the
-    pointer readers follow, last: a reader never meets a generation without its seal."""
-    record = _record(snapshot)
+    """A new generation in `root` of a snapshot (its `record`, its files `sites`): the old
+    generations pruned (never `pointed`, the one readers follow until this one is made), its links
+    (each folder made once: the generation is new), its record and seal (after the pruning and the
+    links that moved its files' change times), then the pointer readers follow, last: a reader
+    never meets a generation without its seal."""
     folder = root / f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
     try:
+        _prune(root, folder.name, pointed)
         _fill(data_dir, sites, folder)
-        _prune(root, keep={folder.name, pointed})
         _seal(sites, record, folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     save_atomic(root / _CURRENT, json.dumps({"generation": folder.name, "digest": digest}))
+    _checks[str(folder)] = (time.monotonic(), True)  # its seal holds: this process just took its stamps
     return folder
 
 
@@ -202,18 +192,14 @@ def _site_files(snapshot: Snapshot) -> list[_SiteFiles]:
     return found
 
 
-def _record(snapshot: Snapshot) -> _Record:
-    """What the views need to know of `snapshot`: its fresh and stale sites, whether each dataset's
-    readable files differ in their columns, the coverage of periods."""
-    datasets = {dataset_of(r) for site in snapshot.sites for r in site.readable_all()}
-    shapes = {dataset: MIXED if snapshot.by_name(dataset) else "same" for dataset in datasets}
-    return _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
-
-
 def _fill(data_dir: Path, sites: list[_SiteFiles], folder: Path) -> None:
-    """Link the files of `sites` (below `data_dir`) into the generation `folder`."""
-    for site in sites:
-        _link([(data_dir / relpath, folder / relpath) for relpath in site.linked])
+    """Make the new generation `folder`, with every folder its links need made once, and hard-link
+    the files of `sites` (below `data_dir`) into it."""
+    relpaths = [relpath for site in sites for relpath in site.linked]
+    make_folders(folder, {posixpath.dirname(relpath) for relpath in relpaths})
+    source, target = str(data_dir), str(folder)
+    for relpath in relpaths:
+        os.link(os.path.join(source, relpath), os.path.join(target, relpath))
 
 
 def _read(rollup: str) -> bool:
@@ -226,12 +212,11 @@ def _save_digests(data_dir: Path, sites: list[_SiteFiles]) -> None:
     not their content, which was checked when the snapshot was taken) and save them per site, so
     the next process trusts them without reading them (see `lake/digests.py`). A cache: a folder
     that cannot hold it costs reads later, nothing else."""
+    folder = str(data_dir)
     for site in sites:
-        files = [data_dir / relpath for relpath in (*site.linked, *site.kept)]
-        for path in files:
-            site.digests.relinked(path)
+        files = [os.path.join(folder, relpath) for relpath in (*site.linked, *site.kept)]
         try:
-            site.digests.save(files)
+            site.digests.save(files, relinked=True)
         except OSError as error:
             log.debug("could not save the digests of site %s: %s", site.digests.site, error)
 
@@ -252,13 +237,14 @@ def _seal(sites: list[_SiteFiles], record: _Record, folder: Path) -> None:
         save_atomic(folder / name, text)
 
 
-def _prune(root: Path, keep: Collection[str]) -> None:
-    """Delete the generations past the newest `_KEEP` once a day old, but those named in `keep`."""
-    generations = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True)
+def _prune(root: Path, new: str, pointed: str) -> None:
+    """Delete the generations past the newest `_KEEP` once a day old (`new`, the one about to be
+    made, counted among them), but `pointed` (the one readers follow until `new` is made)."""
+    names = sorted({p.name for p in root.iterdir() if p.is_dir()} | {new}, reverse=True)
     cutoff = f"{datetime.now(UTC) - _KEEP_FOR:%Y%m%dT%H%M%S}"
-    for old in generations[_KEEP:]:
-        if old.name not in keep and old.name < cutoff:
-            shutil.rmtree(old, ignore_errors=True)
+    for name in names[_KEEP:]:
+        if name != pointed and name < cutoff:
+            shutil.rmtree(root / name, ignore_errors=True)
 
 
 _cache: dict[str, tuple[tuple[int, int, int], Reading | None]] = {}
@@ -324,13 +310,14 @@ def _unsealed(folder: Path) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError):
         return []
     changed = []
+    root = str(folder)
     for relpath, recorded in seal.items():
-        path = folder / relpath
+        path = os.path.join(root, relpath)  # (strings, not Paths: a lake's worth of files)
         try:
             stamp = stamp_of(os.stat(path))
             if list(stamp) == recorded[:5]:
                 continue
-            key = (str(path), stamp)
+            key = (path, stamp)
             if key not in _reread:
                 if len(_reread) > 100_000:
                     _reread.clear()

@@ -48,7 +48,7 @@ from .listing import Listing, undecodable_files
 from .plan import UPDATE, WHOLE, SitePlan, plan_site
 from .published import publish
 from .snapshot import site_snapshot, take_snapshot
-from .sources import data_folder, dataset_schemas, lake_sites
+from .sources import data_folder, lake_sites
 from .state import (
     DERIVED_ROLLUPS,
     NOTHING,
@@ -148,7 +148,7 @@ def plan_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None
         plan = survey.plan
         if plan.action == UPDATE and not survey.whole:
             with reading_connection() as con:
-                build = SiteBuild(con, places, survey.readable, survey.schemas, survey.basis.whole_days)
+                build = SiteBuild(con, places, survey.readable, survey.basis)
                 plan = build.planned(plan, survey.basis)
         plans.append(plan)
     return plans
@@ -252,13 +252,6 @@ class _Survey:
         """What a build starts from: the state before, for an update; nothing, for a whole build."""
         return NOTHING if self.whole or self.before is None else self.before
 
-    @cached_property
-    def schemas(self) -> dict[str, str]:
-        """Each dataset's schema signature over the readable files (footers unchanged since the
-        basis not read again)."""
-        basis = self.basis
-        return dataset_schemas(self.places.lake, self.readable, basis.listing, basis.schemas)
-
 
 def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefresh | None:
     """Refresh one site's rollups under its lock: survey and plan, then carry the plan out (up to
@@ -309,11 +302,10 @@ def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
     places = survey.places
     plan = survey.plan
     before = survey.before
-    schemas = survey.schemas
     if survey.whole:
         save_state(places, SiteState(listing={}, rebuilding=True))
     with build_connection(places, full=survey.whole) as con:
-        build = SiteBuild(con, places, survey.readable, schemas, survey.basis.whole_days)
+        build = SiteBuild(con, places, survey.readable, survey.basis)
         if survey.whole or before is None:
             months, whole_days = build.full()
         else:
@@ -322,7 +314,7 @@ def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
             save_state(places, dataclasses.replace(before, pending_months=months))
             build.write(plan)
     state = SiteState(
-        survey.listing, dict(survey.skipped), schemas, whole_days=whole_days, files=rollup_files(places)
+        survey.listing, dict(survey.skipped), build.schemas, whole_days=whole_days, files=rollup_files(places)
     )
     save_state(places, state)
     return plan, months

@@ -97,6 +97,12 @@ class Snapshot:
         signatures = {_signature(s, dataset) for s in self.sites} - {None}
         return len(signatures) > 1 or MIXED in signatures
 
+    def shapes(self) -> dict[str, str]:
+        """What a generation of this snapshot records of each dataset that has readable files:
+        MIXED when their columns differ (read them by name), else "same" (see `reading_of`)."""
+        datasets = {dataset_of(r) for site in self.sites for r in site.readable_all()}
+        return {dataset: MIXED if self.by_name(dataset) else "same" for dataset in datasets}
+
     def digest(self) -> str:
         """What a published generation of this snapshot would hold: equal digests, the same
         generation (each site's listing, freshness, unreadable files and state file version)."""

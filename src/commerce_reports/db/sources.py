@@ -104,29 +104,37 @@ def _current_types(dataset: str) -> str:
     )
 
 
-def file_schemas(paths: Sequence[str | Path]) -> dict[str, str]:
+def file_schemas(paths: Sequence[str | Path], con: duckdb.DuckDBPyConnection | None = None) -> dict[str, str]:
     """The schema signature of each file of `paths` (its column names and types), read from the
-    footers (milliseconds per hundred files). Raises LakeError naming the problem when one cannot
-    be read."""
+    footers (milliseconds per hundred files) through `con` (None: a connection of its own, which
+    costs more than reading a few footers). Raises LakeError naming the problem when one cannot be
+    read."""
     if not paths:
         return {}
-    with duckdb.connect() as con:
-        try:
-            rows = con.execute(
-                "SELECT file_name, string_agg(name || ' ' || coalesce(type, ''), ',' ORDER BY name) "
-                f"FROM parquet_schema({sql_list(paths)}) GROUP BY file_name"
-            ).fetchall()
-        except duckdb.Error as error:
-            raise LakeError(f"a lake file could not be read: {error}") from None
+    if con is None:
+        with duckdb.connect() as own:
+            return file_schemas(paths, own)
+    try:
+        rows = con.execute(
+            "SELECT file_name, string_agg(name || ' ' || coalesce(type, ''), ',' ORDER BY name) "
+            f"FROM parquet_schema({sql_list(paths)}) GROUP BY file_name"
+        ).fetchall()
+    except duckdb.Error as error:
+        raise LakeError(f"a lake file could not be read: {error}") from None
     return {str(name): str(signature) for name, signature in rows}
 
 
 def dataset_schemas(
-    site_folder: Path, readable: Listing, known: Listing, previous: Mapping[str, str]
+    site_folder: Path,
+    readable: Listing,
+    known: Listing,
+    previous: Mapping[str, str],
+    con: duckdb.DuckDBPyConnection,
 ) -> dict[str, str]:
     """Each dataset's schema signature over the `readable` files of a site (MIXED when their
     columns differ). The footers of the files in `known` at the same version are not read again
-    when their dataset had one signature then (`previous`); the others are read in one go."""
+    when their dataset had one signature then (`previous`); the others are read in one go, through
+    `con` (the build's connection)."""
     to_read: dict[str, list[str]] = {}
     found: dict[str, set[str]] = {}
     for dataset in DATASETS:
@@ -139,7 +147,7 @@ def dataset_schemas(
             to_read[dataset], found[dataset] = files, set()
         else:
             to_read[dataset], found[dataset] = [r for r in files if r not in unchanged], {before}
-    signatures = file_schemas([site_folder / r for files in to_read.values() for r in files])
+    signatures = file_schemas([site_folder / r for files in to_read.values() for r in files], con)
     for name, files in to_read.items():
         found[name] |= {signatures[str(site_folder / r)] for r in files}
     return {name: kinds.pop() if len(kinds) == 1 else MIXED for name, kinds in found.items()}

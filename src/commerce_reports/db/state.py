@@ -233,6 +233,7 @@ def rollup_files(places: SitePlaces, *, read_all: bool = False) -> dict[str, Dig
     what a refresh records in the state, and what the views and `verify` compare with it.
     `read_all` reads every file (`verify`); else an unchanged stamp vouches for a known digest."""
     folder = str(places.folder)
+    below_folder = len(os.path.join(folder, ""))  # (strings, not Paths: a lake's worth of files)
     digests = places.digests
     found: dict[str, Digest] = {}
     for parent, below, names in os.walk(folder):
@@ -240,8 +241,8 @@ def rollup_files(places: SitePlaces, *, read_all: bool = False) -> dict[str, Dig
         for name in names:
             if name.startswith(".") or not name.endswith(".parquet"):
                 continue
-            path = Path(parent, name)
-            relpath = os.path.relpath(path, folder).replace(os.sep, "/")
+            path = os.path.join(parent, name)
+            relpath = path[below_folder:].replace(os.sep, "/")
             try:
                 found[relpath] = digests.read(path) if read_all else digests.of(path)
             except FileNotFoundError:

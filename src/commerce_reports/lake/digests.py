@@ -14,8 +14,8 @@ not changed vouches for the digest; any other is hashed again:
 Each process keeps the digests it computed or wrote. A publisher (`db/published.py`) saves, per
 site, the digests of the files it published beside the site's manifest (`digests.json`), so the
 next process trusts an unchanged file without reading it. Hard-linking a file (a generation of the
-published lake) or removing one of its links changes its change time: the publisher notes the
-files again after it has linked and pruned.
+published lake) or removing one of its links changes its change time: the publisher saves the
+files' digests for their stamps after it has linked and pruned (`save(..., relinked=True)`).
 """
 
 from __future__ import annotations
@@ -67,17 +67,17 @@ class SiteDigests:
         self.hashed = 0  # files read to know their digest (none when every stamp vouched)
         self.hashed_bytes = 0
 
-    def of(self, path: Path, stat: os.stat_result | None = None) -> str:
+    def of(self, path: Path | str, stat: os.stat_result | None = None) -> str:
         """The sha256 of the file at `path`: from an unchanged stamp when one vouches for it, else
         by reading it. Raises OSError when the file cannot be read."""
         vouched = self.vouched(path, stat)
         return vouched if vouched is not None else self.read(path)
 
-    def vouched(self, path: Path, stat: os.stat_result | None = None) -> str | None:
+    def vouched(self, path: Path | str, stat: os.stat_result | None = None) -> str | None:
         """The digest an unchanged stamp vouches for (this process's, or the site's record), or
         None: the file must be read to know it. Raises OSError when there is no file."""
         stamp = stamp_of(stat if stat is not None else os.stat(path))
-        key = str(path)
+        key = os.fspath(path)
         with _lock:
             known = _known.get(key)
         if known is not None and known[0] == stamp:
@@ -88,7 +88,7 @@ class SiteDigests:
             return saved[1]
         return None
 
-    def read(self, path: Path) -> str:
+    def read(self, path: Path | str) -> str:
         """The sha256 of the file at `path`, read in full whatever its stamp (`verify` does this)."""
         before = os.stat(path)
         digest = sha256_of(path)
@@ -96,7 +96,7 @@ class SiteDigests:
         self.hashed += 1
         self.hashed_bytes += after.st_size
         if stamp_of(before) == stamp_of(after):  # not changed while it was read
-            _remember(str(path), stamp_of(after), digest)
+            _remember(os.fspath(path), stamp_of(after), digest)
         return digest
 
     def note(self, path: Path, digest: str) -> None:
@@ -104,35 +104,28 @@ class SiteDigests:
         hashed what it wrote, or a publisher whose links changed the file's change time)."""
         _remember(str(path), stamp_of(os.stat(path)), digest)
 
-    def relinked(self, path: Path) -> None:
-        """The file at `path` got or lost a hard link (a generation published or pruned): its
-        change time moved, nothing else. Keep the digest known for it when its size, modification
-        time, inode and device are still those it was known by; forget nothing otherwise."""
-        try:
-            now = stamp_of(os.stat(path))
-        except OSError:
-            return
-        key = str(path)
-        with _lock:
-            known = _known.get(key)
-        if known is None:
-            known = self._saved().get(self._relative(path))
-        if known is not None and _same_file(known[0], now):
-            _remember(key, now, known[1])
-
-    def save(self, paths: Iterable[Path]) -> None:
+    def save(self, paths: Iterable[Path | str], *, relinked: bool = False) -> None:
         """Save the digests this process knows of `paths` (those still vouched for by their
-        stamp) as the site's record, for the next process."""
+        stamp) as the site's record, for the next process (a `stat` each). `relinked`: the files
+        got or lost a hard link since (a generation published or pruned), which moved their change
+        time and nothing else: a digest known by their size, modification time, inode and device
+        (this process's, or the record's) is kept for their stamp now; nothing is forgotten."""
         entries: dict[str, list[object]] = {}
         for path in paths:
-            with _lock:
-                known = _known.get(str(path))
+            key = os.fspath(path)
             try:
-                stamp = stamp_of(os.stat(path))
+                stamp = stamp_of(os.stat(key))
             except OSError:
                 continue
+            with _lock:
+                known = _known.get(key)
+            if relinked and (known is None or known[0] != stamp):
+                before = known or self._saved().get(self._relative(key))
+                if before is not None and _same_file(before[0], stamp):
+                    known = (stamp, before[1])
+                    _remember(key, *known)
             if known is not None and known[0] == stamp:
-                entries[self._relative(path)] = [*stamp, known[1]]
+                entries[self._relative(key)] = [*stamp, known[1]]
         text = json.dumps({"files": entries}, separators=(",", ":"), sort_keys=True)
         save_atomic(self.record, text, durable=False)  # a cache: lost in a crash, its files are hashed again
 
@@ -142,8 +135,8 @@ class SiteDigests:
         saved = self._saved().get(self._relative(path))
         return None if saved is None else saved[1]
 
-    def _relative(self, path: Path) -> str:
-        text, prefix = str(path), self._prefix
+    def _relative(self, path: Path | str) -> str:
+        text, prefix = os.fspath(path), self._prefix
         return text[len(prefix) :].replace(os.sep, "/") if text.startswith(prefix) else text
 
     def _saved(self) -> dict[str, tuple[Stamp, str]]:
