@@ -159,7 +159,7 @@ def test_the_lake_is_named_by_every_entry_point(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(tmp_path / "project" / "notebooks")
     where = cr.lake_location()
     assert where.path == tmp_path / "project" / "data" and "commerce-reports.toml" in where.reason
-    result = cr.sync(TODAY, TODAY, site="alpha", options=cr.SyncOptions(pace=0, progress=False, say=print))
+    result = cr.sync(TODAY, TODAY, site="alpha", options=cr.SyncOptions(progress=False, say=print))
     assert result.lake == where and f"lake: {where}" in repr(result)
     assert cr.status()["lake"].unique().to_list() == [str(where.path)]
     monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path / "elsewhere"))

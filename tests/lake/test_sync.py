@@ -222,11 +222,12 @@ def test_loaders_fetch_what_is_missing_and_filter_locally(running: RunningSandbo
 
 def test_aggregate_loaders_keep_window_and_slice(running: RunningSandbox, tmp_path: Path) -> None:
     options = options_for(running)
+    alpha, beta = profiles(running)  # this sandbox's sites (by name alone: the embedded sandbox's)
     networks = load_networks(
         "2026-02-01",
         "2026-02-28",
         slices=[{"device_type": "MBL"}, "all"],
-        site="alpha",
+        site=[alpha],
         data_dir=tmp_path,
         options=options,
     )
@@ -238,7 +239,7 @@ def test_aggregate_loaders_keep_window_and_slice(running: RunningSandbox, tmp_pa
     mobile = networks.filter(pl.col("slice") == "deviceType=MBL")
     assert 0 < mobile["clicks"].sum() < networks.filter(pl.col("slice") == "all")["clicks"].sum()
     daily = load_merchandise(
-        "2026-02-01", "2026-02-03", grain="day", site="beta", data_dir=tmp_path, options=options
+        "2026-02-01", "2026-02-03", grain="day", site=[beta], data_dir=tmp_path, options=options
     )
     assert isinstance(daily, pl.DataFrame) and daily["window_start"].n_unique() == 3
 
