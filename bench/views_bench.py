@@ -8,7 +8,9 @@ Targets: every view under 20 ms warm (at any size: 100 M transactions included),
 the raw query's time. The raw queries
 answer the same question from the lake files alone: the latest version of each transaction (update
 days from the window's start on: a version is never dated before its commission), then the sums.
-Rollups are refreshed first if stale (that time is printed too: it is paid once per sync).
+Rollups are refreshed first if stale (that time is printed too: it is paid once per sync). Then what
+opening `connect()` costs (its views installed, each bound where a query reads it), beside a plain
+in-memory `duckdb.connect()`.
 `--no-baseline` times the views alone, against the 20 ms target: at 100 M transactions each raw
 query reads every version of the window's transactions, about 90 s a question.
 """
@@ -109,6 +111,18 @@ def _warm(con: duckdb.DuckDBPyConnection, sql: str, repeat: int) -> float:
     return statistics.median(times)
 
 
+def opening_time(data_dir: Path, repeat: int) -> tuple[float, float]:
+    """Median seconds to open `connect(data_dir)` and close it (the views it installs are bound
+    where a query reads them), beside a plain in-memory `duckdb.connect()`."""
+    times: dict[str, list[float]] = {"views": [], "plain": []}
+    for _ in range(repeat):
+        for side, opener in (("views", lambda: connect(data_dir)), ("plain", duckdb.connect)):
+            started = time.perf_counter()
+            opener().close()
+            times[side].append(time.perf_counter() - started)
+    return statistics.median(times["views"]), statistics.median(times["plain"])
+
+
 def view_times(con: duckdb.DuckDBPyConnection, root: Path, start: date, repeat: int) -> dict[str, float]:
     """Each view's question over the 30 days from `start`, warm median seconds (`bench/growth_bench.py`
     reads these at every size)."""
@@ -138,6 +152,8 @@ def main() -> None:
     )
     end = args.start + timedelta(days=29)
     root = (args.data_dir / "lake").resolve()
+    opened, plain = opening_time(args.data_dir, args.repeat)
+    print(f"connect(): {opened * 1000:.1f} ms to open and close (duckdb.connect(): {plain * 1000:.1f} ms)")
     con = connect(args.data_dir)
     raw = duckdb.connect()
     print(
