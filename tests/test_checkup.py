@@ -123,7 +123,7 @@ def page_server() -> Iterator[Callable[[bytes], str]]:
                 self.request.sendall(answer)
 
         server = _Page(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}"
 

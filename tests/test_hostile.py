@@ -65,7 +65,7 @@ def hostile() -> Iterator[Callable[[Behaviour], str]]:
 
         server = _Server(("127.0.0.1", 0), Handler)
         server.stop = stop  # type: ignore[attr-defined]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}"
 

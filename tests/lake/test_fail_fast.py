@@ -118,7 +118,7 @@ class _Hang(socketserver.ThreadingTCPServer):
 @pytest.fixture
 def hanging() -> Iterator[_Hang]:
     server = _Hang()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield server
     server.release.set()
     server.shutdown()
