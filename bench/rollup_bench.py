@@ -129,8 +129,8 @@ def _step(step: str, data_dir: Path) -> None:
 
 
 def measure(step: str, data_dir: Path, src: Path | None = None) -> dict[str, Any]:
-    """Run `step` (`build`: from no rollups; `full`: a rebuild; `day`: the refresh of the last day)
-    in a process of its own (with the package of `src`, another checkout's, when given): its
+    """Run `step` (`build`: from no rollups; `full`: a rebuild; `hold`: the refresh without the last
+    day; `day`: the refresh of the last day) in a process of its own (with the package of `src`, another checkout's, when given): its
     seconds, peak MB, CPU seconds (and for `day`, its parts)."""
     command = [sys.executable, "-c", _RUNNER, sys.executable, __file__, "--step", step, str(data_dir)]
     env = None if src is None else {**os.environ, "PYTHONPATH": str(src)}
@@ -177,9 +177,9 @@ def _restore(data_dir: Path) -> None:
     shutil.rmtree(held, ignore_errors=True)
 
 
-def _hold_back(data_dir: Path) -> tuple[PartitionKey, list[str]]:
+def _hold_back(data_dir: Path) -> None:
     """Refresh the rollups without what a daily sync of the last update day stores (held back,
-    then put back); return the day and what it stores."""
+    then put back)."""
     _restore(data_dir)
     day = _last_day(data_dir)
     stored = _daily_sync(data_dir, day)
@@ -188,20 +188,15 @@ def _hold_back(data_dir: Path) -> tuple[PartitionKey, list[str]]:
         refresh_rollups(data_dir, {SITE: [day]})
     finally:
         _restore(data_dir)
-    return day, stored
 
 
 def measure_day(data_dir: Path, src: Path | None = None) -> tuple[PartitionKey, list[str], dict[str, Any]]:
     """The one-day refresh: the last update day (and its month's windows) held back, the rollups
-    refreshed without them, put back, and the refresh a sync would run then measured (both with
-    the package of `src` when given, in processes of their own)."""
-    if src is None:
-        day, stored = _hold_back(data_dir)
-    else:
-        measure("hold", data_dir, src)
-        day = _last_day(data_dir)
-        stored = _daily_sync(data_dir, day)
-    return day, stored, measure("day", data_dir, src)
+    refreshed without them, put back, and the refresh a sync would run then measured (both in
+    processes of their own, with the package of `src` when given)."""
+    measure("hold", data_dir, src)
+    day = _last_day(data_dir)
+    return day, _daily_sync(data_dir, day), measure("day", data_dir, src)
 
 
 def _paired(data_dir: Path, baseline: Path, pairs: int) -> None:

@@ -101,24 +101,15 @@ def make_folder(folder: Path) -> Path:
         if parent == part:
             break
         part = parent
-    mode = modes().folder if missing else 0
-    for part in missing:
-        try:
-            os.mkdir(part, mode)
-        except FileExistsError:
-            if not os.path.isdir(part):
-                raise  # a file where a folder belongs
-            continue  # made meanwhile by another writer
-        os.chmod(part, mode)  # exactly: the umask may not narrow a mode the user asked to share
+    _make(missing, made_meanwhile_ok=True)
     return folder
 
 
 def make_folders(root: Path, below: Iterable[str]) -> None:
     """A new folder `root` and the folders `below` it (relative paths; their parents are made too),
     each made once, with the folder mode of `modes`: a publisher's new generation holds a lake's
-    worth of folders, which need no "is it there already" walk (`make_folder`). The mode is set
-    exactly (`chmod`) only where the umask narrowed it. Raises FileExistsError when `root` exists."""
-    mode = modes().folder
+    worth of folders, which need no "is it there already" walk (`make_folder`). Raises
+    FileExistsError when `root` exists."""
     make_folder(Path(root).parent)
     wanted: set[str] = set()
     for relpath in below:
@@ -126,14 +117,26 @@ def make_folders(root: Path, below: Iterable[str]) -> None:
             wanted.add(relpath)
             relpath = posixpath.dirname(relpath)
     top = os.fspath(root)
-    paths = [top, *(os.path.join(top, relpath) for relpath in sorted(wanted))]  # (parents first)
-    os.mkdir(top, mode)
-    narrowed = stat.S_IMODE(os.stat(top).st_mode) != mode
-    for path in paths[1:]:
-        os.mkdir(path, mode)
-    if narrowed:
-        for path in paths:
-            os.chmod(path, mode)
+    _make([top, *(os.path.join(top, relpath) for relpath in sorted(wanted))], made_meanwhile_ok=False)
+
+
+def _make(folders: list[str], *, made_meanwhile_ok: bool) -> None:
+    """Make `folders` (parents first) with the folder mode of `modes`, exactly: where the umask
+    narrowed it (checked on the first one made), each is given it (`chmod`). A folder another
+    writer made meanwhile is left as it is when `made_meanwhile_ok`; else it raises FileExistsError."""
+    mode = modes().folder
+    made: list[str] = []
+    for folder in folders:
+        try:
+            os.mkdir(folder, mode)
+        except FileExistsError:
+            if not made_meanwhile_ok or not os.path.isdir(folder):
+                raise  # (or a file where a folder belongs)
+            continue
+        made.append(folder)
+    if made and stat.S_IMODE(os.stat(made[0]).st_mode) != mode:
+        for folder in made:
+            os.chmod(folder, mode)  # the umask may not narrow a mode the user asked to share
 
 
 @contextmanager

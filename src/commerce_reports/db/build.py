@@ -270,10 +270,7 @@ class SiteBuild:
             schema = f"inc_{number}"
             files = [p for p in base if one or _base_month(p) in months]
             stored = stored_transactions_sql([*files, self.base / EMPTY], [self.patch / EMPTY])
-            if rows <= IN_MEMORY_ROWS:
-                self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-                self.con.execute(f"CREATE OR REPLACE TABLE {schema}.stored AS {stored}")
-                stored = f"SELECT * FROM {schema}.stored"
+            stored = self._stored(schema, stored, in_memory=rows <= IN_MEMORY_ROWS)
             self._install(schema, DERIVED_ROLLUPS, stored, self._report_sources(None if one else months))
             parts.append({v.name: f"SELECT * FROM {schema}.{v.name}" for v in DERIVED_ROLLUPS})
         writes = [
@@ -550,13 +547,19 @@ class SiteBuild:
         # stored now but the changed ones, and the changed ones' rows now.
         where = within("commission_date", read)
         stored = stored_transactions_sql(self._base_files(months), self._patches(months), where, columns)
-        streamed = sum(map(reads_transactions, computed)) <= 1
-        made = f"VIEW inc.stored{UNBOUND}" if streamed else "TABLE inc.stored"
-        self.con.execute(
-            f"CREATE OR REPLACE {made} AS SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} "
-            f"UNION ALL BY NAME SELECT {columns} FROM inc.u WHERE {where}"
-        )
-        self._install("inc", computed, "SELECT * FROM inc.stored", sources)
+        changed = f"SELECT {columns} FROM inc.u WHERE {where}"
+        stored = f"SELECT * FROM ({stored}) WHERE {_NOT_DIRTY} UNION ALL BY NAME {changed}"
+        in_memory = sum(map(reads_transactions, computed)) > 1
+        self._install("inc", computed, self._stored("inc", stored, in_memory=in_memory), sources)
+
+    def _stored(self, schema: str, sql: str, *, in_memory: bool) -> str:
+        """The stored transactions `sql` that rollups are computed from, as `{schema}.stored`: read
+        into a table once (`in_memory`: several rollups read them, and they fit), else a view each
+        reading rollup streams; the SELECT of them."""
+        made = f"TABLE {schema}.stored" if in_memory else f"VIEW {schema}.stored{UNBOUND}"
+        self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        self.con.execute(f"CREATE OR REPLACE {made} AS {sql}")
+        return f"SELECT * FROM {schema}.stored"
 
     def _install_merging(self, months: frozenset[str], sources: Mapping[str, str]) -> None:
         """The merged rollups over the changed transactions' new rows (`inc_new`), their old rows

@@ -132,12 +132,14 @@ def publish(data_dir: Path) -> Path | None:
 
 def _publish(data_dir: Path, root: Path) -> Path:
     snapshot = take_snapshot(data_dir)
-    digest, shapes = snapshot.digest(), snapshot.shapes()
-    record = _Record(tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), shapes, snapshot.coverage)
+    digest = snapshot.digest()
     sites = _site_files(snapshot)
     current = _current(root)
     folder = root / current.get("generation", "-")
     if current.get("digest") != digest or not (folder / _READING).exists():
+        record = _Record(
+            tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), snapshot.shapes(), snapshot.coverage
+        )
         folder = _generation(data_dir, root, record, sites, digest, pointed=folder.name)
     _save_digests(data_dir, sites)  # what this process read, linked and pruned: the next one trusts it
     return folder
