@@ -130,8 +130,8 @@ def _step(step: str, data_dir: Path) -> None:
 
 def measure(step: str, data_dir: Path, src: Path | None = None) -> dict[str, Any]:
     """Run `step` (`build`: from no rollups; `full`: a rebuild; `hold`: the refresh without the last
-    day; `day`: the refresh of the last day) in a process of its own (with the package of `src`, another checkout's, when given): its
-    seconds, peak MB, CPU seconds (and for `day`, its parts)."""
+    day; `day`: the refresh of the last day) in a process of its own (with the package of `src`,
+    another checkout's, when given): its seconds, peak MB, CPU seconds (and for `day`, its parts)."""
     command = [sys.executable, "-c", _RUNNER, sys.executable, __file__, "--step", step, str(data_dir)]
     env = None if src is None else {**os.environ, "PYTHONPATH": str(src)}
     done = subprocess.run(command, capture_output=True, text=True, env=env)
