@@ -130,7 +130,10 @@ def write_all(
                 selects = [f"SELECT * FROM ({select}) {where}" for select in selects]
             near = write.folder if write.names is not None else write.folder.parent
             jobs[at] = (write, selects, staged.enter_context(staging(near)))
-        done = dict(zip(jobs, _stage_all(con, list(jobs.values()), at_once), strict=True))
+        # the largest first (by the bytes of the files each replaces, which it mostly reads): with
+        # `at_once` of them at a time, the last to finish is then a small one
+        order = sorted(jobs, key=lambda at: -sum(_size(path) for path in replaced[at]))
+        done = dict(zip(order, _stage_all(con, [jobs[at] for at in order], at_once), strict=True))
         for at, write in enumerate(writes):
             files = done.get(at, {})
             moves += [(path, write.path(value)) for value, path in files.items()]
@@ -190,6 +193,14 @@ def _stage_all(
     finally:
         for cursor in cursors:
             cursor.close()
+
+
+def _size(path: Path) -> int:
+    """The size of the file at `path` (0 where there is none)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _replaced(write: Bucketed) -> list[Path]:
