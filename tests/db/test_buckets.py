@@ -21,6 +21,8 @@ def _writes(root: Path) -> list[Bucketed]:
         Bucketed(ROWS, month_bucket("day"), root / "whole"),  # every month, and _empty.parquet
         Bucketed(ROWS, month_bucket("day"), root / "some", only={"2026-02", "2026-05"}),  # one empty
         Bucketed(ROWS, month_bucket("day"), root / "none", only=set()),
+        Bucketed(ROWS, month_bucket("day"), root / "one", only={"2026-03"}),  # one bucket: a plain COPY
+        Bucketed(ROWS, month_bucket("day"), root / "gone", only={"2026-07"}),  # one bucket, no rows
     ]
 
 
@@ -36,12 +38,14 @@ def test_writes_staged_two_at_a_time_store_the_same_files(tmp_path: Path) -> Non
     stored = {}
     for at_once in (1, 2):
         root = tmp_path / str(at_once)
-        (root / "some").mkdir(parents=True)
-        (root / "some" / "2026-05.parquet").write_bytes(b"a month left without rows: deleted")
+        root.mkdir(parents=True)
+        for left in ("some/2026-05", "gone/2026-07"):
+            (root / left).parent.mkdir(exist_ok=True)
+            (root / f"{left}.parquet").write_bytes(b"a month left without rows: deleted")
         with duckdb.connect() as con:
             written = write_all(con, _writes(root), at_once=at_once)
-        assert written == [{"2026-01", "2026-02", "2026-03"}, {"2026-02"}, set()]
-        stored[at_once] = {name: _stored(root / name) for name in ("whole", "some")}
+        assert written == [{"2026-01", "2026-02", "2026-03"}, {"2026-02"}, set(), {"2026-03"}, set()]
+        stored[at_once] = {name: _stored(root / name) for name in ("whole", "some", "one", "gone")}
         assert not list(root.rglob(".*"))  # no staging folder, no temporary file left
     assert stored[1] == stored[2]
     assert sorted(stored[2]["whole"]) == [
@@ -51,6 +55,8 @@ def test_writes_staged_two_at_a_time_store_the_same_files(tmp_path: Path) -> Non
         "_empty.parquet",
     ]
     assert sorted(stored[2]["some"]) == ["2026-02.parquet"]
+    assert stored[2]["one"] == {"2026-03.parquet": stored[2]["whole"]["2026-03.parquet"]}
+    assert stored[2]["gone"] == {}
     assert sum(len(rows) for rows in stored[2]["whole"].values()) == 3000
 
 

@@ -111,9 +111,10 @@ def write_all(
     con: duckdb.DuckDBPyConnection, writes: Sequence[Bucketed], *, at_once: int = 1
 ) -> list[set[str]]:
     """Store every write of `writes`: all their files staged first (each write by one partitioned
-    COPY; `at_once` of them at a time, each on a cursor of its own: a small COPY encodes its file on
-    one thread), then moved into place one after another (`files.move_into_place`, each folder
-    flushed once), then the buckets left without rows (and each write's `stale` files) deleted.
+    COPY, or a plain one for a single bucket; `at_once` of them at a time, the largest first, each
+    on a cursor of its own: a small COPY encodes its file on one thread), then moved into place one
+    after another (`files.move_into_place`, each folder flushed once), then the buckets left without
+    rows (and each write's `stale` files) deleted.
     Returns the buckets each write wrote."""
     moves: list[tuple[Path, Path]] = []
     stale: list[Path] = []
@@ -157,7 +158,8 @@ def _stage_all(
         write, selects, staging = job
         files: dict[str, Path] = {}
         for part, select in enumerate(selects):
-            staged_files = _stage(cursor, select, write.bucket, staging / f"rows{part}")
+            one = next(iter(write.only)) if write.only is not None and len(write.only) == 1 else None
+            staged_files = _stage(cursor, select, write.bucket, staging / f"rows{part}", one)
             if twice := files.keys() & staged_files.keys():
                 raise ValueError(f"buckets {sorted(twice)} of {write.folder} come from two SELECTs")
             files |= staged_files
@@ -225,9 +227,21 @@ def staging(near: Path, name: str = "buckets") -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _stage(con: duckdb.DuckDBPyConnection, select: str, bucket: str, target: Path) -> dict[str, Path]:
+def _stage(
+    con: duckdb.DuckDBPyConnection, select: str, bucket: str, target: Path, one: str | None = None
+) -> dict[str, Path]:
     """Write the rows of `select` below `target` (a folder it makes), one file per value of the SQL
-    expression `bucket`; return the file of each value."""
+    expression `bucket`; return the file of each value. `one`: the only value its rows have (they
+    are filtered on it), written by a plain COPY, which encodes its row groups on every thread (a
+    partitioned one writes a bucket on one: the month a daily refresh changes, 0.45 s against 0.28
+    for 285,000 transactions)."""
+    if one is not None:
+        file = make_folder(target) / "one.parquet"
+        ((rows,),) = con.execute(f"COPY ({select}) TO {quote(str(file))} ({_COPY})").fetchall()
+        if rows:
+            return {one: file}
+        file.unlink()  # (no row: as a partitioned COPY, no file)
+        return {}
     con.execute(
         f"COPY (SELECT *, {bucket} AS _bucket FROM ({select})) TO {quote(str(target))} "
         f"({_COPY}, PARTITION_BY (_bucket))"
