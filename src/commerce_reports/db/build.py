@@ -437,13 +437,16 @@ class SiteBuild:
             f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
         )
         versions = self._versions(self._holding(now))
-        con.execute(f"CREATE OR REPLACE TABLE inc.dv AS SELECT * FROM ({versions}) WHERE {_DIRTY}")
-        con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{UNBOUND} AS SELECT * FROM inc.dv")
+        # Streamed, not read into a table first: `transactions` reads narrow rows to find each id's
+        # latest version and whole rows only where it joins them (at 100 M: 1.4 -> 0.7 s).
+        dirty_versions = f"SELECT * FROM ({versions}) WHERE {_DIRTY}"
+        con.execute(f"CREATE OR REPLACE VIEW inc.transaction_versions{UNBOUND} AS {dirty_versions}")
         con.execute(f"CREATE OR REPLACE TABLE inc.u AS {render(_VIEWS[_T], 'inc', {})}")
         # A dirty id's stored row is one of its versions before the change: in a file holding it
-        # now (`inc.dv`) or in a changed file's index. Only the base files of those months are read.
+        # now (`inc.transaction_versions`) or in a changed file's index. Only the base files of
+        # those months are read.
         month = month_bucket("commission_date")
-        stored_in = set(self._rows(f"SELECT DISTINCT {month}, 0 FROM inc.dv"))
+        stored_in = set(self._rows(f"SELECT DISTINCT {month}, 0 FROM inc.transaction_versions"))
         if old:
             stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM read_parquet({sql_list(old)})"))
         # Their stored rows, with what the merged rollups name: the old rows a refresh subtracts.
