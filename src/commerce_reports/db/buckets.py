@@ -157,8 +157,8 @@ def _stage_all(
     def stage(cursor: duckdb.DuckDBPyConnection, job: tuple[Bucketed, list[str], Path]) -> dict[str, Path]:
         write, selects, staging = job
         files: dict[str, Path] = {}
+        one = next(iter(write.only)) if write.only is not None and len(write.only) == 1 else None
         for part, select in enumerate(selects):
-            one = next(iter(write.only)) if write.only is not None and len(write.only) == 1 else None
             staged_files = _stage(cursor, select, write.bucket, staging / f"rows{part}", one)
             if twice := files.keys() & staged_files.keys():
                 raise ValueError(f"buckets {sorted(twice)} of {write.folder} come from two SELECTs")

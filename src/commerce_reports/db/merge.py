@@ -44,18 +44,19 @@ def merged_sql(
         return f"SELECT {keys}, {sums}{firsts} FROM {source} WHERE transactions > 0"
 
     change = [part(f"{new}.{view.name}", ""), part(f"{old}.{view.name}", "-")]  # + new - old
-    stored_rows = f"read_parquet({sql_list(stored)}, hive_partitioning = false)" if stored else None
-    untouched = None
-    if stored_rows is not None and reports is None:
+    read = f"read_parquet({sql_list(stored)}, hive_partitioning = false)" if stored else None
+    stored_rows, untouched = read, None
+    if read is not None and reports is None:
         # A stored row whose keys the change does not name stays as it is: only the rows it names
-        # are added up again (a month of `link_performance` holds ~100,000 rows a day's change
-        # touches a few thousand of; grouping them all by its 15 keys was most of its refresh).
+        # are added up again (a month of `link_performance` holds tens of thousands of rows, a day's
+        # change touches a few thousand; grouping them all by its 15 keys was most of its refresh).
         named = f"(SELECT DISTINCT {keys} FROM ({' UNION ALL '.join(change)}))"
         same = " AND ".join(f"s.{c} IS NOT DISTINCT FROM d.{c}" for c in key_columns)
-        stored_rows = f"{stored_rows} AS s SEMI JOIN {named} AS d ON {same}"
+        stored_rows = f"{read} AS s SEMI JOIN {named} AS d ON {same}"
         columns = ", ".join(f"s.{c}" for c in types)
-        untouched = f"SELECT {columns} FROM read_parquet({sql_list(stored)}, hive_partitioning = false) AS s "
-        untouched += f"ANTI JOIN {named} AS d ON {same} WHERE s.transactions > 0"
+        untouched = (
+            f"SELECT {columns} FROM {read} AS s ANTI JOIN {named} AS d ON {same} WHERE s.transactions > 0"
+        )
     parts = ([part(stored_rows, "")] if stored_rows is not None else []) + change
     sums = [f"sum({c}) AS {c}" for c in merge.sums]
     added = ", ".join([*sums, *(f"min({c}) AS {c}" for c in merge.firsts)])
