@@ -23,6 +23,7 @@ from commerce_reports.config import Limits
 from commerce_reports.errors import TransportError, UnreachableError
 from commerce_reports.sandbox import run_sandbox
 from tests.lake.conftest import small_config
+from tests.servers import serving
 
 SLOW_NAME = "slow.sandbox.test"
 
@@ -78,13 +79,8 @@ def tls_server(cert: trustme.LeafCert) -> Iterator[int]:
     cert.configure_cert(context)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture

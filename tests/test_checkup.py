@@ -4,10 +4,10 @@ per site at most, in the pace's turn, and a non-zero exit when something is wron
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import socketserver
-import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,6 +18,7 @@ from commerce_reports.checkup import check, dialect_of
 from commerce_reports.cli import main
 from commerce_reports.sandbox import SandboxConfig, run_sandbox
 from commerce_reports.sandbox.runner import RunningSandbox
+from tests.servers import serving
 
 KEY = "sandbox-alpha-key"
 
@@ -114,7 +115,7 @@ class _Page(socketserver.ThreadingTCPServer):
 
 @pytest.fixture
 def page_server() -> Iterator[Callable[[bytes], str]]:
-    servers: list[_Page] = []
+    servers = contextlib.ExitStack()
 
     def start(answer: bytes) -> str:
         class Handler(socketserver.BaseRequestHandler):
@@ -122,15 +123,11 @@ def page_server() -> Iterator[Callable[[bytes], str]]:
                 self.request.recv(65536)
                 self.request.sendall(answer)
 
-        server = _Page(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        servers.append(server)
+        server = servers.enter_context(serving(_Page(("127.0.0.1", 0), Handler)))
         return f"http://127.0.0.1:{server.server_address[1]}"
 
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    with servers:
+        yield start
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from commerce_reports.errors import (
 from commerce_reports.http import RetryPolicy
 from commerce_reports.pace import Pacer
 from tests.conftest import FakeClock
+from tests.servers import serving
 from tests.waiting import wait_for
 
 KEY = "hostile-test-key-0123456789"
@@ -53,7 +54,7 @@ class _Server(socketserver.ThreadingTCPServer):
 @pytest.fixture
 def hostile() -> Iterator[Callable[[Behaviour], str]]:
     """Start a loopback server answering every request with `behaviour(socket)`; give its URL."""
-    servers: list[_Server] = []
+    servers = contextlib.ExitStack()
     stop = threading.Event()
 
     def start(behaviour: Behaviour) -> str:
@@ -63,17 +64,13 @@ def hostile() -> Iterator[Callable[[Behaviour], str]]:
                 with contextlib.suppress(OSError):  # the client hung up, as it should
                     behaviour(self.request)
 
-        server = _Server(("127.0.0.1", 0), Handler)
+        server = servers.enter_context(serving(_Server(("127.0.0.1", 0), Handler)))
         server.stop = stop  # type: ignore[attr-defined]
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}"
 
-    yield start
-    stop.set()
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    with servers:
+        yield start
+        stop.set()
 
 
 def _client(url: str, tmp_path: Path, clock: FakeClock, **limits: float) -> ReportsClient:

@@ -24,6 +24,7 @@ from commerce_reports.sandbox.runner import RunningSandbox
 from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
 from tests.conftest import FakeClock
+from tests.servers import serving
 
 
 def _dead_port() -> int:
@@ -117,12 +118,9 @@ class _Hang(socketserver.ThreadingTCPServer):
 
 @pytest.fixture
 def hanging() -> Iterator[_Hang]:
-    server = _Hang()
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-    yield server
-    server.release.set()
-    server.shutdown()
-    server.server_close()
+    with serving(_Hang()) as server:
+        yield server
+        server.release.set()
 
 
 def test_a_lane_whose_requests_go_unanswered_stops_asking_after_a_few(hanging: _Hang, tmp_path: Path) -> None:
