@@ -3,12 +3,15 @@ and a write that fails moves no file of any write into place."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from commerce_reports.db.buckets import Bucketed, month_bucket, write_all
+from commerce_reports.db.buckets import NONE, Bucketed, month_bucket, within, write_all
 
 ROWS = (
     "SELECT 'alpha' AS site, DATE '2026-01-01' + CAST(i % 90 AS INTEGER) AS day, "
@@ -65,3 +68,28 @@ def test_a_failing_write_moves_no_file_of_any_write(tmp_path: Path) -> None:
     with duckdb.connect() as con, pytest.raises(duckdb.CatalogException):
         write_all(con, [*_writes(tmp_path), broken], at_once=2)
     assert not list((tmp_path / "whole").glob("*")) and not list(tmp_path.rglob(".*"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sets(
+        st.one_of(
+            st.dates(date(2024, 11, 1), date(2025, 2, 28)).map(str),
+            st.dates(date(2024, 11, 1), date(2025, 2, 28)).map(lambda d: str(d)[:7]),
+            st.just(NONE),
+        ),
+        max_size=12,
+    )
+)
+def test_within_holds_the_dates_of_its_buckets_and_no_other(buckets: set[str]) -> None:
+    # adjacent days and months are joined into ranges: the dates each selects must stay the same
+    con = duckdb.connect()
+    days = [date(2024, 10, 30) + timedelta(days=n) for n in range(125)]
+    con.execute("CREATE TABLE d AS SELECT unnest(?::DATE[]) AS day UNION ALL SELECT NULL", [days])
+    chosen = {r[0] for r in con.execute(f"SELECT day FROM d WHERE {within('day', buckets)}").fetchall()}
+
+    def bucket_of(day: date | None) -> set[str]:
+        return {NONE} if day is None else {str(day), str(day)[:7]}
+
+    expected = {d for d in [*days, None] if bucket_of(d) & buckets}
+    assert chosen == expected

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -67,17 +67,25 @@ def in_list(values: Iterable[str]) -> str:
 
 def within(column: str, buckets: Iterable[str]) -> str:
     """SQL: the date `column` falls in one of `buckets`, months (`YYYY-MM`), days (`YYYY-MM-DD`) or
-    `none` (as ranges, so that Parquet statistics skip the rest)."""
-    terms = []
-    for bucket in sorted(buckets):
-        if bucket == NONE:
-            terms.append(f"{column} IS NULL")
-            continue
-        if len(bucket) == len("YYYY-MM-DD"):
-            terms.append(f"{column} = DATE '{bucket}'")
-            continue
-        first = date.fromisoformat(f"{bucket}-01")
-        terms.append(f"({column} >= DATE '{first}' AND {column} < DATE '{next_month(first)}')")
+    `none`: as few ranges as cover them (adjacent days and months joined), so that Parquet
+    statistics skip the rest and a month of changed days is one comparison per row, not 31."""
+    chosen = set(buckets)
+    spans: list[tuple[date, date]] = []  # [first, end) of each bucket, in order
+    for bucket in sorted(chosen - {NONE}):
+        first = date.fromisoformat(bucket if len(bucket) == len("YYYY-MM-DD") else f"{bucket}-01")
+        end = first + timedelta(days=1) if len(bucket) == len("YYYY-MM-DD") else next_month(first)
+        if spans and first <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((first, end))
+    terms = [
+        f"{column} = DATE '{first}'"
+        if end - first == timedelta(days=1)
+        else f"({column} >= DATE '{first}' AND {column} < DATE '{end}')"
+        for first, end in spans
+    ]
+    if NONE in chosen:
+        terms.append(f"{column} IS NULL")
     return " OR ".join(terms) or "false"
 
 
