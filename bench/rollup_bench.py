@@ -32,6 +32,14 @@ times the one-day refresh of this working copy beside the code in `--baseline` (
 each pair and each part, old beside new: the fixed costs of a refresh hardly move with the size of
 the change, so a ratio measured in one run says what a change to them bought. Both sides must
 keep the same rollup layout (else each turn rebuilds the rollups whole).
+
+    .venv/bin/python bench/rollup_bench.py DATA_DIR --refetched 2 [--baseline ...]
+
+measures the refresh after a daily sync as the service is really asked: besides the new update
+day, the sync fetches the `--refetched` days before it again (they have not settled), and each
+comes back with more rows than the copy it replaces. For the held-back refresh each of those days
+is stored with 90% of its rows, fetched a day earlier (as the sync before saw it); the measured
+refresh then finds the new day and those days changed, every id in them dirty.
 """
 
 from __future__ import annotations
@@ -45,16 +53,23 @@ import statistics
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 import commerce_reports.db.catalog as catalog
-from commerce_reports.contract import PartitionKey, site_root
+from commerce_reports.contract import PART_FILE, PartitionKey, site_root
 from commerce_reports.db import rebuild_rollups, refresh_rollups
 from commerce_reports.lake.digests import DIGESTS_FILE
+from commerce_reports.lake.manifest import store_partition
 
 SITE = "bench"
 _HELD = ".bench-held"
+_FULL = ".bench-full"  # the refetched days' full copies, stored again after the held-back refresh
+_LATE = 10  # one row in this many of a refetched day came after the copy the sync before made
 _RUNNER = (
     "import json, resource, subprocess, sys\n"
     "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
@@ -105,11 +120,11 @@ def _timed(phases: dict[str, list[float]]) -> None:
         setattr(owner, attribute, timed)
 
 
-def _step(step: str, data_dir: Path) -> None:
+def _step(step: str, data_dir: Path, refetched: int) -> None:
     """Run one measured step in this process and print its wall time (and its parts') as JSON
     (`hold`: the refresh without the last day, which the `day` step then measures adding)."""
     if step == "hold":
-        _hold_back(data_dir)
+        _hold_back(data_dir, refetched)
         print(json.dumps({}))
         return
     phases: dict[str, list[float]] = {}
@@ -123,16 +138,17 @@ def _step(step: str, data_dir: Path) -> None:
     if step in ("build", "full"):
         rebuild_rollups(data_dir, [SITE])
     else:
-        refresh_rollups(data_dir, {SITE: [_last_day(data_dir)]})
+        refresh_rollups(data_dir, {SITE: _sync_days(data_dir, refetched)})
     catalog.write_catalog(data_dir, published=True)  # as a sync does: the refresh published the lake
     print(json.dumps({"seconds": time.perf_counter() - started, "phases": phases}))
 
 
-def measure(step: str, data_dir: Path, src: Path | None = None) -> dict[str, Any]:
+def measure(step: str, data_dir: Path, src: Path | None = None, refetched: int = 0) -> dict[str, Any]:
     """Run `step` (`build`: from no rollups; `full`: a rebuild; `hold`: the refresh without the last
     day; `day`: the refresh of the last day) in a process of its own (with the package of `src`,
     another checkout's, when given): its seconds, peak MB, CPU seconds (and for `day`, its parts)."""
     command = [sys.executable, "-c", _RUNNER, sys.executable, __file__, "--step", step, str(data_dir)]
+    command += ["--refetched", str(refetched)]
     env = None if src is None else {**os.environ, "PYTHONPATH": str(src)}
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode:  # the step's own error, not a CalledProcessError naming the runner
@@ -145,10 +161,17 @@ def measure(step: str, data_dir: Path, src: Path | None = None) -> dict[str, Any
 
 
 def _last_day(data_dir: Path) -> PartitionKey:
+    return _sync_days(data_dir, 0)[-1]
+
+
+def _sync_days(data_dir: Path, refetched: int) -> list[PartitionKey]:
+    """The update days a daily sync fetches: the `refetched` days before the last one, and it."""
     folders = sorted((site_root(data_dir, SITE) / "transactions/by=updateDate").glob("day=*"))
-    if not folders:
-        raise SystemExit(f"no update days in {data_dir}: run bench/make_lake.py first")
-    return PartitionKey.from_relpath(f"transactions/by=updateDate/{folders[-1].name}")
+    if len(folders) <= refetched:
+        raise SystemExit(f"{len(folders)} update days in {data_dir}: run bench/make_lake.py first")
+    return [
+        PartitionKey.from_relpath(f"transactions/by=updateDate/{f.name}") for f in folders[-1 - refetched :]
+    ]
 
 
 def _daily_sync(data_dir: Path, day: PartitionKey) -> list[str]:
@@ -167,7 +190,8 @@ def _hold(data_dir: Path, relpaths: list[str]) -> None:
 
 
 def _restore(data_dir: Path) -> None:
-    """Put back what a run held back (also after an interrupted run)."""
+    """Put back what a run held back, and store the refetched days' full copies again (also after
+    an interrupted run)."""
     held = data_dir / _HELD
     for part in sorted(held.rglob("part.parquet")):
         folder = part.parent
@@ -175,37 +199,63 @@ def _restore(data_dir: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         folder.rename(target)
     shutil.rmtree(held, ignore_errors=True)
+    full = data_dir / _FULL
+    for part in sorted(full.rglob("part.parquet")):
+        key = PartitionKey.from_relpath(str(part.parent.relative_to(full)))
+        table = pq.read_table(part)
+        fetched_at = table.column("fetched_at")[0].as_py() if table.num_rows else datetime.now(UTC)
+        store_partition(data_dir, SITE, key, table, fetched_at)
+        part.unlink()
+    shutil.rmtree(full, ignore_errors=True)
 
 
-def _hold_back(data_dir: Path) -> None:
+def _store_earlier_copies(data_dir: Path, days: list[PartitionKey]) -> None:
+    """Store each of `days` as the sync before saw it (all but its late rows, fetched a day
+    earlier), its full copy kept aside for `_restore`."""
+    for key in days:
+        part = site_root(data_dir, SITE) / key.relpath / PART_FILE
+        kept = data_dir / _FULL / key.relpath / PART_FILE
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(part, kept)
+        table = pq.read_table(part)
+        early = pa.array([row % _LATE != 0 for row in range(table.num_rows)])
+        fetched_at = table.column("fetched_at")[0].as_py() if table.num_rows else datetime.now(UTC)
+        store_partition(data_dir, SITE, key, table.filter(early), fetched_at - timedelta(days=1))
+
+
+def _hold_back(data_dir: Path, refetched: int) -> None:
     """Refresh the rollups without what a daily sync of the last update day stores (held back,
-    then put back)."""
+    then put back), with the `refetched` days before it as the sync before stored them."""
     _restore(data_dir)
-    day = _last_day(data_dir)
+    *earlier, day = _sync_days(data_dir, refetched)
+    _store_earlier_copies(data_dir, earlier)
     stored = _daily_sync(data_dir, day)
     _hold(data_dir, stored)
     try:
-        refresh_rollups(data_dir, {SITE: [day]})
+        refresh_rollups(data_dir, {SITE: [*earlier, day]})
     finally:
         _restore(data_dir)
 
 
-def measure_day(data_dir: Path, src: Path | None = None) -> tuple[PartitionKey, list[str], dict[str, Any]]:
+def measure_day(
+    data_dir: Path, src: Path | None = None, refetched: int = 0
+) -> tuple[PartitionKey, list[str], dict[str, Any]]:
     """The one-day refresh: the last update day (and its month's windows) held back, the rollups
-    refreshed without them, put back, and the refresh a sync would run then measured (both in
-    processes of their own, with the package of `src` when given)."""
-    measure("hold", data_dir, src)
+    refreshed without them (and with the `refetched` days before it as the sync before stored
+    them), put back, and the refresh a sync would run then measured (both in processes of their
+    own, with the package of `src` when given)."""
+    measure("hold", data_dir, src, refetched)
     day = _last_day(data_dir)
-    return day, _daily_sync(data_dir, day), measure("day", data_dir, src)
+    return day, _daily_sync(data_dir, day), measure("day", data_dir, src, refetched)
 
 
-def _paired(data_dir: Path, baseline: Path, pairs: int) -> None:
+def _paired(data_dir: Path, baseline: Path, pairs: int, refetched: int) -> None:
     """Print `pairs` one-day refreshes of the `baseline` code and of this copy's, taking turns on
     the same lake: each pair's wall and CPU seconds, then each part's median, old beside new."""
     runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
     for number in range(pairs):
         for side, src in (("old", baseline), ("new", None)):
-            day, stored, one = measure_day(data_dir, src)
+            day, stored, one = measure_day(data_dir, src, refetched)
             runs[side].append(one)
         old, new = runs["old"][-1], runs["new"][-1]
         print(
@@ -213,7 +263,10 @@ def _paired(data_dir: Path, baseline: Path, pairs: int) -> None:
             f"new {new['seconds']:.3f} s wall, {new['cpu']:.3f} s CPU "
             f"(new/old wall {new['seconds'] / old['seconds']:.2f}, CPU {new['cpu'] / old['cpu']:.2f})"
         )
-    print(f"day added: {day.start}, with {len(stored) - 1} aggregate month windows; baseline: {baseline}")
+    print(
+        f"day added: {day.start}, with {len(stored) - 1} aggregate month windows and {refetched} update "
+        f"days before it fetched again; baseline: {baseline}"
+    )
     print(f"median of {pairs} ({'old wall':>9} {'new wall':>9} {'old CPU':>8} {'new CPU':>8}):")
     labels = [label for _, _, label in PHASES]
     for label in labels:
@@ -240,23 +293,32 @@ def main() -> None:
         "--baseline", type=Path, help="another checkout's src: time the one-day refresh old beside new"
     )
     parser.add_argument("--pairs", type=int, default=3, help="old/new pairs with --baseline (default 3)")
+    parser.add_argument(
+        "--refetched",
+        type=int,
+        default=0,
+        choices=range(0, 8),
+        metavar="N",
+        help="the update days before the new one that the sync fetches again, changed (default 0)",
+    )
     args = parser.parse_args()
     data_dir = args.data_dir.resolve()
     if args.step:
-        _step(args.step, data_dir)
+        _step(args.step, data_dir, args.refetched)
         return
     if args.baseline is not None:
-        _paired(data_dir, args.baseline.resolve(), args.pairs)
+        _paired(data_dir, args.baseline.resolve(), args.pairs, args.refetched)
         return
     _restore(data_dir)
     full = measure("full", data_dir)
-    day, stored, one = measure_day(data_dir)
+    day, stored, one = measure_day(data_dir, refetched=args.refetched)
     print(f"full rebuild: {full['seconds']:.1f} s, {full['mb']:.0f} MB")
     print(f"one-day refresh: {one['seconds']:.1f} s, {one['mb']:.0f} MB")
     print(f"ratio: the one-day refresh takes {one['seconds'] / full['seconds']:.3f} of a full rebuild's time")
     print(
         f"(CPU seconds: full rebuild {full['cpu']:.1f}, one-day refresh {one['cpu']:.1f}; "
-        f"day added: {day.start}, with {len(stored) - 1} aggregate month windows)"
+        f"day added: {day.start}, with {len(stored) - 1} aggregate month windows and {args.refetched} "
+        "update days before it fetched again)"
     )
     print(f"the one-day refresh, part by part ({'wall s':>8} {'CPU s':>7}):")
     for label, (wall, cpu) in one["phases"].items():

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import shutil
 from pathlib import Path
 from types import ModuleType
 
 import duckdb
 import pytest
+
+from commerce_reports.contract import PART_FILE, site_root
+from commerce_reports.lake.manifest import Manifest
 
 MAKE_LAKE = Path(__file__).parents[2] / "bench" / "make_lake.py"
 N, DAYS = 3_000, 45  # 2 months and the December of the first days' clicks
@@ -71,3 +75,36 @@ def test_the_aggregates_sum_the_current_state_of_the_ledger(
         ).fetchall()
     assert len(ledger) > 40
     assert windows == ledger
+
+
+def test_the_refresh_bench_stores_refetched_days_short_and_puts_them_back_whole(
+    chunked: tuple[Path, int], tmp_path: Path
+) -> None:
+    # rollup_bench --refetched: the days a sync fetches again are stored as the sync before saw
+    # them, then whole again; the lake must end with the same rows, every file vouched for
+    spec = importlib.util.spec_from_file_location("rollup_bench", MAKE_LAKE.with_name("rollup_bench.py"))
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    lake = tmp_path / "lake"
+    shutil.copytree(chunked[0], lake)
+    *earlier, _ = bench._sync_days(lake, 2)
+    parts = [site_root(lake, bench.SITE) / key.relpath / PART_FILE for key in earlier]
+
+    def ids(part: Path) -> list[str]:
+        return sorted(duckdb.sql(f"SELECT commission_id FROM read_parquet('{part}')").fetchall())
+
+    before = [ids(part) for part in parts]
+    bench._store_earlier_copies(lake, earlier)
+    assert [len(ids(part)) for part in parts] == [len(b) - -(-len(b) // bench._LATE) for b in before]
+    _assert_vouched(lake, bench.SITE, parts)
+    bench._restore(lake)
+    assert [ids(part) for part in parts] == before
+    _assert_vouched(lake, bench.SITE, parts)
+
+
+def _assert_vouched(lake: Path, site: str, parts: list[Path]) -> None:
+    entries = {e.relpath: e for e in Manifest.load(lake, site)}
+    for part in parts:
+        relpath = str(part.parent.relative_to(site_root(lake, site)))
+        assert entries[relpath].sha256 == hashlib.sha256(part.read_bytes()).hexdigest()
