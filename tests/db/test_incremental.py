@@ -224,6 +224,9 @@ def lakes(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
     steps=[("day", 9, [(5, 5, 0), (0, 0, 12), (6, 9, 30)]), ("agg", date(2026, 2, 1), 90), ("kill", 4)],
     share=0.0,
 )
+# An id that moves from January to February: its stored row, in January, is found only by the
+# index of the files that held it before (the new day's versions name February alone).
+@example(steps=[("day", 13, [(0, 12, 70)])], share=0.25)
 def test_incremental_rollups_equal_a_full_rebuild(
     steps: list[tuple[Any, ...]],
     share: float,
