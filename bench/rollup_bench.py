@@ -203,8 +203,7 @@ def _restore(data_dir: Path) -> None:
     for part in sorted(full.rglob("part.parquet")):
         key = PartitionKey.from_relpath(str(part.parent.relative_to(full)))
         table = pq.read_table(part)
-        fetched_at = table.column("fetched_at")[0].as_py() if table.num_rows else datetime.now(UTC)
-        store_partition(data_dir, SITE, key, table, fetched_at)
+        store_partition(data_dir, SITE, key, table, _fetched_at(table))
         part.unlink()
     shutil.rmtree(full, ignore_errors=True)
 
@@ -219,8 +218,12 @@ def _store_earlier_copies(data_dir: Path, days: list[PartitionKey]) -> None:
         shutil.copyfile(part, kept)
         table = pq.read_table(part)
         early = pa.array([row % _LATE != 0 for row in range(table.num_rows)])
-        fetched_at = table.column("fetched_at")[0].as_py() if table.num_rows else datetime.now(UTC)
-        store_partition(data_dir, SITE, key, table.filter(early), fetched_at - timedelta(days=1))
+        store_partition(data_dir, SITE, key, table.filter(early), _fetched_at(table) - timedelta(days=1))
+
+
+def _fetched_at(table: pa.Table) -> datetime:
+    """When a stored copy of a partition was fetched (each of its rows says; now, for no row)."""
+    return table.column("fetched_at")[0].as_py() if table.num_rows else datetime.now(UTC)
 
 
 def _hold_back(data_dir: Path, refetched: int) -> None:

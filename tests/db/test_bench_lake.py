@@ -13,6 +13,7 @@ import duckdb
 import pytest
 
 from commerce_reports.contract import PART_FILE, site_root
+from commerce_reports.files import sha256_of
 from commerce_reports.lake.manifest import Manifest
 
 MAKE_LAKE = Path(__file__).parents[2] / "bench" / "make_lake.py"
@@ -20,13 +21,18 @@ N, DAYS = 3_000, 45  # 2 months and the December of the first days' clicks
 pytestmark = pytest.mark.xdist_group("bench-lake")  # its chunked lake written once, on one worker
 
 
-@pytest.fixture(scope="module")
-def make_lake() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_lake", MAKE_LAKE)
+def _bench_script(name: str) -> ModuleType:
+    """A script of `bench/` (not a package), loaded as a module."""
+    spec = importlib.util.spec_from_file_location(name, MAKE_LAKE.with_name(f"{name}.py"))
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def make_lake() -> ModuleType:
+    return _bench_script("make_lake")
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +88,7 @@ def test_the_refresh_bench_stores_refetched_days_short_and_puts_them_back_whole(
 ) -> None:
     # rollup_bench --refetched: the days a sync fetches again are stored as the sync before saw
     # them, then whole again; the lake must end with the same rows, every file vouched for
-    spec = importlib.util.spec_from_file_location("rollup_bench", MAKE_LAKE.with_name("rollup_bench.py"))
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _bench_script("rollup_bench")
     lake = tmp_path / "lake"
     shutil.copytree(chunked[0], lake)
     *earlier, _ = bench._sync_days(lake, 2)
@@ -107,4 +110,4 @@ def _assert_vouched(lake: Path, site: str, parts: list[Path]) -> None:
     entries = {e.relpath: e for e in Manifest.load(lake, site)}
     for part in parts:
         relpath = str(part.parent.relative_to(site_root(lake, site)))
-        assert entries[relpath].sha256 == hashlib.sha256(part.read_bytes()).hexdigest()
+        assert entries[relpath].sha256 == sha256_of(part)

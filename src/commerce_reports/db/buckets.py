@@ -72,8 +72,9 @@ def within(column: str, buckets: Iterable[str]) -> str:
     chosen = set(buckets)
     spans: list[tuple[date, date]] = []  # [first, end) of each bucket, in order
     for bucket in sorted(chosen - {NONE}):
-        first = date.fromisoformat(bucket if len(bucket) == len("YYYY-MM-DD") else f"{bucket}-01")
-        end = first + timedelta(days=1) if len(bucket) == len("YYYY-MM-DD") else next_month(first)
+        day = len(bucket) == len("YYYY-MM-DD")
+        first = date.fromisoformat(bucket if day else f"{bucket}-01")
+        end = first + timedelta(days=1) if day else next_month(first)
         if spans and first <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
         else:
