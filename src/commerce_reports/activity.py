@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ValidationError
+from .errors import ValidationError, is_ctrl_c
 from .waits import Signal, start_thread
 
 __all__ = ["TICK", "Step", "checked_progress", "interactive", "said"]
@@ -63,15 +63,20 @@ class Step:
         while not self._stop.wait(TICK):
             self._bar.refresh()
 
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, *_: object) -> None:
+        """Say how the step ended. A Ctrl-C that DuckDB took (is_ctrl_c) leaves it as the
+        KeyboardInterrupt it was, so the caller stops as for any other Ctrl-C."""
         self._stop.set()
         if self._ticker is not None:
             self._ticker.wait(2 * TICK)
         if self._bar is not None:
             self._bar.close()
         seconds = time.monotonic() - self.started
-        outcome = "done" if kind is None else "stopped" if kind is KeyboardInterrupt else "failed"
+        stopped = error is not None and is_ctrl_c(error)
+        outcome = "done" if kind is None else "stopped" if stopped else "failed"
         self.say(f"{self.what}: {outcome} in {seconds:.1f} s")
+        if stopped and not isinstance(error, KeyboardInterrupt):
+            raise KeyboardInterrupt from error
 
 
 def _to_stderr(line: str) -> None:

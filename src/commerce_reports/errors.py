@@ -56,7 +56,17 @@ __all__ = [
     "TransportError",
     "UnreachableError",
     "ValidationError",
+    "is_ctrl_c",
 ]
+
+
+def is_ctrl_c(error: BaseException) -> bool:
+    """Whether `error` is the user's Ctrl-C: Python's KeyboardInterrupt, or DuckDB's word for it.
+    A SIGINT that lands while DuckDB runs a query is taken by DuckDB, which ends the query with a
+    plain RuntimeError "Query interrupted" (duckdb 2), the same stop as a KeyboardInterrupt."""
+    if isinstance(error, KeyboardInterrupt):
+        return True
+    return type(error) is RuntimeError and str(error) == "Query interrupted"
 
 
 class Retriable:

@@ -93,10 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if light and not gc.isenabled():
             atexit.register(gc.freeze)
         return code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as error:
+    except (KeyboardInterrupt, Exception) as error:
         return _failed(error)
     finally:  # as the caller had it, whatever the command did
         if collecting:
@@ -122,10 +119,19 @@ def _log_to_stderr(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-def _failed(error: Exception) -> int:
-    """Say `error` in one line; the exit status of its kind."""
-    from ..errors import CommerceReportsError, ConfigurationError, UnreachableError, ValidationError
+def _failed(error: BaseException) -> int:
+    """Say `error` in one line; the exit status of its kind (130 for Ctrl-C, also when DuckDB took it)."""
+    from ..errors import (
+        CommerceReportsError,
+        ConfigurationError,
+        UnreachableError,
+        ValidationError,
+        is_ctrl_c,
+    )
 
+    if is_ctrl_c(error):
+        print("interrupted", file=sys.stderr)
+        return 130
     if isinstance(error, CommerceReportsError):
         print(f"error: {error}", file=sys.stderr)
         if isinstance(error, ValidationError | ConfigurationError):
