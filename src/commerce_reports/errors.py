@@ -56,7 +56,6 @@ __all__ = [
     "TransportError",
     "UnreachableError",
     "ValidationError",
-    "is_ctrl_c",
 ]
 
 
