@@ -3,6 +3,7 @@ survive a damaged partition, and print numbers a spreadsheet can take as they ar
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from datetime import UTC, date, datetime, timedelta
@@ -16,6 +17,7 @@ from commerce_reports.cli import main
 from commerce_reports.cli.parser import USAGE
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, query, refresh_rollups, write_catalog
+from commerce_reports.db.state import SiteState, load_state, save_state, site_places
 from commerce_reports.errors import LakeError, ValidationError
 from commerce_reports.lake.manifest import store_partition
 from tests.db.conftest import SyncedLake
@@ -184,4 +186,35 @@ def test_a_forged_rollup_is_never_read_and_verify_rebuilds_it(
         assert "site_performance/" in said
         assert fresh_rollups(data_dir) == ["alpha", "beta"]
         assert query(con, sql)["r"][0] == honest
+    assert main(["verify", "--data-dir", str(data_dir)]) == 0
+
+
+def test_verify_leaves_a_stopped_refresh_to_the_next_one_and_still_finds_a_forgery(
+    rolled: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refresh stopped midway (Ctrl-C, a kill) leaves rollup files its state does not vouch for;
+    that is not damage: the views read the lake meanwhile, and the next refresh (verify's own, here)
+    writes them. Verify said "differ from what their refresh wrote" and exited 1 after a Ctrl-C'd
+    rebuild at 10 M."""
+    data_dir = rolled.copy(tmp_path)
+    places = site_places(data_dir, "alpha")
+    built = load_state(places)
+    assert built is not None
+    months = sorted((data_dir / "rollups/site=alpha/site_performance").glob("2026-*.parquet"))
+    months[0].unlink()  # a full build stopped after it replaced some files: its state says so first
+    save_state(places, SiteState(listing={}, rebuilding=True))
+    assert fresh_rollups(data_dir) == ["beta"]  # alpha's rollups are not read meanwhile
+    assert main(["verify", "--data-dir", str(data_dir)]) == 0  # its refresh finishes the build
+    assert "differ" not in capsys.readouterr().out
+    assert fresh_rollups(data_dir) == ["alpha", "beta"]
+    stopped = load_state(places)
+    assert stopped is not None  # an update stopped while it rewrote the first month
+    save_state(places, dataclasses.replace(stopped, pending_months=frozenset({months[0].stem})))
+    months[0].write_bytes(months[1].read_bytes())
+    assert main(["verify", "--data-dir", str(data_dir)]) == 0
+    assert "differ" not in capsys.readouterr().out
+    months[1].write_bytes(months[0].read_bytes())  # outside the months being rewritten: a forgery
+    assert main(["verify", "--data-dir", str(data_dir)]) == 1
+    assert f"site_performance/{months[1].name}" in capsys.readouterr().out
+    assert fresh_rollups(data_dir) == ["alpha", "beta"]
     assert main(["verify", "--data-dir", str(data_dir)]) == 0

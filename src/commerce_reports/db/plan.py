@@ -43,6 +43,7 @@ __all__ = [
     "SitePlan",
     "Step",
     "TransactionChange",
+    "foreign_rollups",
     "month_of",
     "partition_month",
     "plan_site",
@@ -74,6 +75,15 @@ def _was_being_written(relpath: str, pending: frozenset[str]) -> bool:
         return False
     name = relpath.rsplit("/", 1)[-1].removesuffix(".parquet").removeprefix(WHOLE_PREFIX)
     return relpath.startswith("index/") or month_of(name) in pending
+
+
+def foreign_rollups(before: SiteState, changed: Collection[str]) -> list[str]:
+    """The `changed` rollup files (`state.changed_rollups`) that no refresh stopped midway explains,
+    sorted: none while a full build was stopped (the next refresh builds every file again), else
+    those outside the months a stopped update was writing. Anything else changed them."""
+    if before.rebuilding:
+        return []
+    return sorted(r for r in changed if not _was_being_written(r, before.pending_months))
 
 
 def partition_month(relpath: str) -> str:
@@ -211,7 +221,7 @@ def _why_whole(
         return "the views' definitions or DuckDB's version changed since the rollups were built"
     if before.rebuilding:
         return "a full build was stopped before it finished"
-    foreign = sorted(r for r in changed_rollups if not _was_being_written(r, before.pending_months))
+    foreign = foreign_rollups(before, changed_rollups)
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         return f"{len(foreign)} rollup files differ from what the last refresh wrote ({shown})"

@@ -45,7 +45,7 @@ from ..errors import LakeError, ValidationError
 from ..lake.locks import writing_sites
 from .build import SiteBuild, build_connection, reading_connection
 from .listing import Listing, undecodable_files
-from .plan import UPDATE, WHOLE, SitePlan, plan_site
+from .plan import UPDATE, WHOLE, SitePlan, foreign_rollups, plan_site
 from .published import publish
 from .snapshot import site_snapshot, take_snapshot
 from .sources import data_folder, lake_sites
@@ -159,15 +159,19 @@ def verify_rollups(
 ) -> list[str]:
     """Check by content that each site's rollup files are the ones its last refresh wrote (a
     rollup changed by anything else, a forged one, would answer for the lake); rebuild the rollups
-    of a site whose files differ. `fast=True` trusts files whose stamp is unchanged since they were
-    last hashed. Returns what was found, a line per site rebuilt (empty: all intact)."""
+    of a site whose files differ. Files that a refresh stopped midway was rewriting are not damage:
+    the next refresh writes them again, and the views read the lake meanwhile. `fast=True` trusts
+    files whose stamp is unchanged since they were last hashed. Returns what was found, a line per
+    site rebuilt (empty: all intact)."""
     if not isinstance(fast, bool):
         raise ValidationError("fast", f"{fast!r} is not a bool", "give True or False")
     folder = data_folder(data_dir)
     found = []
     for places in _chosen(folder, sites):
         state = load_state(places)
-        changed = [] if state is None else changed_rollups(state, rollup_files(places, read_all=not fast))
+        if state is None:
+            continue
+        changed = foreign_rollups(state, changed_rollups(state, rollup_files(places, read_all=not fast)))
         if changed:
             _refresh_site(places, set(), True)
             found.append(
