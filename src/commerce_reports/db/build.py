@@ -405,30 +405,30 @@ class SiteBuild:
         versions (where their stored rows can be): the `changed` files (every id in them is dirty),
         and those whose index holds a dirty id's key (a scan of integers, not of the ids themselves:
         a key shared by two ids only makes a file and a month read for nothing)."""
-        month = month_bucket("commission_date")
         indexed = {path: r for r, path in self.indexes.items() if r not in changed}
         files = [path for path in indexed if path.exists()]
         unindexed = [r for path, r in indexed.items() if not path.exists()]  # (a refresh stopped)
-        found = (
-            self.con.execute(
-                f"SELECT DISTINCT filename, {month} FROM read_parquet({sql_list(files)}, filename = true) "
-                f"WHERE id_key IN (SELECT {_ID_KEY} FROM inc.dirty)"
-            ).fetchall()
-            if files
-            else []
-        )
-        holding = {indexed[Path(name)] for name, _ in found}
-        months = {str(m) for _, m in found}
+        names, months = self._matching(files, f"id_key IN (SELECT {_ID_KEY} FROM inc.dirty)")
+        holding = {indexed[Path(name)] for name in names}
         if unindexed:
-            found = self.con.execute(
-                f"SELECT DISTINCT filename, {month} FROM read_parquet({sql_list(self._paths(unindexed))}, "
-                f"filename = true, union_by_name = true) WHERE {_DIRTY}"
-            ).fetchall()
-            holding |= {str(Path(name).relative_to(self.root)) for name, _ in found}
-            months |= {str(m) for _, m in found}
+            names, more = self._matching(self._paths(unindexed), _DIRTY, ", union_by_name = true")
+            holding |= {str(Path(name).relative_to(self.root)) for name in names}
+            months |= more
         if changed:
+            month = month_bucket("commission_date")
             months |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM ({self._versions(changed)})"))
         return sorted({*changed, *holding}), months
+
+    def _matching(self, paths: list[Path], where: str, options: str = "") -> tuple[set[str], set[str]]:
+        """The files among `paths` with a row where `where` holds, and the commission months of
+        those rows (none read when there is no path)."""
+        if not paths:
+            return set(), set()
+        found = self.con.execute(
+            f"SELECT DISTINCT filename, {month_bucket('commission_date')} FROM read_parquet("
+            f"{sql_list(paths)}, filename = true{options}) WHERE {where}"
+        ).fetchall()
+        return {name for name, _ in found}, {str(month) for _, month in found}
 
     def _read_changed_rows(self, ids: list[str], old: list[Path], now: list[str]) -> None:
         """`inc.dirty`, `inc.u`, `inc.old_rows` and `inc.old` from the changed ids (`ids`: SELECTs of

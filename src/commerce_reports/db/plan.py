@@ -78,11 +78,9 @@ def _was_being_written(relpath: str, pending: frozenset[str]) -> bool:
 
 
 def foreign_rollups(before: SiteState, changed: Collection[str]) -> list[str]:
-    """The `changed` rollup files (`state.changed_rollups`) that no refresh stopped midway explains,
-    sorted: none while a full build was stopped (the next refresh builds every file again), else
-    those outside the months a stopped update was writing. Anything else changed them."""
-    if before.rebuilding:
-        return []
+    """The `changed` rollup files (`state.changed_rollups`) that no update stopped midway explains,
+    sorted: those outside the months it was writing. Anything else changed them. (A stopped full
+    build explains every file: the planner and verify ask `before.rebuilding` first.)"""
     return sorted(r for r in changed if not _was_being_written(r, before.pending_months))
 
 

@@ -169,8 +169,8 @@ def verify_rollups(
     found = []
     for places in _chosen(folder, sites):
         state = load_state(places)
-        if state is None:
-            continue
+        if state is None or state.rebuilding:
+            continue  # no record; or a full build stopped midway: the next refresh writes every file
         changed = foreign_rollups(state, changed_rollups(state, rollup_files(places, read_all=not fast)))
         if changed:
             _refresh_site(places, set(), True)
