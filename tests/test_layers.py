@@ -27,6 +27,7 @@ BOTTOM = (
     "_version",
     "_lazy",
     "activity",
+    "interrupts",
     "_signatures",
     "waits",
     "endpoints",

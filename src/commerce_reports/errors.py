@@ -62,10 +62,15 @@ __all__ = [
 def is_ctrl_c(error: BaseException) -> bool:
     """Whether `error` is the user's Ctrl-C: Python's KeyboardInterrupt, or DuckDB's word for it.
     A SIGINT that lands while DuckDB runs a query is taken by DuckDB, which ends the query with a
-    plain RuntimeError "Query interrupted" (duckdb 2), the same stop as a KeyboardInterrupt."""
+    plain RuntimeError "Query interrupted" (duckdb 2), the same stop as a KeyboardInterrupt; a query
+    that a command's Ctrl-C watcher interrupted (`interrupts.py`) ends with DuckDB's
+    InterruptException (named, not imported: this module loads before DuckDB, if ever)."""
     if isinstance(error, KeyboardInterrupt):
         return True
-    return type(error) is RuntimeError and str(error) == "Query interrupted"
+    kind = type(error)
+    if kind.__name__ == "InterruptException" and kind.__module__.lstrip("_") == "duckdb":
+        return True
+    return kind is RuntimeError and str(error) == "Query interrupted"
 
 
 class Retriable:

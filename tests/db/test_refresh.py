@@ -103,3 +103,21 @@ def test_an_update_that_fails_is_rebuilt_whole_and_said(
     assert full_rebuild_fallbacks.found == [
         "the rollups of site s could not be updated (a merge that does not bind): rebuilding them whole"
     ]
+
+
+def test_an_update_that_ctrl_c_interrupted_stops_and_is_not_rebuilt(
+    lake: Path, monkeypatch: pytest.MonkeyPatch, full_rebuild_fallbacks: FullRebuildFallbacks
+) -> None:
+    """A query that a command's Ctrl-C watcher interrupted (`interrupts.py`) ends with DuckDB's
+    InterruptException, a `duckdb.Error`: the refresh stops as for any Ctrl-C, with no fallback."""
+
+    def interrupted(self: SiteBuild, plan: object) -> None:
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    monkeypatch.setattr(SiteBuild, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        refresh_rollups(lake)
+    assert full_rebuild_fallbacks.found == []
+    monkeypatch.undo()
+    [done] = refresh_rollups(lake)  # the next refresh carries the update out
+    assert done.plan.action == UPDATE and not done.full

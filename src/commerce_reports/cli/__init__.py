@@ -89,7 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _log_to_stderr(args.verbose)
         if collecting and not light:
             gc.enable()
-        code = int(args.handler(args))
+        from ..interrupts import watching_ctrl_c
+
+        with watching_ctrl_c():  # Ctrl-C stops a DuckDB query at once, wherever DuckDB runs it
+            code = int(args.handler(args))
         if light and not gc.isenabled():
             atexit.register(gc.freeze)
         return code

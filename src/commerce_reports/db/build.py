@@ -35,6 +35,7 @@ from pathlib import Path
 import duckdb
 
 from ..contract import DATASETS, PartitionKey
+from ..interrupts import on_ctrl_c
 from .buckets import (
     NONE,
     Bucketed,
@@ -123,10 +124,11 @@ def reading_connection() -> Iterator[duckdb.DuckDBPyConnection]:
 @contextmanager
 def _spilling(memory: str, spill: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB connection of its own that keeps within `memory` by spilling to the folder `spill`
-    (no progress bar: a build says what it does itself), closed at exit."""
+    (no progress bar: a build says what it does itself), closed at exit; Ctrl-C stops its query."""
     con = duckdb.connect(
         config={"memory_limit": memory, "preserve_insertion_order": False, "temp_directory": str(spill)}
     )
+    on_ctrl_c(con)
     try:
         con.execute("SET enable_progress_bar = false")
         yield con

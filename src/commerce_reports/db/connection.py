@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from ..contract import lake_root
 from ..errors import LakeError, ValidationError
+from ..interrupts import on_ctrl_c
 from .guard import read_only_statement
 from .published import published_reading, views_root
 from .readonly import Connection, ReadOnlyConnection
@@ -161,6 +162,7 @@ def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> Co
     if not read_only:
         refresh_rollups(folder)  # publishes what it changed
     con = duckdb.connect()
+    on_ctrl_c(con)
     try:
         con.execute("SET enable_progress_bar = false")
         _install_following(con, folder)

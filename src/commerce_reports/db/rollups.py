@@ -41,7 +41,7 @@ from pathlib import Path
 import duckdb
 
 from ..contract import PART_FILE, PartitionKey
-from ..errors import LakeError, ValidationError
+from ..errors import LakeError, ValidationError, is_ctrl_c
 from ..lake.locks import writing_sites
 from .build import SiteBuild, build_connection, reading_connection
 from .listing import Listing, undecodable_files
@@ -272,6 +272,8 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
             try:
                 plan, months = _carry_out(survey)
             except (duckdb.Error, LakeError) as error:
+                if is_ctrl_c(error):  # a query that Ctrl-C interrupted is no build failure to retry
+                    raise KeyboardInterrupt from error
                 found = undecodable_files(places.lake, survey.listing, survey.skipped)
                 if not found and survey.plan.action == WHOLE:
                     raise LakeError(
