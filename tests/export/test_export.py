@@ -190,10 +190,12 @@ def test_the_cli_exits_1_on_a_failed_cell_and_a_clean_run_prints_only_the_html_p
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith(".html") and "small_" in done.stdout
-    assert "without encryption" not in done.stderr and "KeyboardInterrupt" not in done.stderr
+    assert "without encryption" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
     steps = [line for line in done.stderr.splitlines() if line.startswith("running small.ipynb in a kernel")]
-    assert len(steps) == 2  # what a slow step says in a log: when it starts, and how long it took
-    assert done.stderr.splitlines() == steps  # nothing else: nor papermill's "Passed unknown parameter"
+    # what a slow step says in a log: when it starts, and how long it took
+    assert len(steps) == 2, done.stderr
+    # nothing else: nor papermill's "Passed unknown parameter" (all of it said, should anything be)
+    assert done.stderr.splitlines() == steps, done.stderr
     assert not marker.exists()
 
 
