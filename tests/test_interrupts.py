@@ -78,3 +78,21 @@ def test_an_event_loop_s_wakeup_fd_is_left_alone() -> None:
     finally:
         os.close(read)
         os.close(write)
+
+
+@pytest.mark.usefixtures("default_ctrl_c")
+def test_a_platform_that_refuses_a_pipe_runs_the_command_without_a_watcher(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(fd: int, *, warn_on_full_buffer: bool = True) -> int:
+        raise ValueError("the fd must be in non-blocking mode")  # (a socket, elsewhere)
+
+    opened = len(os.listdir("/proc/self/fd"))
+    ran = []
+    with monkeypatch.context() as patched:
+        patched.setattr(signal, "set_wakeup_fd", refused)
+        with watching_ctrl_c():
+            ran.append(True)
+            assert _watcher() is None
+    assert ran == [True]
+    assert len(os.listdir("/proc/self/fd")) == opened  # the pipe closed

@@ -47,15 +47,20 @@ def on_ctrl_c(con: Interruptible) -> None:
 def watching_ctrl_c() -> Iterator[None]:
     """Within the block, Ctrl-C also interrupts the queries of the connections registered with
     `on_ctrl_c` (Python's KeyboardInterrupt is raised as always). Only the main thread can watch
-    for signals; elsewhere, or when the process has a watcher already, this does nothing."""
+    for signals; elsewhere, where the platform refuses a pipe, or when the process has a wakeup fd
+    already (an event loop's, or an outer watcher's), this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     read, write = os.pipe()
     os.set_blocking(write, False)  # the C handler must never block on it
-    previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-    if previous != -1:  # someone else's (an event loop's): theirs stays
-        signal.set_wakeup_fd(previous)
+    try:
+        previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # a platform whose wakeup fd must be a socket: none was set
+        previous = None
+    if previous is not None and previous != -1:  # another's (an event loop's, an outer watcher's)
+        signal.set_wakeup_fd(previous)  # stays
+    if previous != -1:  # no watcher of ours: DuckDB's own check, as before
         os.close(read)
         os.close(write)
         yield
