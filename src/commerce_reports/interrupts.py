@@ -3,7 +3,7 @@
 DuckDB looks for a pending signal only when the thread that asked for a query (Python's main one)
 comes back from a task of it. When another of its threads holds the only task (a scan that is not
 parallel, a rebuild's long write), the main one waits and sees the signal only once that task
-ends: a Ctrl-C during a rebuild at 10 M transactions took up to 3 s to stop it. So a command
+ends: a Ctrl-C during a rebuild at 10 M transactions took up to 4 s to stop it. So a command
 (`cli.main`) runs inside `watching_ctrl_c`: the signal is also written to a pipe
 (`signal.set_wakeup_fd`, from C, whatever the main thread is doing), and a thread of its own reads
 it and interrupts every connection that the main thread registered with `on_ctrl_c`. DuckDB then
