@@ -49,28 +49,35 @@ def watching_ctrl_c() -> Iterator[None]:
     `on_ctrl_c` (Python's KeyboardInterrupt is raised as always). Only the main thread can watch
     for signals; elsewhere, where the platform refuses a pipe, or when the process has a wakeup fd
     already (an event loop's, or an outer watcher's), this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
+    pipe = _wakeup_pipe() if threading.current_thread() is threading.main_thread() else None
+    if pipe is None:  # no watcher of ours: DuckDB's own check, as before
         yield
         return
-    read, write = os.pipe()
-    os.set_blocking(write, False)  # the C handler must never block on it
-    try:
-        previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-    except (ValueError, OSError):  # a platform whose wakeup fd must be a socket: none was set
-        previous = None
-    if previous is not None and previous != -1:  # another's (an event loop's, an outer watcher's)
-        signal.set_wakeup_fd(previous)  # stays
-    if previous != -1:  # no watcher of ours: DuckDB's own check, as before
-        os.close(read)
-        os.close(write)
-        yield
-        return
+    read, write = pipe
     threading.Thread(target=_interrupting, args=(read,), name="ctrl-c", daemon=True).start()
     try:
         yield
     finally:
         signal.set_wakeup_fd(-1)
         os.close(write)  # the watcher reads the end of the pipe and stops
+
+
+def _wakeup_pipe() -> tuple[int, int] | None:
+    """A pipe that the process's signals are now written to (read end, write end), or None where
+    the platform refuses one or another wakeup fd is set (it stays)."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)  # the C handler must never block on it
+    try:
+        previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # a platform whose wakeup fd must be a socket: none was set
+        previous = None
+    if previous == -1:
+        return read, write
+    if previous is not None:  # another's (an event loop's, an outer watcher's)
+        signal.set_wakeup_fd(previous)
+    os.close(read)
+    os.close(write)
+    return None
 
 
 def _interrupting(read: int) -> None:
