@@ -31,7 +31,14 @@ times the one-day refresh of this working copy beside the code in `--baseline` (
 `src`), taking turns on the same lake (each side's held-back refresh is its own too), and prints
 each pair and each part, old beside new: the fixed costs of a refresh hardly move with the size of
 the change, so a ratio measured in one run says what a change to them bought. Both sides must
-keep the same rollup layout (else each turn rebuilds the rollups whole).
+keep the same rollup layout (else each turn rebuilds the rollups whole), or the baseline takes its
+turns on a copy of the lake of its own:
+
+    cp -a DATA_DIR OLD_DIR
+    .venv/bin/python bench/rollup_bench.py DATA_DIR --baseline /work/main/src --baseline-lake OLD_DIR
+
+(each side's first turn then rebuilds its lake's rollups whole, in the held-back refresh that is
+not measured).
 
     .venv/bin/python bench/rollup_bench.py DATA_DIR --refetched 2 [--baseline ...]
 
@@ -252,12 +259,13 @@ def measure_day(
     return day, _daily_sync(data_dir, day), measure("day", data_dir, src, refetched)
 
 
-def _paired(data_dir: Path, baseline: Path, pairs: int, refetched: int) -> None:
+def _paired(lakes: tuple[Path, Path], baseline: Path, pairs: int, refetched: int) -> None:
     """Print `pairs` one-day refreshes of the `baseline` code and of this copy's, taking turns on
-    the same lake: each pair's wall and CPU seconds, then each part's median, old beside new."""
+    `lakes` (the baseline's, this copy's: the same lake, or copies): each pair's wall and CPU
+    seconds, then each part's median, old beside new."""
     runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}
     for number in range(pairs):
-        for side, src in (("old", baseline), ("new", None)):
+        for side, src, data_dir in (("old", baseline, lakes[0]), ("new", None, lakes[1])):
             day, stored, one = measure_day(data_dir, src, refetched)
             runs[side].append(one)
         old, new = runs["old"][-1], runs["new"][-1]
@@ -269,6 +277,7 @@ def _paired(data_dir: Path, baseline: Path, pairs: int, refetched: int) -> None:
     print(
         f"day added: {day.start}, with {len(stored) - 1} aggregate month windows and {refetched} update "
         f"days before it fetched again; baseline: {baseline}"
+        + ("" if lakes[0] == lakes[1] else f", on its own copy of the lake: {lakes[0]}")
     )
     print(f"median of {pairs} ({'old wall':>9} {'new wall':>9} {'old CPU':>8} {'new CPU':>8}):")
     labels = [label for _, _, label in PHASES]
@@ -297,6 +306,11 @@ def main() -> None:
     )
     parser.add_argument("--pairs", type=int, default=3, help="old/new pairs with --baseline (default 3)")
     parser.add_argument(
+        "--baseline-lake",
+        type=Path,
+        help="a copy of the lake for the baseline's turns (when the two keep different rollup layouts)",
+    )
+    parser.add_argument(
         "--refetched",
         type=int,
         default=0,
@@ -309,8 +323,11 @@ def main() -> None:
     if args.step:
         _step(args.step, data_dir, args.refetched)
         return
+    if args.baseline_lake is not None and args.baseline is None:
+        parser.error("--baseline-lake goes with --baseline")
     if args.baseline is not None:
-        _paired(data_dir, args.baseline.resolve(), args.pairs, args.refetched)
+        old_dir = data_dir if args.baseline_lake is None else args.baseline_lake.resolve()
+        _paired((old_dir, data_dir), args.baseline.resolve(), args.pairs, args.refetched)
         return
     _restore(data_dir)
     full = measure("full", data_dir)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from commerce_reports.db.views import PERIOD_KINDS, VIEW_LIST, View
+from commerce_reports.db.views import PERIOD_KINDS, VIEW_LIST, View, read_rollups
 
 MARKER = "<!-- commerce-reports views -->"
 
@@ -26,7 +26,8 @@ def _kept(view: View) -> str:
     if view.name == "transactions":
         return f"{by}, updated for the changed transactions (base and patch files)"
     if view.merge is None:
-        return f"{by}, a changed month computed again"
+        read = "".join(f" from the rows of `{r.name}`" for r in read_rollups(view))
+        return f"{by}, a changed month (or day) computed again{read}"
     return f"{by}, a changed month updated by its changed transactions alone"
 
 

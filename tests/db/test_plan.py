@@ -152,7 +152,8 @@ def test_a_new_update_day_writes_its_day_patches_the_days_of_its_returns_and_upd
     for view in DERIVED_ROLLUPS:  # both months, updated by the change alone where the sums allow
         if view.merge is not None:
             assert steps[(view.name, "2026-02")] == steps[(view.name, "2026-03")] == DELTA, view.name
-    # daily_performance's distinct counts do not add up: each changed day computed again, no other
+    # daily_performance's distinct counts do not add up: each changed day computed again (from the
+    # rows written to network_link_performance), no other
     assert {b: a for (r, b), a in steps.items() if r == "daily_performance"} == {
         "2026-02-20": WHOLE,
         "2026-03-02": WHOLE,
@@ -168,7 +169,8 @@ def test_a_new_update_day_writes_its_day_patches_the_days_of_its_returns_and_upd
         == "1 changed rows on 1 days (held by the last full build's month file)"
     )
     assert reasons[("daily_performance", "2026-03-02")] == (
-        "3 changed transactions: its distinct counts do not add up, computed again"
+        "3 changed transactions: its distinct counts do not add up, computed again from the rows written "
+        "to network_link_performance"
     )
     assert reasons[("site_performance", "2026-03")] == "3 changed transactions: updated by the change alone"
     # a rollup of the reports alone is left as it is: no report window changed

@@ -129,6 +129,16 @@ def test_sql_that_does_not_bind_is_named() -> None:
             lambda: _declared(View("a", "", "SELECT 1"), View("a", "", "SELECT 2")),
             'view a: breaks the rule "a view is declared once"',
         ),
+        (
+            lambda: _declared(
+                View("d", "", "SELECT 1", rollup=Rollup("day", ("site", "day"))),
+                View(
+                    "m", "", "SELECT * FROM {src}.d", rollup=Rollup("window_start", ("site", "window_start"))
+                ),
+            ),
+            'view m: breaks the rule "a rollup reads only rollups stored by its own date column": it reads '
+            "d, stored by day, and is stored by window_start",
+        ),
     ],
 )
 def test_a_declaration_that_breaks_a_rule_fails_when_it_is_made(make: object, message: str) -> None:

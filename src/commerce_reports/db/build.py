@@ -14,16 +14,20 @@ name. Their new rows then go:
   rewritten whole when an id leaves it or its patches grow past a share of it.
 
 Every other rollup is stored by month of its date column. For a month whose transactions or
-aggregate windows changed, a rollup with a `Merge` (all but `daily_performance`, whose distinct
-counts do not add up) is updated by the change alone: the dirty ids' new rows added, their stored
-rows before (`inc.old_rows`) subtracted, the report side computed again from the month's aggregate
-files (see `merge.py`). The months a killed refresh left pending, and `daily_performance`'s changed
-months, are recomputed from the stored `transactions` of those months (read once into a table, with
-the columns those views name) and the months' files.
+aggregate windows changed, a rollup with a `Merge` is updated by the change alone: the dirty ids'
+new rows added, their stored rows before (`inc.old_rows`) subtracted, the report side computed
+again from the month's aggregate files (see `merge.py`). A rollup over another rollup
+(`daily_performance`, whose distinct counts do not add up, reads `network_link_performance`) has
+its changed days computed again from the rows this write gives the rollup it reads (read into a
+table first, `inc_written`): a month of those is some thousands of rows, where the month's stored
+transactions are millions. The months a killed refresh left pending are recomputed from the stored
+`transactions` of those months (read once into a table, with the columns those views name) and the
+months' files.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import tempfile
@@ -53,7 +57,7 @@ from .plan import SitePlan, TransactionChange, month_of, partition_month, plan_u
 from .snapshot import stored_transactions_sql
 from .sources import MIXED, UNBOUND, dataset_schemas, quote, read_sql, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces, SiteState
-from .views import VIEW_LIST, View, reads_reports, reads_transactions, render, with_inputs
+from .views import VIEW_LIST, View, read_rollups, reads_reports, reads_transactions, render, with_inputs
 
 __all__ = ["SiteBuild", "build_connection", "reading_connection"]
 
@@ -68,6 +72,9 @@ _VIEWS = {view.name: view for view in VIEW_LIST}
 _DAY = day_bucket("commission_date")
 _MERGING = tuple(v for v in DERIVED_ROLLUPS if v.merge is not None)  # a month updated by its change alone
 _REPORTED = frozenset(v for v in DERIVED_ROLLUPS if reads_reports(v))  # with a report side to compute
+_OVER_ROLLUPS = frozenset(v for v in DERIVED_ROLLUPS if read_rollups(v))  # computed from rollups' rows
+_READ = frozenset(r for v in _OVER_ROLLUPS for r in read_rollups(v))  # the rollups those read
+_WRITTEN = "inc_written"  # the rows an update writes to each rollup in `_READ`, and those over them
 # The SQL computing each rollup reads (its own, its inputs'): where the columns it needs are named.
 _READS = {v: "\n".join(w.sql for w in with_inputs([v])) for v in DERIVED_ROLLUPS}
 _DIRTY = "commission_id IN (SELECT commission_id FROM inc.dirty)"
@@ -249,12 +256,14 @@ class SiteBuild:
         return Bucketed(select, bucket, self.index, only=set(targets), names=targets, stale=stale)
 
     def _install(
-        self, schema: str, views: Iterable[View], transactions: str, sources: Mapping[str, str]
+        self, schema: str, views: Iterable[View], transactions: str | None, sources: Mapping[str, str]
     ) -> None:
-        """`views` in `schema`, over the rows of `transactions` and the report `sources` (a dataset
-        left out has no rows)."""
+        """`views` in `schema`, over the rows of `transactions` (None: views over other rollups,
+        whose rows are in `schema` already) and the report `sources` (a dataset left out has no
+        rows)."""
         self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-        self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{_T}{UNBOUND} AS {transactions}")
+        if transactions is not None:
+            self.con.execute(f"CREATE OR REPLACE VIEW {schema}.{_T}{UNBOUND} AS {transactions}")
         reading: dict[str, str] = {d: sources.get(d) or self._source(d, []) for d in DATASETS}
         for view in with_inputs(views):
             sql = render(view, schema, reading)
@@ -510,8 +519,31 @@ class SiteBuild:
         sources = self._report_sources(months)
         self._install_recomputed(whole, sources)
         self._install_merging(frozenset[str]().union(*delta.values()), sources)
-        writes += [w for v in DERIVED_ROLLUPS if (w := self._months(v, whole[v], delta[v])) is not None]
+        writes += self._rollup_writes(whole, delta, sources)
         write_all(self.con, writes, at_once=2)  # each file read above: the stored rows before this write
+
+    def _rollup_writes(
+        self,
+        whole: Mapping[View, frozenset[str]],
+        delta: Mapping[View, frozenset[str]],
+        sources: Mapping[str, str],
+    ) -> list[Bucketed]:
+        """What each rollup but `transactions` writes (`_months`), in the views' order. The rows a
+        rollup read by others writes are read into a table first (`inc_written`), and the rollups
+        over it are computed there, from those rows: what the read rollup will hold once this
+        write is in place."""
+        self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {_WRITTEN}")
+        writes = []
+        for view in DERIVED_ROLLUPS:
+            if view in _OVER_ROLLUPS and whole[view]:
+                self._install(_WRITTEN, [view], None, sources)
+            write = self._months(view, whole[view], delta[view])
+            if write is not None and view in _READ:
+                self.con.execute(f"CREATE OR REPLACE TABLE {_WRITTEN}.{view.name} AS {write.select}")
+                write = dataclasses.replace(write, select=f"SELECT * FROM {_WRITTEN}.{view.name}")
+            if write is not None:
+                writes.append(write)
+        return writes
 
     def _stage_transactions(self, rewrite: frozenset[str], patched: frozenset[str]) -> None:
         """The rows of the day files written again (`inc.base_rows`) and of the patch files
@@ -521,7 +553,7 @@ class SiteBuild:
         own_files = self._existing(self.base, rewrite)
         own_patches = self._patches({month_of(d) for d in rewrite})
         self.con.execute(
-            "CREATE OR REPLACE TABLE inc.base_rows AS SELECT * FROM "
+            f"CREATE OR REPLACE VIEW inc.base_rows{UNBOUND} AS SELECT * FROM "
             f"({stored_transactions_sql([*own_files, self.base / EMPTY], own_patches)}) "
             f"WHERE {_DAY} IN ({in_list(rewrite)}) AND {_NOT_DIRTY} "
             f"UNION ALL BY NAME SELECT * FROM inc.u WHERE {_DAY} IN ({in_list(rewrite)})"
@@ -538,16 +570,16 @@ class SiteBuild:
         )
 
     def _install_recomputed(self, buckets: Mapping[View, frozenset[str]], sources: Mapping[str, str]) -> None:
-        """The rollups computed again for some months or days (`buckets`), over their stored
-        transactions as this write leaves them (`inc.stored`) and their reports. One rollup of
-        transactions (a daily refresh: `daily_performance`'s changed days) reads them as it writes,
-        in a stream: in a table, a month of a large lake would not fit in a build's memory, and
-        DuckDB would spill it to disk. Several (the months a stopped refresh left) read them once
-        into a table."""
-        computed = [v for v in DERIVED_ROLLUPS if buckets[v]]
+        """The rollups over transactions computed again for some months or days (`buckets`; those
+        over other rollups: `_rollup_writes`), over their stored transactions as this write leaves
+        them (`inc.stored`) and their reports. A single rollup reading them reads them as it
+        writes, in a stream: in a table, a month of a large lake would not fit in a build's memory,
+        and DuckDB would spill it to disk. Several (the months a stopped refresh left) read them
+        once into a table."""
+        computed = [v for v in DERIVED_ROLLUPS if buckets[v] and v not in _OVER_ROLLUPS]
         if not computed:
             return
-        read = frozenset[str]().union(*buckets.values())
+        read = frozenset[str]().union(*(buckets[v] for v in computed))
         months = {month_of(b) for b in read}
         columns = self._named_columns(computed)
         # What the stored transactions of these days will be once this write is in place: those
@@ -587,8 +619,9 @@ class SiteBuild:
         months = {b for b in whole if len(b) != len("YYYY-MM-DD")}
         days = whole - months
         selects = []  # each for its own months: the report sources hold the rows of both
+        computed = f"{_WRITTEN if view in _OVER_ROLLUPS else 'inc'}.{view.name}"
         if months:
-            selects.append(f"SELECT * FROM inc.{view.name} WHERE {bucket} IN ({in_list(months)})")
+            selects.append(f"SELECT * FROM {computed} WHERE {bucket} IN ({in_list(months)})")
         if days:
             kept = self._existing(folder, {month_of(d) for d in days})
             if kept:
@@ -596,7 +629,7 @@ class SiteBuild:
                     f"SELECT * FROM read_parquet({sql_list(kept)}, hive_partitioning = false) "
                     f"WHERE NOT ({within(date, days)})"
                 )
-            selects.append(f"SELECT * FROM inc.{view.name} WHERE {within(date, days)}")
+            selects.append(f"SELECT * FROM {computed} WHERE {within(date, days)}")
         if delta:
             stored_files = self._existing(folder, delta)
             reports = "inc_reports" if view in _REPORTED else None

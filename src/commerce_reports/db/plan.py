@@ -29,7 +29,7 @@ from ..contract import PartitionKey
 from .buckets import NONE
 from .listing import dataset_of
 from .state import CODE, DERIVED_ROLLUPS, WHOLE_PREFIX, SiteState
-from .views import PERIOD_KINDS, View, reads_reports, reads_transactions
+from .views import PERIOD_KINDS, View, read_rollups, reads_reports, reads_transactions
 
 __all__ = [
     "DELTA",
@@ -335,9 +335,19 @@ def _month_steps(
         return [Step(view.name, month, DELTA, f"{why}: updated by the change alone")]
     if _by_day(view) and not reported:  # each changed day, its month's other days kept
         return [
-            Step(view.name, d, WHOLE, f"{why}: {_NO_MERGE}") for d in sorted(days) if month_of(d) == month
+            Step(view.name, d, WHOLE, f"{why}: {_recomputed(view)}")
+            for d in sorted(days)
+            if month_of(d) == month
         ]
-    return [Step(view.name, month, WHOLE, f"{why}: {_NO_MERGE if reads_transactions(view) else _REPORTED}")]
+    return [Step(view.name, month, WHOLE, f"{why}: {_recomputed(view)}")]
+
+
+def _recomputed(view: View) -> str:
+    """How a changed day or month of a rollup without a Merge is computed again, in words."""
+    read = read_rollups(view)
+    if read:
+        return f"{_NO_MERGE} from the rows written to {', '.join(r.name for r in read)}"
+    return _NO_MERGE if reads_transactions(view) else _REPORTED
 
 
 def _by_day(view: View) -> bool:

@@ -52,6 +52,7 @@ __all__ = [
     "Rollup",
     "View",
     "contract_problems",
+    "read_rollups",
     "reads_reports",
     "render",
     "with_inputs",
@@ -225,7 +226,7 @@ def render(view: View, src: str, sources: dict[str, str]) -> str:
 def _declared(*views: View) -> tuple[View, ...]:
     """`views` as the list of views: each name once, each view reading only views declared before
     it (the order in which they are created, typed and built)."""
-    seen: set[str] = set()
+    seen: dict[str, View] = {}
     for view in views:
         if view.name in seen:
             raise _refuse(
@@ -239,8 +240,24 @@ def _declared(*views: View) -> tuple[View, ...]:
                     f"it reads {name}, declared after it or not at all",
                     f"declare {name} first, or read an existing view",
                 )
-        seen.add(view.name)
+            _check_rollup_read(view, seen[name])
+        seen[view.name] = view
     return views
+
+
+def _check_rollup_read(view: View, read: View) -> None:
+    """A rollup reading another (not `transactions`) is stored by the same date column: the days
+    or months a change touches in it are then among those the refresh writes to the one it reads."""
+    if view.rollup is None or read.rollup is None or read.name == "transactions":
+        return
+    if view.rollup.date_column != read.rollup.date_column:
+        raise _refuse(
+            view.name,
+            "a rollup reads only rollups stored by its own date column",
+            f"it reads {read.name}, stored by {read.rollup.date_column}, and is stored by "
+            f"{view.rollup.date_column}",
+            f"read {read.name}'s own inputs instead, or store both by one date column",
+        )
 
 
 _TXN = [f.name for f in TRANSACTION_SCHEMA]
@@ -472,16 +489,37 @@ GROUP BY ALL""",
         period="day",
     ),
     View(
+        "network_link_performance",
+        "One row per site, day (commission date), network, merchant (merchant_group_name) and link "
+        "(link_url): revenue, order_value, transactions, returns, return_rate, adjusted. Sum over days "
+        "for a range, over links for a merchant, over merchants for a network.",
+        f"""SELECT site, commission_date AS day, network, merchant_group_name, link_url,{_MEASURES},
+    count(*) FILTER (WHERE adjusted) AS adjusted
+FROM {{src}}.transactions
+GROUP BY ALL""",
+        rollup=Rollup(
+            "day",
+            ("site", "day", "network", "merchant_group_name", "link_url"),
+            Merge((*_SUMS, "adjusted"), (_RETURN_RATE,)),
+        ),
+        period="day",
+    ),
+    View(
         "daily_performance",
         "One row per site and day (commission date): revenue, order_value, transactions, returns, "
         "return_rate, adjusted, networks and links earning that day.",
-        f"""SELECT site, commission_date AS day,{_MEASURES},
-    count(*) FILTER (WHERE adjusted) AS adjusted,
+        f"""SELECT site, day, {_sum("revenue")} AS revenue, {_sum("order_value")} AS order_value,
+    sum(transactions)::BIGINT AS transactions, sum(returns)::BIGINT AS returns,
+    sum(returns) / sum(transactions) AS return_rate,
+    sum(adjusted)::BIGINT AS adjusted,
     count(DISTINCT network) AS networks,
     count(DISTINCT link_url) AS links
-FROM {{src}}.transactions
+FROM {{src}}.network_link_performance
 GROUP BY ALL""",
-        rollup=Rollup("day", ("site", "day")),  # distinct counts do not add up: no Merge
+        # Its distinct counts do not add up (no Merge), but a day's networks and links are the rows
+        # of that day in network_link_performance: a changed day is computed again from those
+        # (a few thousand rows), not from the day's transactions.
+        rollup=Rollup("day", ("site", "day")),
         period="day",
     ),
     View(
@@ -590,21 +628,6 @@ FROM windows""",
         period="window",
     ),
     View(
-        "network_link_performance",
-        "One row per site, day (commission date), network, merchant (merchant_group_name) and link "
-        "(link_url): revenue, order_value, transactions, returns, return_rate. Sum over days for a "
-        "range, over links for a merchant, over merchants for a network.",
-        f"""SELECT site, commission_date AS day, network, merchant_group_name, link_url,{_MEASURES}
-FROM {{src}}.transactions
-GROUP BY ALL""",
-        rollup=Rollup(
-            "day",
-            ("site", "day", "network", "merchant_group_name", "link_url"),
-            Merge(_SUMS, (_RETURN_RATE,)),
-        ),
-        period="day",
-    ),
-    View(
         "country_device_performance",
         "One row per site, day (commission date), country (upper case; NULL: no click detail) and "
         "device: revenue, order_value, transactions, returns, return_rate. Sum over days for a range.",
@@ -657,16 +680,27 @@ def with_inputs(views: Iterable[View]) -> list[View]:
     return [v for v in VIEW_LIST if v in chosen or (v.rollup is None and v.name in wanted)]
 
 
+def read_rollups(view: View) -> tuple[View, ...]:
+    """The rollups but `transactions` that `view` reads, directly or through views without a rollup
+    (`daily_performance` reads `network_link_performance`): a refresh computes its changed days or
+    months from the rows it writes to those."""
+    names = {name for v in with_inputs([view]) for name in v.reads} - {"transactions", view.name}
+    return tuple(v for v in VIEW_LIST if v.name in names and v.rollup is not None)
+
+
 def reads_transactions(view: View) -> bool:
-    """Whether `view` reads the `transactions` rollup, directly or through views without a rollup
-    (`transaction_items`): whether a changed transaction can change its rows."""
-    return any("transactions" in v.reads for v in with_inputs([view]))
+    """Whether `view` reads the `transactions` rollup, directly, through views without a rollup
+    (`transaction_items`) or through the rollups it reads: whether a changed transaction can change
+    its rows."""
+    direct = any("transactions" in v.reads for v in with_inputs([view]))
+    return direct or any(map(reads_transactions, read_rollups(view)))
 
 
 def reads_reports(view: View) -> bool:
-    """Whether `view` reads the aggregate reports (`networks`, `merchandise`), directly or through
-    views without a rollup."""
-    return any(d in AGGREGATE_SCHEMAS for v in with_inputs([view]) for d in v.datasets)
+    """Whether `view` reads the aggregate reports (`networks`, `merchandise`), directly, through
+    views without a rollup or through the rollups it reads."""
+    direct = any(d in AGGREGATE_SCHEMAS for v in with_inputs([view]) for d in v.datasets)
+    return direct or any(map(reads_reports, read_rollups(view)))
 
 
 _NUMBERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UBIGINT", "DECIMAL", "DOUBLE", "FLOAT")

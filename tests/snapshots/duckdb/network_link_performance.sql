@@ -3,6 +3,7 @@ SELECT v.*, coalesce((CASE v.site WHEN 'alpha' THEN (v.day >= DATE '2026-01-01' 
     CAST(sum(order_value) AS DECIMAL(38, 4)) AS order_value,
     count(*) AS transactions,
     count(*) FILTER (WHERE returned) AS returns,
-    count(*) FILTER (WHERE returned) / count(*) AS return_rate
+    count(*) FILTER (WHERE returned) / count(*) AS return_rate,
+    count(*) FILTER (WHERE adjusted) AS adjusted
 FROM live.transactions
 GROUP BY ALL) AS v

@@ -27,18 +27,15 @@ SELECT
 FROM (
   SELECT
     site,
-    commission_date AS day,
-    CAST(SUM(publisher_net_revenue) AS DECIMAL(38, 4)) AS revenue,
+    day,
+    CAST(SUM(revenue) AS DECIMAL(38, 4)) AS revenue,
     CAST(SUM(order_value) AS DECIMAL(38, 4)) AS order_value,
-    COUNT(*) AS transactions,
-    COUNT(*) FILTER(WHERE
-      returned) AS returns,
-    COUNT(*) FILTER(WHERE
-      returned) / COUNT(*) AS return_rate,
-    COUNT(*) FILTER(WHERE
-      adjusted) AS adjusted,
+    CAST(SUM(transactions) AS BIGINT) AS transactions,
+    CAST(SUM(returns) AS BIGINT) AS returns,
+    SUM(returns) / SUM(transactions) AS return_rate,
+    CAST(SUM(adjusted) AS BIGINT) AS adjusted,
     COUNT(DISTINCT network) AS networks,
     COUNT(DISTINCT link_url) AS links
-  FROM transactions
+  FROM network_link_performance
   GROUP BY ALL
 ) AS v

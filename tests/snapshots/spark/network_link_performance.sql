@@ -37,7 +37,9 @@ FROM (
     COUNT(*) FILTER(WHERE
       returned) AS returns,
     COUNT(*) FILTER(WHERE
-      returned) / COUNT(*) AS return_rate
+      returned) / COUNT(*) AS return_rate,
+    COUNT(*) FILTER(WHERE
+      adjusted) AS adjusted
   FROM transactions
   GROUP BY ALL
 ) AS v
