@@ -19,8 +19,8 @@ new rows added, their stored rows before (`inc.old_rows`) subtracted, the report
 again from the month's aggregate files (see `merge.py`). A rollup over another rollup
 (`daily_performance`, whose distinct counts do not add up, reads `network_link_performance`) has
 its changed days computed again from the rows this write gives the rollup it reads (read into a
-table first, `inc_written`): a month of those is some thousands of rows, where the month's stored
-transactions are millions. The months a killed refresh left pending are recomputed from the stored
+table first, `inc_written`): in the 100 M bench lake, December's 102,300 rows where its stored
+transactions are 8.3 million. The months a killed refresh left pending are recomputed from the stored
 `transactions` of those months (read once into a table, with the columns those views name) and the
 months' files.
 """
@@ -520,7 +520,7 @@ class SiteBuild:
         self._install_recomputed(whole, sources)
         self._install_merging(frozenset[str]().union(*delta.values()), sources)
         writes += self._rollup_writes(whole, delta, sources)
-        write_all(self.con, writes, at_once=2)  # each file read above: the stored rows before this write
+        write_all(self.con, writes, at_once=2)  # every write staged before any file is replaced
 
     def _rollup_writes(
         self,

@@ -516,9 +516,9 @@ GROUP BY ALL""",
     count(DISTINCT link_url) AS links
 FROM {{src}}.network_link_performance
 GROUP BY ALL""",
-        # Its distinct counts do not add up (no Merge), but a day's networks and links are the rows
-        # of that day in network_link_performance: a changed day is computed again from those
-        # (a few thousand rows), not from the day's transactions.
+        # Its distinct counts do not add up (no Merge), but a day's networks and links are those of
+        # its rows in network_link_performance: a changed day is computed again from those (some
+        # thousands of rows), not from the day's transactions.
         rollup=Rollup("day", ("site", "day")),
         period="day",
     ),
