@@ -18,16 +18,15 @@ aggregate windows changed, a rollup with a `Merge` is updated by the change alon
 new rows added, their stored rows before (`inc.old_rows`) subtracted, the report side computed
 again from the month's aggregate files (see `merge.py`). A rollup over another rollup
 (`daily_performance`, whose distinct counts do not add up, reads `network_link_performance`) has
-its changed days computed again from the rows this write gives the rollup it reads (read into a
-table first, `inc_written`): in the 100 M bench lake, December's 102,300 rows where its stored
-transactions are 8.3 million. The months a killed refresh left pending are recomputed from the stored
-`transactions` of those months (read once into a table, with the columns those views name) and the
-months' files.
+its changed days computed again from the rows this write gives the rollup it reads (a view of
+them, `inc_written`, that both writes read): in the 100 M bench lake, December's 102,300 rows
+where its stored transactions are 8.3 million. The months a killed refresh left pending are
+recomputed from the stored `transactions` of those months (read once into a table, with the columns
+those views name) and the months' files.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import tempfile
@@ -529,9 +528,10 @@ class SiteBuild:
         sources: Mapping[str, str],
     ) -> list[Bucketed]:
         """What each rollup but `transactions` writes (`_months`), in the views' order. The rows a
-        rollup read by others writes are read into a table first (`inc_written`), and the rollups
-        over it are computed there, from those rows: what the read rollup will hold once this
-        write is in place."""
+        rollup read by others writes are a view in `inc_written`, and the rollups over it are
+        computed there, from those rows: what the read rollup will hold once this write is in
+        place. (Each write computes them: in a table first, they would be computed alone, while
+        the other writes wait.)"""
         self.con.execute(f"CREATE SCHEMA IF NOT EXISTS {_WRITTEN}")
         writes = []
         for view in DERIVED_ROLLUPS:
@@ -539,8 +539,7 @@ class SiteBuild:
                 self._install(_WRITTEN, [view], None, sources)
             write = self._months(view, whole[view], delta[view])
             if write is not None and view in _READ:
-                self.con.execute(f"CREATE OR REPLACE TABLE {_WRITTEN}.{view.name} AS {write.select}")
-                write = dataclasses.replace(write, select=f"SELECT * FROM {_WRITTEN}.{view.name}")
+                self.con.execute(f"CREATE OR REPLACE VIEW {_WRITTEN}.{view.name}{UNBOUND} AS {write.select}")
             if write is not None:
                 writes.append(write)
         return writes
