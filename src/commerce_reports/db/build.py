@@ -272,7 +272,9 @@ class SiteBuild:
         """Recompute every rollup but `transactions`, whole, from the stored one (the `base` files
         of a full build: no patch), a slice of months at a time (`_month_slices`). A slice of at
         most `IN_MEMORY_ROWS` stored transactions is read into memory once: its rollups then bind
-        and read it there, rather than each read the footers and rows of its files again."""
+        and read it there, rather than each read the footers and rows of its files again. A rollup
+        that others read (`network_link_performance`) is computed once into a table, which it and
+        the rollups over it read: not once for itself and again under each of them."""
         slices = self._month_slices(base)
         parts: list[dict[str, str]] = []
         one = len(slices) == 1
@@ -282,6 +284,13 @@ class SiteBuild:
             stored = stored_transactions_sql([*files, self.base / EMPTY], [self.patch / EMPTY])
             stored = self._stored(schema, stored, in_memory=rows <= IN_MEMORY_ROWS)
             self._install(schema, DERIVED_ROLLUPS, stored, self._report_sources(None if one else months))
+            for read in _READ:  # computed once, for itself and for the rollups over it
+                self.con.execute(
+                    f"CREATE OR REPLACE TABLE {schema}.rows_{read.name} AS FROM {schema}.{read.name}"
+                )
+                self.con.execute(
+                    f"CREATE OR REPLACE VIEW {schema}.{read.name} AS FROM {schema}.rows_{read.name}"
+                )
             parts.append({v.name: f"SELECT * FROM {schema}.{v.name}" for v in DERIVED_ROLLUPS})
         writes = [
             Bucketed(
@@ -538,10 +547,11 @@ class SiteBuild:
             if view in _OVER_ROLLUPS and whole[view]:
                 self._install(_WRITTEN, [view], None, sources)
             write = self._months(view, whole[view], delta[view])
-            if write is not None and view in _READ:
+            if write is None:
+                continue
+            if view in _READ:
                 self.con.execute(f"CREATE OR REPLACE VIEW {_WRITTEN}.{view.name}{UNBOUND} AS {write.select}")
-            if write is not None:
-                writes.append(write)
+            writes.append(write)
         return writes
 
     def _stage_transactions(self, rewrite: frozenset[str], patched: frozenset[str]) -> None:
