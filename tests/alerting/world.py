@@ -1,5 +1,5 @@
 """The sandbox's world as the views alerts read, without files: an in-memory DuckDB whose tables
-`transactions`, `transaction_versions`, `networks` (daily windows) and `daily_performance` hold
+`transactions`, `ledger_coverage`, `networks` (daily windows) and `daily_performance` hold
 what a daily sync would have stored by `now` (the ledger's updateDate days up to yesterday, each
 fetched the morning after; the networks report per day for every slice), computed from the
 sandbox's `World` directly. A lake of ten weeks builds in seconds, where a sync over loopback takes
@@ -11,7 +11,7 @@ The tables hold the views' columns that alerts and explanations read (`series.py
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 
 import duckdb
 import polars as pl
@@ -43,10 +43,10 @@ def world_lake(
     for site in sites:
         ledgers.append(_transactions(world, site, first, now))
         windows.append(_windows(world, site, first, now))
-        stored.append(_stored_days(site, first, now))
+        stored.append(_ledger(site, first, now))
     con.register("transactions_frame", pl.concat(ledgers).to_arrow())
     con.register("networks_frame", pl.concat(windows).to_arrow())
-    con.register("versions_frame", pl.concat(stored).to_arrow())
+    con.register("ledger_frame", pl.concat(stored).to_arrow())
     con.execute(
         "CREATE TABLE transactions AS SELECT * REPLACE ("
         "publisher_net_revenue::DECIMAL(18,4) AS publisher_net_revenue, "
@@ -54,27 +54,18 @@ def world_lake(
         "FROM transactions_frame"
     )
     con.execute("CREATE TABLE networks AS SELECT * FROM networks_frame")
-    con.execute("CREATE TABLE transaction_versions AS SELECT * FROM versions_frame")
+    con.execute("CREATE TABLE ledger_coverage AS SELECT * FROM ledger_frame")
     con.execute("CREATE VIEW daily_performance AS SELECT DISTINCT site FROM transactions")
-    for name in ("transactions_frame", "networks_frame", "versions_frame"):
+    for name in ("transactions_frame", "networks_frame", "ledger_frame"):
         con.unregister(name)
     return con
 
 
-def _fetched(day: date) -> datetime:
-    return datetime.combine(day + timedelta(days=1), SYNCED_AT, tzinfo=UTC)
-
-
-def _stored_days(site: str, first: date, now: datetime) -> pl.DataFrame:
-    """One row per stored updateDate day: the day of `now` fetched partial, at `now`."""
-    days = [first + timedelta(days=n) for n in range((now.date() - first).days + 1)]
+def _ledger(site: str, first: date, now: datetime) -> pl.DataFrame:
+    """The site's row of `ledger_coverage`: every updateDate day up to `now`'s stored, the day of
+    `now` fetched partial, at `now`."""
     return pl.DataFrame(
-        {
-            "site": site,
-            "partition_by": "updateDate",
-            "partition_day": days,
-            "fetched_at": [min(_fetched(d), now) for d in days],
-        }
+        {"site": [site], "first_day": [first], "last_day": [now.date()], "last_fetched_at": [now]}
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -10,9 +11,11 @@ import pytest
 
 import commerce_reports.charts as charts
 from commerce_reports.charts import Selection, coverage, network_gap_frame, resolve
+from commerce_reports.db import connect
 from commerce_reports.errors import CommerceReportsError, ValidationError
 from tests.charts.conftest import END, NOW, START
 from tests.charts.specs import figures
+from tests.lakes import sandbox_lake, shared
 
 
 def subtitle(chart: Any) -> str:
@@ -161,3 +164,35 @@ def test_every_public_name_of_charts_and_export_loads_on_first_use() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"  # one submodule does not load the rest of the package
+
+
+MIDNIGHT = datetime(2026, 3, 3, 0, 0, 30, tzinfo=UTC)  # a daily sync just after the day began
+
+
+@pytest.fixture(scope="module")
+def synced_at_midnight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A lake synced from March 1st to 30 s into March 3rd: that day is stored, fetched with no
+    transaction yet."""
+    lake = shared(
+        "midnight-lake", tmp_path_factory, lambda folder: sandbox_lake(folder, now=MIDNIGHT, days=3)
+    )
+    with connect(lake) as con:
+        yield con
+
+
+def test_a_day_stored_empty_is_a_stored_day(synced_at_midnight: duckdb.DuckDBPyConnection) -> None:
+    """Its partition holds no row, so only the manifests can say it is stored: the charts still say
+    they cover it (partial), and the revenue gap compares March's window up to it."""
+    con, today = synced_at_midnight, MIDNIGHT.date()
+    stored = con.sql("SELECT max(partition_day) FROM transaction_versions WHERE partition_by = 'updateDate'")
+    assert stored.fetchall() == [(today - timedelta(days=1),)]  # the day holds no row
+    ledger = con.sql("SELECT site, first_day, last_day, last_fetched_at FROM ledger_coverage ORDER BY site")
+    first = today - timedelta(days=2)
+    assert ledger.fetchall() == [(site, first, today, MIDNIGHT) for site in ("alpha", "beta")]
+
+    cover = coverage(con, "alpha")
+    assert (cover.first, cover.last, cover.partial) == (first, today, today)
+    said = subtitle(charts.daily_chart(con, site="alpha"))
+    assert f"alpha · {first} to {today}; {today} partial, fetched 00:00 UTC" in said, said
+    frame = network_gap_frame(con, Selection(site="alpha", start=first, end=today), top_n=50)
+    assert (set(frame["first_day"]), set(frame["last_day"])) == ({first}, {today})

@@ -18,17 +18,17 @@ expression off by one there) fails it, naming the view, with no JVM.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from commerce_reports.contract import DATASETS
-from commerce_reports.db.coverage import SiteCoverage, coverage_of, with_status
+from commerce_reports.db.coverage import SiteCoverage, coverage_of, ledger_select, with_status
 from commerce_reports.db.snapshot import reading_of, view_sql
 from commerce_reports.db.sources import lake_sites, part_glob, read_sql
-from commerce_reports.db.views import VIEW_LIST, View, render
+from commerce_reports.db.views import LEDGER, VIEW_LIST, View, render
 from commerce_reports.errors import ValidationError
 from commerce_reports.spark.sources import SOURCE_VIEWS
 from commerce_reports.spark.transpile import spark_sql
@@ -38,7 +38,14 @@ from tests.spark.spark_meaning import differences, duckdb_form, rows
 pytest.importorskip("sqlglot")  # the Spark extra's translator (Spark itself is never started here)
 
 SNAPSHOTS = Path(__file__).parents[1] / "snapshots"
-COVERAGE = (SiteCoverage("alpha", ((date(2026, 1, 1), date(2026, 3, 10)),), revision_days=45),)
+COVERAGE = (
+    SiteCoverage(
+        "alpha",
+        ((date(2026, 1, 1), date(2026, 3, 10)),),
+        revision_days=45,
+        stored=(date(2026, 1, 1), date(2026, 3, 12), datetime(2026, 3, 12, 6, 30, tzinfo=UTC)),
+    ),
+)
 READING = reading_of(Path("data"), (), ("alpha",), dict.fromkeys(DATASETS, "one"), COVERAGE)
 
 
@@ -108,6 +115,7 @@ def both_meanings(lake: Lake) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[
     meaning (schema `main`, where the Spark SQL finds the views it reads by bare name)."""
     coverage = [coverage_of(lake.data_dir, site) for site in lake_sites(lake.data_dir)]
     sources: dict[str, str] = {d: read_sql(d, [part_glob(lake.data_dir, d)], by_name=False) for d in DATASETS}
+    sources[LEDGER] = ledger_select(coverage)
     with duckdb.connect() as con:
         con.execute("CREATE SCHEMA duck")
         for dataset, name in SOURCE_VIEWS.items():

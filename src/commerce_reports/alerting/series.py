@@ -60,10 +60,8 @@ def daily_coverage(con: Connection, sel: Selection) -> dict[str, tuple[date, dat
     params: dict[str, Any] = {}
     scope = sel.site_clause(params)
     rows = con.execute(
-        "SELECT site, min(partition_day), max(partition_day), arg_max(fetched_at, partition_day) "
-        "FROM transaction_versions WHERE partition_by = 'updateDate'"
-        + (f" AND {scope}" if scope else "")
-        + " GROUP BY site",
+        "SELECT site, first_day, last_day, last_fetched_at FROM ledger_coverage"
+        + (f" WHERE {scope}" if scope else ""),
         params,
     ).fetchall()
     days: dict[str, tuple[date, date]] = {}

@@ -306,8 +306,7 @@ def network_gap_frame(con: Connection, sel: Selection, *, top_n: int = 20) -> pl
     if sel.network:
         params["network"] = sel.network
     sql = f"""WITH ledger AS (
-    SELECT site, min(partition_day) AS first_day, max(partition_day) AS last_day
-    FROM transaction_versions WHERE partition_by = 'updateDate'{scope} GROUP BY site
+    SELECT site, first_day, last_day FROM ledger_coverage WHERE true{scope}
 ), windows AS (
     SELECT site, window_start, least(max(window_end) - 1,
            max(timezone('UTC', fetched_at))::DATE) AS covered_to

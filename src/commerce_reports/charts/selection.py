@@ -274,15 +274,14 @@ class Coverage:
 
 
 def coverage(con: Connection, sites: str | Iterable[str] | None = None) -> Coverage:
-    """The ledger days stored for `sites` (a name, names, or None/empty for every site), from the
-    partitions' own day keys."""
+    """The ledger days stored for `sites` (a name, names, or None/empty for every site), as the
+    manifests list them (`ledger_coverage`: a day fetched with no transaction is stored too)."""
     check_connection(con)
     params: dict[str, Any] = {}
     scope = Selection(site=sites or None).site_clause(params)  # checks the names
-    where = "partition_by = 'updateDate'" + (f" AND {scope}" if scope else "")
     row = con.execute(
-        "SELECT min(partition_day), max(partition_day), arg_max(fetched_at, partition_day) "
-        f"FROM transaction_versions WHERE {where}",
+        "SELECT min(first_day), max(last_day), arg_max(last_fetched_at, last_day) FROM ledger_coverage"
+        + (f" WHERE {scope}" if scope else ""),
         params,
     ).fetchall()
     first, last, fetched = row[0] if row else (None, None, None)

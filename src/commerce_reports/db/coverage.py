@@ -8,6 +8,10 @@ complete once it was fetched after the window settled, and final once it was fet
 horizon had passed. Both come from the manifests, which record what was stored and whether it
 settled: nothing here reads a Parquet file or the settings.
 
+The manifests also say which ledger days each site stores at all, settled or not, and when the last
+one was fetched: `ledger_select` gives them to the `ledger_coverage` view. A day fetched with no
+transaction in it is stored (its file holds no row), so this cannot come from the rows.
+
 The rules become SQL over a view's own columns (`day`, or `window_start`/`window_end`, and
 `fetched_at` or `report_fetched_at`), with each site's settled ledger runs written in as date
 literals: a CASE per site, no join, so a filter on the view still prunes and Spark runs it alike.
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from ..config import DEFAULT_REVISION_DAYS
@@ -28,7 +32,14 @@ from ..errors import LakeError
 from ..lake import Manifest
 from .sources import quote
 
-__all__ = ["SiteCoverage", "coverage_of", "status_columns", "status_macros", "with_status"]
+__all__ = [
+    "SiteCoverage",
+    "coverage_of",
+    "ledger_select",
+    "status_columns",
+    "status_macros",
+    "with_status",
+]
 
 REPORT_SETTLE_DAYS = 2  # a report window settles two days after it ends (the sync's settle policy)
 # The columns each kind of period's status is worked out from (the catalog's macros take them).
@@ -38,6 +49,7 @@ _STATUS_FIELDS: dict[str, tuple[str, ...]] = {
     "window": ("site", "window_end", "fetched_at"),
 }
 _MACRO, _PARAMETER = "commerce", "row_"  # commerce_complete_day(row_site, row_day), ...
+_LEDGER_MACRO = f"{_MACRO}_ledger"  # the catalog's table macro of the stored ledger days
 
 
 def revision_days_of(manifest: Manifest | None) -> int:
@@ -50,29 +62,38 @@ def revision_days_of(manifest: Manifest | None) -> int:
 
 @dataclass(frozen=True)
 class SiteCoverage:
-    """One site's settled ledger days, as runs of consecutive days, and its revision horizon."""
+    """One site's settled ledger days, as runs of consecutive days, and its revision horizon; and
+    the first and last ledger day it stores, settled or not, with when the last was fetched."""
 
     site: str
     runs: tuple[tuple[date, date], ...]  # (first, last) day, both included
     revision_days: int
+    stored: tuple[date, date, datetime] | None = None  # first day, last day, last day's fetched_at
 
     def to_json(self) -> dict[str, object]:
         return {
             "site": self.site,
             "runs": [[first.isoformat(), last.isoformat()] for first, last in self.runs],
             "revision_days": self.revision_days,
+            "stored": None if self.stored is None else [value.isoformat() for value in self.stored],
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> SiteCoverage:
-        runs = data["runs"]
-        if not isinstance(runs, list):
-            raise LakeError(f"coverage runs of {data.get('site')!r} are not a list")
+        runs, stored = data["runs"], data["stored"]  # a KeyError: recorded by an older version
+        if not isinstance(runs, list) or not (stored is None or isinstance(stored, list)):
+            raise LakeError(f"coverage of {data.get('site')!r} is not lists of days")
         return cls(
             str(data["site"]),
             tuple((date.fromisoformat(first), date.fromisoformat(last)) for first, last in runs),
             int(str(data["revision_days"])),
+            None if stored is None else _stored_of(stored),
         )
+
+
+def _stored_of(values: list[str]) -> tuple[date, date, datetime]:
+    first, last, fetched = values
+    return date.fromisoformat(first), date.fromisoformat(last), datetime.fromisoformat(fetched)
 
 
 def coverage_of(data_dir: Path, site: str, left_out: Collection[str] = ()) -> SiteCoverage:
@@ -83,16 +104,19 @@ def coverage_of(data_dir: Path, site: str, left_out: Collection[str] = ()) -> Si
         manifest = Manifest.load(data_dir, site)
     except LakeError:
         return SiteCoverage(site, (), revision_days_of(None))
-    days = sorted(
-        entry.key.start
-        for entry in manifest
-        if entry.key.dataset == "transactions"
-        and entry.key.by == "updateDate"
-        and entry.settled
-        and not entry.untyped
-        and f"{entry.relpath}/{PART_FILE}" not in left_out
+    held = sorted(
+        (
+            (entry.key.start, entry)
+            for entry in manifest
+            if entry.key.dataset == "transactions"
+            and entry.key.by == "updateDate"
+            and f"{entry.relpath}/{PART_FILE}" not in left_out
+        ),
+        key=lambda held_day: held_day[0],
     )
-    return SiteCoverage(site, tuple(_runs(days)), revision_days_of(manifest))
+    settled = [day for day, entry in held if entry.settled and not entry.untyped]
+    stored = (held[0][0], held[-1][0], held[-1][1].fetched_at) if held else None
+    return SiteCoverage(site, tuple(_runs(settled)), revision_days_of(manifest), stored)
 
 
 def _runs(days: list[date]) -> list[tuple[date, date]]:
@@ -180,11 +204,33 @@ def status_columns(period: str, coverage: Iterable[SiteCoverage] | None) -> str:
     return ", ".join(f"{_MACRO}_{column}_{period}({row}) AS {column}" for column in ("complete", "final"))
 
 
+def ledger_select(coverage: Iterable[SiteCoverage] | None) -> str:
+    """SQL: a row per site that stores ledger days: site, first_day and last_day (updateDate days
+    stored, settled or not) and last_fetched_at (when the last was fetched), as date and time
+    literals (no `coverage`: the catalog's table macro that `status_macros` defines instead)."""
+    if coverage is None:
+        return f"SELECT * FROM {_LEDGER_MACRO}()"
+    rows = [
+        f"SELECT CAST({quote(c.site)} AS VARCHAR) AS site, {_date(c.stored[0])} AS first_day, "
+        f"{_date(c.stored[1])} AS last_day, "
+        f"CAST({quote(c.stored[2].isoformat())} AS TIMESTAMPTZ) AS last_fetched_at"
+        for c in coverage
+        if c.stored is not None
+    ]
+    if not rows:
+        return (
+            "SELECT CAST(NULL AS VARCHAR) AS site, CAST(NULL AS DATE) AS first_day, "
+            "CAST(NULL AS DATE) AS last_day, CAST(NULL AS TIMESTAMPTZ) AS last_fetched_at WHERE false"
+        )
+    return " UNION ALL ".join(rows)
+
+
 def status_macros(coverage: Iterable[SiteCoverage]) -> list[str]:
-    """The statements (re)defining the macros that `status_columns` calls when given no coverage:
-    for each kind of period, whether a row is complete and whether it is final, by `coverage`."""
+    """The statements (re)defining the macros that `status_columns` and `ledger_select` call when
+    given no coverage: for each kind of period, whether a row is complete and whether it is final,
+    and the stored ledger days, by `coverage`."""
     coverage = list(coverage)
-    statements = []
+    statements = [f"CREATE OR REPLACE MACRO {_LEDGER_MACRO}() AS TABLE {ledger_select(coverage)}"]
     for period, fields in _STATUS_FIELDS.items():
         parameters = ", ".join(f"{_PARAMETER}{name}" for name in fields)
         for column, sql in zip(("complete", "final"), _status(period, coverage, _PARAMETER), strict=True):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..contract import DATASETS
-from .coverage import SiteCoverage, coverage_of, with_status
+from .coverage import SiteCoverage, coverage_of, ledger_select, with_status
 from .listing import (
     Digest,
     Listing,
@@ -30,7 +30,7 @@ from .listing import (
 )
 from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
 from .state import NOTHING, SitePlaces, SiteState, load_state, rollup_files, site_places
-from .views import View, render
+from .views import LEDGER, View, render
 
 __all__ = [
     "Reading",
@@ -236,10 +236,12 @@ def rollup_read_sql(root: Path, sites: Sequence[str], view: View) -> str:
 
 def view_sql(reading: Reading, schema: str, view: View, *, macros: bool = False) -> str:
     """The SELECT of `view` in `schema` (`live`: from the lake files; `main`: rollups where fresh);
-    `macros`: its `complete` and `final` columns by the macros of `coverage.status_macros`."""
+    `macros`: its `complete` and `final` columns, and the stored ledger days, by the macros of
+    `coverage.status_macros`."""
     coverage = None if macros else reading.coverage
     if schema == "live" or not view.rollup:
-        return with_status(view.period, render(view, schema, reading.sources), coverage)
+        sources = reading.sources | {LEDGER: ledger_select(coverage)}
+        return with_status(view.period, render(view, schema, sources), coverage)
     fresh, stale = reading.fresh_sites, reading.stale_sites
     if not fresh:
         return f"SELECT * FROM live.{view.name}"

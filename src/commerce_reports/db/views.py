@@ -1,7 +1,8 @@
 """The views, as SQL: names, comments and definitions (the names are public interface).
 
 Each definition reads other views through the placeholder `{src}` (a schema) and the lake through
-`{transactions}`, `{networks}` and `{merchandise}` (see `sources.py`). Installed in schema `live`
+`{transactions}`, `{networks}` and `{merchandise}` (see `sources.py`), and the stored ledger days
+the manifests list through `{ledger}` (see `coverage.ledger_select`). Installed in schema `live`
 they compute everything from the lake's files; `refresh_rollups` writes the result of those marked
 `rollup` to Parquet, and the `main` views read those files instead (see `connection.py`).
 
@@ -43,6 +44,7 @@ from ..errors import ValidationError
 from ..params import FILTER_NAMES, DeviceType
 
 __all__ = [
+    "LEDGER",
     "PERIOD_KINDS",
     "PERIOD_NOTE",
     "VIEWS",
@@ -357,6 +359,8 @@ FROM t FULL JOIN a USING (site, window_start{using})"""
 # Without click detail the contract dialect leaves `partnerProduct` out (stored NULL) where the
 # published one must send the code UNK (stored Unknown): `transactions` shows both as Unknown, as it
 # does `device` (left out, or UKN: NULL either way).
+LEDGER = "ledger"  # the placeholder of the stored ledger days (a relation of the manifests)
+
 _UNKNOWN_WHEN_NULL = {"partner_product": "coalesce(partner_product, 'Unknown') AS partner_product"}
 
 # A transaction's versions, latest first (ties: latest fetched). Spark runs the views too (translated
@@ -404,6 +408,14 @@ VIEW_LIST: tuple[View, ...] = _declared(
         "partition_by (updateDate|commissionDate|clickDate) and partition_day (filter it: prunes files).",
         f"""SELECT site, "by" AS partition_by, day AS partition_day, {_columns(_TXN)}, fetched_at
 FROM {{transactions}}""",
+    ),
+    View(
+        "ledger_coverage",
+        "One row per site that stores transaction ledger days: first_day and last_day, the first and "
+        "last updateDate day stored (settled or not; a day fetched with no transaction counts, as its "
+        "partition holds no row), and last_fetched_at, when the last day was fetched (before that day "
+        "ended: it is partial).",
+        f"SELECT site, first_day, last_day, last_fetched_at FROM {{{LEDGER}}}",
     ),
     View(
         "transactions",
@@ -714,9 +726,10 @@ def contract_problems(views: Sequence[View] = VIEW_LIST) -> list[str]:
     test runs it over VIEW_LIST (`tests/db/test_views.py`)."""
     import duckdb
 
+    from .coverage import ledger_select
     from .sources import typed_empty
 
-    sources: dict[str, str] = {dataset: typed_empty(dataset) for dataset in DATASETS}
+    sources = {dataset: typed_empty(dataset) for dataset in DATASETS} | {LEDGER: ledger_select(())}
     problems: list[str] = []
     with duckdb.connect() as con:
         con.execute("CREATE SCHEMA checked")

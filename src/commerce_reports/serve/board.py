@@ -152,8 +152,7 @@ def lake_state(con: Connection, data_dir: Path) -> LakeState:
 
     def read() -> LakeState:
         rows = con.execute(
-            "SELECT site, min(partition_day), max(partition_day), arg_max(fetched_at, partition_day) "
-            "FROM transaction_versions WHERE partition_by = 'updateDate' GROUP BY site ORDER BY site"
+            "SELECT site, first_day, last_day, last_fetched_at FROM ledger_coverage ORDER BY site"
         ).fetchall()
         sites = tuple(
             SiteFreshness(str(site), Coverage(first, last, fetched)) for site, first, last, fetched in rows

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..contract import DATASETS, HIVE_KEYS, dataset_schema, sql_type
-from ..db.coverage import SiteCoverage, with_status
-from ..db.views import VIEW_LIST, View, contract_problems, render
+from ..db.coverage import SiteCoverage, ledger_select, with_status
+from ..db.views import LEDGER, VIEW_LIST, View, contract_problems, render
 from ..errors import ValidationError
 from .sources import SOURCE_VIEWS
 
@@ -46,7 +46,9 @@ def _parsed(view: View, coverage: Iterable[SiteCoverage]) -> Any:
     import sqlglot
     from sqlglot import exp
 
+    coverage = tuple(coverage)
     sources = {dataset: f"SELECT * FROM {name}" for dataset, name in SOURCE_VIEWS.items()}
+    sources[LEDGER] = ledger_select(coverage)
     tree = sqlglot.parse_one(
         with_status(view.period, render(view, _PLACEHOLDER, sources), coverage), "duckdb"
     )

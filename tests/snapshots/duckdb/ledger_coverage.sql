@@ -1,0 +1,1 @@
+SELECT site, first_day, last_day, last_fetched_at FROM (SELECT CAST('alpha' AS VARCHAR) AS site, DATE '2026-01-01' AS first_day, DATE '2026-03-12' AS last_day, CAST('2026-03-12T06:30:00+00:00' AS TIMESTAMPTZ) AS last_fetched_at)
