@@ -44,7 +44,7 @@ from ..contract import DATASETS, check_site_name, dataset_schema, site_root
 from ..files import save_atomic
 from ..lake.digests import SiteDigests
 from .listing import Digest, Listing, dataset_of
-from .views import VIEW_LIST
+from .views import VIEW_LIST, with_inputs
 
 __all__ = [
     "CODE",
@@ -72,11 +72,12 @@ CODE = hashlib.sha256(
         [
             _LAYOUT,
             duckdb.__version__,  # its hash keys the index files' ids
-            *(v.sql + repr(v.rollup) for v in VIEW_LIST),
+            *(v.sql + repr(v.rollup) for v in with_inputs(v for v in VIEW_LIST if v.rollup)),
             *(str(dataset_schema(d)) for d in DATASETS),
         ]
     ).encode()
-).hexdigest()  # a change to any view or stored schema makes every rollup stale
+).hexdigest()  # a change to a view a rollup is computed from, or to a stored schema, makes every
+# rollup stale (a view no rollup reads, such as `ledger_coverage`, is not part of it)
 
 
 DERIVED_ROLLUPS = tuple(v for v in VIEW_LIST if v.rollup and v.name != "transactions")
