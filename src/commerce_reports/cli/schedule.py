@@ -12,6 +12,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` 
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..schedule import SchedulePlan
     from .parser import CommandParser
 
 __all__ = ["register"]
@@ -180,30 +181,35 @@ def _default_kind() -> str:
 
 
 def _add(args: argparse.Namespace) -> int:
-    import shlex
+    from ..errors import ConfigurationError
 
-    from ..errors import ConfigurationError, ValidationError
+    plan = _schedule_plan(args)
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    kind = args.kind or ("cron" if args.print else _default_kind())
+    if args.print:
+        _print_plan(plan, kind)
+        return 0
+    try:
+        _install(plan, kind)
+    except ConfigurationError as error:  # this machine has no cron, or no systemd user manager
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _schedule_plan(args: argparse.Namespace) -> SchedulePlan:
+    """The jobs `schedule add` asks for, every option checked first (a usage error, exit 2)."""
+    from ..config import current_sources
+    from ..errors import ValidationError
+    from ..schedule import schedule_plan
 
     sync_arguments = _checked_sync_arguments(args.sync_args)
-    email: list[str] = []
-    if args.email is not None:
-        from ..settings import recipients  # checks the addresses (and loads no export stack)
-
-        try:
-            email = recipients(args.email)
-        except ValidationError as error:
-            raise _usage(error.parameter, error.problem, error.allowed) from None
+    email = _checked_recipients(args.email)
     if args.serve:
-        from . import build_parser
-
-        commands = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-        if not any("serve" in action.choices for action in commands):
-            raise _usage("--serve", "this version has no `serve` command", "leave --serve out")
-    from ..config import current_sources
-    from ..schedule import crontab_text, install_cron, install_systemd, schedule_plan, systemd_units
-
+        _check_serve()
     try:
-        plan = schedule_plan(
+        return schedule_plan(
             sync_at=args.at,
             report_day=None if args.no_report else args.report_day,
             report_at=args.report_at,
@@ -214,32 +220,58 @@ def _add(args: argparse.Namespace) -> int:
         )
     except ValidationError as error:
         raise _usage(error.parameter, error.problem, error.allowed) from None
-    for warning in plan.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    kind = args.kind or ("cron" if args.print else _default_kind())
-    if args.print:
-        if kind == "cron":
-            print(crontab_text(plan), end="")
-        else:
-            for name, text in systemd_units(plan).items():
-                print(f"# {name}\n{text}")
-        return 0
+
+
+def _checked_recipients(text: str | None) -> list[str]:
+    """The report's addresses (none without --email), refused (exit 2) when one is not one."""
+    if text is None:
+        return []
+    from ..errors import ValidationError
+    from ..settings import recipients  # checks the addresses (and loads no export stack)
+
     try:
-        if kind == "cron":
-            for line in install_cron(plan):
-                print(f"crontab: {line}")
-        else:
-            for path in install_systemd(plan):
-                print(f"wrote {path}")
-    except ConfigurationError as error:  # this machine has no cron, or no systemd user manager
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        return recipients(text)
+    except ValidationError as error:
+        raise _usage(error.parameter, error.problem, error.allowed) from None
+
+
+def _check_serve() -> None:
+    """Refuse --serve (exit 2) in a build without the `serve` command."""
+    from . import build_parser
+
+    commands = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    if not any("serve" in action.choices for action in commands):
+        raise _usage("--serve", "this version has no `serve` command", "leave --serve out")
+
+
+def _print_plan(plan: SchedulePlan, kind: str) -> None:
+    """The crontab lines or systemd units of `plan`, printed: nothing installed."""
+    from ..schedule import crontab_text, systemd_units
+
+    if kind == "cron":
+        print(crontab_text(plan), end="")
+        return
+    for name, text in systemd_units(plan).items():
+        print(f"# {name}\n{text}")
+
+
+def _install(plan: SchedulePlan, kind: str) -> None:
+    """Install `plan` in the user's crontab or systemd user timers, saying what was written."""
+    import shlex
+
+    from ..schedule import install_cron, install_systemd
+
+    if kind == "cron":
+        for line in install_cron(plan):
+            print(f"crontab: {line}")
+    else:
+        for path in install_systemd(plan):
+            print(f"wrote {path}")
     for job in plan.jobs:
         print(
             f"{job.name}: {job.when or 'always, as a service'}: commerce-reports {shlex.join(job.arguments)}"
         )
     print(f"log: {plan.log}")
-    return 0
 
 
 def _list(args: argparse.Namespace) -> int:

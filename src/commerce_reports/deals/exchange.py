@@ -80,18 +80,7 @@ class Exchange:
             try:
                 answer = self.once(call)
             except (TransportError, MalformedResponseError) as failure:
-                lost = f"no complete answer ({_said(failure)})"
-                reached = getattr(failure, "sent", True)  # a garbled answer was sent too
-                if reached and not call.resend:
-                    raise DealMayExistError(lost, method=call.method, path=call.path) from failure
-                if last:
-                    raise DealTransportError(
-                        f"{lost}; check the URL and that the service is running",
-                        method=call.method,
-                        path=call.path,
-                        attempts=attempt,
-                    ) from failure
-                self._wait(call, attempt, lost)
+                self._wait(call, attempt, _lost(call, failure, attempt, last))
                 continue
             except ResponseTooLargeError as failure:
                 if not call.resend:
@@ -101,55 +90,60 @@ class Exchange:
                 ) from failure
             if answer.is_success:
                 return answer
-            error = error_from_response(
-                answer.status,
-                answer.body,
-                answer.content_type,
-                answer.headers,
+            again = self._refused(call, answer, attempt, last, confirm)
+            if isinstance(again, Deal):
+                return again
+            self._wait(call, attempt, *again)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _refused(
+        self, call: Call, answer: Answer, attempt: int, last: bool, confirm: Confirm | None
+    ) -> Deal | tuple[str, float | None]:
+        """After a non-2xx `answer`: why to try again (and the wait the service asked for), or the
+        deal `confirm` read after a 502; else raises the deal error that ends the call."""
+        error = error_from_response(
+            answer.status,
+            answer.body,
+            answer.content_type,
+            answer.headers,
+            method=call.method,
+            path=call.path,
+            attempts=attempt,
+        )
+        if isinstance(error, DealRateLimitedError):
+            if self.retry.too_long(error.retry_after):
+                raise self._capped(error, answer) from None
+            if last:
+                raise error
+            return "HTTP 429", error.retry_after
+        if not isinstance(error, DealServerError):
+            raise error
+        upstream = error.upstream if isinstance(error, DealUpstreamError) else ""
+        if not call.resend:
+            said = f"HTTP {error.status} {error.service_message or error.body_excerpt}".strip()
+            raise DealMayExistError(said, upstream=upstream, method=call.method, path=call.path) from error
+        reason = ""
+        if confirm is not None and isinstance(error, DealUpstreamError):
+            landed = confirm()
+            if isinstance(landed, Deal):
+                log.warning("%s kept getting 502; a read shows it archived", call)
+                return landed
+            reason = landed
+        if not last:
+            return f"HTTP {error.status}", None
+        if reason:
+            raise ArchiveUnconfirmedError(
+                error.status,
+                error.service_message,
+                upstream=upstream,
                 method=call.method,
                 path=call.path,
+                body=answer.body,
+                content_type=answer.content_type,
                 attempts=attempt,
-            )
-            if isinstance(error, DealRateLimitedError):
-                asked = error.retry_after
-                if self.retry.too_long(asked):
-                    raise self._capped(error, answer) from None
-                if last:
-                    raise error
-                self._wait(call, attempt, "HTTP 429", asked)
-                continue
-            if not isinstance(error, DealServerError):
-                raise error
-            upstream = error.upstream if isinstance(error, DealUpstreamError) else ""
-            if not call.resend:
-                said = f"HTTP {error.status} {error.service_message or error.body_excerpt}".strip()
-                raise DealMayExistError(
-                    said, upstream=upstream, method=call.method, path=call.path
-                ) from error
-            reason = ""
-            if confirm is not None and isinstance(error, DealUpstreamError):
-                landed = confirm()
-                if isinstance(landed, Deal):
-                    log.warning("%s kept getting 502; a read shows it archived", call)
-                    return landed
-                reason = landed
-            if not last:
-                self._wait(call, attempt, f"HTTP {error.status}")
-                continue
-            if reason:
-                raise ArchiveUnconfirmedError(
-                    error.status,
-                    error.service_message,
-                    upstream=upstream,
-                    method=call.method,
-                    path=call.path,
-                    body=answer.body,
-                    content_type=answer.content_type,
-                    attempts=attempt,
-                    hint=f"{reason}; {ArchiveUnconfirmedError.hint}",
-                ) from error
-            raise error
-        raise AssertionError("unreachable: the last attempt returns or raises")
+                hint=f"{reason}; {ArchiveUnconfirmedError.hint}",
+            ) from error
+        raise error
 
     def once(self, call: Call) -> Answer:
         """One send of `call`, any status; the http layer's errors as they come."""
@@ -179,6 +173,23 @@ class Exchange:
             hint=f"the service asked to wait {asked:g} s, more than the {self.retry.max_wait:g} s "
             "allowed (COMMERCE_REPORTS_MAX_RETRY_WAIT); nothing more was sent: try again later",
         )
+
+
+def _lost(call: Call, failure: TransportError | MalformedResponseError, attempt: int, last: bool) -> str:
+    """Why to try `call` again after no complete answer; raises when it may have landed (sent and
+    not safe to resend) or when this was the `last` attempt."""
+    lost = f"no complete answer ({_said(failure)})"
+    reached = getattr(failure, "sent", True)  # a garbled answer was sent too
+    if reached and not call.resend:
+        raise DealMayExistError(lost, method=call.method, path=call.path) from failure
+    if last:
+        raise DealTransportError(
+            f"{lost}; check the URL and that the service is running",
+            method=call.method,
+            path=call.path,
+            attempts=attempt,
+        ) from failure
+    return lost
 
 
 def _said(error: TransportError | MalformedResponseError | ResponseTooLargeError) -> str:
