@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -12,6 +15,7 @@ import pytest
 import commerce_reports.charts as charts
 from commerce_reports.charts import Selection, coverage, network_gap_frame, resolve
 from commerce_reports.db import connect
+from commerce_reports.db.published import published_reading
 from commerce_reports.errors import CommerceReportsError, ValidationError
 from tests.charts.conftest import END, NOW, START
 from tests.charts.specs import figures
@@ -170,13 +174,17 @@ MIDNIGHT = datetime(2026, 3, 3, 0, 0, 30, tzinfo=UTC)  # a daily sync just after
 
 
 @pytest.fixture(scope="module")
-def synced_at_midnight(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+def midnight_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A lake synced from March 1st to 30 s into March 3rd: that day is stored, fetched with no
     transaction yet."""
-    lake = shared(
+    return shared(
         "midnight-lake", tmp_path_factory, lambda folder: sandbox_lake(folder, now=MIDNIGHT, days=3)
     )
-    with connect(lake) as con:
+
+
+@pytest.fixture(scope="module")
+def synced_at_midnight(midnight_lake: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    with connect(midnight_lake) as con:
         yield con
 
 
@@ -196,3 +204,20 @@ def test_a_day_stored_empty_is_a_stored_day(synced_at_midnight: duckdb.DuckDBPyC
     assert f"alpha · {first} to {today}; {today} partial, fetched 00:00 UTC" in said, said
     frame = network_gap_frame(con, Selection(site="alpha", start=first, end=today), top_n=50)
     assert (set(frame["first_day"]), set(frame["last_day"])) == ({first}, {today})
+
+
+def test_a_state_published_without_the_stored_days_is_not_read(midnight_lake: Path, tmp_path: Path) -> None:
+    """A generation published by a version before `ledger_coverage` does not record the stored
+    days: the views read the lake files instead, and say the same days, until the next publish."""
+    lake = tmp_path / "lake"
+    shutil.copytree(midnight_lake, lake)
+    generation = json.loads((lake / "views" / "current.json").read_text())["generation"]
+    record = lake / "views" / generation / "reading.json"
+    older = json.loads(record.read_text())
+    for site in older["coverage"]:
+        del site["stored"]
+    record.write_text(json.dumps(older))
+    assert published_reading(lake) is None  # not read: the lake files are
+    with connect(lake) as con:
+        said = con.sql("SELECT site, last_day FROM ledger_coverage ORDER BY site").fetchall()
+    assert said == [(site, MIDNIGHT.date()) for site in ("alpha", "beta")]
