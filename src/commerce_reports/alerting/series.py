@@ -26,7 +26,7 @@ import polars as pl
 
 from ..charts.dimensions import AGGREGATED, DIMENSION_TABLE
 from ..charts.queries import fetch_frame
-from ..charts.selection import Coverage, Selection
+from ..charts.selection import Selection, site_coverages
 
 if TYPE_CHECKING:
     from ..db.readonly import Connection
@@ -57,19 +57,14 @@ _WINDOW_COLUMNS = ("site", "slice", "window_start", "network_name", "clicks")
 
 def daily_coverage(con: Connection, sel: Selection) -> dict[str, tuple[date, date]]:
     """Per site, the first stored ledger day and the last one fetched after it ended (complete)."""
-    params: dict[str, Any] = {}
-    scope = sel.site_clause(params)
-    rows = con.execute(
-        "SELECT site, first_day, last_day, last_fetched_at FROM ledger_coverage"
-        + (f" WHERE {scope}" if scope else ""),
-        params,
-    ).fetchall()
     days: dict[str, tuple[date, date]] = {}
-    for site, first, last, fetched in rows:
-        partial = Coverage(first, last, fetched).partial  # the last day, when fetched before it ended
-        complete = last if partial is None else last - timedelta(days=1)
-        if complete >= first:
-            days[str(site)] = (first, complete)
+    for site, cover in site_coverages(con, sel.sites).items():
+        if cover.first is None or cover.last is None:
+            continue
+        # the last day, when fetched before it ended, is partial
+        complete = cover.last if cover.partial is None else cover.last - timedelta(days=1)
+        if complete >= cover.first:
+            days[site] = (cover.first, complete)
     return days
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "known_sites",
     "resolve",
     "scoped",
+    "site_coverages",
 ]
 
 _DEVICES = {d.label: d.value for d in DeviceType}  # Desktop -> DSK
@@ -233,6 +234,16 @@ class Coverage:
     last: date | None
     fetched_at: datetime | None
 
+    @classmethod
+    def combined(cls, covers: Iterable[Coverage]) -> Coverage:
+        """The coverage of several sites together: from the first day any holds to the last, fetched
+        when the site holding the last day last fetched it."""
+        stored = [c for c in covers if c.first is not None and c.last is not None]
+        if not stored:
+            return cls(None, None, None)
+        latest = max(stored, key=lambda c: (c.last, c.fetched_at or datetime.min.replace(tzinfo=UTC)))
+        return cls(min(c.first for c in stored if c.first is not None), latest.last, latest.fetched_at)
+
     @property
     def partial(self) -> date | None:
         """The last stored day if it was fetched before it ended (the service was still filling it)."""
@@ -276,16 +287,22 @@ class Coverage:
 def coverage(con: Connection, sites: str | Iterable[str] | None = None) -> Coverage:
     """The ledger days stored for `sites` (a name, names, or None/empty for every site), as the
     manifests list them (`ledger_coverage`: a day fetched with no transaction is stored too)."""
+    return Coverage.combined(site_coverages(con, sites).values())
+
+
+def site_coverages(con: Connection, sites: str | Iterable[str] | None = None) -> dict[str, Coverage]:
+    """Each of `sites`' (a name, names, or None/empty for every site) stored ledger days, by site
+    name in order, from `ledger_coverage`."""
     check_connection(con)
     params: dict[str, Any] = {}
     scope = Selection(site=sites or None).site_clause(params)  # checks the names
-    row = con.execute(
-        "SELECT min(first_day), max(last_day), arg_max(last_fetched_at, last_day) FROM ledger_coverage"
-        + (f" WHERE {scope}" if scope else ""),
+    rows = con.execute(
+        "SELECT site, first_day, last_day, last_fetched_at FROM ledger_coverage"
+        + (f" WHERE {scope}" if scope else "")
+        + " ORDER BY site",
         params,
     ).fetchall()
-    first, last, fetched = row[0] if row else (None, None, None)
-    return Coverage(first, last, fetched)
+    return {str(site): Coverage(first, last, fetched) for site, first, last, fetched in rows}
 
 
 def known_sites(con: Connection) -> list[str]:

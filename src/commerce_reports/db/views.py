@@ -356,11 +356,11 @@ SELECT site, window_start, (window_start + INTERVAL 1 MONTH)::DATE AS window_end
 FROM t FULL JOIN a USING (site, window_start{using})"""
 
 
+LEDGER = "ledger"  # the placeholder of the stored ledger days (a relation of the manifests)
+
 # Without click detail the contract dialect leaves `partnerProduct` out (stored NULL) where the
 # published one must send the code UNK (stored Unknown): `transactions` shows both as Unknown, as it
 # does `device` (left out, or UKN: NULL either way).
-LEDGER = "ledger"  # the placeholder of the stored ledger days (a relation of the manifests)
-
 _UNKNOWN_WHEN_NULL = {"partner_product": "coalesce(partner_product, 'Unknown') AS partner_product"}
 
 # A transaction's versions, latest first (ties: latest fetched). Spark runs the views too (translated

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
 from ..charts.comparison import Comparison, comparisons
-from ..charts.selection import Coverage, Selection, check_connection
+from ..charts.selection import Coverage, Selection, check_connection, site_coverages
 from ..db.published import published_reading
 from ..db.readonly import Connection
 from ..errors import LakeError, ValidationError
@@ -134,11 +134,7 @@ class LakeState:
             raise ValidationError(
                 "site", f"{site!r} is not in the lake", f"use one of {', '.join(self.names)}"
             )
-        stored = [c for c in chosen if c.last is not None]
-        if not stored:
-            return Coverage(None, None, None)
-        latest = max(stored, key=lambda c: (c.last, c.fetched_at or datetime.min.replace(tzinfo=UTC)))
-        return Coverage(min(c.first for c in stored if c.first is not None), latest.last, latest.fetched_at)
+        return Coverage.combined(chosen)
 
     def last_day(self, site: str | None, today: date) -> date:
         """The last complete ledger day of `site` (None: every site): where named periods end."""
@@ -151,12 +147,7 @@ def lake_state(con: Connection, data_dir: Path) -> LakeState:
     check_connection(con)
 
     def read() -> LakeState:
-        rows = con.execute(
-            "SELECT site, first_day, last_day, last_fetched_at FROM ledger_coverage ORDER BY site"
-        ).fetchall()
-        sites = tuple(
-            SiteFreshness(str(site), Coverage(first, last, fetched)) for site, first, last, fetched in rows
-        )
+        sites = tuple(SiteFreshness(site, cover) for site, cover in site_coverages(con).items())
         return LakeState(generation(data_dir), sites)
 
     return consistent(data_dir, read)
