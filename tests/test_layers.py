@@ -225,6 +225,31 @@ def test_only_one_place_replaces_files() -> None:
     assert callers == ["files.py"]
 
 
+def test_only_one_place_says_how_parquet_files_are_read() -> None:
+    """Every DuckDB read of Parquet files goes through `db/sources.py`: the lake's files with their
+    hive keys typed (`read_sql`), stored files with none (`read_stored`). A `read_parquet` written
+    elsewhere would let DuckDB type a `site=` folder by its look (`site=epoch/`: a date)."""
+    callers = [
+        p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if "read_parquet(" in p.read_text()
+    ]
+    assert callers == ["db/sources.py"]
+
+
+def test_the_checks_see_a_second_writer_and_a_second_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "commerce_reports"
+    (fake / "db").mkdir(parents=True)
+    (fake / "files.py").write_text("import os\nos.replace('a', 'b')\n")
+    (fake / "db" / "sources.py").write_text("SQL = 'SELECT * FROM read_parquet([])'\n")
+    (fake / "db" / "build.py").write_text("import os\nos.replace('c', 'd')\nSQL = 'read_parquet(x)'\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    with pytest.raises(AssertionError, match=r"build\.py"):
+        test_only_one_place_replaces_files()
+    with pytest.raises(AssertionError, match=r"db/build\.py"):
+        test_only_one_place_says_how_parquet_files_are_read()
+
+
 def test_the_ground_floor_imports_only_what_lies_below() -> None:
     for position, name in enumerate(GROUND):
         allowed = set(GROUND[:position])

@@ -93,3 +93,23 @@ def test_within_holds_the_dates_of_its_buckets_and_no_other(buckets: set[str]) -
 
     expected = {d for d in [*days, None] if bucket_of(d) & buckets}
     assert chosen == expected
+
+
+def test_a_bucket_duckdb_writes_in_several_files_is_stored_with_its_own_columns(tmp_path: Path) -> None:
+    """DuckDB writes a bucket in several files when it must close some (more buckets than files
+    it keeps open): the stored file joins them, with the SELECT's columns and rows alone. A folder
+    `site=epoch` above them adds no column, nor turns the site into a date."""
+    folder = tmp_path / "rollups" / "site=epoch" / "rollup"
+    rows = ROWS.replace("'alpha'", "'epoch'")
+    with duckdb.connect(config={"preserve_insertion_order": False}) as con:
+        con.execute("SET partitioned_write_max_open_files = 1")
+        con.execute("SET partitioned_write_flush_threshold = 100")
+        (written,) = write_all(con, [Bucketed(rows, month_bucket("day"), folder)])
+        assert written == {"2026-01", "2026-02", "2026-03"}
+        stored = f"read_parquet('{folder}/*.parquet', hive_partitioning = false)"
+        assert con.execute(f"DESCRIBE SELECT * FROM {stored}").fetchall() == (
+            con.execute(f"DESCRIBE {rows}").fetchall()
+        )
+        assert con.execute(f"SELECT * FROM {stored} ORDER BY ALL").fetchall() == (
+            con.execute(f"{rows} ORDER BY ALL").fetchall()
+        )

@@ -30,9 +30,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import commerce_reports.db.buckets as buckets_module
+import commerce_reports.db.build as build_module
 import commerce_reports.db.plan as plan_module
 from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey, site_root
-from commerce_reports.db import fresh_rollups, rebuild_rollups, refresh_rollups
+from commerce_reports.db import connect, fresh_rollups, rebuild_rollups, refresh_rollups
 from commerce_reports.db.snapshot import rollup_read_sql
 from commerce_reports.db.views import VIEW_LIST
 from commerce_reports.lake.manifest import store_partition
@@ -101,7 +102,7 @@ class Killed(BaseException):
     """Stands for a kill: nothing of the refresh may catch it."""
 
 
-def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch, site: str = SITE) -> None:
     kind = step[0]
     if kind in ("day", "loader"):
         day = DAYS[step[1]]
@@ -122,9 +123,9 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
                 )
             )
         table = pa.Table.from_pylist(rows, schema=TRANSACTION_SCHEMA)
-        store_partition(data_dir, SITE, PartitionKey.transactions(day, by), table, _fetched())
+        store_partition(data_dir, site, PartitionKey.transactions(day, by), table, _fetched())
     elif kind in ("drop", "damage"):
-        part = site_root(data_dir, SITE) / PartitionKey.transactions(DAYS[step[1]]).relpath / "part.parquet"
+        part = site_root(data_dir, site) / PartitionKey.transactions(DAYS[step[1]]).relpath / "part.parquet"
         if part.exists():
             if kind == "drop":
                 part.unlink()
@@ -159,7 +160,7 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
                 [{**r, "window_start": key.start, "window_end": key.end} for r in rows],
                 schema=AGGREGATE_SCHEMAS[dataset],
             )
-            store_partition(data_dir, SITE, key, table, _fetched())
+            store_partition(data_dir, site, key, table, _fetched())
     elif kind == "refresh":
         refresh_rollups(data_dir)
     elif kind == "rebuild":
@@ -183,7 +184,7 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
             monkeypatch.setattr(buckets_module, "move_into_place", real)
 
 
-def _differences(left: Path, right: Path) -> dict[str, int]:
+def _differences(left: Path, right: Path, site: str = SITE) -> dict[str, int]:
     """Rows of each rollup found on one side only: money exactly (DECIMAL: stored + new - old adds up
     to the digit), the ratios (DOUBLE) to 6 decimals."""
     found = {}
@@ -191,7 +192,7 @@ def _differences(left: Path, right: Path) -> dict[str, int]:
         for view in VIEW_LIST:
             if not view.rollup:
                 continue
-            a, b = (rollup_read_sql(folder, [SITE], view) for folder in (left, right))
+            a, b = (rollup_read_sql(folder, [site], view) for folder in (left, right))
             doubles = [name for name, kind, *_ in con.execute(f"DESCRIBE {a}").fetchall() if kind == "DOUBLE"]
             rounded = ", ".join(f"round({c}, 6) AS {c}" for c in doubles)
             a, b = (f"SELECT * REPLACE ({rounded}) FROM ({sql})" if doubles else sql for sql in (a, b))
@@ -250,3 +251,31 @@ def test_incremental_rollups_equal_a_full_rebuild(
     rebuild_rollups(full)
     assert _differences(incremental, full) == {}
     assert not [r.getMessage() for r in caplog.records if "could not be updated" in r.getMessage()]
+
+
+@pytest.mark.parametrize("site", ["epoch", "2024"])
+def test_a_site_named_like_a_date_or_a_number_keeps_its_name_in_every_rollup(
+    site: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB reads a `key=value` folder above a file as a column, typed by how the value looks:
+    below `site=epoch/` a site is the date 1970-01-01, below `site=2024/` a number. Rollups stored
+    there hold the site's name as text, and the same rows, whether updated for a day of returns and
+    a month's reports, or built whole a slice of ids at a time (as a large lake's are)."""
+    updated, sliced = tmp_path / "updated", tmp_path / "sliced"
+    day = ("day", 8, [(7, 8, 40), (2, 0, -10), (3, 2, 5)])
+    for step in [*_START, day, ("agg", date(2026, 1, 1), 90), ("refresh",)]:
+        _apply(updated, step, monkeypatch, site)
+    shutil.copytree(updated / "lake", sliced / "lake")
+    monkeypatch.setattr(build_module, "SLICE_ROWS", 4)
+    rebuild_rollups(sliced)
+    for lake in (updated, sliced):
+        assert fresh_rollups(lake) == [site]
+        with connect(lake) as con:
+            for view in VIEW_LIST:
+                names = con.sql(f"SELECT DISTINCT site FROM {view.name}").fetchall()
+                assert names in ([(site,)], []), (lake.name, view.name, names)
+        stored = str(lake / "rollups" / f"site={site}" / "**" / "*.parquet")
+        with duckdb.connect() as con:
+            kinds = con.execute(f"SELECT DISTINCT type FROM parquet_schema('{stored}') WHERE name = 'site'")
+            assert kinds.fetchall() == [("BYTE_ARRAY",)], lake.name
+    assert _differences(updated, sliced, site) == {}

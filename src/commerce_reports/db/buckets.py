@@ -26,7 +26,7 @@ import duckdb
 
 from ..contract import next_month
 from ..files import make_folder, move_into_place
-from .sources import quote, sql_list
+from .sources import quote, read_stored
 from .state import EMPTY
 
 __all__ = [
@@ -260,9 +260,7 @@ def _stage(
         parts = sorted(sub.glob("*.parquet"))
         if len(parts) > 1:  # DuckDB may split a large bucket: keep one file per bucket
             merged = sub / "merged.parquet"
-            con.execute(
-                f"COPY (SELECT * FROM read_parquet({sql_list(parts)})) TO {quote(str(merged))} ({_COPY})"
-            )
+            con.execute(f"COPY (SELECT * FROM {read_stored(parts)}) TO {quote(str(merged))} ({_COPY})")
             parts = [merged]
         files[unquote(sub.name.split("=", 1)[1])] = parts[0]
     return files

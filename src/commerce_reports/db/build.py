@@ -54,7 +54,7 @@ from .listing import Digest, Listing, dataset_of
 from .merge import merged_sql
 from .plan import SitePlan, TransactionChange, month_of, partition_month, plan_update
 from .snapshot import stored_transactions_sql
-from .sources import MIXED, UNBOUND, dataset_schemas, quote, read_sql, sql_list
+from .sources import MIXED, UNBOUND, dataset_schemas, quote, read_sql, read_stored, sql_list
 from .state import DERIVED_ROLLUPS, EMPTY, WHOLE_PREFIX, SitePlaces, SiteState
 from .views import VIEW_LIST, View, read_rollups, reads_reports, reads_transactions, render, with_inputs
 
@@ -220,7 +220,7 @@ class SiteBuild:
 
     def _columns(self, folder: Path) -> dict[str, str]:
         """The columns of the rollup files in `folder` (name -> type), from its `_empty.parquet`."""
-        described = self.con.execute(f"DESCRIBE SELECT * FROM read_parquet({quote(str(folder / EMPTY))})")
+        described = self.con.execute(f"DESCRIBE SELECT * FROM {read_stored([folder / EMPTY])}")
         return {str(name): str(kind) for name, kind, *_ in described.fetchall()}
 
     @cached_property
@@ -350,12 +350,12 @@ class SiteBuild:
                 continue
             self.con.execute(
                 f"CREATE OR REPLACE VIEW inc.transaction_versions{UNBOUND} AS "
-                f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
+                f"SELECT * FROM {read_stored(files)}"
             )
             slices.append(folder / f"{k}.parquet")
             self.con.execute(f"COPY ({transactions}) TO {quote(str(slices[-1]))} ({_SLICE_COPY})")
             shutil.rmtree(by_slice / f"_slice={k}")
-        return f"SELECT * FROM read_parquet({sql_list(slices)})" if slices else transactions
+        return f"SELECT * FROM {read_stored(slices)}" if slices else transactions
 
     # ------------------------------------------------------------------ full
 
@@ -381,7 +381,7 @@ class SiteBuild:
                 self.con, [self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
             )
         base = [whole.path(month) for month in sorted(months)]  # (every other base file deleted)
-        held = f"read_parquet({sql_list([*base, self.base / EMPTY])})"  # (the empty one: a list that reads)
+        held = read_stored([*base, self.base / EMPTY])  # (the empty one: a list that reads)
         days = frozenset(self._rows(f"SELECT DISTINCT {_DAY}, 0 FROM {held}"))
         return frozenset(self._downstream(base)), days
 
@@ -402,12 +402,10 @@ class SiteBuild:
             for path in [self.index_path(r, before[r])]
             if path.exists()
         ]
-        ids = [f"SELECT commission_id FROM read_parquet({sql_list(self._paths(now))}, union_by_name = true)"]
-        ids = (ids if now else []) + (
-            [f"SELECT commission_id FROM read_parquet({sql_list(old)})"] if old else []
-        )
+        ids = [f"SELECT commission_id FROM {read_stored(self._paths(now), union_by_name=True)}"]
+        ids = (ids if now else []) + ([f"SELECT commission_id FROM {read_stored(old)}"] if old else [])
         if not ids:  # no transaction changed: none to add or subtract
-            empty = f"SELECT * FROM read_parquet({quote(str(self.base / EMPTY))})"
+            empty = f"SELECT * FROM {read_stored([self.base / EMPTY])}"
             for table, columns in (("dirty", "commission_id"), ("u", "*"), ("old_rows", "*"), ("old", "*")):
                 self.con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS SELECT {columns} FROM ({empty})")
             return TransactionChange()
@@ -430,7 +428,7 @@ class SiteBuild:
         names, months = self._matching(files, f"id_key IN (SELECT {_ID_KEY} FROM inc.dirty)")
         holding = {indexed[Path(name)] for name in names}
         if unindexed:
-            names, more = self._matching(self._paths(unindexed), _DIRTY, ", union_by_name = true")
+            names, more = self._matching(self._paths(unindexed), _DIRTY, union_by_name=True)
             holding |= {str(Path(name).relative_to(self.root)) for name in names}
             months |= more
         if changed:
@@ -438,14 +436,16 @@ class SiteBuild:
             months |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM ({self._versions(changed)})"))
         return sorted({*changed, *holding}), months
 
-    def _matching(self, paths: list[Path], where: str, options: str = "") -> tuple[set[str], set[str]]:
+    def _matching(
+        self, paths: list[Path], where: str, *, union_by_name: bool = False
+    ) -> tuple[set[str], set[str]]:
         """The files among `paths` with a row where `where` holds, and the commission months of
         those rows (none read when there is no path)."""
         if not paths:
             return set(), set()
+        read = read_stored(paths, filename=True, union_by_name=union_by_name)
         found = self.con.execute(
-            f"SELECT DISTINCT filename, {month_bucket('commission_date')} FROM read_parquet("
-            f"{sql_list(paths)}, filename = true{options}) WHERE {where}"
+            f"SELECT DISTINCT filename, {month_bucket('commission_date')} FROM {read} WHERE {where}"
         ).fetchall()
         return {name for name, _ in found}, {str(month) for _, month in found}
 
@@ -469,7 +469,7 @@ class SiteBuild:
         # the base files of those months are read.
         month = month_bucket("commission_date")
         if old:
-            stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM read_parquet({sql_list(old)})"))
+            stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM {read_stored(old)}"))
         # Their stored rows, with what the merged rollups name: the old rows a refresh subtracts.
         columns = self._named_columns(_MERGING)
         rows = stored_transactions_sql(self._base_files(stored_in), self._patches(stored_in), _DIRTY, columns)
@@ -495,7 +495,7 @@ class SiteBuild:
         )
         patches = self._patches({month_of(d) for d in touched})
         kept = self._rows(
-            f"SELECT {_DAY}, count(*) FROM read_parquet({sql_list(patches)}) WHERE {_NOT_DIRTY} GROUP BY 1"
+            f"SELECT {_DAY}, count(*) FROM {read_stored(patches)} WHERE {_NOT_DIRTY} GROUP BY 1"
         )
         (count,) = self.con.execute("SELECT count(*) FROM inc.dirty").fetchall()[0]
         return TransactionChange(
@@ -569,7 +569,7 @@ class SiteBuild:
         )
         patches = self._patches({month_of(d) for d in touched})
         self.con.execute(
-            f"CREATE OR REPLACE TABLE inc.patch_rows AS SELECT * FROM read_parquet({sql_list(patches)}) AS p "
+            f"CREATE OR REPLACE TABLE inc.patch_rows AS SELECT * FROM {read_stored(patches)} AS p "
             f"WHERE {_DAY} NOT IN ({in_list(rewrite)}) AND ({_NOT_DIRTY} OR _deleted AND NOT EXISTS "
             f"(SELECT 1 FROM inc.u u WHERE {_SAME_ROW.format(t='p')})) "
             f"UNION ALL BY NAME SELECT *, false AS _deleted FROM inc.u WHERE {_DAY} IN ({in_list(patched)}) "
@@ -634,10 +634,7 @@ class SiteBuild:
         if days:
             kept = self._existing(folder, {month_of(d) for d in days})
             if kept:
-                selects.append(
-                    f"SELECT * FROM read_parquet({sql_list(kept)}, hive_partitioning = false) "
-                    f"WHERE NOT ({within(date, days)})"
-                )
+                selects.append(f"SELECT * FROM {read_stored(kept)} WHERE NOT ({within(date, days)})")
             selects.append(f"SELECT * FROM {computed} WHERE {within(date, days)}")
         if delta:
             stored_files = self._existing(folder, delta)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import LakeError
-from .sources import sql_list
+from .sources import read_stored
 from .views import View
 
 __all__ = ["merged_sql"]
@@ -44,7 +44,7 @@ def merged_sql(
         return f"SELECT {keys}, {sums}{firsts} FROM {source} WHERE transactions > 0"
 
     change = [part(f"{new}.{view.name}", ""), part(f"{old}.{view.name}", "-")]  # + new - old
-    read = f"read_parquet({sql_list(stored)}, hive_partitioning = false)" if stored else None
+    read = read_stored(stored) if stored else None
     stored_rows, untouched = read, None
     if read is not None and reports is None:
         # A stored row whose keys the change does not name stays as it is: only the rows it names

@@ -28,7 +28,7 @@ from .listing import (
     manifest_entries,
     site_listing,
 )
-from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, sql_list
+from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, read_stored
 from .state import NOTHING, SitePlaces, SiteState, load_state, rollup_files, site_places
 from .views import LEDGER, View, render
 
@@ -211,8 +211,8 @@ def stored_transactions_sql(
     commission_date only, is applied to both sides first, so that Parquet statistics skip rows;
     `columns` (naming site, commission_id and commission_date) narrows what is read."""
     patch_columns = columns if columns == "*" else f"{columns}, _deleted"
-    b = f"(SELECT {columns} FROM read_parquet({sql_list(base)}, hive_partitioning = false) WHERE {where})"
-    p = f"(SELECT {patch_columns} FROM read_parquet({sql_list(patch)}, hive_partitioning = false) "
+    b = f"(SELECT {columns} FROM {read_stored(base)} WHERE {where})"
+    p = f"(SELECT {patch_columns} FROM {read_stored(patch)} "
     p += f"WHERE {where})"
     return (
         f"SELECT base.* FROM {b} AS base ANTI JOIN {p} AS patch ON base.site = patch.site "
@@ -231,7 +231,7 @@ def rollup_read_sql(root: Path, sites: Sequence[str], view: View) -> str:
         patch = [p.patch / "*.parquet" for p in places]
         return stored_transactions_sql(base, patch)
     files = [p.views[view.name] / "*.parquet" for p in places]
-    return f"SELECT * FROM read_parquet({sql_list(files)}, hive_partitioning = false)"
+    return f"SELECT * FROM {read_stored(files)}"
 
 
 def view_sql(reading: Reading, schema: str, view: View, *, macros: bool = False) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "part_glob",
     "quote",
     "read_sql",
+    "read_stored",
     "resolve_data_dir",
     "sql_list",
     "typed_empty",
@@ -68,6 +69,17 @@ def quote(text: str) -> str:
 def sql_list(paths: Sequence[str | Path]) -> str:
     """A SQL list of string literals: `['a', 'b']`."""
     return "[" + ", ".join(quote(str(p)) for p in paths) + "]"
+
+
+def read_stored(paths: Sequence[str | Path], *, filename: bool = False, union_by_name: bool = False) -> str:
+    """SQL: `read_parquet` over files `paths` (or globs) as they hold their columns, nothing more:
+    this package's rollup, index and staged files, or columns of partition files that need no hive
+    key. DuckDB otherwise adds a column for each `key=value` folder above a file, typed by how its
+    value looks, over the file's own: below `site=epoch/` a site column would read as the date
+    1970-01-01, below `site=2024/` as a number. `filename`: with the column of each row's file."""
+    chosen = {"filename": filename, "union_by_name": union_by_name}
+    options = "".join(f", {name} = true" for name, on in chosen.items() if on)
+    return f"read_parquet({sql_list(paths)}, hive_partitioning = false{options})"
 
 
 def _check(dataset: str) -> None:

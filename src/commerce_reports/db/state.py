@@ -66,7 +66,7 @@ STATE_FILE = "state.json"
 EMPTY = "_empty.parquet"
 WHOLE_PREFIX = "whole-"  # whole-<YYYY-MM|none>.parquet: the last full build, by commission month
 
-_LAYOUT = "buckets-6"  # bump when the files' layout changes: every rollup is rebuilt
+_LAYOUT = "buckets-7"  # bump when the files' layout changes: every rollup is rebuilt
 CODE = hashlib.sha256(
     "\n".join(
         [
