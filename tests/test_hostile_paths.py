@@ -1,6 +1,7 @@
 """Every public function and command that takes a data folder answers a hostile path with the
 package's own error (what is wrong, what would be right), never a raw ValueError or OSError: a
-path holding NUL, a path too long, a name too long, a file where a folder belongs."""
+path holding NUL, a path too long, a name too long, a file where a folder belongs, a folder below
+one named like a partition key (DuckDB would read `site=shop` as the site of every file below)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ def hostile(tmp_path: Path) -> dict[str, str]:
         "name too long": str(tmp_path / ("y" * 300)),
         "a file": str(a_file),
         "below a file": str(a_file / "data"),
+        "below a folder named like a partition key": str(tmp_path / "site=shop" / "data"),
     }
 
 
@@ -69,3 +71,13 @@ def test_every_command_answers_a_hostile_data_folder_with_one_line(
         err = capsys.readouterr().err
         assert code != 0, (command, what)
         assert "Traceback" not in err and err.startswith("error:"), (command, what, err[:300])
+
+
+def test_a_data_folder_below_one_named_like_a_partition_key_is_refused_saying_why(tmp_path: Path) -> None:
+    """DuckDB reads the first `key=value` folder of a path as that column: below `day=monday/`, every
+    ledger file's day would read as 'monday'. The folder is refused before anything is read."""
+    folder = tmp_path / "day=monday" / "commerce"
+    folder.mkdir(parents=True)
+    with pytest.raises(cr.ConfigurationError, match=r"named 'day=monday': DuckDB would read it as the day"):
+        cr.connect(folder)
+    assert list(folder.iterdir()) == []

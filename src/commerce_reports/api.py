@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ._lazy import lazy_names
 from ._signatures import arguments_of, bound
 from .config import Settings, current_settings
-from .contract import DATASETS, Dataset, PartitionKey
+from .contract import DATASETS, Dataset, PartitionKey, check_lake_path
 from .embedded import available_sites, chosen_sites, started
 from .errors import ValidationError
 from .locate import LakeLocation
@@ -95,8 +95,11 @@ def site_names() -> list[str]:
 def lake_location(data_dir: str | Path | None = None) -> LakeLocation:
     """Which lake the toolkit uses from here, and why (`str()` reads "<folder> (<reason>)"): the
     `data_dir` given, else `COMMERCE_REPORTS_DATA_DIR`, else the nearest `commerce-reports.toml`
-    at or above the working folder, else the user data folder. A notebook prints it at its top."""
-    return current_settings().location(data_dir)
+    at or above the working folder, else the user data folder. A notebook prints it at its top.
+    A folder the lake cannot live in is refused here (`contract.check_lake_path`)."""
+    location = current_settings().location(data_dir)
+    check_lake_path(location.path)
+    return location
 
 
 def open_client(site: str | None = None, **options: Any) -> ReportsClient:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from urllib.parse import quote, unquote
 
-from .errors import LakeError, ValidationError
+from .errors import ConfigurationError, LakeError, ValidationError
 from .params import DATE_FIELDS, DateField, DeviceType, Filters, Grain
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ __all__ = [
     "UNPARSED",
     "Dataset",
     "PartitionKey",
+    "check_lake_path",
     "check_site_name",
     "dataset_schema",
     "lake_root",
@@ -95,7 +96,24 @@ GENERATIONS_FOLDER = "views"  # the published generations of the lake: folders o
 
 
 def lake_root(data_dir: Path) -> Path:
+    """The lake's folder in the data folder `data_dir` (see `check_lake_path`)."""
+    check_lake_path(Path(data_dir))
     return Path(data_dir) / "lake"
+
+
+def check_lake_path(data_dir: Path) -> Path:
+    """`data_dir` unless a folder of its path is named like a partition key (`site=shop`): DuckDB
+    reads the first `key=value` folder of a file's path as that column, so every site below
+    `site=shop/` would read as `shop`. A ConfigurationError says so, before anything is read."""
+    for part in data_dir.absolute().parts:
+        key, equals, _ = part.partition("=")
+        if equals and key in _PATH_KEYS:
+            raise ConfigurationError(
+                f"the data folder {data_dir} is below a folder named {part!r}: DuckDB would read it as "
+                f"the {key} of every file of the lake. Move the data folder (or rename that folder) "
+                f"so that no folder of its path is named {key}=..."
+            )
+    return data_dir
 
 
 def site_root(data_dir: Path, site: str) -> Path:
@@ -404,6 +422,7 @@ HIVE_KEYS: dict[str, dict[str, str]] = {
     "networks": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
     "merchandise": {"site": "VARCHAR", "slice": "VARCHAR", "grain": "VARCHAR", "start": "DATE"},
 }
+_PATH_KEYS = frozenset(key for keys in HIVE_KEYS.values() for key in keys)
 # By Arrow's name of the type (`str(pa.date32())` is "date32[day]"): no pyarrow needed to hold them.
 _SIMPLE_TYPES = {
     "int64": "BIGINT",
