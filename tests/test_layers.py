@@ -186,19 +186,23 @@ def test_every_import_runs_with_the_flow() -> None:
     assert _violations() == []
 
 
-def test_the_check_sees_a_wrong_arrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _fake_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> None:
+    """A package of `files` (path below it -> source) that the checks read instead of the real one."""
     fake = tmp_path / "commerce_reports"
-    (fake / "lake").mkdir(parents=True)
-    (fake / "lake" / "bad.py").write_text(
-        "from ..sandbox import run_sandbox\nfrom ..contract import PART_FILE\n"
-    )
-    (fake / "db.py").write_text("from .parse import parse_transactions\n")
-    (fake / "sandbox").mkdir()
-    (fake / "sandbox" / "leak.py").write_text(
-        "from ..endpoints import ENDPOINTS\nfrom ..params import Filters\n"
-    )
-    (fake / "endpoints.py").write_text("from .errors import ValidationError\nfrom .config import DIALECTS\n")
+    for name, source in files.items():
+        (fake / name).parent.mkdir(parents=True, exist_ok=True)
+        (fake / name).write_text(source)
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+
+
+def test_the_check_sees_a_wrong_arrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {
+        "lake/bad.py": "from ..sandbox import run_sandbox\nfrom ..contract import PART_FILE\n",
+        "db.py": "from .parse import parse_transactions\n",
+        "sandbox/leak.py": "from ..endpoints import ENDPOINTS\nfrom ..params import Filters\n",
+        "endpoints.py": "from .errors import ValidationError\nfrom .config import DIALECTS\n",
+    }
+    _fake_package(tmp_path, monkeypatch, files)
     assert sorted(_violations()) == [
         "commerce_reports/db.py:1 imports parse",
         "commerce_reports/endpoints.py:2 imports config",
@@ -208,11 +212,11 @@ def test_the_check_sees_a_wrong_arrow(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_the_check_sees_a_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = tmp_path / "commerce_reports"
-    fake.mkdir()
-    (fake / "errors.py").write_text("from .secret import Secret\n")
-    (fake / "secret.py").write_text("def f():\n    from .errors import ConfigurationError\n")
-    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    files = {
+        "errors.py": "from .secret import Secret\n",
+        "secret.py": "def f():\n    from .errors import ConfigurationError\n",
+    }
+    _fake_package(tmp_path, monkeypatch, files)
     with pytest.raises(AssertionError, match="errors"):
         test_no_module_imports_itself_through_others()
     with pytest.raises(AssertionError, match="secret"):
@@ -238,12 +242,12 @@ def test_only_one_place_says_how_parquet_files_are_read() -> None:
 def test_the_checks_see_a_second_writer_and_a_second_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = tmp_path / "commerce_reports"
-    (fake / "db").mkdir(parents=True)
-    (fake / "files.py").write_text("import os\nos.replace('a', 'b')\n")
-    (fake / "db" / "sources.py").write_text("SQL = 'SELECT * FROM read_parquet([])'\n")
-    (fake / "db" / "build.py").write_text("import os\nos.replace('c', 'd')\nSQL = 'read_parquet(x)'\n")
-    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    files = {
+        "files.py": "import os\nos.replace('a', 'b')\n",
+        "db/sources.py": "SQL = 'SELECT * FROM read_parquet([])'\n",
+        "db/build.py": "import os\nos.replace('c', 'd')\nSQL = 'read_parquet(x)'\n",
+    }
+    _fake_package(tmp_path, monkeypatch, files)
     with pytest.raises(AssertionError, match=r"build\.py"):
         test_only_one_place_replaces_files()
     with pytest.raises(AssertionError, match=r"db/build\.py"):
@@ -368,14 +372,12 @@ def test_settings_are_resolved_at_the_entry_points_only() -> None:
 def test_the_settings_check_sees_a_read_below_the_entry_points(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = tmp_path / "commerce_reports"
-    (fake / "syncing").mkdir(parents=True)
-    (fake / "client.py").write_text("settings = Settings.from_env()\n")
-    (fake / "syncing" / "jobs.py").write_text(
-        "from .. import config\npace = config.current_settings().pace\n"
-    )
-    (fake / "api.py").write_text("from .config import current_settings\nsettings = current_settings()\n")
-    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    files = {
+        "client.py": "settings = Settings.from_env()\n",
+        "syncing/jobs.py": "from .. import config\npace = config.current_settings().pace\n",
+        "api.py": "from .config import current_settings\nsettings = current_settings()\n",
+    }
+    _fake_package(tmp_path, monkeypatch, files)
     assert _settings_reads() == [
         "commerce_reports/client.py:1 calls Settings.from_env",
         "commerce_reports/syncing/jobs.py:2 calls current_settings",
