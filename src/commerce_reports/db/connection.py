@@ -40,7 +40,7 @@ from .published import published_reading, views_root
 from .readonly import Connection, ReadOnlyConnection
 from .rollups import refresh_rollups
 from .snapshot import Reading, take_snapshot, view_sql
-from .sources import UNBOUND, data_folder, quote, resolve_data_dir
+from .sources import UNBOUND, data_folder, pattern, quote, resolve_data_dir
 from .state import rollups_root
 from .views import VIEW_LIST, VIEWS
 
@@ -139,7 +139,9 @@ def _install_following(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
 def _confine(con: duckdb.DuckDBPyConnection, data_dir: Path) -> None:
     """Let the connection read and write only below the lake and rollup folders, for good."""
     readable = (lake_root(data_dir), rollups_root(data_dir), views_root(data_dir))
-    folders = ", ".join(quote(f"{folder}/") for folder in readable)
+    # each as named, and as the views' globs name it (`pattern`: a `[` in its name escaped)
+    named = dict.fromkeys(form for folder in readable for form in (f"{folder}/", pattern(folder, "")))
+    folders = ", ".join(quote(form) for form in named)
     con.execute(f"SET allowed_directories = [{folders}]")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")

@@ -28,7 +28,17 @@ from .listing import (
     manifest_entries,
     site_listing,
 )
-from .sources import MIXED, file_schemas, lake_sites, part_glob, quote, read_sql, read_stored
+from .sources import (
+    MIXED,
+    Pattern,
+    file_schemas,
+    lake_sites,
+    part_glob,
+    pattern,
+    quote,
+    read_sql,
+    read_stored,
+)
 from .state import NOTHING, SitePlaces, SiteState, load_state, rollup_files, site_places
 from .views import LEDGER, View, render
 
@@ -204,7 +214,7 @@ def site_snapshot(places: SitePlaces, *, rollups: bool = False) -> SiteSnapshot:
 
 
 def stored_transactions_sql(
-    base: Sequence[str | Path], patch: Sequence[str | Path], where: str = "true", columns: str = "*"
+    base: Sequence[Path | Pattern], patch: Sequence[Path | Pattern], where: str = "true", columns: str = "*"
 ) -> str:
     """The stored `transactions` rollup: base rows that no patch row replaces or deletes, then the
     patch rows not deleted (see `state.py`). `where`, a condition on commission_id and
@@ -227,10 +237,10 @@ def rollup_read_sql(root: Path, sites: Sequence[str], view: View) -> str:
     always holds `_empty.parquet`, so its glob matches)."""
     places = [site_places(root, s) for s in sites]
     if view.name == "transactions":  # _empty.parquet always exists: the globs match
-        base = [p.base / "*.parquet" for p in places]
-        patch = [p.patch / "*.parquet" for p in places]
+        base = [pattern(p.base, "*.parquet") for p in places]
+        patch = [pattern(p.patch, "*.parquet") for p in places]
         return stored_transactions_sql(base, patch)
-    files = [p.views[view.name] / "*.parquet" for p in places]
+    files = [pattern(p.views[view.name], "*.parquet") for p in places]
     return f"SELECT * FROM {read_stored(files)}"
 
 

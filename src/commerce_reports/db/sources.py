@@ -42,11 +42,13 @@ from .listing import Listing, dataset_of
 __all__ = [
     "MIXED",
     "UNBOUND",
+    "Pattern",
     "data_folder",
     "dataset_schemas",
     "file_schemas",
     "lake_sites",
     "part_glob",
+    "pattern",
     "quote",
     "read_sql",
     "read_stored",
@@ -66,12 +68,33 @@ def quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def sql_list(paths: Sequence[str | Path]) -> str:
-    """A SQL list of string literals: `['a', 'b']`."""
-    return "[" + ", ".join(quote(str(p)) for p in paths) + "]"
+class Pattern(str):
+    """A DuckDB glob of files (`pattern`): where a `Path` is read as the one file it names."""
 
 
-def read_stored(paths: Sequence[str | Path], *, filename: bool = False, union_by_name: bool = False) -> str:
+_LITERAL = str.maketrans({"[": "[[]", "*": "[*]", "?": "[?]"})
+
+
+def pattern(folder: Path, tail: str) -> Pattern:
+    """The files below `folder` that `tail` matches (`*.parquet`, `site=*/.../part.parquet`), with
+    `folder` itself read as named: DuckDB reads `*`, `?` and `[` in any path as a pattern, so a data
+    folder named `shop?` would also read the files of `shop1`, and one named `a [b]` would find none."""
+    return Pattern(f"{str(folder).translate(_LITERAL)}/{tail}")
+
+
+def sql_list(paths: Sequence[Path | Pattern]) -> str:
+    """A SQL list of files for DuckDB's readers: each `Path` read as the file it names (its `*`, `?`
+    and `[` taken literally), each `Pattern` as the glob it is."""
+    return (
+        "["
+        + ", ".join(quote(p if isinstance(p, Pattern) else str(p).translate(_LITERAL)) for p in paths)
+        + "]"
+    )
+
+
+def read_stored(
+    paths: Sequence[Path | Pattern], *, filename: bool = False, union_by_name: bool = False
+) -> str:
     """SQL: `read_parquet` over files `paths` (or globs) as they hold their columns, nothing more:
     this package's rollup, index and staged files, or columns of partition files that need no hive
     key. DuckDB otherwise adds a column for each `key=value` folder above a file, typed by how its
@@ -94,7 +117,7 @@ def typed_empty(dataset: str) -> str:
     return "SELECT " + ", ".join(f'NULL::{t} AS "{c}"' for c, t in columns.items()) + " WHERE false"
 
 
-def read_sql(dataset: str, paths: Sequence[str | Path], *, by_name: bool) -> str:
+def read_sql(dataset: str, paths: Sequence[Path | Pattern], *, by_name: bool) -> str:
     """A SELECT of the partition files (or globs) `paths` of `dataset` with their hive keys, typed
     even when `paths` is empty. `by_name`: the files' columns differ (see `file_schemas`)."""
     empty = typed_empty(dataset)
@@ -116,7 +139,9 @@ def _current_types(dataset: str) -> str:
     )
 
 
-def file_schemas(paths: Sequence[str | Path], con: duckdb.DuckDBPyConnection | None = None) -> dict[str, str]:
+def file_schemas(
+    paths: Sequence[Path | Pattern], con: duckdb.DuckDBPyConnection | None = None
+) -> dict[str, str]:
     """The schema signature of each file of `paths` (its column names and types), read from the
     footers (milliseconds per hundred files) through `con` (None: a connection of its own, which
     costs more than reading a few footers). Raises LakeError naming the problem when one cannot be
@@ -177,10 +202,10 @@ def lake_sites(data_dir: Path) -> list[str]:
         return []
 
 
-def part_glob(data_dir: Path, dataset: str, site: str = "*") -> str:
+def part_glob(data_dir: Path, dataset: str, site: str = "*") -> Pattern:
     """The glob of every partition file of `dataset` (of one site, or of all)."""
     _check(dataset)
-    return f"{lake_root(data_dir)}/site={site}/{PARTITION_GLOBS[dataset]}/{PART_FILE}"
+    return pattern(lake_root(data_dir), f"site={site}/{PARTITION_GLOBS[dataset]}/{PART_FILE}")
 
 
 def resolve_data_dir(data_dir: Path | str | None) -> Path:

@@ -1,0 +1,52 @@
+"""A data folder is read as it is named. DuckDB reads `*`, `?` and `[` in any path as a pattern:
+beside a lake in `shop1/`, one in `shop?/` would also read `shop1`'s files, and one in `a [b]/`
+would find none of its own. Every view, rollup and published generation reads the folder's own
+files, whatever its name holds."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
+from commerce_reports.db import connect, refresh_rollups
+from commerce_reports.db.connection import VIEWS
+from commerce_reports.lake.manifest import store_partition
+
+DAY = date(2026, 3, 2)
+
+
+def _lake(folder: Path, revenues: list[int]) -> None:
+    """A lake of one update day, a transaction per revenue, its rollups built and published."""
+    rows = [
+        {
+            "commission_id": f"c{n}",
+            "commission_date": DAY,
+            "update_date": DAY,
+            "publisher_net_revenue": Decimal(r),
+        }
+        for n, r in enumerate(revenues)
+    ]
+    table = pa.Table.from_pylist(rows, schema=TRANSACTION_SCHEMA)
+    store_partition(folder, "s", PartitionKey.transactions(DAY), table, datetime(2026, 3, 3, tzinfo=UTC))
+    refresh_rollups(folder)
+
+
+@pytest.mark.parametrize("name", ["shop?", "shop*", "shop[1]", "a [b]"])
+def test_a_folder_named_with_pattern_characters_reads_its_own_files_only(name: str, tmp_path: Path) -> None:
+    _lake(tmp_path / "shop1", [1000, 1000, 1000])  # what the pattern `shop?` (or `shop*`) also matches
+    _lake(tmp_path / "b", [1000])  # and `a [b]`: a folder named `a b`
+    own = tmp_path / name
+    _lake(own, [5, 7])
+    with connect(own) as con:
+        for view in VIEWS:
+            con.sql(f"SELECT * FROM {view}").fetchall()  # every view reads
+        assert con.sql("SELECT count(*), sum(publisher_net_revenue) FROM transactions").fetchall() == [
+            (2, Decimal(12))
+        ]
+        assert con.sql("SELECT count(*) FROM transaction_versions").fetchall() == [(2,)]
+        assert con.sql("SELECT sum(revenue) FROM site_performance").fetchall() == [(Decimal(12),)]
