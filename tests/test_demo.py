@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
-from commerce_reports.demo import run_demo
+from commerce_reports.config import current_settings
+from commerce_reports.demo import _say_what_next, run_demo
 from commerce_reports.syncing import CostBook
 
 
@@ -35,3 +37,15 @@ def test_the_demo_syncs_two_sites_then_needs_nothing_and_shows_the_views(tmp_pat
     assert result["report"] is not None and result["report"].is_file()
     assert re.search(r"exporting .+report\.ipynb \(papermill, a real kernel\): done in \d+\.\d s", text)
     assert result["report"].read_text().count('id="commerce-chart-') >= 5
+
+
+def test_what_to_run_next_runs_as_printed_whatever_the_folder_is_named(tmp_path: Path) -> None:
+    """The lines the demo ends with are copied into a shell: a folder with a space, brackets or a
+    quote in its name is quoted, so that each command finds it."""
+    folder = tmp_path / "Client [Acme] it's"
+    said: list[str] = []
+    _say_what_next(folder, current_settings(), said.append)
+    (sql,) = [shlex.split(line) for line in said if "commerce-reports sql" in line]
+    assert sql[0] == f"COMMERCE_REPORTS_DATA_DIR={folder}"
+    (duckdb,) = [shlex.split(line) for line in said if line.lstrip().startswith("duckdb")]
+    assert duckdb[:3] == ["duckdb", "-readonly", str(folder / "commerce.duckdb")]

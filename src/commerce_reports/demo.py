@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -94,10 +95,12 @@ def _demo_lake(data_dir: Path | None, settings: Settings, say: Callable[[str], N
 
 
 def _say_what_next(folder: Path, settings: Settings, say: Callable[[str], None]) -> None:
-    env = "" if folder == settings.data_dir else f"COMMERCE_REPORTS_DATA_DIR={folder} "
+    """What to run next, as lines a shell takes as they are (the folder quoted where it must be)."""
+    env = "" if folder == settings.data_dir else f"COMMERCE_REPORTS_DATA_DIR={shlex.quote(str(folder))} "
     say("the lake stays for you to query:")
     say(f'  {env}commerce-reports sql "SELECT * FROM site_performance ORDER BY window_start DESC"')
-    say(f"  duckdb -readonly {folder / CATALOG_FILE}   (the DuckDB CLI: pip install duckdb-cli)")
+    catalog = shlex.quote(str(folder / CATALOG_FILE))
+    say(f"  duckdb -readonly {catalog}   (the DuckDB CLI: pip install duckdb-cli)")
     notebook = notebook_path("01_getting_started.ipynb")
     root = project_root()
     if root is not None and root in notebook.parents:
