@@ -1,7 +1,7 @@
 """A data folder is read as it is named. DuckDB reads `*`, `?` and `[` in any path as a pattern:
 beside a lake in `shop1/`, one in `shop?/` would also read `shop1`'s files, and one in `a [b]/`
 would find none of its own. Every view, rollup and published generation reads the folder's own
-files, whatever its name holds."""
+files, whatever its name holds (a quote too)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _lake(folder: Path, revenues: list[int]) -> None:
     refresh_rollups(folder)
 
 
-@pytest.mark.parametrize("name", ["shop?", "shop*", "shop[1]", "a [b]"])
+@pytest.mark.parametrize("name", ["shop?", "shop*", "shop[1]", "a [b]", "shop's"])
 def test_a_folder_named_with_pattern_characters_reads_its_own_files_only(name: str, tmp_path: Path) -> None:
     _lake(tmp_path / "shop1", [1000, 1000, 1000])  # what the pattern `shop?` (or `shop*`) also matches
     _lake(tmp_path / "b", [1000])  # and `a [b]`: a folder named `a b`
