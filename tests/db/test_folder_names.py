@@ -36,7 +36,7 @@ def _lake(folder: Path, revenues: list[int]) -> None:
     refresh_rollups(folder)
 
 
-@pytest.mark.parametrize("name", ["shop?", "shop*", "shop[1]", "a [b]", "shop's"])
+@pytest.mark.parametrize("name", ["shop?", "shop*", "shop[1]", "a [b]", "shop's", "café ☕"])
 def test_a_folder_named_with_pattern_characters_reads_its_own_files_only(name: str, tmp_path: Path) -> None:
     _lake(tmp_path / "shop1", [1000, 1000, 1000])  # what the pattern `shop?` (or `shop*`) also matches
     _lake(tmp_path / "b", [1000])  # and `a [b]`: a folder named `a b`
