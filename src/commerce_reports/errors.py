@@ -276,6 +276,13 @@ TROUBLESHOOTING: dict[type[CommerceReportsError], tuple[Trouble, ...]] = {
             "name a folder; `commerce-reports status` says which rule chose the lake",
         ),
         Trouble(
+            "the data folder <path> is below a folder named 'site=shop': DuckDB would read it as the "
+            "site of every file of the lake",
+            "DuckDB reads the first `key=value` folder of a path as that column: below `site=shop/` every "
+            "site would read as `shop` (the same for `by=`, `day=`, `slice=`, `grain=`, `start=`)",
+            "move the data folder, or rename that folder, so that no folder of its path is named so",
+        ),
+        Trouble(
             "<path> is not git-ignored: a secret written there could be committed",
             "`config set` of a secret in a project whose `.env` git would commit",
             "add `.env` to the project's `.gitignore` (`commerce-reports init <folder>` does), then "
