@@ -75,21 +75,23 @@ class Pattern(str):
 _LITERAL = str.maketrans({"[": "[[]", "*": "[*]", "?": "[?]"})
 
 
+def _literal(path: Path) -> str:
+    """`path` as DuckDB's readers take it for the file or folder it names: its `*`, `?` and `[`
+    escaped (DuckDB reads them in any path as a pattern)."""
+    return str(path).translate(_LITERAL)
+
+
 def pattern(folder: Path, tail: str) -> Pattern:
     """The files below `folder` that `tail` matches (`*.parquet`, `site=*/.../part.parquet`), with
-    `folder` itself read as named: DuckDB reads `*`, `?` and `[` in any path as a pattern, so a data
-    folder named `shop?` would also read the files of `shop1`, and one named `a [b]` would find none."""
-    return Pattern(f"{str(folder).translate(_LITERAL)}/{tail}")
+    `folder` itself read as named: a data folder named `shop?` would otherwise also read the files
+    of `shop1`, and one named `a [b]` would find none."""
+    return Pattern(f"{_literal(folder)}/{tail}")
 
 
 def sql_list(paths: Sequence[Path | Pattern]) -> str:
-    """A SQL list of files for DuckDB's readers: each `Path` read as the file it names (its `*`, `?`
-    and `[` taken literally), each `Pattern` as the glob it is."""
-    return (
-        "["
-        + ", ".join(quote(p if isinstance(p, Pattern) else str(p).translate(_LITERAL)) for p in paths)
-        + "]"
-    )
+    """A SQL list of files for DuckDB's readers: each `Path` read as the file it names, each
+    `Pattern` as the glob it is."""
+    return "[" + ", ".join(quote(p if isinstance(p, Pattern) else _literal(p)) for p in paths) + "]"
 
 
 def read_stored(
