@@ -19,6 +19,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,12 +59,15 @@ __all__ = [
     "check_site_name",
     "dataset_schema",
     "lake_root",
+    "lake_sites",
     "next_month",
     "readable_type",
     "site_root",
     "slice_folder",
     "sql_type",
 ]
+
+log = logging.getLogger(__name__)
 
 Dataset = Literal["transactions", "networks", "merchandise"]
 DATASETS: tuple[Dataset, ...] = ("transactions", "networks", "merchandise")
@@ -118,6 +123,32 @@ def check_lake_path(data_dir: Path) -> Path:
 
 def site_root(data_dir: Path, site: str) -> Path:
     return lake_root(data_dir) / f"site={check_site_name(site)}"
+
+
+def lake_sites(data_dir: Path) -> list[str]:
+    """The sites with a folder in the lake, sorted. A folder `site=<name>` whose name is no usable
+    site name (a copy a file manager made beside one: `site=alpha copy`) holds no site: it is left
+    out, with a warning naming it, rather than failing every read or counting as a site."""
+    root = lake_root(data_dir)
+    try:
+        with os.scandir(root) as entries:
+            named = [
+                e.name.removeprefix("site=") for e in entries if e.is_dir() and e.name.startswith("site=")
+            ]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    for name in named:
+        if not _SITE_NAME.fullmatch(name) and (root, name) not in _warned_folders:
+            _warned_folders.add((root, name))
+            log.warning(
+                "%s is not the folder of a site (a site name is lower-case letters, digits, '-' or '_'): "
+                "left out of every read; rename it to site=<name> or move it out of the lake",
+                root / f"site={name}",
+            )
+    return sorted(name for name in named if _SITE_NAME.fullmatch(name))
+
+
+_warned_folders: set[tuple[Path, str]] = set()  # said once per process
 
 
 def slice_folder(canonical: str) -> str:

@@ -5,6 +5,7 @@ files, whatever its name holds (a quote too)."""
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -50,3 +51,23 @@ def test_a_folder_named_with_pattern_characters_reads_its_own_files_only(name: s
         ]
         assert con.sql("SELECT count(*) FROM transaction_versions").fetchall() == [(2,)]
         assert con.sql("SELECT sum(revenue) FROM site_performance").fetchall() == [(Decimal(12),)]
+
+
+def test_a_folder_beside_the_sites_that_holds_no_site_is_left_out_saying_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file manager's copy of a site's folder (`site=s copy`) holds no site: every read leaves it
+    out, from the published generation or from the lake itself, and says so, where every query
+    failed on "'s copy' is not a usable site name"."""
+    folder = tmp_path / "data"
+    _lake(folder, [5, 7])
+    shutil.copytree(folder / "lake" / "site=s", folder / "lake" / "site=s copy")
+    refresh_rollups(folder)
+    for published in (True, False):
+        if not published:  # no generation: the views read the lake's files
+            shutil.rmtree(folder / "views")
+        with connect(folder) as con:
+            for view in VIEWS:
+                assert con.sql(f"SELECT DISTINCT site FROM {view}").fetchall() in ([("s",)], []), view
+            assert con.sql("SELECT count(*) FROM transaction_versions").fetchall() == [(2,)]
+    assert "site=s copy is not the folder of a site" in caplog.text

@@ -24,10 +24,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from commerce_reports.contract import DATASETS
+from commerce_reports.contract import DATASETS, lake_sites
 from commerce_reports.db.coverage import SiteCoverage, coverage_of, ledger_select, with_status
 from commerce_reports.db.snapshot import reading_of, view_sql
-from commerce_reports.db.sources import lake_sites, part_glob, read_sql
+from commerce_reports.db.sources import part_glob, read_sql
 from commerce_reports.db.views import LEDGER, VIEW_LIST, View, render
 from commerce_reports.errors import ValidationError
 from commerce_reports.spark.sources import SOURCE_VIEWS

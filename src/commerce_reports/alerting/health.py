@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ..contract import lake_root
+from ..contract import lake_sites
 from ..errors import LakeError
 from ..lake import Manifest, load_failures
 from .alert import Alert
@@ -17,8 +17,7 @@ __all__ = ["health_alerts"]
 
 def health_alerts(folder: Path, sites: tuple[str, ...], limits: Thresholds, now: datetime) -> list[Alert]:
     """A site not synced for longer than `stale_hours`, and partitions failing sync after sync."""
-    root = lake_root(folder)
-    stored = sorted(p.name.removeprefix("site=") for p in root.glob("site=*") if p.is_dir())
+    stored = lake_sites(folder)
     out: list[Alert] = []
     for site in [s for s in stored if not sites or s in sites]:
         try:

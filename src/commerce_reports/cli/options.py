@@ -131,13 +131,12 @@ def known_sites(command: str, sites: Iterable[str] | None, data_dir: Path | None
     if not sites:
         return
     from ..config import current_settings
-    from ..contract import lake_root
+    from ..contract import lake_sites
     from ..embedded import available_sites
 
     known = set(available_sites(current_settings(), start=False))
     if stored:
-        root = lake_root(_folder(data_dir))
-        known |= {p.name.removeprefix("site=") for p in root.glob("site=*")} if root.is_dir() else set()
+        known |= set(lake_sites(_folder(data_dir)))
     unknown = [name for name in sites if name not in known]
     if unknown:
         import difflib

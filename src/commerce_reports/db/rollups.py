@@ -40,7 +40,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..contract import PART_FILE, PartitionKey
+from ..contract import PART_FILE, PartitionKey, lake_sites
 from ..errors import LakeError, ValidationError, is_ctrl_c
 from ..lake.locks import writing_sites
 from .build import SiteBuild, build_connection, reading_connection
@@ -48,7 +48,7 @@ from .listing import Listing, undecodable_files
 from .plan import UPDATE, WHOLE, SitePlan, foreign_rollups, plan_site
 from .published import publish
 from .snapshot import site_snapshot, take_snapshot
-from .sources import data_folder, lake_sites
+from .sources import data_folder
 from .state import (
     DERIVED_ROLLUPS,
     NOTHING,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..contract import DATASETS
+from ..contract import DATASETS, lake_sites
 from .coverage import SiteCoverage, coverage_of, ledger_select, with_status
 from .listing import (
     Digest,
@@ -32,7 +32,6 @@ from .sources import (
     MIXED,
     Pattern,
     file_schemas,
-    lake_sites,
     part_glob,
     pattern,
     quote,
@@ -187,7 +186,10 @@ def _source(data_dir: Path, sites: Sequence[SiteSnapshot], dataset: str) -> str:
         return read_sql(dataset, [], by_name=False)
     by_name = len(signatures) > 1 or MIXED in signatures
     if not any(dataset_of(r) == dataset for s in sites for r in s.unreadable):
-        return read_sql(dataset, [part_glob(data_dir, dataset)], by_name=by_name)
+        # a glob per site that has files, not `site=*`: a folder beside them that holds no site
+        # (`contract.lake_sites`) is never read
+        globs = [part_glob(data_dir, dataset, s.places.site) for s in sites if s.readable(dataset)]
+        return read_sql(dataset, globs, by_name=by_name)
     paths = [s.places.lake / r for s in sites for r in s.readable(dataset)]
     return read_sql(dataset, paths, by_name=by_name)
 

@@ -18,7 +18,6 @@ each file is read once, from one open handle. `file_schemas` tells which case ap
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -46,7 +45,6 @@ __all__ = [
     "data_folder",
     "dataset_schemas",
     "file_schemas",
-    "lake_sites",
     "part_glob",
     "pattern",
     "quote",
@@ -190,18 +188,6 @@ def dataset_schemas(
     for name, files in to_read.items():
         found[name] |= {signatures[str(site_folder / r)] for r in files}
     return {name: kinds.pop() if len(kinds) == 1 else MIXED for name, kinds in found.items()}
-
-
-def lake_sites(data_dir: Path) -> list[str]:
-    """Names of the sites with a folder in the lake, sorted."""
-    root = lake_root(data_dir)
-    try:
-        with os.scandir(root) as entries:
-            return sorted(
-                e.name.removeprefix("site=") for e in entries if e.is_dir() and e.name.startswith("site=")
-            )
-    except (FileNotFoundError, NotADirectoryError):
-        return []
 
 
 def part_glob(data_dir: Path, dataset: str, site: str = "*") -> Pattern:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..contract import check_site_name, lake_root
+from ..contract import check_site_name, lake_sites
 from ..errors import ValidationError
 from .loading import load_or_rebuild
 from .locks import writing_sites
@@ -68,7 +68,7 @@ def verify(data_dir: str | Path, sites: Iterable[str] | None = None, *, fast: bo
     if not isinstance(fast, bool):
         raise ValidationError("fast", f"{fast!r} is not a bool", "give True or False")
     folder = Path(data_dir)
-    names = _site_names(folder) if sites is None else [check_site_name(s) for s in _listed(sites)]
+    names = lake_sites(folder) if sites is None else [check_site_name(s) for s in _listed(sites)]
     report = VerifyReport(fast=fast)
     for site in names:
         with writing_sites(folder, [site]):
@@ -88,10 +88,3 @@ def _listed(sites: Iterable[str]) -> list[str]:
     if not isinstance(sites, Iterable):
         raise ValidationError("sites", f"{sites!r} is not a list of site names", "give names like ['alpha']")
     return list(sites)
-
-
-def _site_names(data_dir: Path) -> list[str]:
-    root = lake_root(data_dir)
-    if not root.is_dir():
-        return []
-    return sorted(p.name.removeprefix("site=") for p in root.glob("site=*") if p.is_dir())

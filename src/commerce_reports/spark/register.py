@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..contract import lake_root
+from ..contract import lake_root, lake_sites
 from ..errors import ConfigurationError, LakeError, ValidationError
 
 __all__ = ["INSTALL_HINT", "register_views"]
@@ -70,7 +70,6 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
     from pyspark.errors import PySparkException
 
     from ..db.coverage import coverage_of
-    from ..db.sources import lake_sites
     from ..db.views import VIEW_LIST
     from .sources import register_sources
     from .transpile import spark_sql
