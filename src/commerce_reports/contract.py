@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import logging
 import os
 import re
 from collections.abc import Mapping
@@ -67,7 +66,6 @@ __all__ = [
     "sql_type",
 ]
 
-log = logging.getLogger(__name__)
 
 Dataset = Literal["transactions", "networks", "merchandise"]
 DATASETS: tuple[Dataset, ...] = ("transactions", "networks", "merchandise")
@@ -140,7 +138,9 @@ def lake_sites(data_dir: Path) -> list[str]:
     for name in named:
         if not _SITE_NAME.fullmatch(name) and (root, name) not in _warned_folders:
             _warned_folders.add((root, name))
-            log.warning(
+            import logging  # (here: `status` loads this module, and no logging, to start fast)
+
+            logging.getLogger(__name__).warning(
                 "%s is not the folder of a site (a site name is lower-case letters, digits, '-' or '_'): "
                 "left out of every read; rename it to site=<name> or move it out of the lake",
                 root / f"site={name}",

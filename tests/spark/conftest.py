@@ -49,8 +49,13 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         session = (
             SparkSession.builder.master("local[2]")
             .appName("commerce-reports-tests")
-            # a short-lived driver: the C1 compiler alone halves the JVM's CPU time over the tests
-            .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+            # a short-lived driver: the C1 compiler alone halves the JVM's CPU time over the tests; it
+            # also shrinks the code cache to 48 MB, which the tests' generated code can fill ("Out of
+            # space in CodeCache for adapters"): the default size given back
+            .config(
+                "spark.driver.extraJavaOptions",
+                "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC",
+            )
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", "2")
