@@ -66,7 +66,6 @@ __all__ = [
     "sql_type",
 ]
 
-
 Dataset = Literal["transactions", "networks", "merchandise"]
 DATASETS: tuple[Dataset, ...] = ("transactions", "networks", "merchandise")
 AGGREGATES: tuple[Dataset, ...] = ("networks", "merchandise")
@@ -135,8 +134,9 @@ def lake_sites(data_dir: Path) -> list[str]:
             ]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    for name in named:
-        if not _SITE_NAME.fullmatch(name) and (root, name) not in _warned_folders:
+    strays = [name for name in named if not _SITE_NAME.fullmatch(name)]
+    for name in strays:
+        if (root, name) not in _warned_folders:
             _warned_folders.add((root, name))
             import logging  # (here: `status` loads this module, and no logging, to start fast)
 
@@ -145,7 +145,7 @@ def lake_sites(data_dir: Path) -> list[str]:
                 "left out of every read; rename it to site=<name> or move it out of the lake",
                 root / f"site={name}",
             )
-    return sorted(name for name in named if _SITE_NAME.fullmatch(name))
+    return sorted(set(named).difference(strays))
 
 
 _warned_folders: set[tuple[Path, str]] = set()  # said once per process
