@@ -20,6 +20,7 @@ import hashlib
 import os
 import posixpath
 import re
+import shutil
 import stat
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ __all__ = [
     "modes",
     "move_atomic",
     "move_into_place",
+    "remove_folder",
     "remove_stray_files",
     "save_atomic",
     "sha256_of",
@@ -303,14 +305,31 @@ def remove_stray_files(folder: Path, *, shallow: Collection[str] = ()) -> list[P
             and os.path.basename(os.path.dirname(parent)) in shallow
         ):
             below[:] = []
-        for name in names:
-            match = re.match(_TEMP, name) if name.startswith(".") and name.endswith(".tmp") else None
-            if match and match.group(1) in (None, _host()) and not _alive(int(match.group(2))):
-                temp = Path(parent, name)
-                with contextlib.suppress(FileNotFoundError):
-                    temp.unlink()
-                    removed.append(temp)
+        for name in [name for name in below if _left_behind(name)]:  # (`remove_folder`'s)
+            below.remove(name)
+            shutil.rmtree(Path(parent, name), ignore_errors=True)
+            removed.append(Path(parent, name))
+        for name in filter(_left_behind, names):
+            temp = Path(parent, name)
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+                removed.append(temp)
     return removed
+
+
+def _left_behind(name: str) -> bool:
+    """Whether `name` is a temporary name (`temp_path`) of a writer of this machine that no longer runs."""
+    match = re.match(_TEMP, name) if name.startswith(".") and name.endswith(".tmp") else None
+    return match is not None and match.group(1) in (None, _host()) and not _alive(int(match.group(2)))
+
+
+def remove_folder(folder: Path) -> None:
+    """Delete `folder` and all it holds in one step, as a reader sees it: renamed first to a
+    temporary name beside it (which nothing reads), then removed. What a crash leaves in between,
+    the next writer's sweep (`remove_stray_files`) removes."""
+    doomed = temp_path(folder)
+    os.rename(folder, doomed)
+    shutil.rmtree(doomed)
 
 
 def _alive(pid: int) -> bool:

@@ -315,13 +315,24 @@ def _status(args: argparse.Namespace) -> int:
     data_dir = existing_lake("status", args.data_dir)  # a mistyped folder is not an empty lake
     known_sites("status", args.sites, data_dir, stored=False)
     from ..api import lake_location, plan_sync, status_rows, window_rows
-    from ..syncing.status import describe_status, describe_windows
+    from ..config import current_settings
+    from ..embedded import available_sites
+    from ..syncing.status import describe_status, describe_windows, unlisted_sites
 
     print(f"lake: {lake_location(args.data_dir)}")
     if args.verify or args.rebuild:  # every file read: no longer the short run `light` promised
         gc.enable()
     code = _verify(args) if args.verify else 0
-    print(describe_status(status_rows(sites=args.sites, data_dir=data_dir, rebuild=args.rebuild)))
+    rows = status_rows(sites=args.sites, data_dir=data_dir, rebuild=args.rebuild)
+    unlisted = (
+        [] if args.sites else unlisted_sites(data_dir, available_sites(current_settings(), start=False))
+    )
+    if rows or not unlisted:
+        print(describe_status(rows))
+    else:  # the lake holds sites, just none of the settings'
+        print("no site of the settings is in the lake yet: run `commerce-reports sync` first")
+    for line in unlisted:
+        print(line)
     if args.windows:
         print(describe_windows(window_rows(sites=args.sites, data_dir=data_dir)))
     print(plan_sync(sites=args.sites, data_dir=data_dir).describe())

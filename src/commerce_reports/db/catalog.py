@@ -41,6 +41,7 @@ from .connection import current_reading, install_views
 from .coverage import status_macros
 from .published import publish
 from .rollups import refresh_rollups
+from .sandbox_sites import drop_sandbox_sites
 from .snapshot import Reading, view_sql
 from .sources import data_folder, quote, resolve_data_dir
 from .state import rollups_root
@@ -228,11 +229,13 @@ def ensure_catalog(data_dir: Path | str | None = None) -> Path | None:
 
 
 def after_sync(data_dir: Path, changed: Mapping[str, Iterable[PartitionKey]]) -> None:
-    """Keep the DuckDB side current at the cost of what a sync changed: the rollups of the
-    partitions it stored (and of nothing else), then the published state and the catalog,
-    rewritten only when its views changed."""
+    """Keep the DuckDB side current at the cost of what a sync changed: the built-in sandbox's
+    sites gone once a service's is synced (`sandbox_sites.py`), the rollups of the partitions it
+    stored (and of nothing else), then the published state and the catalog, rewritten only when
+    its views changed."""
     if not lake_root(data_dir).is_dir():  # nothing was ever stored: nothing to catalog
         return
+    drop_sandbox_sites(data_dir, changed)  # once a service's site is synced into the lake
     if changed:
         refresh_rollups(data_dir, changed)  # publishes what it changed
     write_catalog(data_dir, published=bool(changed))

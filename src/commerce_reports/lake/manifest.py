@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, PART_FILE, PartitionKey, site_root
 from ..errors import CommerceReportsError, LakeError
-from ..files import save_atomic
+from ..files import remove_folder, save_atomic
 from .digests import clear_intent
 from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock
@@ -38,17 +38,22 @@ if TYPE_CHECKING:
     from .store import WrittenPartition
 
 __all__ = [
+    "EMBEDDED_SANDBOX",
     "MANIFEST",
     "Entry",
     "Manifest",
     "Touched",
     "WindowState",
     "part_files",
+    "remove_partitions",
     "revisable_until",
     "store_partition",
 ]
 
 MANIFEST = "manifest.json"
+# The service a site's manifest names when its partitions came from the built-in sandbox (the one
+# every command runs against while no key is configured): named, not addressed (its port is the day's).
+EMBEDDED_SANDBOX = {"sandbox": "embedded"}
 
 
 @dataclass(frozen=True)
@@ -175,6 +180,19 @@ def _count(value: Any) -> int:
     return value
 
 
+def remove_partitions(data_dir: Path, site: str) -> None:
+    """Remove every partition of a site and its records, for its writer (its lock files stay): the
+    data folders first, the manifest last, so that until it goes it still says where the site's
+    files came from (a kill midway leaves a site the next writer removes again)."""
+    root = site_root(data_dir, site)
+    children = sorted(root.iterdir(), key=lambda p: (p.name == MANIFEST, not p.is_dir(), p.name))
+    for child in children:
+        if child.is_dir():
+            remove_folder(child)
+        elif not child.name.endswith(".lock"):
+            child.unlink()
+
+
 def part_files(data_dir: Path, site: str) -> dict[str, Path]:
     """The partition files of a site on disk, by partition path (what its manifest describes)."""
     root = site_root(data_dir, site)
@@ -200,6 +218,16 @@ class Manifest:
 
     def exists(self) -> bool:
         return self.path.exists()
+
+    @property
+    def from_embedded_sandbox(self) -> bool:
+        """Whether the site's partitions came from the built-in sandbox (synthetic figures)."""
+        return self.service.get("sandbox") == EMBEDDED_SANDBOX["sandbox"]
+
+    @property
+    def from_a_service(self) -> bool:
+        """Whether the site's partitions came from a service at an address (a real one, say)."""
+        return "base_url" in self.service
 
     @classmethod
     def load(cls, data_dir: Path, site: str) -> Manifest:

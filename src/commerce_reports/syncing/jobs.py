@@ -22,7 +22,7 @@ from ..contract import PartitionKey
 from ..endpoints import PACE_KEYS
 from ..errors import CommerceReportsError, LakeError, ServiceError, ValidationError
 from ..files import describe_os_error
-from ..lake.manifest import Manifest
+from ..lake.manifest import EMBEDDED_SANDBOX, Manifest
 from ..pace import Clock, SystemClock
 from ..params import Filters, Grain, as_date
 from ..sites import SiteProfile
@@ -356,7 +356,8 @@ def _fetch(
     stop = Signal()
     clock = StoppableClock(options.clock or SystemClock(), stop)
     policies = policies_of(profiles, options)
-    with open_sites(data_dir, policies) as opened:
+    from_service = [name for name, profile in profiles.items() if not profile.sandbox]
+    with open_sites(data_dir, policies, from_service) as opened:
         if revisions:
             keys = with_repaired(with_stored_windows(keys, opened.manifests, policies), opened.repairs)
         plan = plan_keys(opened.manifests, profiles, keys, options, refresh=refresh, finish=finish, book=book)
@@ -412,7 +413,7 @@ def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, c
     The embedded sandbox is not checked; the manifest records that it came from it, and the dialect.
     """
     # The embedded sandbox runs on a port of the day: it is named, not addressed, and not checked.
-    where = {"sandbox": "embedded"} if profile.sandbox else {"base_url": client.base_url}
+    where = EMBEDDED_SANDBOX if profile.sandbox else {"base_url": client.base_url}
     service = {**where, "dialect": client.dialect, "verified": True}
     if manifest.service == service:
         return True

@@ -39,6 +39,7 @@ from ..contract import DATE_COLUMNS, PartitionKey
 from ..errors import CommerceReportsError, LakeError, UnreachableError
 from ..files import describe_os_error
 from ..lake import Manifest, Repair, load_or_rebuild, reconcile, write_partition, writing_sites
+from ..lake.manifest import remove_partitions
 from ..pace import Clock, SystemClock
 from ..waits import Signal, start_thread
 from .clock import fetched_moment, skew_sentence
@@ -105,20 +106,39 @@ class OpenSites:
 
 
 @contextmanager
-def open_sites(data_dir: Path, policies: Mapping[str, SettlePolicy]) -> Iterator[OpenSites]:
+def open_sites(
+    data_dir: Path, policies: Mapping[str, SettlePolicy], from_service: Collection[str] = ()
+) -> Iterator[OpenSites]:
     """Be the only writer of the sites of `policies`, then make each manifest describe its files:
     rebuild a missing or damaged one from the files, reconcile entries a kill left stale,
     quarantine unreadable files; and record the site's revision horizon (each window's end of
-    horizon with it, when the horizon changed)."""
+    horizon with it, when the horizon changed). A site of `from_service` (synced from a service
+    at an address) whose partitions came from the built-in sandbox loses them first: synthetic
+    figures, which its own would never all replace."""
     with writing_sites(data_dir, list(policies)):
         repairs: list[Repair] = []
         manifests: dict[str, Manifest] = {}
+        for site in from_service:
+            if _from_embedded_sandbox(data_dir, site):
+                remove_partitions(data_dir, site)
+                log.warning(
+                    "site %s: its partitions came from the built-in sandbox (synthetic figures): removed; "
+                    "its data comes from its service from now on",
+                    site,
+                )
         for site, policy in policies.items():
             _, rebuilt = load_or_rebuild(data_dir, site, policy)
             repairs += rebuilt + reconcile(data_dir, site, policy)
             Manifest.record_horizon(data_dir, site, policy.revision_days)
             manifests[site] = Manifest.load(data_dir, site)
         yield OpenSites(manifests, repairs)
+
+
+def _from_embedded_sandbox(data_dir: Path, site: str) -> bool:
+    try:
+        return Manifest.load(data_dir, site).from_embedded_sandbox
+    except LakeError:  # damaged: rebuilt from its files next, by `load_or_rebuild`
+        return False
 
 
 def run_plan(

@@ -3,19 +3,20 @@
 `status_rows` reads the manifests with plain Python (the command line prints them with
 `describe_status` without loading polars); `status_frame` gives the same rows as a polars frame.
 `window_rows` (printed by `describe_windows`) says, per aggregate window, when it was fetched and
-until when the service may still revise it. The package's `status`, `plan_sync` and `invalidate`
-choose the sites and call these."""
+until when the service may still revise it. `unlisted_sites` names the lake's sites that none of
+these look at (not in the settings), which the views read all the same. The package's `status`,
+`plan_sync` and `invalidate` choose the sites and call these."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contract import DATASETS, Dataset
-from ..errors import ValidationError
+from ..contract import DATASETS, Dataset, lake_sites
+from ..errors import LakeError, ValidationError
 from ..lake import Entry, Manifest, load_or_rebuild, writing_sites
 from ..params import as_date
 from .plan import SettlePolicy
@@ -34,6 +35,7 @@ __all__ = [
     "forget",
     "status_frame",
     "status_rows",
+    "unlisted_sites",
     "window_rows",
 ]
 
@@ -167,6 +169,36 @@ def describe_status(rows: Sequence[DatasetStatus]) -> str:
     """`status_rows` as a plain text table, one line per site and dataset (times in UTC, to the second)."""
     empty = "the lake is empty: run `commerce-reports sync` first"
     return _described(rows, DatasetStatus, empty, {"partitions", "rows", "unsettled"})
+
+
+def unlisted_sites(folder: Path, listed: Collection[str]) -> list[str]:
+    """Lines naming the sites of the lake in `folder` that are not among the `listed` ones (the
+    settings' sites, which `status` and `sync` look at), each kind in a line; none when there are
+    none. The views read them all the same: a site no longer configured, or the built-in sandbox's
+    synthetic ones, which the next sync of a service's site removes."""
+    unlisted = [site for site in lake_sites(folder) if site not in listed]
+    sandbox = [site for site in unlisted if _from_embedded_sandbox(folder, site)]
+    others = [site for site in unlisted if site not in sandbox]
+    lines = []
+    if sandbox:
+        lines.append(
+            f"also in the lake: {', '.join(sandbox)}, the built-in sandbox's synthetic sites (from `demo`, "
+            "or a sync with no key set): every view adds them to your sites' figures until the next "
+            "sync of your sites removes them"
+        )
+    if others:
+        lines.append(
+            f"also in the lake, not in the settings: {', '.join(others)} (the views read "
+            f"{'them' if len(others) > 1 else 'it'}; `status` and `sync` look at the settings' sites only)"
+        )
+    return lines
+
+
+def _from_embedded_sandbox(folder: Path, site: str) -> bool:
+    try:
+        return Manifest.load(folder, site).from_embedded_sandbox
+    except LakeError:  # damaged: where its partitions came from is not known
+        return False
 
 
 def describe_windows(rows: Sequence[WindowStatus]) -> str:
