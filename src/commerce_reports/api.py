@@ -175,7 +175,8 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
     arguments = bound(sync, args, kwargs)
     chosen = _Chosen.of(arguments)
     with lake_errors(chosen.folder):
-        manifests, _ = read_manifests(chosen.folder, chosen.policies)
+        from_service = [name for name, profile in chosen.profiles.items() if not profile.sandbox]
+        manifests, _ = read_manifests(chosen.folder, chosen.policies, from_service)
     keys = with_stored_windows(_ledger(chosen, arguments), manifests, chosen.policies)
     return plan_keys(
         manifests, chosen.profiles, keys, chosen.options, refresh=arguments["refresh"], finish=True

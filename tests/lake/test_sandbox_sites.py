@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from commerce_reports import db
-from commerce_reports.api import sync
+from commerce_reports.api import plan_sync, sync
 from commerce_reports.cli import main
 from commerce_reports.files import remove_folder, remove_stray_files
 from commerce_reports.lake import Manifest
@@ -85,6 +85,8 @@ def test_a_service_site_named_as_a_sandbox_one_loses_the_sandbox_s_partitions_fi
         _synced_from_the_sandbox(running, tmp_path)
     earlier = DAY - timedelta(days=1)  # the service's sync stores another day than the sandbox's
     with run_sandbox(small_config(seed=7)) as service, caplog.at_level(logging.WARNING):
+        alpha = _service_site(service, "alpha")
+        planned = plan_sync(earlier, earlier, sites=[alpha], data_dir=tmp_path, options=options_for(service))
         result = sync(
             earlier,
             earlier,
@@ -93,6 +95,8 @@ def test_a_service_site_named_as_a_sandbox_one_loses_the_sandbox_s_partitions_fi
             options=options_for(service),
         )
     assert not result.failed
+    # The plan said what the sync did: every window fetched anew, none taken for the sandbox's.
+    assert planned.requests == result.plan.requests
     assert "site alpha: its partitions came from the built-in sandbox" in caplog.text
     manifest = Manifest.load(tmp_path, "alpha")
     assert manifest.from_a_service

@@ -20,7 +20,7 @@ it is fetched again once stale.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -446,14 +446,18 @@ def aggregate_keys(
 
 
 def read_manifests(
-    data_dir: Path, policies: Mapping[str, SettlePolicy]
+    data_dir: Path, policies: Mapping[str, SettlePolicy], from_service: Collection[str] = ()
 ) -> tuple[dict[str, Manifest], list[Repair]]:
     """The manifests of the sites of `policies` (each site's own) for planning, read without the
-    writer lock (a missing or damaged one is rebuilt from the files)."""
+    writer lock (a missing or damaged one is rebuilt from the files). A site of `from_service`
+    whose partitions came from the built-in sandbox is planned as holding none: the sync removes
+    them before it fetches (`run.open_sites`)."""
     manifests: dict[str, Manifest] = {}
     repairs: list[Repair] = []
     for site, policy in policies.items():
         manifests[site], found = load_or_rebuild(data_dir, site, policy)
+        if site in from_service and manifests[site].from_embedded_sandbox:
+            manifests[site] = Manifest(data_dir, site)
         repairs += found
     return manifests, repairs
 
