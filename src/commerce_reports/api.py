@@ -41,9 +41,9 @@ from .syncing.jobs import (
     options_of,
     plan_keys,
     policies_of,
-    with_stored_windows,
+    with_stored_due,
 )
-from .syncing.status import DatasetStatus, WindowStatus, forget, status_frame
+from .syncing.status import DatasetStatus, WindowStatus, invalidate_stored, status_frame
 from .syncing.status import status_rows as lake_status_rows
 from .syncing.status import window_rows as lake_window_rows
 
@@ -177,7 +177,7 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
     with lake_errors(chosen.folder):
         from_service = [name for name, profile in chosen.profiles.items() if not profile.sandbox]
         manifests, _ = read_manifests(chosen.folder, chosen.policies, from_service)
-    keys = with_stored_windows(_ledger(chosen, arguments), manifests, chosen.policies)
+    keys = with_stored_due(_ledger(chosen, arguments), manifests, chosen.policies)
     return plan_keys(
         manifests, chosen.profiles, keys, chosen.options, refresh=arguments["refresh"], finish=True
     )
@@ -279,10 +279,11 @@ def invalidate(
     datasets: Dataset | Iterable[Dataset] = DATASETS,
     data_dir: str | Path | None = None,
 ) -> int:
-    """Forget the stored partitions that overlap `start`..`end`, so the next sync fetches them again.
+    """Mark the stored partitions that overlap `start`..`end` for the next sync to fetch again,
+    whatever its range and slices (a country's windows included).
 
-    The files stay readable until they are replaced. Returns how many partitions were forgotten.
-    """
+    Their files stay vouched for, and read, until their partitions are replaced. Returns how many
+    partitions were marked."""
     chosen = (
         [datasets]
         if isinstance(datasets, str)
@@ -298,7 +299,7 @@ def invalidate(
     folder = settings.folder(data_dir)
     profiles = _profiles(site, sites, settings)
     with lake_errors(folder):
-        return forget(folder, profiles, start, end, chosen)
+        return invalidate_stored(folder, profiles, start, end, chosen)
 
 
 def verify(

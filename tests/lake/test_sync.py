@@ -26,6 +26,7 @@ from commerce_reports.api import (
 )
 from commerce_reports.config import DIALECTS
 from commerce_reports.contract import PartitionKey
+from commerce_reports.db import connect
 from commerce_reports.errors import ValidationError
 from commerce_reports.lake.manifest import Manifest
 from commerce_reports.lake.store import StoredFile
@@ -258,6 +259,57 @@ def test_invalidate_makes_the_next_sync_fetch_the_range_again(
     assert sorted(r.key.describe() for r, _ in again.stored) == [
         f"transactions updateDate=2026-02-{d}" for d in (20, 21, 22)
     ]
+
+
+def test_invalidate_marks_what_the_next_sync_fetches_whatever_its_range_and_slices(
+    running: RunningSandbox, tmp_path: Path
+) -> None:
+    """A window of a country's slice, which a plain sync never asks for, is fetched again all the
+    same; until then its file is read (never quarantined), and the views keep its figures."""
+    options = options_for(running)
+    today = running.sandbox.now.date()
+    alpha = profiles(running)[:1]
+    sync(today - timedelta(days=3), sites=alpha, countries=["US"], data_dir=tmp_path, options=options)
+    month = today.replace(day=1)
+    us = "SELECT sum(clicks) FROM country_performance WHERE country = 'US' AND window_start = ?"
+    with connect(tmp_path) as con:
+        clicks = con.execute(us, [month]).fetchall()
+    assert clicks[0][0] > 0
+    # all, four devices and the US: the windows of the month
+    assert invalidate(month, month, sites="alpha", datasets=["networks"], data_dir=tmp_path) == 6
+    assert all(e.invalidated for e in Manifest.load(tmp_path, "alpha") if e.key.dataset == "networks")
+    with connect(tmp_path) as con:
+        assert con.execute(us, [month]).fetchall() == clicks
+    assert (
+        plan_sync(today, today, sites=alpha, data_dir=tmp_path, options=options)
+        .describe()
+        .count("invalidated")
+    )
+    again = sync(today, today, sites=alpha, data_dir=tmp_path, options=options)  # no country named
+    refetched = {r.key.slice for r, _ in again.stored if r.key.dataset == "networks"}
+    assert "country=US" in refetched and len(refetched) == 6
+    assert not (tmp_path / "quarantine").exists()
+    assert not any(e.invalidated for e in Manifest.load(tmp_path, "alpha"))
+    with connect(tmp_path) as con:
+        assert con.execute(us, [month]).fetchall()[0][0] > 0
+
+
+def test_a_file_no_entry_vouches_for_is_fetched_again_after_its_quarantine(
+    running: RunningSandbox, tmp_path: Path
+) -> None:
+    """A slice no sync of this range asks for: quarantined when its entry is lost, and fetched
+    again by the same sync, as its message says."""
+    options = options_for(running)
+    today = running.sandbox.now.date()
+    alpha = profiles(running)[:1]
+    sync(today, today, sites=alpha, countries=["US"], data_dir=tmp_path, options=options)
+    manifest = Manifest.load(tmp_path, "alpha")
+    (us,) = [e for e in manifest if e.key.slice == "country=US"]
+    manifest.entries.pop(us.relpath)
+    manifest.save()
+    again = sync(today, today, sites=alpha, data_dir=tmp_path, options=options)
+    assert [r.key for r, _ in again.stored if r.key.slice == "country=US"] == [us.key]
+    assert us.relpath in Manifest.load(tmp_path, "alpha").entries
 
 
 def test_status_reports_what_is_stored_and_unsettled(running: RunningSandbox, tmp_path: Path) -> None:

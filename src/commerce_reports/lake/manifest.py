@@ -73,6 +73,7 @@ class Entry:
     collapsed: int = 0  # duplicate rows of a commission the answer held, collapsed into one each
     touched: Touched | None = None  # an updateDate day: the click days its rows belong to
     revisable_until: datetime | None = None  # an aggregate window: the end of its horizon
+    invalidated: bool = False  # `invalidate` asked for it again: the next sync fetches it, whatever its range
 
     @property
     def doubtful(self) -> int:
@@ -91,6 +92,7 @@ class Entry:
             self.revisable_until is not None
             and self.settled
             and not self.doubtful
+            and not self.invalidated
             and self.fetched_at >= self.revisable_until
         )
 
@@ -109,6 +111,8 @@ class Entry:
         if self.revisable_until is not None:
             data["revisable_until"] = self.revisable_until.isoformat()
             data["final"] = self.final
+        if self.invalidated:
+            data["invalidated"] = True
         return data
 
     @classmethod
@@ -130,6 +134,7 @@ class Entry:
                 collapsed=_count(data.get("collapsed", 0)),
                 touched=None if data.get("touched") is None else Touched.from_json(data["touched"]),
                 revisable_until=_moment(data.get("revisable_until")),
+                invalidated=data.get("invalidated", False) is True,
             )
             entry.key  # noqa: B018  (the path must name a partition)
         except (KeyError, TypeError, ValueError, AttributeError, LakeError) as error:
@@ -157,7 +162,11 @@ def _seen(path: Path) -> tuple[int, int, int]:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-_WHERE_THEY_APPLY = ("touched", "revisable_until")  # written only where set: other entries keep their shape
+_WHERE_THEY_APPLY = (
+    "touched",
+    "revisable_until",
+    "invalidated",
+)  # written only where set: other entries keep their shape
 
 
 def _text(value: Any) -> str:
@@ -399,13 +408,16 @@ class Manifest:
             manifest.save()
 
     @staticmethod
-    def forget(data_dir: Path, site: str, keys: list[PartitionKey]) -> int:
-        """Drop entries (their files stay until refetched) so the next sync fetches them again."""
+    def invalidate(data_dir: Path, site: str, keys: list[PartitionKey]) -> int:
+        """Mark entries for the next sync to fetch again, whatever its range and slices; their
+        files stay vouched for, and read, until their partitions are replaced. Returns how many."""
         with site_lock(data_dir, site):
             manifest = Manifest.load(data_dir, site)
-            dropped = sum(manifest.entries.pop(k.relpath, None) is not None for k in keys)
+            marked = [manifest.entries[k.relpath] for k in keys if k.relpath in manifest.entries]
+            for entry in marked:
+                manifest.entries[entry.relpath] = replace(entry, invalidated=True)
             manifest.save()
-        return dropped
+        return len(marked)
 
 
 def store_partition(

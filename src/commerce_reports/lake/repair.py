@@ -243,7 +243,7 @@ def check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: 
                 if entry is not None
                 else "no manifest entry vouches for it"
             )
-            found.repairs.append(quarantine(data_dir, site, relpath, why, _key(entry)))
+            found.repairs.append(quarantine(data_dir, site, relpath, why, _key(entry) or _key_of(relpath)))
         if changed:
             manifest.save()
     found.read, found.read_bytes = found.read + digests.hashed, found.read_bytes + digests.hashed_bytes
@@ -257,6 +257,15 @@ def _key(entry: Entry | None) -> PartitionKey | None:
     """The partition an entry stood for (None without one, or when it no longer parses)."""
     try:
         return None if entry is None else entry.key
+    except (LakeError, ValidationError):
+        return None
+
+
+def _key_of(relpath: str) -> PartitionKey | None:
+    """The partition a file no entry vouches for stands at (None: a path that names none, or a cut
+    slice name, whose filters only an entry knows): so that the sync fetches it again."""
+    try:
+        return PartitionKey.from_relpath(relpath)
     except (LakeError, ValidationError):
         return None
 

@@ -34,7 +34,7 @@ from .plan import (
     SyncPlan,
     aggregate_keys,
     plan_partitions,
-    stored_windows,
+    stored_due,
     transaction_keys,
 )
 
@@ -58,7 +58,7 @@ __all__ = [
     "plan_keys",
     "policies_of",
     "slices_of",
-    "with_stored_windows",
+    "with_stored_due",
 ]
 
 log = LazyLogger(__name__)
@@ -226,14 +226,14 @@ def policies_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> di
     return {name: options.policy.with_horizon(profile.revision_days) for name, profile in profiles.items()}
 
 
-def with_stored_windows(
+def with_stored_due(
     keys: Mapping[str, Sequence[PartitionKey]],
     manifests: Mapping[str, Manifest],
     policies: Mapping[str, SettlePolicy],
 ) -> dict[str, list[PartitionKey]]:
-    """`keys` and, per site, its stored windows that are not final yet (see `stored_windows`)."""
+    """`keys` and, per site, its stored partitions due whatever the range (see `stored_due`)."""
     return {
-        site: list(dict.fromkeys([*site_keys, *stored_windows(manifests[site], policies[site])]))
+        site: list(dict.fromkeys([*site_keys, *stored_due(manifests[site], policies[site])]))
         for site, site_keys in keys.items()
     }
 
@@ -359,7 +359,7 @@ def _fetch(
     from_service = [name for name, profile in profiles.items() if not profile.sandbox]
     with open_sites(data_dir, policies, from_service) as opened:
         if revisions:
-            keys = with_repaired(with_stored_windows(keys, opened.manifests, policies), opened.repairs)
+            keys = with_repaired(with_stored_due(keys, opened.manifests, policies), opened.repairs)
         plan = plan_keys(opened.manifests, profiles, keys, options, refresh=refresh, finish=finish, book=book)
         (options.say or log.info)(plan.describe())
         if not plan.requests:

@@ -48,7 +48,7 @@ __all__ = [
     "duration",
     "plan_partitions",
     "read_manifests",
-    "stored_windows",
+    "stored_due",
     "transaction_keys",
 ]
 
@@ -58,6 +58,7 @@ Reason = Literal[
     "untyped",
     "foreign",
     "refresh",
+    "invalidated",
     "ended",
     "complete",
     "changed",
@@ -167,7 +168,7 @@ class SettlePolicy:
         """Whether a stored copy can no longer change: nothing in it in doubt (untyped values, rows
         of another day), and fetched after it settled. A window's stored flag may come from another
         horizon: its fetch time decides."""
-        if entry.doubtful:
+        if entry.doubtful or entry.invalidated:
             return False
         key = entry.key
         if key.dataset in AGGREGATES:
@@ -254,6 +255,8 @@ class SettlePolicy:
             return "missing"
         if refresh:
             return "refresh"
+        if entry.invalidated:
+            return "invalidated"
         if self.has_settled(entry):
             return None
         fresh = now - entry.fetched_at < self.freshness
@@ -462,11 +465,16 @@ def read_manifests(
     return manifests, repairs
 
 
-def stored_windows(manifest: Manifest, policy: SettlePolicy) -> list[PartitionKey]:
-    """The site's stored aggregate windows that are not final: a sync asks for them when due
-    whatever its range, so a window last fetched before its horizon passed ends final however
-    late (and over whatever range) the next sync runs."""
-    return [e.key for e in manifest if e.key.dataset in AGGREGATES and not policy.has_settled(e)]
+def stored_due(manifest: Manifest, policy: SettlePolicy) -> list[PartitionKey]:
+    """The site's stored partitions a sync asks for whatever its range: its aggregate windows that
+    are not final (when due: a window last fetched before its horizon passed ends final however
+    late, and over whatever range, the next sync runs), and every partition `invalidate` marked
+    (whatever its slice: a country's windows included)."""
+    return [
+        e.key
+        for e in manifest
+        if e.invalidated or (e.key.dataset in AGGREGATES and not policy.has_settled(e))
+    ]
 
 
 def plan_partitions(

@@ -32,7 +32,7 @@ __all__ = [
     "WindowStatus",
     "describe_status",
     "describe_windows",
-    "forget",
+    "invalidate_stored",
     "status_frame",
     "status_rows",
     "unlisted_sites",
@@ -249,11 +249,12 @@ def _table(columns: Sequence[str], cells: list[list[str]], numeric: set[str]) ->
     )
 
 
-def forget(
+def invalidate_stored(
     folder: Path, sites: Iterable[str], start: Any, end: Any, datasets: Iterable[Dataset] = DATASETS
 ) -> int:
-    """Forget the stored partitions of `sites` that overlap `start`..`end`, so the next sync fetches
-    them again. The files stay readable until they are replaced. Returns how many were forgotten."""
+    """Mark the stored partitions of `sites` that overlap `start`..`end` for the next sync to fetch
+    again (whatever its range and slices). Their files stay vouched for, and read, until their
+    partitions are replaced. Returns how many were marked."""
     first, last = as_date(start, "start"), as_date(end, "end")
     if first > last:
         raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
@@ -262,12 +263,12 @@ def forget(
             "datasets", f"{datasets!r} is not a list of datasets", f"give some of {', '.join(DATASETS)}"
         )
     chosen = set(datasets)
-    forgotten = 0
+    marked = 0
     for site in sites:
         keys = [
             e.key
             for e in Manifest.load(folder, site)
             if e.key.dataset in chosen and e.key.start <= last and e.key.end > first
         ]
-        forgotten += Manifest.forget(folder, site, keys)
-    return forgotten
+        marked += Manifest.invalidate(folder, site, keys)
+    return marked
