@@ -108,6 +108,18 @@ def test_an_address_that_refuses_connections(
     assert f"PROBLEM  {url} cannot be reached: connection refused" in out
 
 
+def test_an_address_holding_the_key_is_masked_on_every_line(
+    configure: Callable[..., None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    configure(f"{url}/{KEY}/v1")  # the key in the address's path: a user's paste
+    code, out = _run(capsys)
+    assert code == 1 and KEY not in out
+    assert f"site default: {url}/***/v1" in out
+
+
 class _Page(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True

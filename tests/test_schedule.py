@@ -57,6 +57,7 @@ def test_print_shows_the_crontab_lines_with_the_environment_but_no_secret(
 ) -> None:
     monkeypatch.setenv("COMMERCE_REPORTS_CURRENCY", "EUR")  # set here only: the job needs it
     monkeypatch.setenv("COMMERCE_REPORTS_SMTP_PASSWORD", "pw-in-the-shell-123")
+    monkeypatch.setenv("COMMERCE_REPORTS_SMTP_URL", "smtp://reports@example.org@mail.example.org:587")
     (project / ".env").write_text("COMMERCE_REPORTS_DIALECT=published\n")  # the job reads .env itself
     argv = ["schedule", "add", "--print", "--email", "boss@example.org", "--sync-args", "--country US"]
     assert main(argv) == 0
@@ -71,6 +72,67 @@ def test_print_shows_the_crontab_lines_with_the_environment_but_no_secret(
     assert "pw-in-the-shell" not in out and "DIALECT" not in out
     assert "COMMERCE_REPORTS_SMTP_PASSWORD is set in your environment only" in err
     assert not Path(project / "data" / "logs").exists()  # printed, nothing else
+
+
+@pytest.mark.parametrize(
+    "variable, value",
+    [
+        ("COMMERCE_REPORTS_BASE_URL", "https://reports:sk-live-0123456789abcdef@api.example.com/v1"),
+        ("COMMERCE_REPORTS_BASE_URL", "https://api.example.com/v1?token=abcdef0123456789"),
+        ("COMMERCE_REPORTS_SMTP_URL", "smtp://reports:pw-0123456789abc@mail.example.org:587"),
+        ("COMMERCE_REPORTS_BASE_URL", "https://api.example.com/sk-live-0123456789abcdef/v1"),  # the key
+    ],
+)
+def test_a_setting_holding_a_secret_is_never_written_into_a_job(
+    variable: str,
+    value: str,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "sk-live-0123456789abcdef")
+    monkeypatch.setenv(variable, value)
+    for kind in ("--cron", "--systemd"):
+        assert main(["schedule", "add", "--print", kind, "--no-report"]) == 2
+        out, err = capsys.readouterr()
+        assert f"error: {variable}: holds a secret" in err and "the project's .env" in err
+        assert "0123456789" not in out + err
+    assert not (project.parent / "config").exists()
+
+
+@pytest.mark.parametrize(
+    "setting, argv, message",
+    [
+        ("COMMERCE_REPORTS_PACE=abc", [], "COMMERCE_REPORTS_PACE: 'abc' is not a number of seconds"),
+        ("COMMERCE_REPORTS_DIALECT=bogus", [], "COMMERCE_REPORTS_DIALECT"),
+        (None, ["--email", "boss@example.org"], "COMMERCE_REPORTS_SMTP_URL is not set"),
+        (None, ["--email", "boss@example.org", "--no-report"], "--no-report schedules none"),
+    ],
+)
+def test_a_setting_no_job_could_use_is_refused_before_anything_is_scheduled(
+    setting: str | None,
+    argv: list[str],
+    message: str,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if setting is not None:
+        monkeypatch.setenv(*setting.split("=", 1))
+    assert main(["schedule", "add", "--cron", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_unit_s_environment_keeps_a_dollar_as_it_is(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`$` is a variable in ExecStart= only: systemd reads Environment= values as they are."""
+    from commerce_reports.config import current_sources
+    from commerce_reports.schedule import schedule_plan, systemd_units
+
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(project / "lake $X 100%"))
+    units = systemd_units(schedule_plan(report_day=None, sources=current_sources()))
+    (service,) = [text for name, text in units.items() if name.endswith("sync.service")]
+    assert f'Environment="COMMERCE_REPORTS_DATA_DIR={project}/lake $X 100%%"' in service
+    assert "lake $$X 100%%/logs" in service  # the log's path in ExecStart=: both escaped
 
 
 @pytest.mark.parametrize(
@@ -134,6 +196,9 @@ def test_without_cron_the_error_says_what_to_do_instead(
 def test_systemd_units_parse_and_without_a_user_manager_the_files_stay_with_the_way_to_enable_them(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (project / ".env").write_text(
+        "COMMERCE_REPORTS_SMTP_URL=smtp://reports@example.org@mail.example.org:587\n"
+    )
     code = main(["schedule", "add", "--systemd", "--email", "boss@example.org"])
     err = capsys.readouterr().err
     units = sorted((tmp_path / "config" / "systemd" / "user").iterdir())

@@ -29,7 +29,7 @@ from .embedded import chosen_sites
 from .errors import ServiceError, UnreachableError, ValidationError
 from .http import Answer, RetryPolicy
 from .locate import LakeLocation, where
-from .redaction import excerpt
+from .redaction import excerpt, redact
 from .sites import SiteProfile, SiteSelection
 
 __all__ = ["DEFAULT_MAX_WAIT", "CheckReport", "SiteCheck", "check", "dialect_of"]
@@ -86,7 +86,7 @@ class SiteCheck:
             f"  pace     {pace} between requests, kept with every process using this key; {asked}",
         ]
         lines += [f"  PROBLEM  {problem}" for problem in self.problems]
-        return lines
+        return [redact(line) for line in lines]  # an address may hold a key (a path, a query, a login)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from .config import Sources
 from .errors import ConfigurationError, ValidationError
 from .files import save_atomic
 from .locate import MARKER, project_root, where
+from .redaction import redact
 from .settings import ENVIRONMENT, SETTINGS
 
 __all__ = [
@@ -206,14 +207,18 @@ def _program() -> tuple[str, ...]:
 
 def _job_environment(sources: Sources) -> tuple[dict[str, str], tuple[str, ...]]:
     """The toolkit's non-secret variables set in the environment (not in `.env`, which the job
-    reads itself), and a warning per secret a job would not see."""
+    reads itself), and a warning per secret a job would not see. A value holding a secret (a key
+    in an address, a URL's password) is refused: a crontab line or a unit would carry it in clear."""
     environment: dict[str, str] = {}
     warnings: list[str] = []
-    for setting in SETTINGS:
-        if setting.variable is None:
-            continue
-        found = sources.members(setting.name) if setting.family else [sources.found(setting.name)]
-        for each in found:
+    found = {
+        setting: sources.members(setting.name) if setting.family else [sources.found(setting.name)]
+        for setting in SETTINGS
+        if setting.variable is not None
+    }
+    secrets = [str(e.value) for setting, every in found.items() if setting.secret for e in every if e.value]
+    for setting, all_found in found.items():
+        for each in all_found:
             if each.source != ENVIRONMENT:
                 continue
             if setting.secret:
@@ -221,8 +226,16 @@ def _job_environment(sources: Sources) -> tuple[dict[str, str], tuple[str, ...]]
                     f"{each.where} is set in your environment only: the scheduled jobs will not see it "
                     f"(they read the project's .env); `commerce-reports config set {each.name}` puts it there"
                 )
-            else:
-                environment[each.where] = str(each.value)
+                continue
+            value = str(each.value)
+            if redact(value, secrets) != value:
+                raise ValidationError(
+                    each.where,
+                    f"holds a secret ({redact(value, secrets)}): a crontab line or a unit would hold it "
+                    "in clear",
+                    "set it in the project's .env instead (git-ignored; the jobs read it), and unset it here",
+                )
+            environment[each.where] = value
     return environment, tuple(warnings)
 
 
@@ -301,7 +314,7 @@ def systemd_units(plan: SchedulePlan) -> dict[str, str]:
     for job in plan.jobs:
         name = f"commerce-reports-{plan.slug}-{job.name}"
         environment = "".join(
-            f"Environment={_systemd_quote(f'{key}={value}')}\n"
+            f"Environment={_systemd_quote(f'{key}={value}', expands=False)}\n"
             for key, value in sorted(plan.environment.items())
         )
         command = " ".join(_systemd_quote(part) for part in plan.command(job))
@@ -323,9 +336,10 @@ def systemd_units(plan: SchedulePlan) -> dict[str, str]:
     return units
 
 
-def _systemd_quote(text: str) -> str:
-    """One word of a unit's command line: double-quoted when needed, `%` and `$` escaped."""
-    escaped = re.sub(r"([%$])", r"\1\1", text)  # each doubled, as systemd reads them
+def _systemd_quote(text: str, *, expands: bool = True) -> str:
+    """One word of a unit's command line (`expands`: `$` is a variable there) or of an
+    `Environment=` line (where it is not): double-quoted when needed, `%` (and there `$`) escaped."""
+    escaped = re.sub(r"([%$])" if expands else "(%)", r"\1\1", text)  # doubled, as systemd reads them
     if re.fullmatch(r"[A-Za-z0-9_@%+=:,./-]+", escaped):
         return escaped
     return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'

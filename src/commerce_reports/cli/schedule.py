@@ -200,12 +200,19 @@ def _add(args: argparse.Namespace) -> int:
 
 def _schedule_plan(args: argparse.Namespace) -> SchedulePlan:
     """The jobs `schedule add` asks for, every option checked first (a usage error, exit 2)."""
-    from ..config import current_sources
+    from ..config import current_settings, current_sources
     from ..errors import ValidationError
     from ..schedule import schedule_plan
 
+    settings = current_settings()  # a setting no job could use is said now, not at every run
     sync_arguments = _checked_sync_arguments(args.sync_args)
     email = _checked_recipients(args.email)
+    if email and args.no_report:
+        raise _usage("--email", "mails the weekly report, and --no-report schedules none", "leave one out")
+    if email:  # no mail server, or one that cannot be used: said now, not by every report job
+        from ..export.mail import MailSettings
+
+        MailSettings.from_env(settings.env)
     if args.serve:
         _check_serve()
     try:
