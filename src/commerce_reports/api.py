@@ -177,9 +177,16 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
     with lake_errors(chosen.folder):
         from_service = [name for name, profile in chosen.profiles.items() if not profile.sandbox]
         manifests, _ = read_manifests(chosen.folder, chosen.policies, from_service)
-    keys = with_stored_due(_ledger(chosen, arguments), manifests, chosen.policies)
+    asked = _ledger(chosen, arguments)
+    keys = with_stored_due(asked, manifests, chosen.policies)
     return plan_keys(
-        manifests, chosen.profiles, keys, chosen.options, refresh=arguments["refresh"], finish=True
+        manifests,
+        chosen.profiles,
+        keys,
+        chosen.options,
+        refresh=arguments["refresh"],
+        asked=asked,
+        finish=True,
     )
 
 

@@ -173,6 +173,22 @@ def test_freshness_and_refresh_decide_when_unsettled_partitions_are_fetched_agai
     assert len(forced.requests) == 5 and {r.reason for r in forced.requests} == {"refresh"}
 
 
+def test_refresh_fetches_again_the_range_asked_and_leaves_the_windows_outside_it_to_their_schedule(
+    running: RunningSandbox, tmp_path: Path
+) -> None:
+    options = options_for(running)
+    today = running.sandbox.now.date()
+    alpha = profiles(running)[:1]
+    sync(today - timedelta(days=40), sites=alpha, data_dir=tmp_path, options=options, grain="day")
+    running.sandbox.advance(timedelta(days=1))  # some earlier windows fall due for a second look
+    plan = plan_sync(today, today, sites=alpha, data_dir=tmp_path, options=options, grain="day", refresh=True)
+    refreshed = [r.key for r in plan.requests if r.reason == "refresh"]
+    assert refreshed and all(key.start <= today < key.end for key in refreshed)
+    outside = [r for r in plan.requests if not r.key.start <= today < r.key.end]
+    assert outside and {r.reason for r in outside} <= {"ended", "complete", "changed", "revisable", "final"}
+    assert len(plan.requests) < 60  # not every stored day window of the forty days again
+
+
 @pytest.mark.parametrize("dialect", ["contract", "published"])
 def test_faults_do_not_change_the_totals(tmp_path: Path, dialect: str) -> None:
     faults = FaultConfig(

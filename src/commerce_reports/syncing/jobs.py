@@ -257,11 +257,13 @@ def plan_keys(
     options: SyncOptions,
     *,
     refresh: bool = False,
+    asked: Mapping[str, Sequence[PartitionKey]] | None = None,
     finish: bool = False,
     book: CostBook | None = None,
 ) -> SyncPlan:
     """The plan of `keys`, its ETA counting the pace and each request's learned cost, and with
-    `finish` the end work of a sync (rollups and catalog). `sync --plan` and a sync say the same."""
+    `finish` the end work of a sync (rollups and catalog). `refresh` fetches again the `asked`
+    keys (None: all of `keys`). `sync --plan` and a sync say the same."""
     book = book or CostBook()
     return plan_partitions(
         manifests,
@@ -270,6 +272,7 @@ def plan_keys(
         pace=pace_of(profiles, options),
         policies=policies_of(profiles, options),
         refresh=refresh,
+        asked=asked,
         costs=lambda site, endpoint: book.expected(service_of(profiles[site]), endpoint),
         finish=book.finish if finish else None,
     )
@@ -358,9 +361,12 @@ def _fetch(
     policies = policies_of(profiles, options)
     from_service = [name for name, profile in profiles.items() if not profile.sandbox]
     with open_sites(data_dir, policies, from_service) as opened:
+        asked = keys  # (what `refresh` fetches again: not the stored windows due outside it)
         if revisions:
             keys = with_repaired(with_stored_due(keys, opened.manifests, policies), opened.repairs)
-        plan = plan_keys(opened.manifests, profiles, keys, options, refresh=refresh, finish=finish, book=book)
+        plan = plan_keys(
+            opened.manifests, profiles, keys, options, refresh=refresh, asked=asked, finish=finish, book=book
+        )
         (options.say or log.info)(plan.describe())
         if not plan.requests:
             return SyncResult(plan, repairs=opened.repairs)

@@ -485,11 +485,14 @@ def plan_partitions(
     pace: dict[str, float],
     policies: Mapping[str, SettlePolicy],
     refresh: bool = False,
+    asked: Mapping[str, Collection[PartitionKey]] | None = None,
     costs: Callable[[str, str], Expected] | None = None,
     finish: Callable[[int], Expected] | None = None,
 ) -> SyncPlan:
     """Which of `keys` (per site) must be fetched, given what each site's manifest holds, under
-    each site's policy (the ledger each manifest holds says which windows changed).
+    each site's policy (the ledger each manifest holds says which windows changed). `refresh`
+    fetches again what is stored of the `asked` keys (the range the caller asked for; None: all
+    of `keys`), not the stored windows a sync adds outside it, which keep their schedule.
 
     `costs(site, endpoint)` gives the expected cost of one request of a lane, `finish(requests)` that
     of the sync's end work; without them the ETA is the pace floor alone."""
@@ -505,7 +508,8 @@ def plan_partitions(
             if key.start > now.date():
                 continue  # the future has no data yet
             entry = manifest.get(key)
-            reason = policy.reason_to_fetch(key, entry, now, refresh, ledger)
+            again = refresh and (asked is None or key in asked.get(site, ()))
+            reason = policy.reason_to_fetch(key, entry, now, again, ledger)
             if reason is None:
                 skipped += 1
             elif reason in REVISION_REASONS and entry is not None:
@@ -514,8 +518,8 @@ def plan_partitions(
                 dues.append((due, PlannedRequest(site, key, reason)))
             else:
                 requests.append(PlannedRequest(site, key, reason))
-        asked, waiting = policy.budgeted(dues)
-        requests += asked
+        granted, waiting = policy.budgeted(dues)
+        requests += granted
         skipped += waiting
         deferred += waiting
     first = next(iter(policies.values()), SettlePolicy())  # the sites' policies differ by horizon only
