@@ -152,6 +152,33 @@ def test_an_infinite_amount_is_kept_raw_and_never_reaches_a_view(
             assert found is not None and found[0].startswith("DECIMAL") and found[1] < Decimal(10**7), view
 
 
+def test_a_window_holding_an_unreadable_amount_is_neither_complete_nor_final_until_fetched_clean(
+    running: RunningSandbox, tmp_path: Path
+) -> None:
+    """Its sum is short by the amount: no figure of its period may say it is whole."""
+    running.sandbox.inject("huge_number", 1, "networks")
+    _sync(running, tmp_path, networks=True)
+    month = _day(running).replace(day=1)
+
+    def flags() -> tuple[object, ...]:
+        with connect(tmp_path) as con:
+            found = con.execute(
+                "SELECT bool_or(complete), bool_or(final), count(*) FILTER (WHERE revenue IS NULL) "
+                "FROM networks WHERE window_start = ? AND grain = 'month'",
+                [month],
+            ).fetchone()
+            totals = con.execute(
+                "SELECT bool_or(complete) FROM report_totals WHERE window_start = ?", [month]
+            ).fetchone()
+        assert found is not None and totals is not None
+        return (*found, *totals)
+
+    assert flags() == (False, False, 1, False)  # the window ended and settled: only the doubt says no
+    running.sandbox.advance(timedelta(hours=2))  # its copy has served its hour: asked again
+    _sync(running, tmp_path, networks=True)
+    assert flags() == (True, False, 0, True)  # complete; final once its horizon has passed
+
+
 def test_the_key_echoed_in_disguise_is_stored_nowhere(running: RunningSandbox, tmp_path: Path) -> None:
     running.sandbox.inject("echo_key", 1, "transactions")
     result = _sync(running, tmp_path)

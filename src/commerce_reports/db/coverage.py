@@ -5,7 +5,8 @@ and settled (a commission first appears on the day it was earned), and *final* w
 also holds every day of the revision horizon after it (the service may still adjust the period's
 transactions until then: returns, late commissions). A report window (networks, merchandise) is
 complete once it was fetched after the window settled, and final once it was fetched after its
-horizon had passed. Both come from the manifests, which record what was stored and whether it
+horizon had passed; neither while a window of the site ending the same day holds rows in doubt
+(an amount that could not be typed: the sums of its period are short). Both come from the manifests, which record what was stored and whether it
 settled: nothing here reads a Parquet file or the settings.
 
 The manifests also say which ledger days each site stores at all, settled or not, and when the last
@@ -27,7 +28,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from ..config import DEFAULT_REVISION_DAYS
-from ..contract import PART_FILE
+from ..contract import AGGREGATES, PART_FILE
 from ..errors import LakeError
 from ..lake import Manifest
 from .sources import quote
@@ -69,6 +70,9 @@ class SiteCoverage:
     runs: tuple[tuple[date, date], ...]  # (first, last) day, both included
     revision_days: int
     stored: tuple[date, date, datetime] | None = None  # first day, last day, last day's fetched_at
+    # The ends (excluded) of the report windows stored with rows in doubt (an amount that could not
+    # be typed, a row of another day): figures of a window ending then are neither complete nor final.
+    doubtful_ends: tuple[date, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -76,6 +80,7 @@ class SiteCoverage:
             "runs": [[first.isoformat(), last.isoformat()] for first, last in self.runs],
             "revision_days": self.revision_days,
             "stored": None if self.stored is None else [value.isoformat() for value in self.stored],
+            "doubtful_ends": [end.isoformat() for end in self.doubtful_ends],
         }
 
     @classmethod
@@ -83,11 +88,15 @@ class SiteCoverage:
         runs, stored = data["runs"], data["stored"]  # a KeyError: recorded by an older version
         if not isinstance(runs, list) or not (stored is None or isinstance(stored, list)):
             raise LakeError(f"coverage of {data.get('site')!r} is not lists of days")
+        doubtful = data.get("doubtful_ends", [])  # (none recorded before they were)
+        if not isinstance(doubtful, list):
+            raise LakeError(f"coverage of {data.get('site')!r} is not lists of days")
         return cls(
             str(data["site"]),
             tuple((date.fromisoformat(first), date.fromisoformat(last)) for first, last in runs),
             int(str(data["revision_days"])),
             None if stored is None else _stored_of(stored),
+            tuple(date.fromisoformat(end) for end in doubtful),
         )
 
 
@@ -114,9 +123,10 @@ def coverage_of(data_dir: Path, site: str, left_out: Collection[str] = ()) -> Si
         ),
         key=lambda held_day: held_day[0],
     )
-    settled = [day for day, entry in held if entry.settled and not entry.untyped]
+    settled = [day for day, entry in held if entry.settled and not entry.doubtful]
     stored = (held[0][0], held[-1][0], held[-1][1].fetched_at) if held else None
-    return SiteCoverage(site, tuple(_runs(settled)), revision_days_of(manifest), stored)
+    doubtful = sorted({e.key.end for e in manifest if e.key.dataset in AGGREGATES and e.doubtful})
+    return SiteCoverage(site, tuple(_runs(settled)), revision_days_of(manifest), stored, tuple(doubtful))
 
 
 def _runs(days: list[date]) -> list[tuple[date, date]]:
@@ -167,6 +177,18 @@ def _fetched_after(coverage: Iterable[SiteCoverage], row: str, fetched: str, end
     return f"(epoch({fetched}) >= (date_diff('day', DATE '1970-01-01', {end}) + {lag}) * 86400)"
 
 
+def _clean(coverage: Iterable[SiteCoverage], row: str, end: str) -> str:
+    """SQL: ` AND` no report window of the site ending (excluded) at `end` holds rows in doubt (of
+    any dataset, slice or grain: the figures of that period may be short until it is fetched
+    clean); nothing when no window of any site does."""
+    cases = [
+        f"WHEN {quote(s.site)} THEN {end} IN ({', '.join(map(_date, s.doubtful_ends))})"
+        for s in coverage
+        if s.doubtful_ends
+    ]
+    return f" AND NOT (CASE {row}site {' '.join(cases)} ELSE false END)" if cases else ""
+
+
 def _status(period: str, coverage: Iterable[SiteCoverage], row: str) -> tuple[str, str]:
     """SQL: whether a row with a period of kind `period` is complete, and whether it is final
     (`row` prefixes its columns)."""
@@ -177,13 +199,16 @@ def _status(period: str, coverage: Iterable[SiteCoverage], row: str) -> tuple[st
     elif period == "month":
         start, end, fetched = f"{row}window_start", f"{row}window_end", f"{row}report_fetched_at"
         ledger = [_ledger_covers(coverage, row, start, f"{end} <= {{bound}}", h) for h in (False, True)]
+        clean = _clean(coverage, row, end)
         reports = [
-            f"({fetched} IS NULL OR {_fetched_after(coverage, row, fetched, end, h)})" for h in (False, True)
+            f"({fetched} IS NULL OR {_fetched_after(coverage, row, fetched, end, h)}){clean}"
+            for h in (False, True)
         ]
         complete, final = (f"({tx} AND {rp})" for tx, rp in zip(ledger, reports, strict=True))
     elif period == "window":
         fetched, end = f"{row}fetched_at", f"{row}window_end"
-        complete, final = (_fetched_after(coverage, row, fetched, end, h) for h in (False, True))
+        clean = _clean(coverage, row, end)
+        complete, final = (f"{_fetched_after(coverage, row, fetched, end, h)}{clean}" for h in (False, True))
     else:
         raise LakeError(f"{period!r} is not a kind of period: use day, month or window")
     return f"coalesce({complete}, false)", f"coalesce({final}, false)"
