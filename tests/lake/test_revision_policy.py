@@ -156,6 +156,31 @@ def test_a_plan_says_which_windows_its_budget_left_for_a_later_sync(tmp_path: Pa
     assert [r.reason for r in late.requests] == ["ended"] * 5 and late.deferred == 0
 
 
+def test_a_site_synced_rarely_gets_every_window_due_at_once_its_final_fetches_included(
+    tmp_path: Path,
+) -> None:
+    """The budget spreads the windows due over daily syncs. Long after the last sync, January's
+    windows are past their horizon by weeks and February's by 30 hours (due, not yet forced):
+    with no daily sync to follow, all are asked now, and each copy is final."""
+    january = aggregate_keys("networks", date(2026, 1, 1), date(2026, 1, 31), DEFAULT_NETWORK_SLICES)
+    february = aggregate_keys("networks", date(2026, 2, 1), date(2026, 2, 28), DEFAULT_NETWORK_SLICES)
+    entries = {key.relpath: entry(key, at("2026-02-27")) for key in (*january, *february)}
+    now = POLICY.revisable_until(february[0]) + timedelta(hours=30)
+
+    def plan(manifest: Manifest) -> SyncPlan:
+        keys = {"alpha": [*january, *february]}
+        return plan_partitions({"alpha": manifest}, keys, now=now, pace={}, policies={"alpha": POLICY})
+
+    rare = plan(Manifest(tmp_path, "alpha", entries))
+    assert [r.reason for r in rare.requests] == ["final"] * 10 and rare.deferred == 0
+    # a site synced yesterday: the budget holds February's back for the next day's sync
+    yesterday = PartitionKey.transactions(now.date() - timedelta(days=1))
+    daily = plan(
+        Manifest(tmp_path, "alpha", {**entries, yesterday.relpath: entry(yesterday, now - timedelta(days=1))})
+    )
+    assert {r.key.start for r in daily.requests} == {date(2026, 1, 1)} and daily.deferred == 5
+
+
 def test_a_plan_counts_what_it_left_alone_by_what_it_is(tmp_path: Path) -> None:
     """The same lake read over two ranges: what is in range and current, and what is stored outside
     the range, are said apart (one total per command looked like three lakes)."""

@@ -14,7 +14,8 @@ the window changed (`changed`, see `revisions.py`), or in any case at `revision_
 that copy is final (`final`), however late the next sync runs. The windows that ended share a
 budget per site and sync (`revision_budget`, the most urgent first), so that no day of a daily
 sync costs much more than another; a window due for longer than `revision_slack` is asked
-whatever the budget. A partition holding rows the parser could not type never counts as settled:
+whatever the budget, and so is every window due when the site's last sync was longer ago than that
+(no daily sync follows to take what would wait). A partition holding rows the parser could not type never counts as settled:
 it is fetched again once stale.
 """
 
@@ -465,6 +466,14 @@ def read_manifests(
     return manifests, repairs
 
 
+def _syncs_rarely(manifest: Manifest, policy: SettlePolicy, now: datetime) -> bool:
+    """Whether the site's last sync was longer than `revision_slack` before `now`: the budget
+    spreads the windows due over daily syncs, and a site synced once in a while (a laptop, once a
+    quarter) gets every window due at once, its final fetches included."""
+    last = max((entry.fetched_at for entry in manifest), default=None)
+    return last is not None and now - last > policy.revision_slack
+
+
 def stored_due(manifest: Manifest, policy: SettlePolicy) -> list[PartitionKey]:
     """The site's stored partitions a sync asks for whatever its range: its aggregate windows that
     are not final (when due: a window last fetched before its horizon passed ends final however
@@ -518,7 +527,10 @@ def plan_partitions(
                 dues.append((due, PlannedRequest(site, key, reason)))
             else:
                 requests.append(PlannedRequest(site, key, reason))
-        granted, waiting = policy.budgeted(dues)
+        if _syncs_rarely(manifest, policy, now):  # no later sync soon to take what would wait
+            granted, waiting = [request for _, request in dues], 0
+        else:
+            granted, waiting = policy.budgeted(dues)
         requests += granted
         skipped += waiting
         deferred += waiting
