@@ -6,8 +6,9 @@ also holds every day of the revision horizon after it (the service may still adj
 transactions until then: returns, late commissions). A report window (networks, merchandise) is
 complete once it was fetched after the window settled, and final once it was fetched after its
 horizon had passed; neither while a window of the site ending the same day holds rows in doubt
-(an amount that could not be typed: the sums of its period are short). Both come from the manifests, which record what was stored and whether it
-settled: nothing here reads a Parquet file or the settings.
+(an amount that could not be typed: the sums of its period are short). Both come from the
+manifests, which record what was stored and whether it settled: nothing here reads a Parquet file
+or the settings.
 
 The manifests also say which ledger days each site stores at all, settled or not, and when the last
 one was fetched: `ledger_select` gives them to the `ledger_coverage` view. A day fetched with no
