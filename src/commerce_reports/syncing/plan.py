@@ -15,8 +15,8 @@ that copy is final (`final`), however late the next sync runs. The windows that 
 budget per site and sync (`revision_budget`, the most urgent first), so that no day of a daily
 sync costs much more than another; a window due for longer than `revision_slack` is asked
 whatever the budget, and so is every window due when the site's last sync was longer ago than that
-(no daily sync follows to take what would wait). A partition holding rows the parser could not type never counts as settled:
-it is fetched again once stale.
+(no daily sync follows to take what would wait). A partition holding rows the parser could not
+type never counts as settled: it is fetched again once stale.
 """
 
 from __future__ import annotations
