@@ -8,6 +8,7 @@ and install the whole package, which tests/test_wheel.py does once.)"""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -39,8 +40,10 @@ def command_lines(text: str) -> list[list[str]]:
     """Every `commerce-reports ...` command in `text`, as its arguments: up to a comment, `&&`,
     `;`, `|` or a redirection."""
     found = []
-    for match in re.finditer(r"(?:^|[\s/])commerce-reports((?: [^\n#;|&>]*)?)", text):
-        arguments = shlex.split(match[1])
+    for match in re.finditer(r"(?:^|[\s/])commerce-reports((?: [^\n]*)?)", text):
+        lexer = shlex.shlex(match[1], posix=True, punctuation_chars=True)
+        lexer.whitespace_split, lexer.commenters = True, "#"
+        arguments = list(itertools.takewhile(lambda word: not set(word) <= set("();<>|&"), lexer))
         if arguments and not arguments[0].startswith("*"):
             found.append(arguments)
     return found
@@ -58,6 +61,42 @@ def test_every_command_line_of_the_readme_is_one_the_command_takes() -> None:
             parser.parse_args(arguments)
         except SystemExit as stop:
             assert stop.code == 0, f"the README's `commerce-reports {shlex.join(arguments)}` is refused"
+
+
+DOCS = sorted((README.parent / "docs").rglob("*.md"))
+
+
+def test_every_command_line_of_the_docs_is_one_the_command_takes() -> None:
+    from commerce_reports.cli import build_parser
+
+    parser = build_parser()
+    checked = 0
+    for page in DOCS:
+        text = page.read_text()
+        for arguments in command_lines(
+            "".join(blocks("sh", text) + blocks("cron", text) + blocks("yaml", text))
+        ):
+            checked += 1
+            try:
+                parser.parse_args(arguments)
+            except SystemExit as stop:
+                assert stop.code == 0, f"{page.name}'s `commerce-reports {shlex.join(arguments)}` is refused"
+    assert checked >= 20
+
+
+def test_every_alerts_table_of_the_readme_and_the_docs_is_one_alerts_reads() -> None:
+    """A block pasted into commerce-reports.toml must not stop `alerts`; each shows the defaults."""
+    from commerce_reports.alerting import Thresholds
+
+    tables = [
+        (page.name, b)
+        for page in [README, *DOCS]
+        for b in blocks("toml", page.read_text())
+        if "[alerts]" in b
+    ]
+    assert len(tables) >= 2
+    for name, block in tables:
+        assert Thresholds.from_table(tomllib.loads(block)["alerts"]) == Thresholds(), name
 
 
 def test_the_readmes_toml_blocks_are_read_as_they_say(

@@ -5,6 +5,8 @@
 - `<!-- commerce-reports troubleshooting -->`: every error of the tree (`commerce_reports.errors`),
   in the tree's order, with what its messages say, why and what to do
   (`errors.TROUBLESHOOTING`).
+- `<!-- commerce-reports alert rules -->`: every alert rule (`commerce_reports.alerting.rules.RULES`),
+  what it judges and its default threshold and minimum volume.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import inspect
 from typing import Any
 
 from commerce_reports import errors
+from commerce_reports.alerting.rules import rules_table
 from commerce_reports.settings import settings_table
 
 SETTINGS = "<!-- commerce-reports settings -->"
 TROUBLESHOOTING = "<!-- commerce-reports troubleshooting -->"
+ALERT_RULES = "<!-- commerce-reports alert rules -->"
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
@@ -25,6 +29,8 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
         markdown = markdown.replace(SETTINGS, settings_table())
     if TROUBLESHOOTING in markdown:
         markdown = markdown.replace(TROUBLESHOOTING, troubleshooting())
+    if ALERT_RULES in markdown:
+        markdown = markdown.replace(ALERT_RULES, rules_table())
     return markdown
 
 
