@@ -199,6 +199,21 @@ def test_the_exit_codes_through_the_real_cli(
     assert "127.0.0.1:9" in capsys.readouterr().err
 
 
+def test_a_reader_that_stops_reading_stops_the_command_quietly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`commerce-reports status | head -1`: exit 141, as a shell reports a command SIGPIPE stopped,
+    and no `error: Broken pipe`."""
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    with os.fdopen(write, "w", buffering=1) as closed:  # a line written as printed, as to a pipe
+        monkeypatch.setattr(sys, "stdout", closed)
+        assert main(["status", "--data-dir", str(lake)]) == 141
+    assert capsys.readouterr().err == ""
+
+
 def _interrupted(command: list[str], ready: str) -> tuple[int, str]:
     """`commerce-reports COMMAND` in its own process, sent Ctrl-C once it printed a line starting
     with `ready` (the test waits for that event, not for a time): its exit code and standard error.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib
+import os
 import sys
 
 from .._lazy import defer_logging
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_UNREACHABLE", "HOMES", "MODULES", "build_parser", "main"]
 
 EXIT_UNREACHABLE = 3  # a service's address could not be reached: nothing more was asked of it
+EXIT_SIGPIPE = 141  # 128 + SIGPIPE: the output's reader stopped reading, as a shell reports it
 
 # The modules declaring the commands, in the order `--help` lists them, and the module of each
 # command (tests/test_cli_guidance.py holds it to what the modules declare).
@@ -96,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if light and not gc.isenabled():
             atexit.register(gc.freeze)
         return code
+    except BrokenPipeError as error:
+        if not _reader_gone():
+            return _failed(error)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return EXIT_SIGPIPE  # its reader stopped reading (`| head`): said as a shell says it, quietly
     except (KeyboardInterrupt, Exception) as error:
         return _failed(error)
     finally:  # as the caller had it, whatever the command did
@@ -103,6 +110,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.enable()
         else:
             gc.disable()
+
+
+def _reader_gone() -> bool:
+    """Whether the standard output is a pipe whose reader has closed it."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a notebook's, a test's)
+        return False
 
 
 def _command_named(words: Sequence[str]) -> str | None:

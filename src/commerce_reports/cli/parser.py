@@ -42,6 +42,7 @@ COMMON_EXITS: Mapping[int, str] = {
     USAGE: "a usage error: an unknown command, option, site or value, a setting that cannot be "
     "used, a missing folder; nothing ran",
     130: "interrupted (Ctrl-C)",
+    141: "the output's reader stopped reading (`| head`): said by the code alone, as a shell says it",
 }
 
 
