@@ -154,6 +154,21 @@ def test_init_lays_out_a_project_and_keeps_what_is_there(tmp_path: Path) -> None
     )
 
 
+def test_init_refuses_a_folder_no_command_could_use_and_its_hint_runs_as_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(["init", ""])  # not the working folder by accident
+    assert exited.value.code == 2 and "an empty folder name" in capsys.readouterr().err
+    assert main(["init", "site=shop/reports"]) == 2  # every site of its lake would read as `shop`
+    assert "below a folder named 'site=shop'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing written
+    assert main(["init", "my shop's reports"]) == 0
+    hint = capsys.readouterr().out.splitlines()[-1]
+    assert hint.startswith("project ready: cd 'my shop'\"'\"'s reports' && commerce-reports demo")
+
+
 def test_the_lake_is_named_by_every_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     init_project(tmp_path / "project")
     monkeypatch.chdir(tmp_path / "project" / "notebooks")

@@ -44,6 +44,7 @@ def hostile(tmp_path: Path) -> dict[str, str]:
         "a file": str(a_file),
         "below a file": str(a_file / "data"),
         "below a folder named like a partition key": str(tmp_path / "site=shop" / "data"),
+        "a backslash (DuckDB's separator)": str(tmp_path / "shop\\data"),
     }
 
 

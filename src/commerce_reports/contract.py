@@ -106,7 +106,15 @@ def lake_root(data_dir: Path) -> Path:
 def check_lake_path(data_dir: Path) -> Path:
     """`data_dir` unless a folder of its path is named like a partition key (`site=shop`): DuckDB
     reads the first `key=value` folder of a file's path as that column, so every site below
-    `site=shop/` would read as `shop`. A ConfigurationError says so, before anything is read."""
+    `site=shop/` would read as `shop`; or its path holds a backslash, which DuckDB reads as a
+    folder separator everywhere (`a\\b` as `a/b`): nothing could be read or written there. A
+    ConfigurationError says so, before anything is read."""
+    if "\\" in str(data_dir.absolute()):
+        raise ConfigurationError(
+            f"the data folder {data_dir} has a backslash in its path: DuckDB reads it as a folder "
+            "separator, and would read and write the lake elsewhere. Rename the folder (or choose "
+            "another data folder) without one"
+        )
     for part in data_dir.absolute().parts:
         key, equals, _ = part.partition("=")
         if equals and key in _PATH_KEYS:

@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .contract import check_lake_path
 from .errors import ConfigurationError, ValidationError
 from .files import save_atomic
 from .locate import MARKER, marker_table, project_root
@@ -115,6 +116,7 @@ def init_project(folder: str | os.PathLike[str]) -> InitResult:
     root = Path(folder).expanduser().absolute()
     if root.exists() and not root.is_dir():
         raise ValidationError("folder", f"{root} is a file", "give a new or existing folder")
+    check_lake_path(root / "data")  # a lake no command could use there: said before anything is written
     done = InitResult(root)
 
     def create(path: Path, content: str | bytes, private: bool = False) -> None:

@@ -84,6 +84,13 @@ def _folder(data_dir: Path | None) -> Path:
     return settings.data_dir if data_dir is None else data_dir.expanduser().absolute()
 
 
+def folder_path(text: str) -> Path:
+    """An argparse type: a folder's path, not an empty word (which would name the working folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty folder name: give e.g. my-reports (or . for this folder)")
+    return Path(text)
+
+
 def existing_lake(command: str, data_dir: Path | None) -> Path:
     """The data folder of a command that must not create one: a folder that does not exist (a
     typo in --data-dir, say) is a usage error rather than a new, empty lake."""

@@ -134,7 +134,9 @@ def _site_and_folder(parser: CommandParser) -> None:
 def _init_arguments(parser: CommandParser) -> None:
     from pathlib import Path
 
-    parser.add_argument("folder", type=Path, help="the project folder, e.g. my-reports")
+    from .options import folder_path
+
+    parser.add_argument("folder", type=folder_path, help="the project folder, e.g. my-reports")
 
 
 def _demo_arguments(parser: CommandParser) -> None:
@@ -249,7 +251,11 @@ def _init(args: argparse.Namespace) -> int:
         print(f"wrote {path.relative_to(done.folder)}")
     for path in done.kept:
         print(f"kept  {path.relative_to(done.folder)} (already there)")
-    print(f"project ready: cd {args.folder} && commerce-reports demo  (then: jupyter lab notebooks/)")
+    import shlex
+
+    print(
+        f"project ready: cd {shlex.quote(str(args.folder))} && commerce-reports demo  (then: jupyter lab notebooks/)"
+    )
     return 0
 
 
