@@ -132,7 +132,6 @@ def _site_and_folder(parser: CommandParser) -> None:
 
 
 def _init_arguments(parser: CommandParser) -> None:
-    from pathlib import Path
 
     from .options import folder_path
 
