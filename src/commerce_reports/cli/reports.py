@@ -132,7 +132,6 @@ def _site_and_folder(parser: CommandParser) -> None:
 
 
 def _init_arguments(parser: CommandParser) -> None:
-
     from .options import folder_path
 
     parser.add_argument("folder", type=folder_path, help="the project folder, e.g. my-reports")
@@ -252,9 +251,8 @@ def _init(args: argparse.Namespace) -> int:
         print(f"kept  {path.relative_to(done.folder)} (already there)")
     import shlex
 
-    print(
-        f"project ready: cd {shlex.quote(str(args.folder))} && commerce-reports demo  (then: jupyter lab notebooks/)"
-    )
+    folder = shlex.quote(str(args.folder))
+    print(f"project ready: cd {folder} && commerce-reports demo  (then: jupyter lab notebooks/)")
     return 0
 
 
