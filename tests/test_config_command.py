@@ -4,6 +4,7 @@ project's files; the declaration is the one list every place derives from."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -184,12 +185,54 @@ def test_a_secret_goes_into_dotenv_and_only_when_git_ignores_it(
     assert (project / ".env").read_text() == before
 
 
-def test_a_secret_in_the_committed_project_file_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "commerce-reports.toml").write_text('secret_key = "sk-oops-12345678"\n')
+@pytest.mark.parametrize(
+    "line, variable",
+    [
+        ('secret_key = "sk-oops-12345678"', "COMMERCE_REPORTS_SECRET_KEY"),
+        (
+            'COMMERCE_REPORTS_SECRET_KEY = "sk-oops-12345678"',
+            "COMMERCE_REPORTS_SECRET_KEY",
+        ),  # its variable's name
+        ('Secret_Key = "sk-oops-12345678"', "COMMERCE_REPORTS_SECRET_KEY"),
+        ('secret_key_shop = "sk-oops-12345678"', "COMMERCE_REPORTS_SECRET_KEY_<NAME>"),  # a site's
+        ('smtp_password = "pw-oops-12345678"', "COMMERCE_REPORTS_SMTP_PASSWORD"),
+    ],
+)
+def test_a_secret_in_the_committed_project_file_is_refused(tmp_path: Path, line: str, variable: str) -> None:
+    (tmp_path / "commerce-reports.toml").write_text(line + "\n")
     with pytest.raises(
-        ConfigurationError, match="secret_key is a secret and this file is meant to be committed"
-    ):
+        ConfigurationError, match="is a secret and this file is meant to be committed"
+    ) as raised:
         Settings.from_env()
+    assert f"set {variable} in the environment" in str(raised.value) and "oops" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('curency = "EUR"\n', "'curency' is no setting of this file; did you mean 'currency'?"),
+        ('[sites.shop]\nbase_url = "https://api.example.com"\n', "'sites' is no setting of this file"),
+    ],
+)
+def test_a_key_no_setting_of_the_project_file_has_is_refused_naming_the_nearest(
+    tmp_path: Path, text: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo would leave the default in place without a word."""
+    (tmp_path / "commerce-reports.toml").write_text(text)
+    with pytest.raises(ConfigurationError, match=re.escape(said)):
+        Settings.from_env()
+    assert main(["config", "list"]) == 2 and said in capsys.readouterr().err
+
+
+def test_config_set_refuses_a_site_name_no_command_could_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "commerce-reports.toml").write_text("")
+    for name in ("../../evil", "a b", "Recipes"):
+        assert main(["config", "set", "site", name]) == 2
+        assert "is not a usable site name" in capsys.readouterr().err
+    assert (tmp_path / "commerce-reports.toml").read_text() == ""
+    assert main(["config", "set", "site", "recipes"]) == 0
 
 
 def test_outside_a_project_config_set_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:

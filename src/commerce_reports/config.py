@@ -32,6 +32,7 @@ from .settings import (
     DEFAULT_REVISION_DAYS,
     DOTENV,
     ENVIRONMENT,
+    PREFIX,
     SETTING,
     SETTINGS,
     Setting,
@@ -77,6 +78,31 @@ DEFAULT = "default"
 def environment(env_file: Path | None = None) -> dict[str, str]:
     """The process environment over the values of `.env` (the environment wins)."""
     return Sources.read(env_file).variables()
+
+
+def _check_project_key(key: str, marker: Path | None) -> None:
+    """Refuse a key of the project file that holds a secret (under its setting's name, its
+    variable's, or a site's: the file is meant to be committed) or that no setting of the file
+    has (a typo would leave its default in place without a word), naming the nearest."""
+    name = key.lower().removeprefix(PREFIX.lower())
+    family = (s for s in SETTINGS if s.family and name.startswith(s.name.replace("<name>", "")))
+    setting = SETTING.get(name) or next(family, None)
+    if setting is not None and setting.secret:
+        raise ConfigurationError(
+            f"{marker}: {key} is a secret and this file is meant to be committed; remove it and "
+            f"set {setting.variable} in the environment or the git-ignored .env instead"
+        )
+    if key in SETTING and SETTING[key].project:
+        return
+    import difflib
+
+    known = sorted(setting.name for setting in SETTINGS if setting.project)
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigurationError(
+        f"{marker}: {key!r} is no setting of this file{hint} (its settings: {', '.join(known)}; a site's "
+        "own go in <data dir>/sites.toml)"
+    )
 
 
 def _env_file() -> Path | None:
@@ -127,12 +153,7 @@ class Sources:
         root = project_root()
         table, marker = marker_table(root) if root is not None else ({}, None)
         for key in table:
-            setting = SETTING.get(key)
-            if setting is not None and setting.secret:
-                raise ConfigurationError(
-                    f"{marker}: {key} is a secret and this file is meant to be committed; remove it and "
-                    f"set {setting.variable} in the environment or the git-ignored .env instead"
-                )
+            _check_project_key(key, marker)
         return cls(dict(os.environ), dotenv, path if dotenv else None, table, marker)
 
     def found(self, name: str) -> Found:

@@ -20,7 +20,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -30,6 +29,7 @@ from urllib.parse import quote, unquote
 
 from .errors import ConfigurationError, LakeError, ValidationError
 from .params import DATE_FIELDS, DateField, DeviceType, Filters, Grain
+from .settings import SITE_NAME
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -75,7 +75,6 @@ SERVED_AT = b"served_at"
 # The files' columns have changed twice (clicks and actions keep fractions, partner_product_sub_type;
 # money as DECIMAL(18,4), was a binary float, and the service's `totals`): older files are read by
 # name and cast (FORMER_TYPES), whatever version wrote them.
-_SITE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 # The key of `extra` under which the parser keeps the raw values it could not type.
 UNPARSED = "_unparsed"
 # Money: the service sends cents; four places keep fractions of a cent, 14 digits before the point.
@@ -87,7 +86,7 @@ _PREFIX_CHARS = 80
 
 
 def check_site_name(name: str) -> str:
-    if not isinstance(name, str) or not _SITE_NAME.fullmatch(name):
+    if not isinstance(name, str) or not SITE_NAME.fullmatch(name):
         raise ValidationError(
             "site", f"{name!r} is not a usable site name", "use lower-case letters, digits, '-' or '_'"
         )
@@ -142,7 +141,7 @@ def lake_sites(data_dir: Path) -> list[str]:
             ]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    strays = [name for name in named if not _SITE_NAME.fullmatch(name)]
+    strays = [name for name in named if not SITE_NAME.fullmatch(name)]
     for name in strays:
         if (root, name) not in _warned_folders:
             _warned_folders.add((root, name))

@@ -275,6 +275,19 @@ def _text(value: object, where: str) -> str:
     return value.strip()
 
 
+SITE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # a site's name, and its lake folder's: site=<name>
+
+
+def _site(value: object, where: str) -> str:
+    text = _text(value, where)
+    if not SITE_NAME.fullmatch(text):
+        raise ConfigurationError(
+            f"{where}: {value!r} is not a usable site name; use lower-case letters, digits, '-' or '_', "
+            "e.g. recipes"
+        )
+    return text
+
+
 def _variable(value: object, where: str) -> str:
     text = _text(value, where)
     if not text.replace("_", "").isalnum():
@@ -339,7 +352,7 @@ SETTINGS: tuple[Setting, ...] = (
         "site",
         "a site name",
         "the name of the single site of `COMMERCE_REPORTS_SECRET_KEY`",
-        _text,
+        _site,
         default="default",
         example="recipes",
     ),
