@@ -4,6 +4,7 @@ page and rendered in real Chromium offline; parameters checked against the noteb
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -118,6 +119,7 @@ def test_a_failed_cell_raises_names_the_cell_and_keeps_the_executed_notebook(tmp
     kept = tmp_path / "out" / "small.ipynb"
     assert str(kept) in str(caught.value) and kept.is_file()
     assert "the data looked wrong" in kept.read_text()
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600  # private, as every file the toolkit writes
 
 
 def test_an_output_that_would_hold_a_secret_is_deleted(tmp_path: Path, with_secret: str) -> None:

@@ -134,6 +134,7 @@ def export_notebook(
             timeout=timeout,
         )
     except papermill.PapermillExecutionError as error:
+        apply_mode(executed)  # kept to inspect: as private as every file the toolkit writes
         raise ExportError(
             f"cell {error.exec_count} of {source.name} failed: {error.ename}: {error.evalue}; "
             f"the executed notebook, with the error, is at {executed}"
