@@ -110,6 +110,15 @@ def test_a_mistyped_data_folder_is_refused_never_created(
     assert not typo.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_with_no_data_folder_given_the_error_names_the_configured_lake_and_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status"]) == 2  # no project here, no variable: the user's folder, never made yet
+    err = capsys.readouterr().err
+    assert err.startswith("error: the lake: there is no data folder at") and "--data-dir:" not in err
+    assert "no COMMERCE_REPORTS_DATA_DIR and no commerce-reports.toml above" in err
+
+
 def test_every_command_describes_itself_and_data_dir_says_the_rule() -> None:
     parser = build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

@@ -95,16 +95,23 @@ def existing_lake(command: str, data_dir: Path | None) -> Path:
     """The data folder of a command that must not create one: a folder that does not exist (a
     typo in --data-dir, say) is a usage error rather than a new, empty lake."""
     folder = _folder(data_dir)
-    if not folder.is_dir():
-        raise UsageError(
-            "--data-dir",
-            f"{folder} is a file, not a data folder"
-            if folder.exists()
-            else f"there is no data folder at {folder} ({command} creates none)",
-            "check the path (`commerce-reports status` says which lake is used and why); "
-            "`commerce-reports sync` creates one",
-        )
-    return folder
+    if folder.is_dir():
+        return folder
+    problem = (
+        f"{folder} is a file, not a data folder"
+        if folder.exists()
+        else f"there is no data folder at {folder} ({command} creates none)"
+    )
+    if data_dir is not None:
+        raise UsageError("--data-dir", problem, "check the path; `commerce-reports sync` creates one")
+    from ..config import current_settings
+
+    raise UsageError(  # no option given: the configured lake, and why it is that one
+        "the lake",
+        f"{problem}; it is {current_settings().lake.reason}",
+        "`commerce-reports sync` creates it, `commerce-reports init <folder>` makes a project, "
+        "--data-dir names another",
+    )
 
 
 def writable_file(option: str, path: Path) -> Path:
