@@ -106,7 +106,7 @@ def register(subparsers: Any) -> None:
             "commerce-reports sandbox --fast",
             "commerce-reports sandbox --today 2026-11-25 --site shop=my-key --faults 500,drop:0.2",
             "commerce-reports sandbox --fast --incident 'network=Foxglove Network,from=2026-11-10,epc=-80%'",
-            "commerce-reports sandbox --deals --write-key w-key --read-key r-key",
+            "commerce-reports sandbox --deals --write-key write-key-000000001 --read-key read-key-00000001",
         ],
         define=_arguments,
         handler=run,

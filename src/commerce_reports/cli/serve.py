@@ -121,7 +121,8 @@ def _token(token_file: Path | None, env: dict[str, str]) -> tuple[str | None, st
         raise UsageError(
             source.split()[0],
             f"the token is {len(chosen)} characters or holds spaces",
-            f"give at least {MIN_TOKEN} characters without spaces, e.g. `python -m secrets` output, "
+            f"give at least {MIN_TOKEN} characters without spaces, e.g. what "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(24))'` prints, "
             "or leave it unset to have one generated",
         )
     return chosen, source

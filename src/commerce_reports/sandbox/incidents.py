@@ -92,8 +92,11 @@ class Incident:
             if name not in CHANGES:
                 raise ValidationError("incident", f"{name!r} is not a change", f"use {', '.join(CHANGES)}")
             if not low <= fraction <= high or (name in OPEN_BELOW and fraction == low):
+                above = "above" if name in OPEN_BELOW else "from"  # (-100% epc: nothing left to halve)
                 raise ValidationError(
-                    "incident", f"{name}={fraction:+.0%} is out of range", f"give {low:+.0%} to {high:+.0%}"
+                    "incident",
+                    f"{name}={fraction:+.0%} is out of range",
+                    f"give {above} {low:+.0%} to {high:+.0%}",
                 )
         from .catalog import COUNTRIES, DEVICES
 
