@@ -141,7 +141,12 @@ def test_a_unit_s_environment_keeps_a_dollar_as_it_is(project: Path, monkeypatch
         (["--at", "5pm"], "'5pm' is not a time of day"),
         (["--report-day", "someday"], "not a day of the week"),
         (["--email", "boss"], "'boss' is not an address"),
-        (["--sync-args", "--grain week"], "is not what `sync` takes"),
+        (["--sync-args", "--grain week"], "is not what `sync` takes (argument --grain: invalid choice"),
+        (["--sync-args=--help"], "is not what `sync` takes (it prints the help of `sync`)"),
+        (["--sync-args=--plan"], "--plan in a daily sync: the job would print its plan and never sync"),
+        (["--sync-args", "--start 2026-11-01 --end 2026-11-10"], "--end in a daily sync"),
+        (["--sync-args", "--data-dir /tmp/elsewhere"], "--data-dir in a daily sync"),
+        (["--sync-args", "--start 2999-01-01"], "--start 2999-01-01 is in the future"),
         (["--serve"], "no `serve` command"),
     ],
 )
@@ -154,7 +159,8 @@ def test_a_wrong_option_exits_2_before_anything_is_written(
     ):
         pytest.skip("this build has a serve command")
     assert main(["schedule", "add", "--cron", *argv]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err  # one line, whatever `sync` would have printed
     assert not (project.parent / "config").exists()
 
 

@@ -4,7 +4,10 @@ user timers; what is scheduled; remove it; and `run`, the wrapper each job runs 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
+from datetime import date
 
 from .parser import add_command
 
@@ -111,7 +114,10 @@ def _add_arguments(add: CommandParser) -> None:
         help="mail the report to a@x.org[,b@y.org] (COMMERCE_REPORTS_SMTP_URL)",
     )
     add.add_argument(
-        "--sync-args", default="", metavar="ARGS", help='more options of the daily sync, e.g. "--country US"'
+        "--sync-args",
+        default="",
+        metavar="ARGS",
+        help='more options of the daily sync, e.g. "--country US" (one option alone: --sync-args=--refresh)',
     )
     add.add_argument("--serve", action="store_true", help="also run `commerce-reports serve` as a service")
 
@@ -159,14 +165,32 @@ def _checked_sync_arguments(text: str) -> list[str]:
         arguments = shlex.split(text)
     except ValueError as error:
         raise _usage("--sync-args", f"{text!r} is not a command line ({error})") from None
+    said = io.StringIO()
     try:
-        sync = build_parser().parse_args(["sync", *arguments])
+        with contextlib.redirect_stderr(said), contextlib.redirect_stdout(said):  # (said below, in one line)
+            sync = build_parser().parse_args(["sync", *arguments])
     except SystemExit:
+        mark = "commerce-reports sync: error: "
+        errors = [line.removeprefix(mark) for line in said.getvalue().splitlines() if line.startswith(mark)]
+        why = errors[0] if errors else "it prints the help of `sync`"
         raise _usage(
-            "--sync-args", f"{text!r} is not what `sync` takes", "see commerce-reports sync --help"
+            "--sync-args", f"{text!r} is not what `sync` takes ({why})", "see commerce-reports sync --help"
         ) from None
+    for option, given, why in _NOT_DAILY:
+        if getattr(sync, given):
+            raise _usage("--sync-args", f"{option} in a daily sync: {why}", "leave it out")
+    if sync.start is not None and sync.start > date.today():
+        raise _usage("--sync-args", f"--start {sync.start} is in the future: no sync would store a day", "")
     known_sites("schedule add", sync.sites, sync.data_dir, stored=False)
     return arguments
+
+
+# The options of `sync` that a daily job cannot take, and why.
+_NOT_DAILY = (
+    ("--plan", "plan", "the job would print its plan and never sync"),
+    ("--end", "end", "a fixed last day: the job would stop bringing new days in"),
+    ("--data-dir", "data_dir", "the job's lake is the project's (its report and log are there)"),
+)
 
 
 def _default_kind() -> str:
