@@ -190,6 +190,30 @@ def test_cron_lines_replace_this_projects_own_and_keep_the_rest(
     assert f"nothing was scheduled for {project}" in capsys.readouterr().out
 
 
+def test_a_moved_project_s_old_jobs_are_flagged_and_removed(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its jobs fail every day (`cd` to a folder that is gone); `add` in the new place cannot
+    replace them (their tags name the old path), so they are said and removed by name."""
+    table = fake_crontab(tmp_path, monkeypatch)
+    odd = init_project(tmp_path / "it's 100% mine").folder  # a quote and a percent sign: cron's own
+    monkeypatch.chdir(odd)
+    assert main(["schedule", "add", "--cron", "--no-report"]) == 0
+    moved = odd.rename(tmp_path / "moved")
+    monkeypatch.chdir(moved)
+    assert main(["schedule", "add", "--cron", "--no-report"]) == 0
+    assert f"warning: jobs of {odd} are still scheduled and its folder is gone" in capsys.readouterr().err
+    assert main(["schedule", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert f"{odd} (this folder is gone: the job fails)" in listed and f"{moved}\n" in listed
+    assert main(["schedule", "remove", "--gone"]) == 0
+    assert "removed from the crontab" in capsys.readouterr().out
+    (line,) = table.read_text().splitlines()
+    assert f"cd {moved} &&" in line
+    assert main(["schedule", "remove", "--gone"]) == 0
+    assert "no scheduled job belongs to a folder that is gone" in capsys.readouterr().out
+
+
 def test_without_cron_the_error_says_what_to_do_instead(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -418,9 +418,9 @@ def installed() -> list[Installed]:
             if _TAG not in line:
                 continue
             job = line.rsplit(":", 1)[1].strip()
-            when = line.split()[0] if line.startswith("@") else " ".join(line.split()[:5])
-            place = re.search(r"cd ('[^']*'|\S+) &&", line)
-            found.append(Installed("cron", shlex.split(place[1])[0] if place else "?", job, when, "crontab"))
+            fields = 1 if line.startswith("@") else 5
+            when = " ".join(line.split()[:fields])
+            found.append(Installed("cron", _cron_project(line, fields), job, when, "crontab"))
     for unit in sorted(unit_folder().glob("commerce-reports-*.service")):
         job = unit.stem.rsplit("-", 1)[1]
         timer = unit.with_suffix(".timer")
@@ -430,6 +430,22 @@ def installed() -> list[Installed]:
             Installed("systemd", of[1] if of else "?", job, calendar[1] if calendar else "always", str(unit))
         )
     return found
+
+
+def _cron_project(line: str, fields: int) -> str:
+    """The project folder a crontab line of ours changes into (`cd <folder> && ...`), as the shell
+    reads it once cron has turned `\\%` back into `%`; "?" when the line is not of that shape."""
+    command = line.split(None, fields)[-1].rsplit(f" {_TAG}", 1)[0].replace("\\%", "%")
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return "?"
+    return words[1] if len(words) > 2 and words[0] == "cd" and words[2] == "&&" else "?"
+
+
+def gone_projects(jobs: Sequence[Installed]) -> list[str]:
+    """The project folders of `jobs` that are no longer there (moved or deleted: their jobs fail)."""
+    return sorted({job.project for job in jobs if job.project != "?" and not Path(job.project).is_dir()})
 
 
 def last_runs(log: Path) -> dict[str, str]:

@@ -79,9 +79,14 @@ def _actions(parser: CommandParser) -> None:
         actions,
         "remove",
         help="remove this project's jobs",
-        description="Remove this project's crontab lines and systemd units (stopped and disabled first).",
-        examples=["commerce-reports schedule remove", "commerce-reports schedule remove --cron"],
-        define=_kinds,
+        description="Remove this project's crontab lines and systemd units (stopped and disabled first); "
+        "--gone: those of every project whose folder is gone.",
+        examples=[
+            "commerce-reports schedule remove",
+            "commerce-reports schedule remove --cron",
+            "commerce-reports schedule remove --gone",
+        ],
+        define=_remove_arguments,
         handler=_remove,
     )
     add_command(
@@ -135,6 +140,15 @@ def _kinds(parser: CommandParser) -> None:
     kinds.add_argument("--cron", dest="kind", action="store_const", const="cron", help="the user's crontab")
     kinds.add_argument(
         "--systemd", dest="kind", action="store_const", const="systemd", help="systemd user timers"
+    )
+
+
+def _remove_arguments(parser: CommandParser) -> None:
+    _kinds(parser)
+    parser.add_argument(
+        "--gone",
+        action="store_true",
+        help="remove the jobs of every project whose folder is gone (moved or deleted), from anywhere",
     )
 
 
@@ -219,6 +233,14 @@ def _add(args: argparse.Namespace) -> int:
     except ConfigurationError as error:  # this machine has no cron, or no systemd user manager
         print(f"error: {error}", file=sys.stderr)
         return 1
+    from ..schedule import gone_projects, installed
+
+    for gone in gone_projects(installed()):  # this project moved, say: its old jobs fail every day
+        print(
+            f"warning: jobs of {gone} are still scheduled and its folder is gone: "
+            "`commerce-reports schedule remove --gone` removes them",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -308,7 +330,7 @@ def _install(plan: SchedulePlan, kind: str) -> None:
 def _list(args: argparse.Namespace) -> int:
     from ..config import current_sources
     from ..locate import project_root, where
-    from ..schedule import installed, last_runs
+    from ..schedule import gone_projects, installed, last_runs
 
     found = installed()
     if not found:
@@ -317,12 +339,16 @@ def _list(args: argparse.Namespace) -> int:
     root = project_root()
     log = where(env=current_sources().variables()).path / "logs" / "schedule.log"
     runs = last_runs(log) if root is not None else {}
+    gone = gone_projects(found)
     for job in found:
         mine = root is not None and job.project == str(root)
         last = f"; last run {runs[job.job]}" if mine and job.job in runs else ""
-        print(f"{job.kind:<8}{job.job:<8}{job.when:<22}{job.project}{last}")
+        flag = " (this folder is gone: the job fails)" if job.project in gone else ""
+        print(f"{job.kind:<8}{job.job:<8}{job.when:<22}{job.project}{flag}{last}")
     if root is not None and runs:
         print(f"log: {log}")
+    if gone:
+        print("`commerce-reports schedule remove --gone` removes the jobs of folders that are gone")
     return 0
 
 
@@ -331,22 +357,33 @@ def _remove(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..locate import project_root
-    from ..schedule import remove_cron, remove_systemd
+    from ..schedule import gone_projects, installed, remove_cron, remove_systemd
 
-    root = project_root()
-    if root is None:
-        raise _usage("project", f"no commerce-reports.toml at or above {Path.cwd()}", "run it in the project")
-    removed = 0
-    if args.kind in (None, "cron") and (args.kind == "cron" or shutil.which("crontab")):
-        for line in remove_cron(root):
-            print(f"removed from the crontab: {line}")
-            removed += 1
-    if args.kind in (None, "systemd"):
-        for path in remove_systemd(root):
-            print(f"removed {path}")
-            removed += 1
-    if not removed:
-        print(f"nothing was scheduled for {root}")
+    if args.gone:  # the jobs of projects moved or deleted: their slugs name the old paths
+        projects = [Path(project) for project in gone_projects(installed())]
+        if not projects:
+            print("no scheduled job belongs to a folder that is gone")
+    else:
+        root = project_root()
+        if root is None:
+            raise _usage(
+                "project",
+                f"no commerce-reports.toml at or above {Path.cwd()}",
+                "run it in the project (or --gone: the jobs of folders that are gone)",
+            )
+        projects = [root]
+    for project in projects:
+        removed = 0
+        if args.kind in (None, "cron") and (args.kind == "cron" or shutil.which("crontab")):
+            for line in remove_cron(project):
+                print(f"removed from the crontab: {line}")
+                removed += 1
+        if args.kind in (None, "systemd"):
+            for path in remove_systemd(project):
+                print(f"removed {path}")
+                removed += 1
+        if not removed:
+            print(f"nothing was scheduled for {project}")
     return 0
 
 
