@@ -4,9 +4,13 @@ and removed. Running what it writes end to end is `tests/export/test_schedule_ru
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import signal
 import stat
 import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -17,6 +21,7 @@ from commerce_reports.errors import ValidationError
 from commerce_reports.project import init_project
 from commerce_reports.schedule import When
 from tests.scheduling import fake_crontab
+from tests.waiting import wait_for
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 
@@ -249,6 +254,38 @@ def test_systemd_units_parse_and_without_a_user_manager_the_files_stay_with_the_
     assert "systemd sync    *-*-* 05:00:00" in listed and "systemd report  Mon *-*-* 06:00:00" in listed
     assert main(["schedule", "remove", "--systemd"]) == 0
     assert not list((tmp_path / "config" / "systemd" / "user").iterdir())
+
+
+def test_a_stopped_job_stops_its_command_and_says_so_in_the_log(tmp_path: Path) -> None:
+    """systemd stops a job with SIGTERM to the wrapper: it is passed on, the command ends (never
+    left running on its own), the log says how, and the exit status is a shell's (143)."""
+    log = tmp_path / "schedule.log"
+    seed = str(900_000 + os.getpid() % 99_999)  # names this test's command among the machine's
+    wrapper = subprocess.Popen(
+        [sys.executable, "-m", "commerce_reports", "schedule", "run", "--job", "serve", "--log", str(log),
+         "--", "sandbox", "--port", "0", "--fast", "--seed", seed]
+    )  # fmt: skip
+    try:
+        wait_for(lambda: log.is_file() and "Reports sandbox at" in log.read_text(), "the sandbox to start")
+        wrapper.send_signal(signal.SIGTERM)
+        assert wrapper.wait(timeout=60) in (0, 143)
+    finally:
+        wrapper.kill()
+    lines = log.read_text().splitlines()
+    assert re.search(r" serve ended: (stopped by SIGTERM|exit 0) after \d+ s$", lines[-1]), lines[-1]
+    assert not _running_with(f"--seed\0{seed}\0")  # the command ended too: none left on its own
+
+
+def _running_with(words: str) -> list[str]:
+    """The processes of this machine whose command line holds `words` (NUL-separated, as /proc says)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if words.encode() in cmdline.read_bytes():
+                found.append(cmdline.parent.name)
+        except OSError:  # ended meanwhile
+            continue
+    return found
 
 
 def test_schedule_run_logs_a_run_between_two_lines_and_exits_with_its_status(tmp_path: Path) -> None:

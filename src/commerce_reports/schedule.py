@@ -14,17 +14,20 @@ set where the schedule was made) is written into the line or the unit.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import IO
 
 from .config import Sources
 from .errors import ConfigurationError, ValidationError
@@ -479,13 +482,32 @@ def run_logged(job: str, arguments: Sequence[str], log: Path) -> int:
             f"== {started:%Y-%m-%dT%H:%M:%SZ} {name} started: commerce-reports {shlex.join(arguments)}\n"
         )
         out.flush()
-        try:
-            code = subprocess.run(
-                [sys.executable, "-m", "commerce_reports", *arguments], stdout=out, stderr=subprocess.STDOUT
-            ).returncode
-        except KeyboardInterrupt:
-            code = 130
+        code = _run_child([sys.executable, "-m", "commerce_reports", *arguments], out)
         ended = datetime.now(UTC)
         seconds = (ended - started).total_seconds()
-        out.write(f"== {ended:%Y-%m-%dT%H:%M:%SZ} {name} ended: exit {code} after {seconds:.0f} s\n")
-    return code
+        how = f"stopped by {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+        out.write(f"== {ended:%Y-%m-%dT%H:%M:%SZ} {name} ended: {how} after {seconds:.0f} s\n")
+    return 128 - code if code < 0 else code  # a signal's death as a shell says it (143: SIGTERM)
+
+
+def _run_child(command: list[str], out: IO[str]) -> int:
+    """Run `command` with its output into `out` until it ends, whatever stops this process: a
+    SIGTERM or SIGHUP (systemd stopping the job, a closed terminal) is passed on to it, and
+    Ctrl-C, which reaches it too, is left to it to finish; its exit status (-N: killed by signal N)."""
+    child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+
+    def pass_on(number: int, _frame: object) -> None:
+        child.send_signal(number)
+
+    kept = {}
+    with contextlib.suppress(ValueError):  # (a thread other than the main one cannot take signals)
+        kept = {number: signal.signal(number, pass_on) for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:  # (the child got it too: it stops in its own time, cleanly)
+                continue
+    finally:
+        for number, handler in kept.items():
+            signal.signal(number, handler)
