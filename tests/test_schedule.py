@@ -128,6 +128,36 @@ def test_a_setting_no_job_could_use_is_refused_before_anything_is_scheduled(
     assert message in capsys.readouterr().err
 
 
+def test_a_relative_data_folder_is_the_job_s_as_it_is_this_shell_s_and_its_log_is_in_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run in notebooks/: the shell's `mydata` is notebooks/mydata; the job runs in the project
+    folder, so it is written whole. One in .env is the job's own, relative to the project folder."""
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", "mydata")
+    assert main(["schedule", "add", "--print", "--no-report"]) == 0
+    line = capsys.readouterr().out
+    lake = project / "notebooks" / "mydata"
+    assert f"COMMERCE_REPORTS_DATA_DIR='{lake}' " in line and f"--log '{lake}/logs/schedule.log'" in line
+    monkeypatch.delenv("COMMERCE_REPORTS_DATA_DIR")
+    (project / ".env").write_text("COMMERCE_REPORTS_DATA_DIR=lake-of-env\n")
+    assert main(["schedule", "add", "--print", "--no-report"]) == 0
+    assert f"--log '{project}/lake-of-env/logs/schedule.log'" in capsys.readouterr().out
+
+
+def test_a_site_key_named_in_sites_toml_and_set_in_this_shell_only_is_warned_about(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "data").mkdir()
+    (project / "data" / "sites.toml").write_text('[sites.recipes]\nsecret_key_env = "RECIPES_SECRET_KEY"\n')
+    monkeypatch.setenv("RECIPES_SECRET_KEY", "sk-recipes-0123456789")
+    assert main(["schedule", "add", "--print", "--no-report"]) == 0
+    out, err = capsys.readouterr()
+    assert "warning: RECIPES_SECRET_KEY (the key of site recipes" in err and "0123456789" not in out + err
+    (project / ".env").write_text("RECIPES_SECRET_KEY=sk-recipes-0123456789\n")
+    assert main(["schedule", "add", "--print", "--no-report"]) == 0
+    assert "RECIPES_SECRET_KEY" not in capsys.readouterr().err  # in .env: the job reads it
+
+
 def test_a_unit_s_environment_keeps_a_dollar_as_it_is(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`$` is a variable in ExecStart= only: systemd reads Environment= values as they are."""
     from commerce_reports.config import current_sources

@@ -32,9 +32,10 @@ from typing import IO
 from .config import Sources
 from .errors import ConfigurationError, ValidationError
 from .files import save_atomic
-from .locate import MARKER, project_root, where
+from .locate import ENV_DATA_DIR, MARKER, project_root, where
 from .redaction import redact
 from .settings import ENVIRONMENT, SETTINGS
+from .sites import SITES_FILE
 
 __all__ = [
     "DAYS",
@@ -195,10 +196,35 @@ def schedule_plan(
             f"{_SERVE_TOKEN} is not set: the served dashboard makes a token at each start and prints it "
             f"into the log; `commerce-reports config set serve_token` (or {_SERVE_TOKEN} in .env) keeps one",
         )
-    lake = where(env={**(sources.variables() if sources else {}), **environment})
+    variables = {**(sources.variables() if sources else {}), **environment}
+    if variables.get(ENV_DATA_DIR, "").strip():  # (one from .env, relative: to the job's folder)
+        variables[ENV_DATA_DIR] = str(root / Path(variables[ENV_DATA_DIR]).expanduser())
+    lake = where(env=variables)
+    warnings += _shell_only_site_keys(lake.path, sources or Sources({}))
     return SchedulePlan(
         root, lake.path / "logs" / "schedule.log", _program(), environment, tuple(jobs), warnings
     )
+
+
+def _shell_only_site_keys(data_dir: Path, sources: Sources) -> tuple[str, ...]:
+    """A warning per site of `<data dir>/sites.toml` whose key's variable is set in this shell only:
+    a job reads the project's `.env`, not this shell's environment."""
+    import tomllib
+
+    try:
+        sites = tomllib.loads((data_dir / SITES_FILE).read_text()).get("sites", {})
+    except (OSError, ValueError):  # none, or one the job's own sync will refuse, saying why
+        return ()
+    warnings = []
+    for name, table in sorted(sites.items()) if isinstance(sites, dict) else ():
+        variable = table.get("secret_key_env") if isinstance(table, dict) else None
+        if isinstance(variable, str) and sources.environ.get(variable) and not sources.dotenv.get(variable):
+            warnings.append(
+                f"{variable} (the key of site {name}, named in {data_dir / SITES_FILE}) is set in your "
+                "environment only: the scheduled jobs will not see it (they read the project's .env); "
+                "put it there"
+            )
+    return tuple(warnings)
 
 
 def _program() -> tuple[str, ...]:
@@ -231,6 +257,8 @@ def _job_environment(sources: Sources) -> tuple[dict[str, str], tuple[str, ...]]
                 )
                 continue
             value = str(each.value)
+            if setting.name == "data_dir":  # as this shell means it: the job runs in the project folder
+                value = str(Path(value).expanduser().absolute())
             if redact(value, secrets) != value:
                 raise ValidationError(
                     each.where,
