@@ -122,6 +122,20 @@ def test_the_lake_is_found_by_one_rule(tmp_path: Path, monkeypatch: pytest.Monke
     assert where().path == tmp_path / "xdg" / "commerce-reports" and "user data folder" in where().reason
 
 
+def test_a_relative_data_folder_in_env_is_relative_to_that_file_from_any_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same lake from the project folder (where a scheduled job runs) and from notebooks/."""
+    (tmp_path / "commerce-reports.toml").write_text("")
+    (tmp_path / ".env").write_text("COMMERCE_REPORTS_DATA_DIR=lake-of-env\n")
+    (tmp_path / "notebooks").mkdir()
+    for folder in (tmp_path, tmp_path / "notebooks"):
+        monkeypatch.chdir(folder)
+        assert Settings.from_env().data_dir == tmp_path / "lake-of-env"
+    monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", "mine")  # the shell's: relative to where it runs
+    assert Settings.from_env().data_dir == tmp_path / "notebooks" / "mine"
+
+
 def test_a_notebook_folder_reads_the_projects_env_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

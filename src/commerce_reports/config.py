@@ -203,6 +203,10 @@ class Sources:
             and self.table.get(setting.name) is not None
         }
         merged.update(self.dotenv)
+        folder = merged.get(ENV_DATA_DIR, "").strip()
+        if folder and self.dotenv_path is not None and ENV_DATA_DIR in self.dotenv:
+            # relative to the .env file, as the project file's is to it: the same lake from any folder
+            merged[ENV_DATA_DIR] = str(self.dotenv_path.parent / Path(folder).expanduser())
         merged.update(self.environ)
         return merged
 

@@ -377,7 +377,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "data_dir",
         "a folder",
-        'the lake\'s folder; in `commerce-reports.toml`, relative to the file (see "Where the lake is")',
+        "the lake's folder; in `commerce-reports.toml` or `.env`, relative to the file "
+        '(see "Where the lake is")',
         _text,
         default="data beside commerce-reports.toml, else the user data folder",
         example="data",
