@@ -121,6 +121,11 @@ def test_config_get_prints_one_value(
     assert capsys.readouterr().err == "base_url is not set\n"
     assert main(["config", "get", "revison_days"]) == 2
     assert "did you mean revision_days?" in capsys.readouterr().err
+    assert main(["config", "get", "alerts.baseline_weeks"]) == 0  # left out of [alerts]: its default
+    assert main(["config", "get", "alerts.revenue_drop"]) == 0
+    assert capsys.readouterr().out == "8\nthreshold=30%,min_volume=40\n"
+    assert main(["config", "get", "alerts.nope"]) == 2
+    assert "'alerts.nope' is no key of [alerts]; use one of baseline_weeks" in capsys.readouterr().err
 
 
 def test_config_set_writes_the_project_file_keeping_its_comments(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Found, current_sources
-from .errors import ConfigurationError
+from .errors import ConfigurationError, ValidationError
 from .locate import LakeLocation, where
 from .redaction import MASK, redact
 from .settings import setting_named
@@ -62,6 +62,16 @@ class Configuration:
         for row in self.rows:
             if row.name == key:
                 return row
+        if key.startswith("alerts."):  # a key of the alerts' table left out: its default
+            from .alerting.thresholds import Thresholds
+
+            defaults = Thresholds().table()
+            threshold = key.removeprefix("alerts.")
+            if threshold not in defaults:
+                raise ValidationError(
+                    "name", f"{name!r} is no key of [alerts]", f"use one of {', '.join(defaults)}"
+                )
+            return SettingRow(key, _text(defaults[threshold]), "default", key, is_set=False)
         return SettingRow(key, "(not set)", "default", key, is_set=False)
 
     def describe(self) -> str:
