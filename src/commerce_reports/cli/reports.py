@@ -375,8 +375,8 @@ def _invalidate(args: argparse.Namespace) -> int:
 
     chosen = {"datasets": args.dataset} if args.dataset else {}  # default: all three
     count = invalidate(args.start, args.end, sites=args.sites, data_dir=args.data_dir, **chosen)
-    print(
-        f"marked {count} partitions: the next sync fetches them again (they are read until then)",
-        file=sys.stderr,
-    )
+    if count:
+        print(f"marked {count} partitions: the next sync fetches them again (they are read until then)")
+    else:
+        print(f"nothing stored overlaps {args.start}..{args.end}: nothing marked")
     return 0

@@ -270,5 +270,6 @@ def invalidate_stored(
             for e in Manifest.load(folder, site)
             if e.key.dataset in chosen and e.key.start <= last and e.key.end > first
         ]
-        marked += Manifest.invalidate(folder, site, keys)
+        if keys:  # (none: nothing stored there, and nothing made for it)
+            marked += Manifest.invalidate(folder, site, keys)
     return marked
