@@ -233,6 +233,8 @@ def test_config_set_refuses_a_site_name_no_command_could_use(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "commerce-reports.toml").write_text("")
+    assert main(["config", "set", "mail_from", "Reports\n<r@example.org>"]) == 2
+    assert "holds a line break" in capsys.readouterr().err
     for name in ("../../evil", "a b", "Recipes"):
         assert main(["config", "set", "site", name]) == 2
         assert "is not a usable site name" in capsys.readouterr().err

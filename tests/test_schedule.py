@@ -110,6 +110,7 @@ def test_a_setting_holding_a_secret_is_never_written_into_a_job(
     [
         ("COMMERCE_REPORTS_PACE=abc", [], "COMMERCE_REPORTS_PACE: 'abc' is not a number of seconds"),
         ("COMMERCE_REPORTS_DIALECT=bogus", [], "COMMERCE_REPORTS_DIALECT"),
+        ("COMMERCE_REPORTS_MAIL_FROM=Reports\n<r@example.org>", [], "holds a line break"),  # cuts a line
         (None, ["--email", "boss@example.org"], "COMMERCE_REPORTS_SMTP_URL is not set"),
         (None, ["--email", "boss@example.org", "--no-report"], "--no-report schedules none"),
     ],

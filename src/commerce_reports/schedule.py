@@ -174,6 +174,8 @@ def schedule_plan(
             f"no {MARKER} at or above {Path.cwd()}",
             "run it in the project folder (`commerce-reports init <folder>` makes one)",
         )
+    if any(ord(c) < 32 for c in str(root)):  # a crontab line or a unit would be cut there
+        raise ValidationError("project", f"{str(root)!r} holds a line break", "rename the project folder")
     jobs = [Job("sync", When.parse(sync_at), ("sync", "--no-progress", *sync_arguments))]
     if report_day is not None:
         if not (root / _REPORT).is_file():
@@ -257,6 +259,10 @@ def _job_environment(sources: Sources) -> tuple[dict[str, str], tuple[str, ...]]
                 )
                 continue
             value = str(each.value)
+            if any(ord(c) < 32 for c in value):
+                raise ValidationError(
+                    each.where, f"{value!r} holds a line break", "a crontab line would be cut there"
+                )
             if setting.name == "data_dir":  # as this shell means it: the job runs in the project folder
                 value = str(Path(value).expanduser().absolute())
             if redact(value, secrets) != value:

@@ -272,6 +272,8 @@ def _secret(value: object, where: str) -> Secret:
 def _text(value: object, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigurationError(f"{where}: {value!r} is not a text; give a non-empty string")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value.strip()):  # a line break would split a crontab line
+        raise ConfigurationError(f"{where}: {value!r} holds a line break or another control character")
     return value.strip()
 
 
