@@ -229,6 +229,22 @@ def test_a_key_no_setting_of_the_project_file_has_is_refused_naming_the_nearest(
     assert main(["config", "list"]) == 2 and said in capsys.readouterr().err
 
 
+def test_config_set_says_when_the_environment_wins_over_what_it_wrote_and_list_names_a_bare_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "commerce-reports.toml").write_text("")
+    (tmp_path / ".env").write_text("# COMMERCE_REPORTS_SECRET_KEY=\n")  # init's template: comments only
+    monkeypatch.setenv("COMMERCE_REPORTS_CURRENCY", "EUR")
+    assert main(["config", "set", "currency", "CHF"]) == 0
+    out, err = capsys.readouterr()
+    assert (
+        'currency = "CHF"' in out
+        and "note: COMMERCE_REPORTS_CURRENCY wins over it: the value in use stays EUR" in err
+    )
+    assert main(["config", "list"]) == 0
+    assert f".env: {tmp_path / '.env'}" in capsys.readouterr().out
+
+
 def test_config_set_refuses_a_site_name_no_command_could_use(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -129,6 +129,20 @@ def test_a_setting_no_job_could_use_is_refused_before_anything_is_scheduled(
     assert message in capsys.readouterr().err
 
 
+def test_a_secret_set_in_this_shell_and_in_env_is_warned_about_only_when_they_differ(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "sk-shell-0123456789")
+    (project / ".env").write_text("COMMERCE_REPORTS_SECRET_KEY=sk-shell-0123456789\n")
+    assert main(["schedule", "add", "--print", "--no-report"]) == 0
+    assert "COMMERCE_REPORTS_SECRET_KEY" not in capsys.readouterr().err  # the job reads the same one
+    (project / ".env").write_text("COMMERCE_REPORTS_SECRET_KEY=sk-other-0123456789\n")
+    assert main(["schedule", "add", "--print", "--no-report"]) == 0
+    assert (
+        "differs from the project's .env: the scheduled jobs use the one in .env" in capsys.readouterr().err
+    )
+
+
 def test_a_relative_data_folder_is_the_job_s_as_it_is_this_shell_s_and_its_log_is_in_it(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -154,7 +154,9 @@ class Sources:
         table, marker = marker_table(root) if root is not None else ({}, None)
         for key in table:
             _check_project_key(key, marker)
-        return cls(dict(os.environ), dotenv, path if dotenv else None, table, marker)
+        return cls(
+            dict(os.environ), dotenv, path if path is not None and path.is_file() else None, table, marker
+        )
 
     def found(self, name: str) -> Found:
         """Where setting `name` comes from: the environment, `.env`, the project file, else its default."""

@@ -253,10 +253,18 @@ def _job_environment(sources: Sources) -> tuple[dict[str, str], tuple[str, ...]]
             if each.source != ENVIRONMENT:
                 continue
             if setting.secret:
-                warnings.append(
-                    f"{each.where} is set in your environment only: the scheduled jobs will not see it "
-                    f"(they read the project's .env); `commerce-reports config set {each.name}` puts it there"
-                )
+                in_dotenv = sources.dotenv.get(each.where, "").strip()
+                if not in_dotenv:
+                    warnings.append(
+                        f"{each.where} is set in your environment only: the scheduled jobs will not see "
+                        f"it (they read the project's .env); `commerce-reports config set {each.name}` puts "
+                        "it there"
+                    )
+                elif in_dotenv != str(each.value).strip():
+                    warnings.append(
+                        f"{each.where} in your environment differs from the project's .env: the scheduled "
+                        "jobs use the one in .env"
+                    )
                 continue
             value = str(each.value)
             if any(ord(c) < 32 for c in value):
