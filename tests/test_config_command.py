@@ -187,6 +187,8 @@ def test_a_secret_goes_into_dotenv_and_only_when_git_ignores_it(
         ["git", "-C", str(project), "add", "-f", ".env"], check=True
     )  # tracked: it would be committed
     assert main(["config", "set", "smtp_password", "pw-123456789"]) == 2
+    err = capsys.readouterr().err
+    assert "is tracked by git" in err and "`git rm --cached .env`" in err  # not "add it to .gitignore"
     assert (project / ".env").read_text() == before
 
 

@@ -247,6 +247,11 @@ def set_secret(variable: str, value: str, start: Path | None = None) -> SetResul
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
         raise ValidationError("variable", f"{variable!r} is not a variable name", "e.g. RECIPES_SECRET_KEY")
     path = root / ".env"
+    if _git_tracked(path):
+        raise ConfigurationError(
+            f"{path} is tracked by git: a secret written there would be committed with it; "
+            f"`git rm --cached {path.name}` stops tracking it (keeping the file), then set it again"
+        )
     if not git_ignored(path):
         raise ConfigurationError(
             f"{path} is not git-ignored: a secret written there could be committed; add `.env` to "
@@ -272,6 +277,20 @@ def set_secret(variable: str, value: str, start: Path | None = None) -> SetResul
     save_atomic(path, "\n".join(lines) + "\n")
     os.chmod(path, 0o600)  # a secret's file: its owner's only, whatever the group may read
     return SetResult(path, variable, "***")
+
+
+def _git_tracked(path: Path) -> bool:
+    """Whether git tracks `path` (a .gitignore line does not stop tracking a file added before)."""
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "--error-unmatch", path.name],
+            cwd=path.parent,
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def git_ignored(path: Path) -> bool:
