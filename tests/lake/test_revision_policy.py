@@ -192,6 +192,18 @@ def test_a_plan_counts_what_it_left_alone_by_what_it_is(tmp_path: Path) -> None:
     assert (plan.skipped, plan.outside) == (5, 15)
     said = "nothing to fetch: 5 partitions in range stored and current, 15 more stored outside it"
     assert plan.describe() == said
+    # A sync adds its stored windows outside the range (none due here): still counted as outside.
+    windows = aggregate_keys("networks", date(2026, 1, 1), date(2026, 1, 31), DEFAULT_NETWORK_SLICES)
+    stored = {**manifest.entries, **{key.relpath: entry(key, at("2026-02-19")) for key in windows}}
+    plan = plan_partitions(
+        {"alpha": Manifest(tmp_path, "alpha", stored)},
+        {"alpha": [*days[5:10], *windows]},
+        asked={"alpha": days[5:10]},
+        now=at("2026-02-20"),
+        pace={},
+        policies={"alpha": POLICY},
+    )
+    assert (plan.requests, plan.skipped, plan.outside) == ([], 5, 20)
 
 
 def test_the_ledger_says_which_windows_changed_since_their_copy() -> None:

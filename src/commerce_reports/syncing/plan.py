@@ -509,7 +509,7 @@ def plan_partitions(
     skipped = deferred = outside = 0
     for site, site_keys in keys.items():
         manifest, policy = manifests[site], policies[site]
-        in_range = set(site_keys)
+        in_range = set(site_keys if asked is None else asked.get(site, ()))  # (not the windows added)
         outside += sum(1 for entry in manifest if entry.key not in in_range)
         ledger = LedgerSignal.of(manifest)
         dues: list[tuple[Due, PlannedRequest]] = []
@@ -517,10 +517,9 @@ def plan_partitions(
             if key.start > now.date():
                 continue  # the future has no data yet
             entry = manifest.get(key)
-            again = refresh and (asked is None or key in asked.get(site, ()))
-            reason = policy.reason_to_fetch(key, entry, now, again, ledger)
+            reason = policy.reason_to_fetch(key, entry, now, refresh and key in in_range, ledger)
             if reason is None:
-                skipped += 1
+                skipped += key in in_range  # (one outside is counted with the stored outside)
             elif reason in REVISION_REASONS and entry is not None:
                 due = policy.due(entry, now, ledger)
                 assert due is not None, "a revision reason comes from a due window"
