@@ -78,7 +78,7 @@ class Entry:
     @property
     def doubtful(self) -> int:
         """Rows the partition cannot vouch for (untyped values, rows of another day): while there
-        are any it is not settled, and the next sync asks for it again."""
+        are any it is not settled, and a sync asks for it again once its copy is stale."""
         return self.untyped + self.foreign
 
     @cached_property

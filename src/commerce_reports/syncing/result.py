@@ -16,7 +16,7 @@ from .plan import PlannedRequest, SyncPlan
 
 __all__ = ["Failure", "SyncResult", "doubts"]
 
-_AGAIN = "stored unsettled: the next sync asks for it again"
+_AGAIN = "stored unsettled: a sync asks for it again once this copy is an hour old (`status` says from when)"
 
 
 def doubts(request: PlannedRequest, untyped: int, foreign: int, collapsed: int) -> list[str]:
