@@ -36,7 +36,8 @@ def test_an_incident_reads_as_written_and_back() -> None:
     [
         ("network=X,epc=-50%", "from= is missing"),
         ("from=2026-11-10", "no change"),
-        ("from=2026-11-10,epc=-150%", "epc=-150% is out of range; give -100% to \\+900%"),
+        ("from=2026-11-10,epc=-150%", "epc=-150% is out of range; give more than -100%, up to \\+900%"),
+        ("from=2026-11-10,epc=-100%", "epc=-100% is out of range; give more than -100%, up to \\+900%"),
         ("from=2026-11-10,epc=-100%", "epc=-100% is out of range"),
         ("from=2026-11-10,revenue=+200%", "revenue=\\+200% is out of range"),
         ("from=2026-11-10,sales=-5%", "'sales' is not a key"),
@@ -147,7 +148,7 @@ def test_merchants_links_idle_clicks_and_returns_read_as_written() -> None:
         incident.changes == (("clicks", 1.0), ("returns", 3.0)) and Incident.parse(str(incident)) == incident
     )
     for text, message in (
-        ("from=2026-11-10,clicks=-50%", "clicks=-50% is out of range; give \\+0% to \\+900%"),
+        ("from=2026-11-10,clicks=-50%", "clicks=-50% is out of range; give more than \\+0%, up to \\+900%"),
         ("from=2026-11-10,returns=0%", "returns=\\+0% is out of range"),
     ):
         with pytest.raises(ValidationError, match=message):

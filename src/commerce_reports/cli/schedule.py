@@ -4,10 +4,7 @@ user timers; what is scheduled; remove it; and `run`, the wrapper each job runs 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
-from datetime import date
 
 from .parser import add_command
 
@@ -179,6 +176,10 @@ def _checked_sync_arguments(text: str) -> list[str]:
         arguments = shlex.split(text)
     except ValueError as error:
         raise _usage("--sync-args", f"{text!r} is not a command line ({error})") from None
+    import contextlib
+    import io
+    from datetime import date
+
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said), contextlib.redirect_stdout(said):  # (said below, in one line)

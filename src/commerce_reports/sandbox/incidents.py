@@ -92,12 +92,12 @@ class Incident:
             if name not in CHANGES:
                 raise ValidationError("incident", f"{name!r} is not a change", f"use {', '.join(CHANGES)}")
             if not low <= fraction <= high or (name in OPEN_BELOW and fraction == low):
-                above = "above" if name in OPEN_BELOW else "from"  # (-100% epc: nothing left to halve)
-                raise ValidationError(
-                    "incident",
-                    f"{name}={fraction:+.0%} is out of range",
-                    f"give {above} {low:+.0%} to {high:+.0%}",
+                span = (  # (-100% epc: nothing left to halve)
+                    f"more than {low:+.0%}, up to {high:+.0%}"
+                    if name in OPEN_BELOW
+                    else f"{low:+.0%} to {high:+.0%}"
                 )
+                raise ValidationError("incident", f"{name}={fraction:+.0%} is out of range", f"give {span}")
         from .catalog import COUNTRIES, DEVICES
 
         if self.last is not None and self.last < self.first:
