@@ -294,6 +294,10 @@ def test_invalidate_marks_what_the_next_sync_fetches_whatever_its_range_and_slic
     # all, four devices and the US: the windows of the month
     assert invalidate(month, month, sites="alpha", datasets=["networks"], data_dir=tmp_path) == 6
     assert all(e.invalidated for e in Manifest.load(tmp_path, "alpha") if e.key.dataset == "networks")
+    service = Manifest.load(tmp_path, "alpha").service
+    status(sites=alpha, data_dir=tmp_path, options=options, rebuild=True)  # rebuilt from its files:
+    rebuilt = Manifest.load(tmp_path, "alpha")  # what only the manifest knew is kept
+    assert all(e.invalidated for e in rebuilt if e.key.dataset == "networks") and rebuilt.service == service
     with connect(tmp_path) as con:
         assert con.execute(us, [month]).fetchall() == clicks
     assert (

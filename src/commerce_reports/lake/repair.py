@@ -136,7 +136,13 @@ def rebuild(
     repairs: list[Repair] = []
     policy = _finality(policy)
     with site_lock(data_dir, site):
+        try:  # what only the manifest knows, kept when it still reads (`status --rebuild`)
+            before = Manifest.load(data_dir, site)
+        except LakeError:  # damaged: what it said is lost with it
+            before = Manifest(data_dir, site)
+        marked = {entry.relpath for entry in before if entry.invalidated}
         manifest = Manifest(data_dir, site)
+        manifest.service = dict(before.service)
         manifest.revision_days = None if policy is None else policy.revision_days
         digests = SiteDigests(data_dir, site)
         for relpath, path in part_files(data_dir, site).items():
@@ -157,7 +163,7 @@ def rebuild(
                     Repair(site, "ignored", f"{relpath}: not a partition of this lake ({error}); left as is")
                 )
                 continue
-            manifest.entries[entry.relpath] = entry
+            manifest.entries[entry.relpath] = replace(entry, invalidated=entry.relpath in marked)
         manifest.save()
     repairs.insert(
         0,
