@@ -52,6 +52,13 @@ def test_totals_and_changes_are_the_views_figures(con: duckdb.DuckDBPyConnection
     assert per_network["revenue"].to_list() == sorted(per_network["revenue"].to_list(), reverse=True)
     gone = per_network.filter(pl.col("orders") == 0)  # networks of the week before only
     assert gone["revenue_change"].to_list() == [-1.0] * gone.height
+    # A change against nothing, or against a week that returns made negative, is no ratio: a
+    # recovery from -$13.72 to $38.83 read as -383%. None, which tables and charts show as "-".
+    links = compare(con, site="alpha", start="2026-03-02", end="2026-03-08", by="link", top_n=200)
+    unmeasured = links.filter(pl.col("revenue_previous") <= 0)
+    assert unmeasured.height and unmeasured["revenue_change"].null_count() == unmeasured.height
+    measured = links.filter(pl.col("revenue_previous") > 0)
+    assert measured["revenue_change"].null_count() == 0
 
 
 def test_whole_months_compare_month_windows_and_a_period_beyond_the_lake_is_partial(

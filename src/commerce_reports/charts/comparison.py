@@ -355,7 +355,7 @@ def _comparison(
         *(
             (
                 pl.col(m).cast(pl.Float64)
-                / pl.when(pl.col(f"{m}_previous") != 0).then(pl.col(f"{m}_previous").cast(pl.Float64))
+                / pl.when(pl.col(f"{m}_previous") > 0).then(pl.col(f"{m}_previous").cast(pl.Float64))
                 - 1
             ).alias(f"{m}_change")
             for m in COMPARED
@@ -398,6 +398,8 @@ def compare(
 ) -> pl.DataFrame:
     """The period against the previous one of the same length, as a frame: `key` (`Total`, or each
     of the `top_n` keys of `by`), then for revenue, orders, returns, return_rate, clicks, epc and
-    conversion_rate the value, `<name>_previous` and `<name>_change` (a fraction: -0.25 is -25%).
+    conversion_rate the value, `<name>_previous` and `<name>_change` (a fraction: -0.25 is -25%;
+    null when the previous value is zero or negative, which no ratio compares with: returns can
+    make a small merchant's week negative, and its recovery is no fall).
     `selection`, or its fields as keywords (`site=`, `start=`, `end=`, ...), says the period."""
     return compare_periods(con, selection, by=by, top_n=top_n, **where).frame
