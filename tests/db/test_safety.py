@@ -133,13 +133,14 @@ def test_sql_prints_cents_integers_and_whole_lines(
     data = ["--data-dir", str(synced.data_dir)]
     sql = (
         "SELECT 299902.75000000006::DOUBLE AS revenue, 0.1::DOUBLE + 0.2 AS return_rate, "
+        "0.261602316::DOUBLE AS epc, 0.138468::DOUBLE AS revenue_change, "
         "sum(transactions) AS n FROM site_performance"
     )
     assert main(["sql", sql, "--format", "csv", *data]) == 0
     header, row = capsys.readouterr().out.splitlines()
-    assert (
-        header == "revenue,return_rate,n" and row.startswith("299902.75,0.3,") and row.split(",")[2].isdigit()
-    )
+    assert header == "revenue,return_rate,epc,revenue_change,n"
+    # the float noise gone, every figure kept: an EPC or a change is no money to round to the cent
+    assert row.startswith("299902.75,0.3,0.261602316,0.138468,") and row.split(",")[4].isdigit()
     assert main(["sql", sql, "--format", "json", *data]) == 0
     assert capsys.readouterr().out.endswith("}]\n")
     assert query(synced_con, sql).schema["n"] == pl.Int64

@@ -14,7 +14,6 @@ the currency's format); floats a query computed are rounded where their noise wo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +38,7 @@ __all__ = [
     "write_frames",
 ]
 
-_MONEY = re.compile(r"revenue|order_value|sales|price|epc")  # a float of money: to the cent
-_DIGITS = 12  # other floats: enough digits to keep every figure, none of the float noise
+_DIGITS = 12  # floats: enough digits to keep every figure, none of the float noise
 
 
 @dataclass(frozen=True)
@@ -58,15 +56,14 @@ class OutputFormat:
 
 
 def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
-    """Floats a query computed: money columns to the cent, others to 12 significant digits, so what
-    a sum of floats leaves (299902.75000000006) does not reach a file. DECIMAL money goes out exact."""
+    """Floats a query computed to 12 significant digits, so what a sum of floats leaves
+    (299902.75000000006) does not reach a file, and nothing else: a float is no money column by its
+    name (an EPC of 0.2616, a change of 0.1385 kept whole; cutting them to the cent changed them).
+    DECIMAL money goes out exact."""
     import polars as pl
 
-    money = [n for n, t in frame.schema.items() if _MONEY.search(n) and t.is_float()]
-    other = [n for n, t in frame.schema.items() if t.is_float() and n not in money]
-    return frame.with_columns(
-        *(pl.col(n).round(2) for n in money), *(pl.col(n).round_sig_figs(_DIGITS) for n in other)
-    )
+    floats = [n for n, t in frame.schema.items() if t.is_float()]
+    return frame.with_columns(*(pl.col(n).round_sig_figs(_DIGITS) for n in floats))
 
 
 def _csv(frames: Iterable[pl.DataFrame], out: IO[Any], currency: Currency) -> int:
