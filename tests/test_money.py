@@ -19,9 +19,9 @@ from commerce_reports.money import Currency
         ("usd", -3.1, "-$3.10"),
         ("EUR", Decimal("52330.64"), "€52,330.64"),
         ("GBP", 0, "£0.00"),
-        ("JPY", 1234.5, "¥1,234"),  # no minor units (rounded half to even)
+        ("JPY", 1234.5, "¥1,235"),  # no minor units (rounded half away from zero, as DuckDB's round)
         ("CHF", 12, "CHF\u00a012.00"),  # a symbol of letters keeps its space
-        ("BHD", 1.2345, "BHD\u00a01.234"),  # three minor units
+        ("BHD", 1.2345, "BHD\u00a01.235"),  # three minor units
     ],
 )
 def test_amounts_are_written_with_the_currencys_symbol_and_minor_units(
@@ -39,6 +39,23 @@ def test_a_signed_amount_an_epc_and_a_missing_one() -> None:
         ",.0f",
         "Revenue (EUR)",
     )
+
+
+@pytest.mark.parametrize(
+    "code, amount, written",
+    [
+        ("JPY", 1234.5, "¥1,235"),  # half away from zero, as the views round money (babel: to even)
+        ("USD", 2.125, "$2.13"),
+        ("USD", Decimal("2.135"), "$2.14"),
+        ("USD", -0.005, "-$0.01"),
+        ("USD", -0.004, "$0.00"),  # no "-$0.00"
+        ("USD", float("nan"), "–"),
+    ],
+)
+def test_money_is_rounded_half_away_from_zero_as_the_views_round_it(
+    code: str, amount: object, written: str
+) -> None:
+    assert Currency.of(code).format(amount) == written  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("code", ["EURO", "ZZZ", "", "  ", 978])

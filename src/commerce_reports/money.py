@@ -6,7 +6,7 @@ here, so no symbol is written anywhere else.
     euro = Currency.of("EUR")
     euro.format(1234.5)                  # '€1,234.50'
     euro.format(-3.1, signed=True)       # '-€3.10'
-    euro.format(0.1745, digits=3)        # '€0.174' (an EPC)
+    euro.format(0.1745, digits=3)        # '€0.175' (an EPC; half away from zero, as the views round)
     Currency.of("JPY").format(1234.5)    # '¥1,235' (no minor units)
 """
 
@@ -61,18 +61,26 @@ class Currency:
     def format(
         self, amount: float | Decimal | int | None, *, digits: int | None = None, signed: bool = False
     ) -> str:
-        """`amount` with the symbol and grouping, rounded to the currency's minor units (or
-        `digits`, e.g. 3 for an EPC); `signed` writes a + before a positive amount. None: '–'."""
+        """`amount` with the symbol and grouping, rounded half away from zero (as the views round
+        money) to the currency's minor units (or `digits`, e.g. 3 for an EPC); `signed` writes a +
+        before a positive amount. None: '–'."""
         if amount is None:
             return "–"
+        from decimal import ROUND_HALF_UP, Decimal
+
         from babel.numbers import format_currency
 
         places = self.digits if digits is None else digits
+        exact = amount if isinstance(amount, Decimal) else Decimal(str(amount))  # (a float as written)
+        if not exact.is_finite():  # (a ratio of nothing)
+            return "–"
+        rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+        rounded = rounded.copy_abs() if rounded == 0 else rounded  # no minus before a zero
         pattern = f"¤#,##0{'.' + '0' * places if places else ''}"
-        text = format_currency(amount, self.code, format=pattern, locale=_LOCALE, currency_digits=False)
+        text = format_currency(rounded, self.code, format=pattern, locale=_LOCALE, currency_digits=False)
         if self.symbol[-1:].isalpha():  # CHF1.00 reads badly: CHF 1.00
             text = text.replace(self.symbol, self.symbol + "\u00a0", 1)
-        return f"+{text}" if signed and amount > 0 else text
+        return f"+{text}" if signed and rounded > 0 else text
 
     def d3_format(self, digits: int | None = None) -> str:
         """A d3/Vega number format for amounts of this currency (the symbol goes in the label)."""

@@ -22,7 +22,7 @@ def figure(metric: str, value: float | Decimal | int | None, money: Currency) ->
     if metric in _MONEY:
         return money.format(value)
     if metric == "epc":
-        return money.format(value, digits=money.digits + 1)
+        return money.format(value, digits=max(money.digits + 1, 2))  # (¥0.3 hid a 4% move)
     if metric in _RATES:
         return f"{value:.2%}"
     return f"{value:,.0f}"
