@@ -9,12 +9,15 @@ import argparse
 import stat
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+import polars as pl
 import pytest
 
 import commerce_reports as cr
 from commerce_reports.api import status_rows
 from commerce_reports.cli import build_parser, main
+from commerce_reports.deals import DealsClient
 from commerce_reports.project import NOTEBOOK_NAMES, init_project, notebook_path, packaged_notebooks
 
 TODAY = datetime.now(UTC).date()
@@ -30,6 +33,30 @@ def test_site_or_sites_wherever_sites_are_chosen() -> None:
     assert status_rows(site="alpha") == []  # an empty lake: nothing of alpha
     with pytest.raises(cr.ConfigurationError, match="unknown site 'zz'"):
         cr.status(site="zz")
+
+
+@pytest.mark.parametrize(
+    "flag, call",
+    [
+        ("refresh", lambda: cr.plan_sync(TODAY, TODAY, site="alpha", refresh="no")),  # would refetch
+        ("refresh", lambda: cr.sync(TODAY, TODAY, site="alpha", refresh="false")),
+        ("rebuild", lambda: cr.status(rebuild="no")),  # would rebuild every manifest
+        ("lazy", lambda: cr.load_transactions(TODAY, TODAY, lazy="no")),
+        ("refresh", lambda: cr.load_networks(TODAY, TODAY, refresh="no")),
+        ("force", lambda: cr.write_catalog(force="no")),
+        ("progress", lambda: cr.export(pl.DataFrame({"a": [1]}), "a.csv", progress="no")),
+        (
+            "dry_run",
+            lambda: DealsClient("sbx-deals-write-0000000000000001", "http://127.0.0.1:9").create(
+                {}, dry_run="no"
+            ),
+        ),
+    ],
+)
+def test_a_flag_that_is_no_bool_is_refused_before_anything_runs(flag: str, call: Any) -> None:
+    """ "no" is true to Python: it would do what it says not to (refetch a range, create nothing)."""
+    with pytest.raises(cr.ValidationError, match=f"{flag}: .*'(no|false)'.*True or False"):
+        call()
 
 
 def test_one_string_where_a_list_is_expected_is_one_item() -> None:

@@ -28,7 +28,7 @@ from .contract import DATASETS, Dataset, PartitionKey, check_lake_path
 from .embedded import available_sites, chosen_sites, started
 from .errors import ValidationError
 from .locate import LakeLocation
-from .params import Grain
+from .params import Grain, as_bool
 from .sites import SiteProfile, SiteSelection, selection_of
 from .syncing import SettlePolicy, SyncPlan, read_manifests
 from .syncing.jobs import (
@@ -201,6 +201,9 @@ class _Chosen(NamedTuple):
 
     @classmethod
     def of(cls, arguments: Mapping[str, Any]) -> _Chosen:
+        for flag in ("refresh", "rebuild", "allow_large"):  # ("no" is true: it would refetch a range)
+            if flag in arguments:
+                as_bool(arguments[flag], flag)
         options = options_of(arguments["options"])
         settings = current_settings()
         profiles = _profiles(arguments["site"], arguments["sites"], settings)

@@ -18,7 +18,7 @@ from .config import current_settings
 from .contract import FORMER_TYPES, PART_FILE, Dataset, PartitionKey, dataset_schema, site_root
 from .embedded import chosen_sites, started
 from .errors import ValidationError
-from .params import DATE_FIELDS, DateField, Filters, Grain
+from .params import DATE_FIELDS, DateField, Filters, Grain, as_bool
 from .sites import SiteSelection, selection_of
 from .syncing import aggregate_keys, transaction_keys
 from .syncing.jobs import (
@@ -76,6 +76,7 @@ def _load(
     options: SyncOptions,
 ) -> list[tuple[str, PartitionKey, Path]]:
     """Fetch what `keys` lack for each site, then name the partition files to read."""
+    as_bool(refresh, "refresh")  # ("no" is true: every partition of the range fetched again)
     settings = current_settings()
     folder, profiles = settings.folder(data_dir), chosen_sites(site, settings)
     from .db import after_sync  # the views see what a loader stored, as after a sync
@@ -117,6 +118,7 @@ def load_transactions(
     local = Filters.of(
         campaign_ids=campaign_ids, merchant_group_ids=merchant_group_ids, program_type=program_type
     )
+    as_bool(lazy, "lazy")
     options = options_of(options)
     first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
     keys = transaction_keys(first, last, by)
@@ -167,6 +169,7 @@ def _load_aggregate(dataset: Dataset, arguments: Mapping[str, Any]) -> pl.DataFr
     grain = arguments["grain"]
     if grain not in ("day", "month"):
         raise ValidationError("grain", f"{grain!r} is not a grain", "use 'day' or 'month'")
+    as_bool(arguments["lazy"], "lazy")
     options = options_of(arguments["options"])
     first, last = day_span(
         arguments["start"], arguments["end"], now_of(options).date(), allow_large=arguments["allow_large"]

@@ -38,6 +38,7 @@ __all__ = [
     "PartnerProduct",
     "ProgramType",
     "aggregate_windows",
+    "as_bool",
     "as_date",
     "check_window",
     "day_range",
@@ -57,6 +58,14 @@ def _enum(kind: type[StrEnum], parameter: str, value: Any, labels: dict[str, str
                 return member
     allowed = ", ".join(f"{m.value} ({labels[m.value]})" if m.value in labels else m.value for m in kind)
     raise ValidationError(parameter, f"{value!r} is not a known code", f"expected one of {allowed}")
+
+
+def as_bool(value: Any, parameter: str) -> bool:
+    """`value` when it is True or False; else a ValidationError naming `parameter` (a string such
+    as "no" is true to Python, and would do what it says not to)."""
+    if not isinstance(value, bool):
+        raise ValidationError(parameter, f"{value!r:.60} is not a bool", "give True or False")
+    return value
 
 
 def as_date(value: Any, parameter: str = "date") -> date:

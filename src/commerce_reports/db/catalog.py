@@ -35,8 +35,9 @@ from pathlib import Path
 import duckdb
 
 from ..contract import PartitionKey, lake_root
-from ..errors import LakeError, ValidationError
+from ..errors import LakeError
 from ..files import save_atomic, sha256_of
+from ..params import as_bool
 from .connection import current_reading, install_views
 from .coverage import status_macros
 from .published import publish
@@ -150,8 +151,8 @@ def write_catalog(
     with the views of `connect()`, atomically, when its SQL changed (or `force`); return its path.
     Call it after `refresh_rollups`; `published=True` says the caller has just published the lake
     (a refresh does), so it is not listed again to find out."""
-    if not isinstance(published, bool):
-        raise ValidationError("published", f"{published!r} is not a bool", "give True or False")
+    as_bool(published, "published")
+    as_bool(force, "force")  # ("no" is true: the catalog written whole every time)
     folder = data_folder(data_dir)
     if not published:
         publish(folder)

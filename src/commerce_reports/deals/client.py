@@ -130,6 +130,7 @@ class DealsClient:
         A create is never re-sent once it may have reached the service: after any 5xx or a lost
         answer, `DealMayExistError` says to confirm first. A dry run creates nothing and is re-sent.
         """
+        require(dry_run, bool, "dry_run", "True or False")  # ("no" would only validate: nothing created)
         model = self._checked(
             deal, "create deal request", update=False, check_values=check_values, on=local_checks
         )
@@ -196,6 +197,8 @@ class DealsClient:
         check_values: bool,
         on: bool,
     ) -> Deal:
+        require(check_values, bool, "check_values", "True or False")  # ("no" is true)
+        require(on, bool, "local_checks", "True or False")
         model = deal if isinstance(deal, Deal) else Deal.from_dict(deal)
         if not on:
             return model

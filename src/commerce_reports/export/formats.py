@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import ValidationError
+from ..params import as_bool
 
 if TYPE_CHECKING:
     import duckdb
@@ -242,6 +243,8 @@ def export_table(
 
     if not isinstance(path, str | Path) or not str(path).strip():
         raise ValidationError("path", f"{path!r} is not a file path", "give e.g. 'sites.xlsx'")
+    if progress is not None:
+        as_bool(progress, "progress")
     target = Path(path).expanduser().absolute()
     output = format_of(target, format)
     if not target.parent.is_dir():
