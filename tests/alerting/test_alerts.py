@@ -211,6 +211,17 @@ def test_the_health_says_a_stale_lake_and_a_partition_that_keeps_failing(
     assert again.health == ()
 
 
+def test_the_health_judged_beside_a_connection_is_of_the_lake_it_reads(lake: Path) -> None:
+    """Not the configured lake's (here none: the test's own data home): `cr.alerts(cr.connect(L))`
+    says L was last synced days ago."""
+    from commerce_reports.db import connect
+
+    later = ALERTS_NOW + timedelta(days=3)
+    with connect(lake) as own:
+        report = alerts(own, site="alpha", days=1, now=later, progress=False)
+    assert any(a.kind == "stale" for a in report.health)
+
+
 def test_the_world_without_files_is_what_the_sync_stored(con: duckdb.DuckDBPyConnection) -> None:
     """`world.py`, on which the per-rule tests and the incidents bench run, holds for the last
     three weeks what this lake synced over loopback from the same world: every commission (its

@@ -49,7 +49,8 @@ def alerts(
     cause. Each measure is judged on the days its data allows (clicks once counted); the report
     says which (`AlertReport.judged`) and what could not be.
 
-    `con` defaults to `connect(data_dir)`; `thresholds` and `currency` to the configured ones
+    `con` defaults to `connect(data_dir)`; the lake's health is judged on `data_dir`, else on the
+    lake `con` reads, else on the configured one; `thresholds` and `currency` to the configured ones
     (`[alerts]` and `currency` in commerce-reports.toml, `COMMERCE_REPORTS_CURRENCY`); `now` (the
     clock the lake's freshness is judged on) to the current time. Judging a lake of months takes
     seconds: `progress` says so while it runs (default: a counter in a terminal or a notebook, a
@@ -58,7 +59,12 @@ def alerts(
     # what was not handed in comes from the process's settings (resolved once, kept)
     limits = thresholds or Thresholds.from_table(current_settings().alerts)
     money = Currency.of(currency) if currency is not None else current_settings().currency
-    folder = Path(data_dir) if data_dir is not None else current_settings().data_dir
+    folder = Path(data_dir) if data_dir is not None else None
+    if folder is None and con is not None:  # the health of the lake `con` reads, not the configured one's
+        from ..db.connection import folder_of
+
+        folder = folder_of(con)
+    folder = folder or current_settings().data_dir
     with said("judging every series of the lake and its health", progress):
         if con is not None:
             return _judged(con, site, days, as_of, limits, money, folder, now)

@@ -167,6 +167,7 @@ def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> Co
     on_ctrl_c(con)
     try:
         con.execute("SET enable_progress_bar = false")
+        con.execute(f"SET VARIABLE {_FOLDER_VARIABLE} = {quote(str(folder))}")  # (`folder_of`)
         _install_following(con, folder)
         if read_only:
             _confine(con, folder)
@@ -175,6 +176,19 @@ def connect(data_dir: Path | str | None = None, *, read_only: bool = True) -> Co
         raise LakeError(f"the lake at {lake_root(folder)} could not be opened: {error}") from None
     _open.add(con)
     return ReadOnlyConnection(con) if read_only else con
+
+
+_FOLDER_VARIABLE = "commerce_reports_data_dir"
+
+
+def folder_of(con: Connection) -> Path | None:
+    """The data folder whose lake `connect` opened `con` over (None: a connection of another
+    making), so that what is judged beside its views (the lake's health) is of the same lake."""
+    try:
+        ((folder,),) = con.execute(f"SELECT getvariable('{_FOLDER_VARIABLE}')").fetchall()
+    except (duckdb.Error, ValueError):
+        return None
+    return Path(folder) if isinstance(folder, str) else None
 
 
 def _integers(frame: pl.DataFrame) -> pl.DataFrame:
