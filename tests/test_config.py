@@ -75,6 +75,15 @@ def test_secret_never_prints_and_is_redacted_from_messages(caplog: pytest.LogCap
     assert redact("Authorization: secret abc123") == "Authorization: secret ***"
 
 
+@pytest.mark.parametrize("key", ["Zq7sk3Lm\nN9pX2vB8", "Zq7sk3Lm\rN9pX2vB8", "Zq7sk3Lm\x00N9pX2vB8"])
+def test_a_key_holding_a_line_break_is_refused_before_any_request_and_never_shown(key: str) -> None:
+    """No header can carry it: the HTTP library's error quoted the header, key and all (its
+    escaped form, which no mask matched)."""
+    with pytest.raises(ConfigurationError, match="one line of printable characters") as raised:
+        ReportsClient(key, "http://127.0.0.1:9")
+    assert "N9pX2vB8" not in str(raised.value)
+
+
 def test_error_excerpts_are_short_single_line_and_readable_for_html() -> None:
     html = (
         b"<html><head><title>502 Bad Gateway</title><style>p{}</style></head><body><h1>Bad</h1></body></html>"

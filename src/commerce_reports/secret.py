@@ -16,6 +16,11 @@ class Secret:
     def __init__(self, value: str) -> None:
         if not isinstance(value, str) or not value.strip():
             raise ConfigurationError("a key must be a non-empty string (check the variable that holds it)")
+        if any(ord(c) < 32 or ord(c) == 127 for c in value.strip()):  # no header could carry it
+            raise ConfigurationError(
+                "a key must be one line of printable characters: this one holds a line break or another "
+                "control character (check the variable that holds it, or how it was pasted)"
+            )
         self._value = value.strip()
         register_secret(self._value)
 
