@@ -223,3 +223,16 @@ def test_a_transactions_request_takes_only_the_declared_transactions_filters(spe
     else:
         with pytest.raises(ValidationError, match=f"{spec.name}: is not a filter of transactions"):
             transaction_params(update_date="2026-11-20", **kwargs)
+
+
+def test_a_datetime_with_a_time_zone_is_its_day_in_utc_the_service_s() -> None:
+    """The same instant as the toolkit's today is today, whatever zone names it."""
+    from datetime import UTC, date, datetime
+    from zoneinfo import ZoneInfo
+
+    from commerce_reports.params import as_date
+
+    instant = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    assert as_date(instant.astimezone(ZoneInfo("Pacific/Kiritimati"))) == date(2026, 11, 29)  # 02:00 the 30th
+    assert as_date(datetime(2026, 11, 20, 21, tzinfo=ZoneInfo("America/New_York"))) == date(2026, 11, 21)
+    assert as_date(datetime(2026, 11, 20, 21)) == date(2026, 11, 20)  # naive: the day it names

@@ -166,7 +166,7 @@ class ReportsClient:
         self._pacer = Pacer(
             parse_pace(pace),
             f"{self.base_url}|{self._key.reveal()}",
-            state_dir=pace_dir,
+            state_dir=None if pace_dir is None else Path(pace_dir),  # (a str too, as its check says)
             clock=self.clock,
         )
         self._session = Session(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from numbers import Integral
 from typing import Any, Literal
@@ -69,9 +69,11 @@ def as_bool(value: Any, parameter: str) -> bool:
 
 
 def as_date(value: Any, parameter: str = "date") -> date:
-    """A `date` from a date, datetime or `YYYY-MM-DD` string; anything else is a ValidationError."""
+    """A `date` from a date, datetime or `YYYY-MM-DD` string; anything else is a ValidationError.
+    A datetime with a time zone is the day it is in UTC, the service's days and the toolkit's
+    today (21:00 in New York on the 20th is the 21st); a naive one is the day it names."""
     if isinstance(value, datetime):
-        return value.date()
+        return value.astimezone(UTC).date() if value.tzinfo is not None else value.date()
     if isinstance(value, date):
         return value
     if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
