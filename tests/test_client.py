@@ -301,3 +301,10 @@ def test_the_secret_stays_out_of_repr_logs_and_errors(
     assert KEY not in caplog.text
     pace_files = " ".join(p.name + p.read_text() for p in (tmp_path / "pace").iterdir())
     assert KEY not in pace_files
+
+
+def test_a_pace_folder_given_as_text_is_a_folder(tmp_path: Path) -> None:
+    """As its check says (a str or a Path): the first request failed with a TypeError."""
+    client = ReportsClient("probe-key-0123456789", "http://127.0.0.1:9", pace_dir=str(tmp_path / "pace"))
+    with client:
+        assert client.seconds_to_turn("transactions") >= 0
