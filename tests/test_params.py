@@ -236,3 +236,15 @@ def test_a_datetime_with_a_time_zone_is_its_day_in_utc_the_service_s() -> None:
     assert as_date(instant.astimezone(ZoneInfo("Pacific/Kiritimati"))) == date(2026, 11, 29)  # 02:00 the 30th
     assert as_date(datetime(2026, 11, 20, 21, tzinfo=ZoneInfo("America/New_York"))) == date(2026, 11, 21)
     assert as_date(datetime(2026, 11, 20, 21)) == date(2026, 11, 20)  # naive: the day it names
+
+
+def test_a_datetime_that_holds_no_day_and_a_clock_that_gives_no_datetime_are_refused() -> None:
+    pd = pytest.importorskip("pandas")
+
+    import commerce_reports as cr
+    from commerce_reports.params import as_date
+
+    with pytest.raises(cr.ValidationError, match="start: NaT is no day"):
+        as_date(pd.NaT, "start")  # a datetime to isinstance: it failed later, comparing with a date
+    with pytest.raises(cr.ValidationError, match="now: returned '2026-11-01', not a datetime"):
+        cr.plan_sync(options=cr.SyncOptions(now=lambda: "2026-11-01"))  # type: ignore[arg-type,return-value]

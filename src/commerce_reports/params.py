@@ -73,7 +73,13 @@ def as_date(value: Any, parameter: str = "date") -> date:
     A datetime with a time zone is the day it is in UTC, the service's days and the toolkit's
     today (21:00 in New York on the 20th is the 21st); a naive one is the day it names."""
     if isinstance(value, datetime):
-        return value.astimezone(UTC).date() if value.tzinfo is not None else value.date()
+        try:
+            day = value.astimezone(UTC).date() if value.tzinfo is not None else value.date()
+        except (TypeError, ValueError):
+            day = None
+        if type(day) is not date:  # pandas' NaT: a datetime that holds no time
+            raise ValidationError(parameter, f"{value!r} is no day", "give a date, e.g. '2026-02-01'")
+        return day
     if isinstance(value, date):
         return value
     if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):

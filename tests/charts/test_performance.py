@@ -180,24 +180,25 @@ def test_long_ranges_are_drawn_by_week_so_the_series_stays_short(many_links_lake
 
 
 @pytest.mark.parametrize("device", [None, "Mobile"])  # from the link rollup, from transactions
-def test_a_ranking_names_the_first_page_of_a_link_and_merchant_of_a_product(
+def test_a_ranking_names_a_link_s_page_or_how_many_and_the_first_merchant_of_a_product(
     con: duckdb.DuckDBPyConnection, device: str | None
 ) -> None:
     """Not any one of them: any_value's pick changes with DuckDB's threads, and the same lake must
-    give the same chart."""
+    give the same chart; and a link of several pages says how many, not one of them beside the
+    link's whole revenue (as if that page had earned it all)."""
     sel = Selection(site="alpha", start=START, end=END, device=device)
     where = (
         "site = 'alpha' AND commission_date BETWEEN $start AND $end AND ($device IS NULL OR device = $device)"
     )
     params = {"start": START, "end": END, "device": device}
+    several = "count(DISTINCT page_url)"
+    pages = f"CASE WHEN {several} > 1 THEN {several} || ' pages' ELSE min(page_url) END"
     for dimension, key, detail, view in (
-        ("link", "coalesce(link_url, '(no click detail)')", "page_url", "transactions"),
-        ("product", "coalesce(product_name, '(unnamed)')", "merchant_group_name", "transaction_items"),
+        ("link", "coalesce(link_url, '(no click detail)')", pages, "transactions"),
+        ("product", "coalesce(product_name, '(unnamed)')", "min(merchant_group_name)", "transaction_items"),
     ):
         first = dict(
-            con.sql(
-                f"SELECT {key}, min({detail}) FROM {view} WHERE {where} GROUP BY 1", params=params
-            ).fetchall()
+            con.sql(f"SELECT {key}, {detail} FROM {view} WHERE {where} GROUP BY 1", params=params).fetchall()
         )
         frame = ranking_frame(con, dimension, sel, top_n=40)
         assert frame.height > 5

@@ -85,7 +85,9 @@ _TABLE: tuple[DimensionSpec, ...] = (
         "link",
         "Link",
         "coalesce(link_url, '(no click detail)')",
-        detail="min(page_url)",
+        # the page, or how many: one of them beside the link's total credited it with all of it
+        detail="CASE WHEN count(DISTINCT page_url) > 1 THEN count(DISTINCT page_url) || ' pages' "
+        "ELSE min(page_url) END",
         detail_label="Page",
         daily="link_performance",
         daily_without_detail="network_link_performance",

@@ -137,8 +137,8 @@ def transaction_side(
     """SQL (and parameters) of the transaction figures per key of `dimension` over the selection's
     commission days: key, detail (NULL unless `detail`), revenue, order_value, orders, returns."""
     spec = DIMENSION_TABLE[dimension]
-    # detail: one page of a link, one merchant of a product. min(), not any_value(): the same
-    # lake must give the same chart on every run (any_value's pick changes with the threads).
+    # detail: a link's page (or how many), one merchant of a product. min(), not any_value(): the
+    # same lake must give the same chart on every run (any_value's pick changes with the threads).
     detail_sql = (spec.detail if detail else None) or "NULL::VARCHAR"
     if spec.view == "transaction_items":
         # orders: order lines carrying the product (count(DISTINCT commission_id) costs 2.5x more)

@@ -156,6 +156,8 @@ def slices_of(specs: SliceSpec | Iterable[SliceSpec] | None, default: Sequence[F
 
 def now_of(options: SyncOptions) -> datetime:
     moment = options.now() if options.now else datetime.now(UTC)
+    if not isinstance(moment, datetime):
+        raise ValidationError("now", f"returned {moment!r:.60}, not a datetime", "return datetime.now(UTC)")
     if moment.tzinfo is None:
         raise ValidationError("now", "must be timezone-aware", "return datetime.now(UTC) or similar")
     return moment
