@@ -112,3 +112,15 @@ def test_the_served_spec_is_the_charts_own_without_altair(con: duckdb.DuckDBPyCo
         specs.append(spec)
     # nothing in the layers is the periods' (a served page gives a drawn chart new rows and a title)
     assert specs[1]["layer"] == specs[2]["layer"] and specs[1]["title"] != specs[2]["title"]
+
+
+def test_the_report_s_title_says_a_partial_period_and_one_the_service_may_still_revise(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """As the views' `complete` and `final` say (the title said nothing of a revisable week)."""
+    from commerce_reports.report.sections import title
+
+    week = title(con, Selection(site="alpha", start="2026-03-02", end="2026-03-08")).html
+    assert "may still revise these figures" in week and "partial" not in week
+    month = title(con, Selection(site="alpha", start="2026-03-01", end="2026-03-31")).html
+    assert "figures are partial" in month and "may still revise" not in month

@@ -51,6 +51,7 @@ __all__ = [
     "compare_periods",
     "comparisons",
     "period_clicks",
+    "period_flags",
     "previous_period",
 ]
 
@@ -138,7 +139,7 @@ def _aggregate_source(con: Connection, condition: str, periods: list[Selection])
     site = periods[0].site_clause(params)
     scope = f" AND {site}" if site else ""
     # Every day's clicks are in once the day has ended; whether a period is whole (its windows
-    # settled, its ledger days stored) is said apart, by the views' `complete` (see `_flags`).
+    # settled, its ledger days stored) is said apart, by the views' `complete` (see `period_flags`).
     rows = con.execute(
         f"""SELECT site, slice, count(DISTINCT window_start) FROM network_clicks
 WHERE grain = 'day' AND {condition} AND window_start BETWEEN $first AND $last
@@ -207,7 +208,9 @@ def _period_frame(ledger: pl.DataFrame, aggregates: pl.DataFrame | None) -> pl.D
     )
 
 
-def _flags(con: Connection, periods: Sequence[Selection], cover: Coverage) -> list[tuple[bool, bool | None]]:
+def period_flags(
+    con: Connection, periods: Sequence[Selection], cover: Coverage
+) -> list[tuple[bool, bool | None]]:
     """(complete, final) of each period (of one site choice): the lake holds every day of it whole
     (the views' `complete` column where they have it, else the ledger's days), and the service will
     no longer revise it (the views' `final` column; None where they have none). One statement."""
@@ -268,7 +271,7 @@ def comparisons(
     sources = {condition: _aggregate_source(con, condition, list(pairs[0])) for condition in conditions}
     ledgers = _per_period(con, [_ledger(by, p) for pair, by in zip(pairs, bys, strict=True) for p in pair])
     counted = _period_clicks(con, pairs, bys, chosen, sources)
-    flags = _flags(con, pairs[0], cover)
+    flags = period_flags(con, pairs[0], cover)
     answers = []
     for number, (pair, slice_of) in enumerate(zip(pairs, chosen, strict=True)):
         frames = [

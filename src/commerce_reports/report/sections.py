@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from ..alerting import Thresholds, alerts, explain
-from ..charts.comparison import compare_periods, period_clicks
+from ..charts.comparison import compare_periods, period_clicks, period_flags
 from ..charts.dimensions import DIMENSION_TABLE, Dimension
 from ..charts.queries import check_top_n, ranking_frame
 from ..charts.selection import Selection, known_sites, resolve
@@ -57,6 +57,10 @@ def _sites(con: Connection, sel: Selection) -> list[str]:
     return list(sel.sites) or known_sites(con)
 
 
+_PARTIAL = " <b style='color:#b3261e'>This period is not complete in the lake: figures are partial.</b>"
+_REVISABLE = " The service may still revise these figures (late commissions and returns)."
+
+
 def title(
     con: Connection,
     selection: Selection,
@@ -66,19 +70,15 @@ def title(
     currency: Currency | str | None = None,
 ) -> Section:
     """The report's title: the sites, the period, when it was made, the currency, and how far the
-    lake goes (a period beyond the last stored day is said to be partial). Its metadata names the
-    report's files: `<sites>_<start>_<end>`."""
+    lake goes; a period the views do not hold complete is said to be partial, one the service may
+    still revise, so. Its metadata names the report's files: `<sites>_<start>_<end>`."""
     money = money_of(currency)
     sel, cover = resolve(con, selection)
     sites = _sites(con, sel)
     made = (now or datetime.now(UTC)).astimezone(UTC)
-    whole = cover.holds(sel)
+    ((whole, final),) = period_flags(con, [sel], cover)  # the views' own `complete` and `final`
     lake = f"the lake holds {cover.first} to {cover.last}" if cover.first else "the lake holds no day yet"
-    partial = (
-        ""
-        if whole
-        else " <b style='color:#b3261e'>This period is not complete in the lake: figures are partial.</b>"
-    )
+    partial = _PARTIAL if not whole else _REVISABLE if final is False else ""
     filters = "".join(f" · {name} {escape(value)}" for name, value in sel.filters().items())
     html = (
         f"<h1 style='margin-bottom:2px'>{escape(heading)}: {escape(', '.join(sites))}</h1>"
