@@ -255,3 +255,13 @@ def test_the_world_without_files_is_what_the_sync_stored(con: duckdb.DuckDBPyCon
             "AND slice = 'all' AND window_start BETWEEN $1 AND $2 ORDER BY ALL"
         )
         assert model.execute(clicks, window).fetchall() == con.execute(clicks, window).fetchall()
+
+
+def test_with_no_series_judged_the_alerts_say_so_not_that_nothing_moved(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """A period the lake does not hold: no word on what moved, which nobody judged."""
+    report = alerts(con, site="alpha", as_of="2025-01-07", days=7, now=ALERTS_NOW, progress=False)
+    assert report.series == 0 and not report.groups
+    html = report.to_html()
+    assert "no series judged" in html and "nothing moved" not in html

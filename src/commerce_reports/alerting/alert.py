@@ -373,11 +373,12 @@ class AlertReport:
             first, *rest = group.describe(self.currency)
             notes = "".join(f"<br><small>{escape(line)}</small>" for line in rest)
             items.append(f"<li><b>{escape(first)}</b>{notes}</li>")
-        body = (
-            f"<ul>{''.join(items)}</ul>"
-            if items
-            else "<p>No alert: nothing moved beyond its usual range.</p>"
-        )
+        if items:
+            body = f"<ul>{''.join(items)}</ul>"
+        elif self.series:
+            body = "<p>No alert: nothing moved beyond its usual range.</p>"
+        else:  # (nothing judged: no word on what moved, the notes below say why)
+            body = "<p>No alert, and no series judged: there is not enough history to tell.</p>"
         said = [f"Not judged: {j.describe()}" for j in self.judged if j.note]
         said += [f"Not checked: {n}" for n in self.unchecked]
         small = "".join(f"<p><small>{escape(n)}</small></p>" for n in said)
