@@ -124,3 +124,10 @@ def test_the_report_s_title_says_a_partial_period_and_one_the_service_may_still_
     assert "may still revise these figures" in week and "partial" not in week
     month = title(con, Selection(site="alpha", start="2026-03-01", end="2026-03-31")).html
     assert "figures are partial" in month and "may still revise" not in month
+
+
+def test_sites_several_as_everywhere_sites_are_chosen(con: duckdb.DuckDBPyConnection) -> None:
+    both = compare(con, sites=["alpha", "beta"], start="2026-03-02", end="2026-03-08")
+    assert both.equals(compare(con, site=["alpha", "beta"], start="2026-03-02", end="2026-03-08"))
+    with pytest.raises(ValidationError, match="site: and sites= both given"):
+        compare(con, site="alpha", sites=["beta"])

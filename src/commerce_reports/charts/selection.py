@@ -202,6 +202,12 @@ def as_selection(selection: Selection | None = None, /, **where: Any) -> Selecti
             f"{selection!r} is not a Selection",
             "give Selection(site=..., start=..., end=...) or the same names as keywords",
         )
+    if "sites" in where:  # `site=` one, `sites=` several: as everywhere sites are chosen
+        if "site" in where:
+            raise ValidationError(
+                "site", "and sites= both given", "give site= for one site, or sites= for several"
+            )
+        where["site"] = where.pop("sites")
     unknown = sorted(set(where) - set(_FIELDS))
     if unknown:
         raise ValidationError(unknown[0], "is not a selection field", f"a Selection has {', '.join(_FIELDS)}")
