@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import re
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
@@ -15,6 +16,7 @@ from commerce_reports.client import GIVE_UP_AFTER, ReportsClient, RetryPolicy
 from commerce_reports.errors import (
     AuthenticationError,
     BadRequestError,
+    ConfigurationError,
     ForbiddenError,
     MalformedResponseError,
     NotFoundError,
@@ -308,3 +310,17 @@ def test_a_pace_folder_given_as_text_is_a_folder(tmp_path: Path) -> None:
     client = ReportsClient("probe-key-0123456789", "http://127.0.0.1:9", pace_dir=str(tmp_path / "pace"))
     with client:
         assert client.seconds_to_turn("transactions") >= 0
+
+
+@pytest.mark.parametrize(
+    "changes, said",
+    [
+        ({"base_delay": float("nan")}, "base_delay must be a finite number"),
+        ({"max_delay": float("inf")}, "max_delay must be a finite number"),
+        ({"base_delay": 2, "max_delay": 0.5}, "max_delay (0.5) is below base_delay (2)"),
+        ({"jitter": 5}, "jitter must be a function"),
+    ],
+)
+def test_a_retry_policy_no_wait_could_follow_is_refused(changes: dict[str, object], said: str) -> None:
+    with pytest.raises(ConfigurationError, match=re.escape(said)):
+        RetryPolicy(**changes)  # type: ignore[arg-type]

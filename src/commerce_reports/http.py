@@ -15,6 +15,7 @@ import errno
 import functools
 import ipaddress
 import logging
+import math
 import random
 import re
 import socket
@@ -75,10 +76,16 @@ class RetryPolicy:
         max_wait: float | None = None,
     ) -> None:
         for name, value in (("base_delay", base_delay), ("max_delay", max_delay)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ConfigurationError(f"{name} must be a number of seconds >= 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+                raise ConfigurationError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+        if max_delay < base_delay:
+            raise ConfigurationError(
+                f"max_delay ({max_delay!r}) is below base_delay ({base_delay!r}): raise it"
+            )
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise ConfigurationError(f"max_attempts must be a whole number >= 1, got {max_attempts!r}")
+        if not callable(jitter):
+            raise ConfigurationError(f"jitter must be a function giving a number from 0 to 1, got {jitter!r}")
         self.max_attempts = max_attempts
         self.base_delay = float(base_delay)
         self.max_delay = float(max_delay)
