@@ -324,3 +324,23 @@ def test_a_pace_folder_given_as_text_is_a_folder(tmp_path: Path) -> None:
 def test_a_retry_policy_no_wait_could_follow_is_refused(changes: dict[str, object], said: str) -> None:
     with pytest.raises(ConfigurationError, match=re.escape(said)):
         RetryPolicy(**changes)  # type: ignore[arg-type]
+
+
+def test_a_client_s_arguments_and_its_use_after_close_are_said_as_the_toolkit_s_errors(
+    tmp_path: Path,
+) -> None:
+    """Each raised a raw error at the first request (httpx's RuntimeError, a KeyError, an
+    AttributeError, a ValueError for NaN), or none at all."""
+    key, url = "probe-key-0123456789", "http://127.0.0.1:9"
+    with pytest.raises(ConfigurationError, match="timeout must be a finite number"):
+        ReportsClient(key, url, timeout=float("nan"))
+    with pytest.raises(ValidationError, match="clock: 'x' is not a clock"):
+        ReportsClient(key, url, clock="x")  # type: ignore[arg-type]
+    client = ReportsClient(key, url, pace_dir=tmp_path)
+    with pytest.raises(ValidationError, match="endpoint: 'bogus' is no endpoint"):
+        client.seconds_to_turn("bogus")
+    with pytest.raises(ValidationError, match="day: 'x' is not a date"):
+        client.check_service("x")  # type: ignore[arg-type]
+    client.close()
+    with pytest.raises(ConfigurationError, match="this client was closed"):
+        client.transactions(update_date="2026-11-20")

@@ -43,7 +43,7 @@ from .errors import (
 )
 from .http import Answer, KeyAuth, RetryPolicy, Session, retry_after
 from .pace import LONG_WAIT, Clock, Pacer, SystemClock
-from .params import Filters, check_window, transaction_params
+from .params import Filters, as_date, check_window, transaction_params
 from .parse import parse_aggregate, parse_transactions
 from .secret import Secret
 
@@ -146,6 +146,10 @@ class ReportsClient:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         _check_kinds(limits=limits, retry=retry, transport=transport, pace_dir=pace_dir)
+        if clock is not None and not all(callable(getattr(clock, name, None)) for name in ("time", "sleep")):
+            raise ValidationError(
+                "clock", f"{clock!r:.60} is not a clock", "give one with time() and sleep()"
+            )
         if secret_key is None:
             raise ConfigurationError(
                 "no secret key given: ReportsClient takes the site's key and address and never reads "
@@ -256,7 +260,8 @@ class ReportsClient:
         as it came (any status): what `check_service` and `commerce-reports check` judge. An address
         that cannot be reached raises UnreachableError at once (nothing is retried)."""
         declared = ENDPOINTS["transactions"]
-        params = {"updateDate": (day or date.today() - timedelta(days=1)).isoformat()}
+        asked = as_date(day, "day") if day is not None else date.today() - timedelta(days=1)
+        params = {"updateDate": asked.isoformat()}
         self._reach.refuse(declared.name)
         try:
             with self._pacer.slot(declared.pace):
@@ -269,6 +274,10 @@ class ReportsClient:
     def seconds_to_turn(self, endpoint: str) -> float:
         """Seconds until `endpoint` may next be asked under this key (the pace state shared by every
         process); 0 when it may be asked now."""
+        if endpoint not in ENDPOINTS:
+            raise ValidationError(
+                "endpoint", f"{endpoint!r:.60} is no endpoint", f"one of {', '.join(ENDPOINTS)}"
+            )
         return max(0.0, self._pacer.next_allowed(ENDPOINTS[endpoint].pace) - self.clock.time())
 
     # ------------------------------------------------------------------ machinery

@@ -361,8 +361,8 @@ class Session:
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise ConfigurationError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < math.inf:
+            raise ConfigurationError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
         self.limits = limits or Limits()
         deadline = self.limits.request_deadline
         pool = httpx.Limits(max_keepalive_connections=0)
@@ -406,6 +406,10 @@ class Session:
     ) -> Answer:
         """One request and its whole answer, within the size ceiling and the deadline."""
         label = where or f"{method} {path}"
+        if self._http.is_closed:
+            raise ConfigurationError(
+                f"{label}: this client was closed; open another (or use it in a `with` block)"
+            )
         with self._guard:
             if self._stopped:
                 raise TransportError(_STOPPED, endpoint=label, sent=False)
