@@ -59,6 +59,22 @@ def test_a_flag_that_is_no_bool_is_refused_before_anything_runs(flag: str, call:
         call()
 
 
+@pytest.mark.parametrize(
+    "countries, said",
+    [([None], "holds no country code"), ({"US": 1}, "is not a list of countries"), (b"US", "is not a list")],
+)
+def test_countries_that_name_no_country_are_refused(countries: Any, said: str) -> None:
+    """[None] made no slice and no error; a dict gave its keys; bytes, their numbers."""
+    with pytest.raises(cr.ValidationError, match=f"countries: .*{said}"):
+        cr.plan_sync(TODAY, TODAY, site="alpha", countries=countries)
+
+
+def test_an_export_s_row_limit_out_of_any_range_is_refused_as_such(tmp_path: Path) -> None:
+    with pytest.raises(cr.ValidationError, match=r"max_rows: .* is not a number of rows"):
+        cr.export(pl.DataFrame({"a": [1]}), tmp_path / "a.csv", max_rows=10**20)  # DuckDB's INT128 error
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_one_string_where_a_list_is_expected_is_one_item() -> None:
     plan = cr.plan_sync(TODAY, TODAY, site="alpha", countries="US", merchandise="all")
     slices = {r.key.slice for r in plan.requests if r.key.dataset == "networks"}

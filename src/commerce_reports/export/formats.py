@@ -251,9 +251,11 @@ def export_table(
         raise ValidationError("path", f"the folder {target.parent} does not exist", "create it first")
     if target.is_dir():
         raise ValidationError("path", f"{target} is a folder", "give a file name")
-    if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0):
+    if max_rows is not None and (
+        isinstance(max_rows, bool) or not isinstance(max_rows, int) or not 0 <= max_rows < 2**62
+    ):
         raise ValidationError(
-            "max_rows", f"{max_rows!r} is not a number of rows", "give an int >= 0, or None"
+            "max_rows", f"{max_rows!r} is not a number of rows", "give an int from 0 to 2**62, or None"
         )
     money = Currency.of(currency) if currency is not None else _configured_currency()
     frames = frames_of(data, flat=output.flat, max_rows=max_rows, data_dir=data_dir)

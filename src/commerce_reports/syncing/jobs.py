@@ -200,9 +200,14 @@ def ledger(
     first, last = day_span(start, end, now_of(options).date(), allow_large=allow_large)
     if isinstance(countries, str):
         countries = [countries]  # one country
-    if not isinstance(countries, Iterable):
+    if isinstance(countries, bytes | Mapping) or not isinstance(countries, Iterable):
         raise ValidationError(
-            "countries", f"{countries!r} is not a list of countries", 'give e.g. ["US", "GB"]'
+            "countries", f"{countries!r:.60} is not a list of countries", 'give e.g. ["US", "GB"]'
+        )
+    countries = list(countries)
+    if not all(isinstance(country, str) for country in countries):  # (None made no slice, silently)
+        raise ValidationError(
+            "countries", f"{countries!r:.60} holds no country code", 'give e.g. ["US", "GB"]'
         )
     nets = slices_of(networks, DEFAULT_NETWORK_SLICES) + [Filters(country=c) for c in countries]
     merch = slices_of(merchandise, DEFAULT_MERCHANDISE_SLICES)
