@@ -112,7 +112,7 @@ def test_a_sites_file_sets_dialect_and_limits_per_site(
 def test_a_site_selection_of_the_wrong_kind_is_a_clear_error(selection: object) -> None:
     import commerce_reports as cr
 
-    with pytest.raises(ConfigurationError, match="site"):
+    with pytest.raises(cr.ValidationError, match="sites: "):  # bad input, not a setting
         cr.sync(sites=selection)  # type: ignore[arg-type]
 
 

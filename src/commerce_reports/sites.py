@@ -120,13 +120,15 @@ def select_sites(
         return {sites.name: sites}
     if sites is not None and not isinstance(sites, str):
         if not isinstance(sites, Sequence) or not sites:
-            raise ConfigurationError(
-                f"sites: {sites!r} is not a site selection; give a name, a list of names, or None for all"
+            raise ValidationError(
+                "sites",
+                f"{sites!r:.60} is not a site selection",
+                "give a name, a list of names, or None for all",
             )
         if all(isinstance(s, SiteProfile) for s in sites):
             return {s.name: s for s in sites if isinstance(s, SiteProfile)}
         if not all(isinstance(s, str) for s in sites):
-            raise ConfigurationError(f"sites: {sites!r} mixes names with other things; give site names")
+            raise ValidationError("sites", f"{sites!r:.60} mixes names with other things", "give site names")
     configured = dict(available())
     if sites is None:
         return configured
