@@ -186,14 +186,19 @@ def _set(args: argparse.Namespace) -> int:
     except ValidationError as error:  # a value or a folder the command line got wrong: exit 2
         raise UsageError(error.parameter, error.problem, error.allowed) from None
     print(f"{done.key} = {done.shown} in {done.path}")
-    if setting.variable is not None and not setting.secret:
-        from ..config import current_sources
-        from ..settings import DOTENV, ENVIRONMENT
-
-        found = current_sources().found(key)
-        if found.source in (ENVIRONMENT, DOTENV):  # (a secret goes to .env itself)
-            print(f"note: {found.where} wins over it: the value in use stays {found.value}", file=sys.stderr)
+    if setting.variable is not None and not setting.secret:  # (a secret goes to .env itself)
+        _say_what_wins(key)
     return 0
+
+
+def _say_what_wins(key: str) -> None:
+    """A note when the environment or `.env` sets `key` too: the value just written is not used."""
+    from ..config import current_sources
+    from ..settings import DOTENV, ENVIRONMENT
+
+    found = current_sources().found(key)
+    if found.source in (ENVIRONMENT, DOTENV):
+        print(f"note: {found.where} wins over it: the value in use stays {found.value}", file=sys.stderr)
 
 
 def _secret_input(name: str) -> str:
