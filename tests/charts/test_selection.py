@@ -65,7 +65,7 @@ def test_a_selection_normalises_what_it_is_given() -> None:
     ("call", "parameter"),
     [
         (lambda con: charts.top_links_chart(con, "alpha"), "selection"),  # the old positional form
-        (lambda con: charts.top_links_chart(con, sites="alpha"), "sites"),  # not a Selection field
+        (lambda con: charts.top_links_chart(con, site="alpha", sites="beta"), "site"),  # one or several
         (lambda con: charts.daily_chart(object(), site="alpha"), "con"),
         (lambda con: charts.top_links_chart(con, site="gamma"), "site"),
         (lambda con: charts.top_links_chart(con, top_n="5"), "top_n"),
