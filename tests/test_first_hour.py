@@ -69,6 +69,18 @@ def test_countries_that_name_no_country_are_refused(countries: Any, said: str) -
         cr.plan_sync(TODAY, TODAY, site="alpha", countries=countries)
 
 
+def test_a_reader_given_a_data_folder_that_is_not_there_says_so_not_an_empty_lake(tmp_path: Path) -> None:
+    typo = tmp_path / "dta"
+    for call in (
+        lambda: cr.status(data_dir=typo),
+        lambda: status_rows(data_dir=typo),
+        lambda: cr.invalidate(TODAY, TODAY, data_dir=typo),
+    ):
+        with pytest.raises(cr.ValidationError, match="data_dir: there is no data folder at"):
+            call()
+    assert not typo.exists()
+
+
 def test_an_export_s_row_limit_out_of_any_range_is_refused_as_such(tmp_path: Path) -> None:
     with pytest.raises(cr.ValidationError, match=r"max_rows: .* is not a number of rows"):
         cr.export(pl.DataFrame({"a": [1]}), tmp_path / "a.csv", max_rows=10**20)  # DuckDB's INT128 error

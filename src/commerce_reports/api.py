@@ -213,6 +213,15 @@ class _Chosen(NamedTuple):
     def folder(self) -> Path:
         return self.lake.path
 
+    def existing(self, data_dir: object) -> Path:
+        """The folder, which a reader must find: one the caller names that is not there is a
+        typo, not an empty lake (a configured one that is not there yet is: nothing synced)."""
+        if data_dir is not None and not self.folder.is_dir():
+            raise ValidationError(
+                "data_dir", f"there is no data folder at {self.folder}", "check the path; cr.sync() makes one"
+            )
+        return self.folder
+
     @property
     def policies(self) -> dict[str, SettlePolicy]:
         return policies_of(self.profiles, self.options)
@@ -250,6 +259,7 @@ def status(
     chosen = _Chosen.of(locals())
     import polars as pl
 
+    chosen.existing(data_dir)
     rows = _status_rows(chosen, rebuild)
     return status_frame(rows).with_columns(pl.lit(str(chosen.folder)).alias("lake"))
 
@@ -259,7 +269,9 @@ def status_rows(*args: Any, **kwargs: Any) -> list[DatasetStatus]:
     """The rows of `status` in plain Python (what `commerce-reports status` prints, without
     polars); the arguments of `status`."""
     arguments = bound(status, args, kwargs)
-    return _status_rows(_Chosen.of(arguments), arguments["rebuild"])
+    chosen = _Chosen.of(arguments)
+    chosen.existing(arguments["data_dir"])
+    return _status_rows(chosen, arguments["rebuild"])
 
 
 @arguments_of(status)
@@ -270,6 +282,7 @@ def window_rows(*args: Any, **kwargs: Any) -> list[WindowStatus]:
     `status`."""
     arguments = bound(status, args, kwargs)
     chosen = _Chosen.of(arguments)
+    chosen.existing(arguments["data_dir"])
     now = now_of(chosen.options)
     with lake_errors(chosen.folder):
         return lake_window_rows(chosen.folder, chosen.policies, rebuild=arguments["rebuild"], now=now)
@@ -307,6 +320,8 @@ def invalidate(
         )
     settings = current_settings()
     folder = settings.folder(data_dir)
+    if data_dir is not None and not folder.is_dir():  # a typo: no lake to mark anything in
+        raise ValidationError("data_dir", f"there is no data folder at {folder}", "check the path")
     profiles = _profiles(site, sites, settings)
     with lake_errors(folder):
         return invalidate_stored(folder, profiles, start, end, chosen)
