@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -255,7 +256,8 @@ def set_secret(variable: str, value: str, start: Path | None = None) -> SetResul
     if not git_ignored(path):
         raise ConfigurationError(
             f"{path} is not git-ignored: a secret written there could be committed; add `.env` to "
-            f"{root / '.gitignore'} (`commerce-reports init {root}` does), then set it again"
+            f"{root / '.gitignore'} (`commerce-reports init {shlex.quote(str(root))}` does), then set "
+            "it again"
         )
     if not value.strip() or "\n" in value:
         raise ValidationError(

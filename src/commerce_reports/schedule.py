@@ -180,7 +180,9 @@ def schedule_plan(
     if report_day is not None:
         if not (root / _REPORT).is_file():
             raise ValidationError(
-                "report", f"{root / _REPORT} is not there", f"`commerce-reports init {root}` copies it"
+                "report",
+                f"{root / _REPORT} is not there",
+                f"`commerce-reports init {shlex.quote(str(root))}` copies it",
             )
         mail = ("--email", ",".join(email)) if email else ()
         jobs.append(
