@@ -197,6 +197,7 @@ def test_status_prints_the_lake_without_loading_the_data_stack(tmp_path: Path) -
     ]
     assert shown == expected
     assert frame["last_fetched_at"][1] == datetime(2026, 3, 3, 8, 30, 2, 250_000, UTC)
+    (tmp_path / "empty").mkdir()  # (one that is not there is a typo: refused)
     assert describe_status(status_rows(data_dir=tmp_path / "empty")).startswith("the lake is empty")
     with pytest.raises(ValidationError, match="status_rows"):
         describe_status(frame.rows())  # type: ignore[arg-type]
