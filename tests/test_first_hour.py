@@ -81,6 +81,11 @@ def test_a_reader_given_a_data_folder_that_is_not_there_says_so_not_an_empty_lak
     assert not typo.exists()
 
 
+def test_an_empty_list_of_datasets_is_refused() -> None:
+    with pytest.raises(cr.ValidationError, match="datasets: \\[\\] is not a list of datasets"):
+        cr.invalidate(TODAY, TODAY, datasets=[])  # it marked nothing, and said nothing
+
+
 def test_an_export_s_row_limit_out_of_any_range_is_refused_as_such(tmp_path: Path) -> None:
     with pytest.raises(cr.ValidationError, match=r"max_rows: .* is not a number of rows"):
         cr.export(pl.DataFrame({"a": [1]}), tmp_path / "a.csv", max_rows=10**20)  # DuckDB's INT128 error

@@ -314,7 +314,7 @@ def invalidate(
         if isinstance(datasets, Iterable)
         else None
     )
-    if chosen is None or not all(isinstance(d, str) for d in chosen):  # one dataset, or several
+    if not chosen or not all(isinstance(d, str) for d in chosen):  # one dataset, or several (none: no list)
         raise ValidationError(
             "datasets", f"{datasets!r:.60} is not a list of datasets", f"give some of {', '.join(DATASETS)}"
         )

@@ -265,3 +265,8 @@ def test_with_no_series_judged_the_alerts_say_so_not_that_nothing_moved(
     assert report.series == 0 and not report.groups
     html = report.to_html()
     assert "no series judged" in html and "nothing moved" not in html
+
+
+def test_a_mistyped_as_of_is_said_by_its_own_name(con: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(ValidationError, match="as_of: '2026-02-30' is not a real calendar date"):
+        alerts(con, as_of="2026-02-30", progress=False)  # it said `end:`

@@ -97,3 +97,10 @@ def test_the_refusal_says_what_and_what_instead() -> None:
         with pytest.raises(ValidationError, match="not a query"):
             read_only_statement(wrong)  # type: ignore[arg-type]
     assert not os.path.exists("x.csv")
+
+
+def test_a_refused_statement_is_named_as_english_names_it() -> None:
+    with pytest.raises(ValidationError, match="sql: is an ATTACH statement"):
+        read_only_statement("ATTACH 'other.duckdb'")
+    with pytest.raises(ValidationError, match="sql: is a COPY statement"):
+        read_only_statement("COPY (SELECT 1) TO 'x.csv'")

@@ -20,6 +20,7 @@ from ..charts.selection import Selection, check_connection, resolve
 from ..config import current_settings
 from ..errors import ValidationError
 from ..money import Currency
+from ..params import as_date
 from .alert import AlertReport
 from .group import group_alerts
 from .health import health_alerts
@@ -87,7 +88,7 @@ def _judged(
     """The report `alerts` gives, over `con`."""
     check_connection(con)
     chosen, _ = resolve(con, Selection(site=site))  # a site the lake does not hold is an error
-    last_day = Selection(end=as_of).end
+    last_day = as_date(as_of, "as_of") if as_of is not None else None
     health = health_alerts(folder, chosen.sites, limits, now or datetime.now(UTC))
     judgement = judge(con, chosen.sites, days, last_day, limits)
     groups = group_alerts(con, judgement)

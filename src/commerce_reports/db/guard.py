@@ -59,5 +59,8 @@ def read_only_statement(sql: str, *, transactions: bool = False) -> str:
         return str(statement.query).strip().rstrip(";").rstrip()
     if kind != duckdb.StatementType.SELECT:
         what = kind.name.replace("_", " ")
-        raise ValidationError("sql", f"is a {what} statement, which may write or change settings", _ADVICE)
+        article = "an" if what[:1].upper() in "AEIOU" else "a"
+        raise ValidationError(
+            "sql", f"is {article} {what} statement, which may write or change settings", _ADVICE
+        )
     return str(statement.query).strip().rstrip(";").rstrip()
