@@ -179,14 +179,14 @@ def test_refresh_fetches_again_the_range_asked_and_leaves_the_windows_outside_it
     options = options_for(running)
     today = running.sandbox.now.date()
     alpha = profiles(running)[:1]
-    sync(today - timedelta(days=40), sites=alpha, data_dir=tmp_path, options=options, grain="day")
+    sync(today - timedelta(days=12), sites=alpha, data_dir=tmp_path, options=options, grain="day")
     running.sandbox.advance(timedelta(days=1))  # some earlier windows fall due for a second look
     plan = plan_sync(today, today, sites=alpha, data_dir=tmp_path, options=options, grain="day", refresh=True)
     refreshed = [r.key for r in plan.requests if r.reason == "refresh"]
     assert refreshed and all(key.start <= today < key.end for key in refreshed)
     outside = [r for r in plan.requests if not r.key.start <= today < r.key.end]
     assert outside and {r.reason for r in outside} <= {"ended", "complete", "changed", "revisable", "final"}
-    assert len(plan.requests) < 60  # not every stored day window of the forty days again
+    assert len(plan.requests) < 60  # not every stored day window of the twelve days again (156)
 
 
 @pytest.mark.parametrize("dialect", ["contract", "published"])
