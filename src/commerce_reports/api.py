@@ -41,6 +41,7 @@ from .syncing.jobs import (
     options_of,
     plan_keys,
     policies_of,
+    service_sites,
     with_stored_due,
 )
 from .syncing.status import DatasetStatus, WindowStatus, invalidate_stored, status_frame
@@ -175,8 +176,7 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
     arguments = bound(sync, args, kwargs)
     chosen = _Chosen.of(arguments)
     with lake_errors(chosen.folder):
-        from_service = [name for name, profile in chosen.profiles.items() if not profile.sandbox]
-        manifests, _ = read_manifests(chosen.folder, chosen.policies, from_service)
+        manifests, _ = read_manifests(chosen.folder, chosen.policies, service_sites(chosen.profiles))
     asked = _ledger(chosen, arguments)
     keys = with_stored_due(asked, manifests, chosen.policies)
     return plan_keys(
@@ -212,15 +212,6 @@ class _Chosen(NamedTuple):
     @property
     def folder(self) -> Path:
         return self.lake.path
-
-    def existing(self, data_dir: object) -> Path:
-        """The folder, which a reader must find: one the caller names that is not there is a
-        typo, not an empty lake (a configured one that is not there yet is: nothing synced)."""
-        if data_dir is not None and not self.folder.is_dir():
-            raise ValidationError(
-                "data_dir", f"there is no data folder at {self.folder}", "check the path; cr.sync() makes one"
-            )
-        return self.folder
 
     @property
     def policies(self) -> dict[str, SettlePolicy]:
@@ -259,7 +250,7 @@ def status(
     chosen = _Chosen.of(locals())
     import polars as pl
 
-    chosen.existing(data_dir)
+    _read_from(chosen.folder, data_dir)
     rows = _status_rows(chosen, rebuild)
     return status_frame(rows).with_columns(pl.lit(str(chosen.folder)).alias("lake"))
 
@@ -270,7 +261,7 @@ def status_rows(*args: Any, **kwargs: Any) -> list[DatasetStatus]:
     polars); the arguments of `status`."""
     arguments = bound(status, args, kwargs)
     chosen = _Chosen.of(arguments)
-    chosen.existing(arguments["data_dir"])
+    _read_from(chosen.folder, arguments["data_dir"])
     return _status_rows(chosen, arguments["rebuild"])
 
 
@@ -282,10 +273,19 @@ def window_rows(*args: Any, **kwargs: Any) -> list[WindowStatus]:
     `status`."""
     arguments = bound(status, args, kwargs)
     chosen = _Chosen.of(arguments)
-    chosen.existing(arguments["data_dir"])
+    _read_from(chosen.folder, arguments["data_dir"])
     now = now_of(chosen.options)
     with lake_errors(chosen.folder):
         return lake_window_rows(chosen.folder, chosen.policies, rebuild=arguments["rebuild"], now=now)
+
+
+def _read_from(folder: Path, data_dir: object) -> None:
+    """Refuse a data folder the caller names (`data_dir`) that is not there: a typo, not an empty
+    lake (a configured one that is not there yet is one: nothing was synced)."""
+    if data_dir is not None and not folder.is_dir():
+        raise ValidationError(
+            "data_dir", f"there is no data folder at {folder}", "check the path; cr.sync() makes one"
+        )
 
 
 def _status_rows(chosen: _Chosen, rebuild: bool) -> list[DatasetStatus]:
@@ -320,8 +320,7 @@ def invalidate(
         )
     settings = current_settings()
     folder = settings.folder(data_dir)
-    if data_dir is not None and not folder.is_dir():  # a typo: no lake to mark anything in
-        raise ValidationError("data_dir", f"there is no data folder at {folder}", "check the path")
+    _read_from(folder, data_dir)
     profiles = _profiles(site, sites, settings)
     with lake_errors(folder):
         return invalidate_stored(folder, profiles, start, end, chosen)

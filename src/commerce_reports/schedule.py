@@ -35,7 +35,7 @@ from .files import save_atomic
 from .locate import ENV_DATA_DIR, MARKER, project_root, where
 from .redaction import redact
 from .settings import ENVIRONMENT, SETTINGS
-from .sites import SITES_FILE
+from .sites import SITES_FILE, site_settings
 
 __all__ = [
     "DAYS",
@@ -213,16 +213,18 @@ def schedule_plan(
 def _shell_only_site_keys(data_dir: Path, sources: Sources) -> tuple[str, ...]:
     """A warning per site of `<data dir>/sites.toml` whose key's variable is set in this shell only:
     a job reads the project's `.env`, not this shell's environment."""
-    import tomllib
-
     try:
-        sites = tomllib.loads((data_dir / SITES_FILE).read_text()).get("sites", {})
-    except (OSError, ValueError):  # none, or one the job's own sync will refuse, saying why
+        found = site_settings(data_dir)
+    except ConfigurationError:  # a sites file the job's own sync will refuse, saying why
         return ()
     warnings = []
-    for name, table in sorted(sites.items()) if isinstance(sites, dict) else ():
-        variable = table.get("secret_key_env") if isinstance(table, dict) else None
-        if isinstance(variable, str) and sources.environ.get(variable) and not sources.dotenv.get(variable):
+    for each in found:
+        variable, name = str(each.value), each.name.split(".")[1]
+        if (
+            each.name.endswith(".secret_key_env")
+            and sources.environ.get(variable)
+            and not sources.dotenv.get(variable)
+        ):
             warnings.append(
                 f"{variable} (the key of site {name}, named in {data_dir / SITES_FILE}) is set in your "
                 "environment only: the scheduled jobs will not see it (they read the project's .env); "

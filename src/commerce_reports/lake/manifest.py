@@ -44,6 +44,7 @@ __all__ = [
     "Manifest",
     "Touched",
     "WindowState",
+    "from_embedded_sandbox",
     "part_files",
     "remove_partitions",
     "revisable_until",
@@ -162,11 +163,8 @@ def _seen(path: Path) -> tuple[int, int, int]:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-_WHERE_THEY_APPLY = (
-    "touched",
-    "revisable_until",
-    "invalidated",
-)  # written only where set: other entries keep their shape
+# written only where set: other entries keep their shape
+_WHERE_THEY_APPLY = ("touched", "revisable_until", "invalidated")
 
 
 def _text(value: Any) -> str:
@@ -187,6 +185,15 @@ def _count(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise TypeError(f"{value!r} is not a count")
     return value
+
+
+def from_embedded_sandbox(data_dir: Path, site: str) -> bool:
+    """Whether a site's manifest says its partitions came from the built-in sandbox (False for a
+    damaged one: where they came from is not known)."""
+    try:
+        return Manifest.load(data_dir, site).from_embedded_sandbox
+    except LakeError:
+        return False
 
 
 def remove_partitions(data_dir: Path, site: str) -> None:

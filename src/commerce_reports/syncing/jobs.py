@@ -57,6 +57,7 @@ __all__ = [
     "options_of",
     "plan_keys",
     "policies_of",
+    "service_sites",
     "slices_of",
     "with_stored_due",
 ]
@@ -233,6 +234,11 @@ def policies_of(profiles: Mapping[str, SiteProfile], options: SyncOptions) -> di
     return {name: options.policy.with_horizon(profile.revision_days) for name, profile in profiles.items()}
 
 
+def service_sites(profiles: Mapping[str, SiteProfile]) -> list[str]:
+    """The sites of `profiles` synced from a service at an address (not the built-in sandbox)."""
+    return [name for name, profile in profiles.items() if not profile.sandbox]
+
+
 def with_stored_due(
     keys: Mapping[str, Sequence[PartitionKey]],
     manifests: Mapping[str, Manifest],
@@ -366,8 +372,7 @@ def _fetch(
     stop = Signal()
     clock = StoppableClock(options.clock or SystemClock(), stop)
     policies = policies_of(profiles, options)
-    from_service = [name for name, profile in profiles.items() if not profile.sandbox]
-    with open_sites(data_dir, policies, from_service) as opened:
+    with open_sites(data_dir, policies, service_sites(profiles)) as opened:
         asked = keys  # (what `refresh` fetches again: not the stored windows due outside it)
         if revisions:
             keys = with_repaired(with_stored_due(keys, opened.manifests, policies), opened.repairs)

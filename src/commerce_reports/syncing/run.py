@@ -39,7 +39,7 @@ from ..contract import DATE_COLUMNS, PartitionKey
 from ..errors import CommerceReportsError, LakeError, UnreachableError
 from ..files import describe_os_error
 from ..lake import Manifest, Repair, load_or_rebuild, reconcile, write_partition, writing_sites
-from ..lake.manifest import remove_partitions
+from ..lake.manifest import from_embedded_sandbox, remove_partitions
 from ..pace import Clock, SystemClock
 from ..waits import Signal, start_thread
 from .clock import fetched_moment, skew_sentence
@@ -119,7 +119,7 @@ def open_sites(
         repairs: list[Repair] = []
         manifests: dict[str, Manifest] = {}
         for site in from_service:
-            if _from_embedded_sandbox(data_dir, site):
+            if from_embedded_sandbox(data_dir, site):
                 remove_partitions(data_dir, site)
                 log.warning(
                     "site %s: its partitions came from the built-in sandbox (synthetic figures): removed; "
@@ -132,13 +132,6 @@ def open_sites(
             Manifest.record_horizon(data_dir, site, policy.revision_days)
             manifests[site] = Manifest.load(data_dir, site)
         yield OpenSites(manifests, repairs)
-
-
-def _from_embedded_sandbox(data_dir: Path, site: str) -> bool:
-    try:
-        return Manifest.load(data_dir, site).from_embedded_sandbox
-    except LakeError:  # damaged: rebuilt from its files next, by `load_or_rebuild`
-        return False
 
 
 def run_plan(

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..contract import DATASETS, Dataset, lake_sites
-from ..errors import LakeError, ValidationError
+from ..errors import ValidationError
 from ..lake import Entry, Manifest, load_or_rebuild, writing_sites
+from ..lake.manifest import from_embedded_sandbox
 from ..params import as_date
 from .plan import SettlePolicy
 from .revisions import LedgerSignal
@@ -177,7 +178,7 @@ def unlisted_sites(folder: Path, listed: Collection[str]) -> list[str]:
     none. The views read them all the same: a site no longer configured, or the built-in sandbox's
     synthetic ones, which the next sync of a service's site removes."""
     unlisted = [site for site in lake_sites(folder) if site not in listed]
-    sandbox = [site for site in unlisted if _from_embedded_sandbox(folder, site)]
+    sandbox = [site for site in unlisted if from_embedded_sandbox(folder, site)]
     others = [site for site in unlisted if site not in sandbox]
     lines = []
     if sandbox:
@@ -192,13 +193,6 @@ def unlisted_sites(folder: Path, listed: Collection[str]) -> list[str]:
             f"{'them' if len(others) > 1 else 'it'}; `status` and `sync` look at the settings' sites only)"
         )
     return lines
-
-
-def _from_embedded_sandbox(folder: Path, site: str) -> bool:
-    try:
-        return Manifest.load(folder, site).from_embedded_sandbox
-    except LakeError:  # damaged: where its partitions came from is not known
-        return False
 
 
 def describe_windows(rows: Sequence[WindowStatus]) -> str:
