@@ -60,6 +60,18 @@ def test_bad_transaction_parameters_name_the_parameter_and_what_is_allowed(kwarg
     assert isinstance(caught.value, ValueError)
 
 
+def test_a_code_is_found_by_its_word_form_and_a_wrong_one_lists_the_codes() -> None:
+    # As a filter takes them: DeviceType("Mobile") was Python's bare "not a valid DeviceType".
+    assert (DeviceType("Mobile"), PartnerProduct(" in-text "), ProgramType("cpa")) == (
+        DeviceType.MBL,
+        PartnerProduct.TXT,
+        ProgramType.CPA,
+    )
+    with pytest.raises(ValidationError, match=r"DeviceType: 'Phone' is not a known code; .*MBL \(Mobile\)"):
+        DeviceType("Phone")
+    assert DeviceType.MBL.find("B") == 1  # still a str: its own methods are str's
+
+
 def test_filters_normalise_friendly_input() -> None:
     filters = Filters(
         country="gb",

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Self
 
 from .errors import ValidationError
 
@@ -56,14 +56,47 @@ MAX_WINDOW_DAYS = 31  # the contract's range limit per aggregate request ("subje
 # ---------------------------------------------------------------- codes (contract 2.5) ----
 
 
-class ProgramType(StrEnum):
+class Code(StrEnum):
+    """A filter's codes (contract 2.5). A code is found by itself or by its word form, in any case
+    (`DeviceType("Mobile")` is `DeviceType.MBL`); anything else is a ValidationError listing them."""
+
+    @classmethod
+    def words(cls) -> Mapping[str, str]:
+        """Code -> the word form transactions carry, for the codes that have one."""
+        return {}
+
+    @property
+    def label(self) -> str:
+        """The word form transactions carry (the code itself where there is none)."""
+        return self.words().get(self.value, self.value)
+
+    @classmethod
+    def checked(cls, value: object, parameter: str) -> Self:
+        """The member whose code or word form `value` is, in any case; else a ValidationError
+        naming `parameter` and listing the codes."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            text = value.strip()
+            for member in cls:
+                if text.upper() == member.value or text.lower() == member.label.lower():
+                    return member
+        allowed = ", ".join(f"{m.value} ({m.label})" if m.label != m.value else m.value for m in cls)
+        raise ValidationError(parameter, f"{value!r} is not a known code", f"expected one of {allowed}")
+
+    @classmethod
+    def _missing_(cls, value: object) -> Self:
+        return cls.checked(value, cls.__name__)
+
+
+class ProgramType(Code):
     """Program-type filter codes: cost per action, cost per click (transactions carry them lower-case)."""
 
     CPA = "CPA"
     CPC = "CPC"
 
 
-class PartnerProduct(StrEnum):
+class PartnerProduct(Code):
     """Partner-product filter codes (contract 2.5); `label` is the word form in transactions."""
 
     WRA = "WRA"
@@ -79,12 +112,12 @@ class PartnerProduct(StrEnum):
     INS = "INS"
     UNK = "UNK"
 
-    @property
-    def label(self) -> str:
-        return _PARTNER_PRODUCT_LABELS[self.value]
+    @classmethod
+    def words(cls) -> Mapping[str, str]:
+        return _PARTNER_PRODUCT_WORDS
 
 
-_PARTNER_PRODUCT_LABELS = {
+_PARTNER_PRODUCT_WORDS = {
     "WRA": "Link",
     "ORG": "JavaScript",
     "RAC": "Click API",
@@ -100,7 +133,7 @@ _PARTNER_PRODUCT_LABELS = {
 }
 
 
-class DeviceType(StrEnum):
+class DeviceType(Code):
     """Device filter codes; `label` is the word form transactions carry."""
 
     DSK = "DSK"
@@ -108,9 +141,12 @@ class DeviceType(StrEnum):
     TBL = "TBL"
     UKN = "UKN"
 
-    @property
-    def label(self) -> str:
-        return {"DSK": "Desktop", "MBL": "Mobile", "TBL": "Tablet", "UKN": "Unknown"}[self.value]
+    @classmethod
+    def words(cls) -> Mapping[str, str]:
+        return _DEVICE_WORDS
+
+
+_DEVICE_WORDS = {"DSK": "Desktop", "MBL": "Mobile", "TBL": "Tablet", "UKN": "Unknown"}
 
 
 # ---------------------------------------------------------------- filters ----
@@ -133,7 +169,7 @@ class Filter:
     param: str
     kind: FilterKind
     wire: Mapping[Dialect, str]
-    codes: type[StrEnum] | None = None
+    codes: type[Code] | None = None
 
     def __post_init__(self) -> None:
         if (self.kind == "code") != (self.codes is not None):
@@ -144,7 +180,7 @@ def _declare(
     name: str,
     param: str,
     kind: FilterKind,
-    codes: type[StrEnum] | None = None,
+    codes: type[Code] | None = None,
     **renamed: str | None,
 ) -> Filter:
     """A filter named `param` on every dialect's wire, except where `renamed` names it otherwise

@@ -10,7 +10,6 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime, timedelta
-from enum import StrEnum
 from numbers import Integral
 from typing import Any, Literal
 
@@ -46,18 +45,6 @@ __all__ = [
 ]
 
 Grain = Literal["day", "month"]
-
-
-def _enum(kind: type[StrEnum], parameter: str, value: Any, labels: dict[str, str]) -> Any:
-    if isinstance(value, kind):
-        return value
-    if isinstance(value, str):
-        text = value.strip()
-        for member in kind:
-            if text.upper() == member.value or text.lower() == labels.get(member.value, "").lower():
-                return member
-    allowed = ", ".join(f"{m.value} ({labels[m.value]})" if m.value in labels else m.value for m in kind)
-    raise ValidationError(parameter, f"{value!r} is not a known code", f"expected one of {allowed}")
 
 
 def as_bool(value: Any, parameter: str) -> bool:
@@ -170,11 +157,6 @@ _SCALAR_FILTERS = tuple(f.name for f in FILTERS if f.kind in ("code", "country")
 FILTER_NAMES: tuple[str, ...] = tuple(_PARAM_NAMES)
 
 
-def _labels(kind: type[StrEnum]) -> dict[str, str]:
-    """Code -> word form, for the codes that have one (partner products and devices)."""
-    return {m.value: m.label for m in kind if isinstance(m, PartnerProduct | DeviceType)}
-
-
 def _normalised(declared: Filter, value: Any) -> Any:
     """A filter's value checked and normalised by its declared kind (None and () mean "not set")."""
     if declared.kind == "ids":
@@ -185,7 +167,7 @@ def _normalised(declared: Filter, value: Any) -> Any:
         return _country(value)
     if value is None or declared.codes is None:
         return None
-    return _enum(declared.codes, declared.name, value, _labels(declared.codes))
+    return declared.codes.checked(value, declared.name)
 
 
 @dataclass(frozen=True)
