@@ -83,6 +83,10 @@ class SandboxConfig:
                 "date_style", "the contract dialect writes yyyy-mm-dd only", "use dialect='published'"
             )
         object.__setattr__(self, "incidents", tuple(self.incidents))
+        self._check_incidents(names)
+
+    def _check_incidents(self, names: list[str]) -> None:
+        """Each incident is one, of a site served, in the world of the seed."""
         from .catalog import NETWORKS  # the world's names: loaded when a sandbox is configured
 
         for incident in self.incidents:
