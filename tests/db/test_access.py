@@ -283,7 +283,9 @@ def test_files_written_before_a_column_existed_still_read(tmp_path: Path) -> Non
     assert (old / "part.parquet").exists()  # an older type is not damage: nothing quarantined
 
 
-def test_a_new_update_day_rewrites_only_the_months_it_touches(rolled: SyncedLake, tmp_path: Path) -> None:
+def test_a_new_update_day_rewrites_only_the_months_it_touches(
+    rolled: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data_dir = rolled.copy(tmp_path)
     rollups = data_dir / "rollups" / "site=alpha"
     base = sorted(p.name for p in (rollups / "transactions" / "base").glob("whole-*.parquet"))
@@ -304,6 +306,7 @@ def test_a_new_update_day_rewrites_only_the_months_it_touches(rolled: SyncedLake
     [done] = refresh_rollups(data_dir, {"alpha": [key]})
     # Updated by the two changed transactions alone: no month's stored transactions recomputed.
     assert not done.full and done.months == ("2026-01", "2026-03") and done.recomputed == ()
+    assert capsys.readouterr().err == ""  # an update (under a second) is not said
     untouched = [p for p in before if "2026-02" in p.name]
     assert untouched and all(p.stat().st_mtime_ns == before[p] for p in untouched)
     _assert_rollups_equal_live(data_dir)
@@ -325,6 +328,22 @@ def test_a_new_update_day_rewrites_only_the_months_it_touches(rolled: SyncedLake
     [done] = refresh_rollups(data_dir, {"alpha": [window]})
     assert not done.full and done.months == ("2026-02",) and done.recomputed == ()
     _assert_rollups_equal_live(data_dir)
+
+
+def test_a_build_of_every_rollup_is_said_with_its_reason_whoever_asks(
+    rolled: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An upgrade: the views' code changed. A sync with nothing to fetch then rebuilt every rollup
+    # (seconds at 1 M transactions, minutes at 100 M) and said nothing.
+    data_dir = rolled.copy(tmp_path)
+    state = data_dir / "rollups" / "site=alpha" / "state.json"
+    state.write_text(re.sub(r'"code": ?"\w+"', '"code": "an-older-version"', state.read_text()))
+    [done] = refresh_rollups(data_dir, {"alpha": []})
+    assert done.full
+    said = capsys.readouterr().err.splitlines()
+    why = "building the rollups of site alpha whole: the views' definitions or DuckDB's version changed"
+    assert said[0].startswith(why) and said[0].endswith(" ...")  # before it starts
+    assert said[-1].startswith(why) and re.search(r": done in \d+\.\d s$", said[-1])
 
 
 def _assert_rollups_equal_live(data_dir: Path) -> None:

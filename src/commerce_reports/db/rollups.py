@@ -34,12 +34,14 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 import duckdb
 
+from ..activity import said
 from ..contract import PART_FILE, PartitionKey, lake_sites
 from ..errors import LakeError, ValidationError, is_ctrl_c
 from ..lake.locks import writing_sites
@@ -270,7 +272,8 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
             if not survey.plan.writes:
                 return None
             try:
-                plan, months = _carry_out(survey)
+                with _said_if_whole(survey):
+                    plan, months = _carry_out(survey)
             except (duckdb.Error, LakeError) as error:
                 if is_ctrl_c(error):  # a query that Ctrl-C interrupted is no build failure to retry
                     raise KeyboardInterrupt from error
@@ -299,6 +302,14 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
         f"the rollups of site {places.site} could not be built: unreadable partitions keep failing "
         f"them (left out: {left_out or 'none'}; the last failure: {failure})"
     )
+
+
+def _said_if_whole(survey: _Survey) -> AbstractContextManager[object]:
+    """A build of every rollup (seconds to minutes: a first sync, an upgrade, a repair) said with
+    its reason as it runs, whoever asked for it; an update (under a second, mostly) is not."""
+    if not survey.whole:
+        return nullcontext()
+    return said(f"building the rollups of site {survey.places.site} whole: {survey.plan.reason}")
 
 
 def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
