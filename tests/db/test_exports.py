@@ -154,6 +154,22 @@ def test_nested_columns_become_json_text_for_flat_formats(synced_con: duckdb.Duc
     assert all(isinstance(json.loads(v), list) for v in frame["products"])
 
 
+def test_intervals_and_unions_are_their_text_in_every_format(
+    synced: SyncedLake, synced_con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    # Polars cannot hold them: `sql "SELECT now() - fetched_at ..."` was a Rust panic and 114 lines
+    # of traceback, in every format and from cr.export.
+    sql = "SELECT INTERVAL 3 DAY AS age, union_value(k := 1) AS u, [INTERVAL 2 HOUR] AS ages, 1 AS n"
+    for flat in (False, True):
+        [frame] = stream(synced_con, sql, flat=flat)
+        assert frame.row(0) == ("3 days", "1", "['02:00:00']", 1)
+    assert (
+        main(["sql", sql, "--output", str(tmp_path / "ages.xlsx"), "--data-dir", str(synced.data_dir)]) == 0
+    )
+    sheet = openpyxl.load_workbook(tmp_path / "ages.xlsx").active
+    assert sheet is not None and [c.value for c in sheet[2]] == ["3 days", "1", "['02:00:00']", 1]
+
+
 def test_max_rows_limits_the_query_and_batches_are_bounded(synced_con: duckdb.DuckDBPyConnection) -> None:
     huge = "SELECT a.range AS a, b.range AS b FROM range(100000) a, range(100000) b"  # 10^10 rows
     frames = list(stream(synced_con, huge, limit=70_000, batch_rows=30_000))

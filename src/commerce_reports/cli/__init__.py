@@ -105,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_SIGPIPE  # its reader stopped reading (`| head`): said as a shell says it, quietly
     except (KeyboardInterrupt, Exception) as error:
         return _failed(error)
+    except BaseException as error:  # a Rust library's panic (polars, pyo3) is no Exception
+        if type(error).__name__ != "PanicException":
+            raise  # SystemExit and GeneratorExit are Python's own
+        return _failed(error)
     finally:  # as the caller had it, whatever the command did
         if collecting:
             gc.enable()

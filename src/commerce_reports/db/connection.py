@@ -37,7 +37,7 @@ from ..errors import LakeError, ValidationError
 from ..interrupts import on_ctrl_c
 from .guard import read_only_statement
 from .published import published_reading, views_root
-from .readonly import Connection, ReadOnlyConnection
+from .readonly import Connection, ReadOnlyConnection, ReadOnlyRelation
 from .rollups import refresh_rollups
 from .snapshot import Reading, take_snapshot, view_sql
 from .sources import UNBOUND, data_folder, pattern, quote, resolve_data_dir
@@ -210,7 +210,7 @@ def query(con: Connection, sql: str) -> pl.DataFrame:
     sql = read_only_statement(sql)
     try:
         relation = con.sql(sql)
-        return _integers(relation.pl()) if relation is not None else pl.DataFrame()
+        return _integers(_for_polars(relation).pl()) if relation is not None else pl.DataFrame()
     except duckdb.Error as error:
         raise _failure(error) from None
 
@@ -234,10 +234,7 @@ def stream(
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1:
         raise ValidationError("batch_rows", f"{batch_rows!r} is not a number of rows", "give an int >= 1")
     try:
-        relation = con.sql(sql)
-        if flat:
-            columns = zip(relation.columns, relation.types, strict=True)
-            relation = relation.project(", ".join(_flat_column(name, kind) for name, kind in columns))
+        relation = _for_polars(con.sql(sql), flat=flat)
         if limit is not None:
             relation = relation.limit(limit)
         reader = relation.to_arrow_reader(batch_rows)
@@ -247,11 +244,23 @@ def stream(
 
 
 _NESTED = {"struct", "list", "map", "array", "union"}
+_Relation = duckdb.DuckDBPyRelation | ReadOnlyRelation
+_AS_TEXT = ("INTERVAL", "UNION(")  # types polars cannot import (it panics), at any depth
 
 
-def _flat_column(name: str, kind: duckdb.sqltypes.DuckDBPyType) -> str:
-    column = '"' + name.replace('"', '""') + '"'
-    return f"to_json({column})::VARCHAR AS {column}" if kind.id in _NESTED else column
+def _for_polars(relation: _Relation, *, flat: bool = False) -> _Relation:
+    """`relation` with every column polars can hold: an interval or a union (`now() - fetched_at`)
+    as its text, and with `flat`, nested values (structs, lists, maps) as JSON text, for formats
+    that hold only scalars (CSV, spreadsheets)."""
+    columns = []
+    for name, kind in zip(relation.columns, relation.types, strict=True):
+        column = '"' + name.replace('"', '""') + '"'
+        if any(word in str(kind) for word in _AS_TEXT):
+            column = f"CAST({column} AS VARCHAR) AS {column}"
+        elif flat and kind.id in _NESTED:
+            column = f"to_json({column})::VARCHAR AS {column}"
+        columns.append(column)
+    return relation.project(", ".join(columns)) if any(" AS " in c for c in columns) else relation
 
 
 def _frames(reader: pa.RecordBatchReader) -> Iterator[pl.DataFrame]:
