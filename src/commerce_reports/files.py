@@ -209,27 +209,43 @@ def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, 
     `durable=False` skips the flushes, for small state whose loss costs nothing but a short wait
     (the pace files); the replace stays atomic either way.
     """
-    target = Path(target)
+    given = Path(target)
+    target = _written_through(given)
     make_folder(target.parent)
-    temp = temp_path(target)
-    mode = modes().file
+    if callable(content):
+        write = content
+    else:
+        data = content.encode() if isinstance(content, str) else content
+
+        def write(path: Path) -> None:
+            path.write_bytes(data)
+
+    # Written in a folder of its own, private from the start: no one else can read a file half
+    # written (a format's writer, DuckDB, makes its file with the usual mode).
+    box = temp_path(target)
+    temp = box / target.name
     try:
-        if callable(content):
-            content(temp)
-        else:
-            data = content.encode() if isinstance(content, str) else content
-            with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "wb") as file:
-                file.write(data)
-        os.chmod(temp, mode)
+        os.mkdir(box, modes().folder)
+        write(temp)
+        os.chmod(temp, modes().file)
         if durable:
             _fsync(temp, os.O_RDONLY)
         os.replace(temp, target)
     finally:
-        for leftover in (temp, temp.with_name(temp.name + ".wal")):
-            with contextlib.suppress(OSError):  # gone, or never made (a read-only folder refuses even that)
-                leftover.unlink()
+        shutil.rmtree(box, ignore_errors=True)  # (empty, or what a writer left: DuckDB's .wal)
     if durable:
         _fsync(target.parent, os.O_RDONLY)
+    return given
+
+
+def _written_through(target: Path) -> Path:
+    """The file `target` names: a symbolic link's target (a report linked into a shared folder is
+    that folder's file, not a link to replace). A pipe, socket or device is refused: replacing it
+    would leave its reader with nothing, and exit as if written."""
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    if target.exists() and not target.is_file() and not target.is_dir():
+        raise OSError(errno.EINVAL, "a pipe, socket or device, not a file: nothing written", str(target))
     return target
 
 

@@ -83,6 +83,28 @@ def test_an_existing_folder_keeps_its_mode(tmp_path: Path, umask: None) -> None:
     assert stat.S_IMODE((tmp_path / "mine" / "new" / "state.json").stat().st_mode) == 0o600
 
 
+def test_a_file_is_private_while_it_is_written_and_a_link_is_written_through(
+    tmp_path: Path, umask: None
+) -> None:
+    seen: list[int] = []
+
+    def write(temp: Path) -> None:  # as a format's writer does: make the file, write, close
+        temp.write_text("rows")  # (with the umask's mode: 0o666 here)
+        seen.append(stat.S_IMODE(temp.parent.stat().st_mode))  # what others can reach it through
+
+    shared = tmp_path / "shared" / "sites.csv"
+    shared.parent.mkdir()
+    shared.write_text("last week")
+    (tmp_path / "sites.csv").symlink_to(shared)
+    assert save_atomic(tmp_path / "sites.csv", write) == tmp_path / "sites.csv"
+    assert seen == [0o700]  # (it was written in the target's folder, readable by all until done)
+    assert (tmp_path / "sites.csv").is_symlink() and shared.read_text() == "rows"  # (the link was replaced)
+    os.mkfifo(tmp_path / "pipe.csv")
+    with pytest.raises(OSError, match="a pipe, socket or device, not a file: nothing written"):
+        save_atomic(tmp_path / "pipe.csv", "rows")
+    assert stat.S_ISFIFO((tmp_path / "pipe.csv").stat().st_mode)
+
+
 @pytest.mark.parametrize("value", ["maybe", "2"])
 def test_a_sharing_setting_that_is_not_yes_or_no_is_refused(
     monkeypatch: pytest.MonkeyPatch, value: str
