@@ -64,23 +64,31 @@ class Currency:
         """`amount` with the symbol and grouping, rounded half away from zero (as the views round
         money) to the currency's minor units (or `digits`, e.g. 3 for an EPC); `signed` writes a +
         before a positive amount. None: '–'."""
-        if amount is None:
+        rounded = self.amount(amount, digits=digits)
+        if rounded is None:
             return "–"
-        from decimal import ROUND_HALF_UP, Decimal
-
         from babel.numbers import format_currency
 
         places = self.digits if digits is None else digits
-        exact = amount if isinstance(amount, Decimal) else Decimal(str(amount))  # (a float as written)
-        if not exact.is_finite():  # (a ratio of nothing)
-            return "–"
-        rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-        rounded = rounded.copy_abs() if rounded == 0 else rounded  # no minus before a zero
         pattern = f"¤#,##0{'.' + '0' * places if places else ''}"
         text = format_currency(rounded, self.code, format=pattern, locale=_LOCALE, currency_digits=False)
         if self.symbol[-1:].isalpha():  # CHF1.00 reads badly: CHF 1.00
             text = text.replace(self.symbol, self.symbol + "\u00a0", 1)
         return f"+{text}" if signed and rounded > 0 else text
+
+    def amount(self, amount: float | Decimal | int | None, *, digits: int | None = None) -> Decimal | None:
+        """`amount` as a Decimal rounded half away from zero (as the views round money) to the
+        currency's minor units (or `digits`); None for None or a ratio of nothing."""
+        if amount is None:
+            return None
+        from decimal import ROUND_HALF_UP, Decimal
+
+        exact = amount if isinstance(amount, Decimal) else Decimal(str(amount))  # (a float as written)
+        if not exact.is_finite():
+            return None
+        places = self.digits if digits is None else digits
+        rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+        return rounded.copy_abs() if rounded == 0 else rounded  # no minus before a zero
 
     def d3_format(self, digits: int | None = None) -> str:
         """A d3/Vega number format for amounts of this currency (the symbol goes in the label)."""

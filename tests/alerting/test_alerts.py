@@ -6,6 +6,8 @@ world without files (`world.py`, what the per-rule tests run on) against this sy
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,6 +97,9 @@ def test_a_network_paid_half_per_order_is_named_first_with_its_knock_on_alerts(
     assert shown["decomposition"][0]["dimension"] == "total" and isinstance(
         shown["decomposition"][0]["revenue"], str
     )
+    # money is decimal text in cents, as the decomposition's (it was 1210.0200000000002)
+    assert re.fullmatch(r"\d+\.\d\d", shown["explained"]["at_stake"])
+    assert report.frame()["at_stake"].dtype == pl.Decimal(38, 2)
     assert value.describe("EUR").startswith(f"alpha · network {NETWORK}: revenue per order €")
 
 
@@ -167,6 +172,35 @@ def test_the_command_exits_3_on_alerts_and_says_what_it_could_not_judge(lake: Pa
     ahead = LAST + timedelta(days=1)
     said = f"not judged: beta: revenue, orders, revenue per order, returns judged on no day ({ahead}"
     assert f"{said}: not stored whole in the lake yet)" in beyond.stdout
+
+
+def test_a_configured_site_never_synced_is_an_alert(lake: Path, tmp_path: Path) -> None:
+    """A cron line `alerts || mail ...` is there to hear of a site that no sync ever fetched: it
+    was `0 alerts` and exit 0 (an empty lake too), while `status` said to sync first."""
+    (tmp_path / "commerce-reports.toml").write_text(f'data_dir = "{lake}"\n\n[alerts]\nstale_hours = 1e9\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMMERCE_REPORTS_")}
+    env |= {
+        "COMMERCE_REPORTS_BASE_URL": "https://api.example.com/v1",
+        "COMMERCE_REPORTS_SECRET_KEY_ALPHA": "alpha-key-0123456789",
+        "COMMERCE_REPORTS_SECRET_KEY_GAMMA": "gamma-key-0123456789",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "commerce_reports",
+        "alerts",
+        "--days",
+        "1",
+        "--as-of",
+        str(LAST - timedelta(days=30)),
+    ]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert (
+        "- gamma: configured, but never synced: no figure or alert covers it until "
+        "`commerce-reports sync --site gamma` fetches it" in done.stdout
+    )
+    assert "alpha: configured" not in done.stdout  # (synced: in the lake)
 
 
 def test_bad_arguments_and_settings_say_what_is_right(

@@ -119,7 +119,9 @@ class Alert:
         )
 
     def to_dict(self, currency: Currency | str | None = None) -> dict[str, Any]:
-        """The alert's fields, JSON-ready (dates as ISO text), with its sentence as `message`."""
+        """The alert's fields, JSON-ready (dates as ISO text, the revenue at stake as decimal text
+        in the currency's minor units), with its sentence as `message`."""
+        stake = Currency.of(currency).amount(self.at_stake)
         return {
             "kind": self.kind,
             "rule": self.rule.name if self.rule else None,
@@ -136,7 +138,7 @@ class Alert:
             "days": self.days,
             "weeks": self.weeks,
             "z": self.z,
-            "at_stake": self.at_stake,
+            "at_stake": None if stake is None else str(stake),
             "detail": self.detail,
             "message": self.describe(currency),
         }
@@ -312,7 +314,8 @@ class AlertReport:
 
     def frame(self) -> pl.DataFrame:
         """The alerts as a frame: one row each, with its `group` (an index into `groups`; null for
-        health) and `role` (cause or knock-on); money in the report's currency."""
+        health) and `role` (cause or knock-on); money (`at_stake`) a decimal in the report's
+        currency."""
         role: dict[int, tuple[int, str]] = {}
         for number, group in enumerate(self.groups):
             for alert in group.alerts:
@@ -320,6 +323,7 @@ class AlertReport:
         rows = [
             {
                 **{k: v for k, v in alert.to_dict(self.currency).items() if k in _SCHEMA},
+                "at_stake": self.currency.amount(alert.at_stake),
                 "since": alert.since,
                 "as_of": alert.as_of,
                 "group": role.get(id(alert), (None, None))[0],
@@ -327,7 +331,7 @@ class AlertReport:
             }
             for alert in self.alerts
         ]
-        return pl.DataFrame(rows, schema=_SCHEMA)
+        return pl.DataFrame(rows, schema={**_SCHEMA, "at_stake": pl.Decimal(38, self.currency.digits)})
 
     def to_dict(self) -> dict[str, Any]:
         """The evaluation, JSON-ready, for pages that show it (`commerce-reports serve`):
@@ -344,7 +348,7 @@ class AlertReport:
 
         An alert is `kind`, `rule`, `site`, `scope`, `key`, `metric`, `value`, `baseline`,
         `spread`, `change` (a fraction), `since`, `as_of` (ISO dates), `days`, `weeks`, `z`,
-        `at_stake` (revenue), `detail` and `message` (its sentence)."""
+        `at_stake` (revenue, as decimal text), `detail` and `message` (its sentence)."""
         money = self.currency
         return {
             "summary": self.summary(),
@@ -412,7 +416,7 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
     return {k: str(v) if isinstance(v, Decimal) else v for k, v in row.items()}
 
 
-_SCHEMA = {
+_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "kind": pl.String,
     "rule": pl.String,
     "site": pl.String,
@@ -427,7 +431,7 @@ _SCHEMA = {
     "days": pl.Int64,
     "weeks": pl.Int64,
     "z": pl.Float64,
-    "at_stake": pl.Float64,
+    "at_stake": pl.Decimal(38, 2),  # (the report's currency's minor units: `frame`)
     "group": pl.Int64,
     "role": pl.String,
     "message": pl.String,

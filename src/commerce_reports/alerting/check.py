@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..activity import checked_progress, said
 from ..charts.selection import Selection, check_connection, resolve
 from ..config import current_settings
-from ..errors import ValidationError
+from ..errors import ConfigurationError, ValidationError
 from ..money import Currency
 from ..params import as_date
 from .alert import AlertReport
@@ -66,13 +66,28 @@ def alerts(
 
         folder = folder_of(con)
     folder = folder or current_settings().data_dir
+    expected = _configured_sites(folder) if site is None else ()
     with said("judging every series of the lake and its health", progress):
         if con is not None:
-            return _judged(con, site, days, as_of, limits, money, folder, now)
+            return _judged(con, site, days, as_of, limits, money, (folder, expected), now)
         from ..db import connect
 
         with connect(folder) as own:
-            return _judged(own, site, days, as_of, limits, money, folder, now)
+            return _judged(own, site, days, as_of, limits, money, (folder, expected), now)
+
+
+def _configured_sites(folder: Path) -> tuple[str, ...]:
+    """The sites the settings name, when `folder` is the configured lake (a site of them the lake
+    does not hold was never synced: an alert); none for another lake, or settings `check` refuses."""
+    settings = current_settings()
+    if folder != settings.data_dir:
+        return ()
+    from ..sites import configured_sites
+
+    try:
+        return tuple(configured_sites(settings))
+    except ConfigurationError:
+        return ()
 
 
 def _judged(
@@ -82,14 +97,15 @@ def _judged(
     as_of: date | str | None,
     limits: Thresholds,
     money: Currency,
-    folder: Path,
+    lake: tuple[Path, tuple[str, ...]],
     now: datetime | None,
 ) -> AlertReport:
-    """The report `alerts` gives, over `con`."""
+    """The report `alerts` gives, over `con`; the health of the `lake` (its folder, and the sites
+    it should hold)."""
     check_connection(con)
     chosen, _ = resolve(con, Selection(site=site))  # a site the lake does not hold is an error
     last_day = as_date(as_of, "as_of") if as_of is not None else None
-    health = health_alerts(folder, chosen.sites, limits, now or datetime.now(UTC))
+    health = health_alerts(*lake, chosen.sites, limits, now or datetime.now(UTC))
     judgement = judge(con, chosen.sites, days, last_day, limits)
     groups = group_alerts(con, judgement)
     ordered = tuple(health) + tuple(alert for group in groups for alert in group.alerts)

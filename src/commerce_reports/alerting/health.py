@@ -1,5 +1,6 @@
-"""The lake's own health, for alerts: a site not synced for longer than expected, and partitions
-that failed sync after sync (recorded by each sync in `failures.json`, see `lake.failures`)."""
+"""The lake's own health, for alerts: a configured site never synced, a site not synced for longer
+than expected, and partitions that failed sync after sync (recorded by each sync in
+`failures.json`, see `lake.failures`)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,23 @@ from .thresholds import Thresholds
 __all__ = ["health_alerts"]
 
 
-def health_alerts(folder: Path, sites: tuple[str, ...], limits: Thresholds, now: datetime) -> list[Alert]:
-    """A site not synced for longer than `stale_hours`, and partitions failing sync after sync."""
+def health_alerts(
+    folder: Path, expected: tuple[str, ...], sites: tuple[str, ...], limits: Thresholds, now: datetime
+) -> list[Alert]:
+    """A site of those `expected` (the configured ones) that the lake does not hold, one of
+    `sites` (none: all) not synced for longer than `stale_hours`, and partitions failing sync
+    after sync."""
     stored = lake_sites(folder)
-    out: list[Alert] = []
+    out = [
+        Alert(
+            "stale",
+            site,
+            detail="configured, but never synced: no figure or alert covers it until "
+            f"`commerce-reports sync --site {site}` fetches it",
+        )
+        for site in expected
+        if site not in stored
+    ]
     for site in [s for s in stored if not sites or s in sites]:
         try:
             manifest = Manifest.load(folder, site)
