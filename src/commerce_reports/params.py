@@ -77,6 +77,16 @@ def as_date(value: Any, parameter: str = "date") -> date:
     raise ValidationError(parameter, f"{value!r} is not a date", "give a datetime.date or 'YYYY-MM-DD'")
 
 
+def as_days(start: Any, end: Any) -> tuple[date | None, date | None]:
+    """`start` and `end` as dates (None stays None: not given), the first not after the last
+    (both are included); anything else is a ValidationError naming which."""
+    first = None if start is None else as_date(start, "start")
+    last = None if end is None else as_date(end, "end")
+    if first is not None and last is not None and first > last:
+        raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
+    return first, last
+
+
 def _many(parameter: str, value: Any, what: str) -> list[Any]:
     """A single value or a list/tuple/set of values, as a list; anything else is a ValidationError."""
     if isinstance(value, str | Integral):

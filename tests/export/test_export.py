@@ -241,6 +241,33 @@ def test_mistyped_parameters_are_refused_before_anything_is_written(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        (["start=2026-11-20", "end=2026-11-10"], "--param start: 2026-11-20 is after end 2026-11-10"),
+        (["days=0"], "--param days: 0 is not a count of days; give 1 or more"),
+        ([f"end={datetime.now(UTC).date() + timedelta(days=1)}"], "is after today"),
+    ],
+)
+def test_the_days_asked_of_a_report_are_checked_before_its_kernel_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], params: list[str], said: str
+) -> None:
+    # They failed in a cell seconds later (exit 1), and left a failed notebook in the reports folder.
+    from commerce_reports.cli import main
+
+    out = tmp_path / "out"
+    words = [
+        "export",
+        "--notebook",
+        str(REPORT),
+        "--out",
+        str(out),
+        *(w for p in params for w in ("--param", p)),
+    ]
+    assert main(words) == 2
+    assert said in capsys.readouterr().err and not out.exists()
+
+
 def test_report_parameters_are_read_as_the_notebook_declares_them(tmp_path: Path) -> None:
     """The report's dates are `date | None` (ISO text), `days` an int, `countries` a list."""
     with pytest.raises(ValidationError, match="start='2026-11-31' is not date or None"):

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
-from ..params import DeviceType, as_date
+from ..params import DeviceType, as_days
 from .geo import country_numeric_id
 
 if TYPE_CHECKING:
@@ -87,12 +87,7 @@ class Selection:
         device: str | None = None,
         country: str | None = None,
     ) -> None:
-        first = None if start is None else as_date(start, "start")
-        last = None if end is None else as_date(end, "end")
-        if first and last and first > last:
-            raise ValidationError(
-                "start", f"{first} is after end {last}", "give start <= end (both included)"
-            )
+        first, last = as_days(start, end)
         values = {
             "site": self._site(site),
             "start": first,
@@ -338,8 +333,7 @@ def resolve(
     cover = cover or coverage(con, selection.sites)
     end = selection.end or cover.last or datetime.now(UTC).date()
     start = selection.start or min(cover.first or end, end)
-    if start > end:
-        raise ValidationError("start", f"{start} is after end {end}", "give start <= end (both included)")
+    as_days(start, end)
     return replace(selection, start=start, end=end), cover
 
 

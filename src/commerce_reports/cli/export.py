@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
         examples=[
             "commerce-reports export --notebook notebooks/report.ipynb",
             "commerce-reports export --notebook notebooks/report.ipynb --param site=alpha "
-            "--param start=2026-11-01 --param end=2026-11-30 --out reports/",
+            "--param start=2026-10-01 --param end=2026-10-31 --out reports/",
             "commerce-reports export --sync --notebook notebooks/report.ipynb --email boss@example.org",
         ],
         exits={
@@ -124,6 +124,35 @@ def _out_folder(out: Path | None, settings: Settings, environment: dict[str, str
     return output_folder("--out", lake / "reports", parents=True)
 
 
+def _window_checked(params: dict[str, Any]) -> dict[str, Any]:
+    """The days a notebook is asked for, checked before its kernel starts, as the shipped
+    notebooks read `start`, `end` and `days` (a start after the end, an end after today, no day
+    at all failed in a cell seconds later, leaving a failed notebook behind)."""
+    import re
+    from datetime import UTC, date, datetime
+
+    from ..errors import ValidationError
+    from ..params import as_days
+    from .options import UsageError
+
+    def day(name: str) -> object:  # a date or its text (papermill passes text), else left alone
+        value = params.get(name)
+        text = isinstance(value, str) and re.fullmatch(r"\d{4}-\d\d-\d\d", value)
+        return value if isinstance(value, date) or text else None
+
+    try:
+        _, last = as_days(day("start"), day("end"))
+    except ValidationError as error:
+        raise UsageError(f"--param {error.parameter}", error.problem, error.allowed) from None
+    today = datetime.now(UTC).date()
+    if last is not None and last > today:
+        raise UsageError("--param end", f"{last} is after today ({today})", "reports exist up to today")
+    days = params.get("days")
+    if isinstance(days, int) and not isinstance(days, bool) and days < 1:
+        raise UsageError("--param days", f"{days} is not a count of days", "give 1 or more")
+    return params
+
+
 def _export(args: argparse.Namespace) -> int:
     from contextlib import chdir
 
@@ -134,7 +163,7 @@ def _export(args: argparse.Namespace) -> int:
     notebook = args.notebook.expanduser().absolute()
     if not notebook.is_file():
         raise UsageError("--notebook", f"{notebook} does not exist", "give the path of an .ipynb file")
-    params = checked_parameters(notebook, dict(args.param))
+    params = _window_checked(checked_parameters(notebook, dict(args.param)))
     to = recipients(args.email) if args.email is not None else None
     settings, environment = _kernel_settings(notebook)
     site = params.get("site")

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from typing import Any, Literal, get_args
 
 from ..errors import ValidationError
-from ..params import as_date
+from ..params import as_date, as_days
 
 __all__ = ["PERIODS", "PERIOD_LABELS", "Period", "PeriodName", "last_complete_day", "period_of"]
 
@@ -63,10 +63,7 @@ def period_of(
         if start is None or end is None:
             raise ValidationError("period", "custom dates need a start and an end", "pick both dates")
         first, last = as_date(start, "start"), as_date(end, "end")
-        if first > last:
-            raise ValidationError(
-                "start", f"{first} is after end {last}", "give start <= end (both included)"
-            )
+        as_days(first, last)
         return Period("custom", first, last)
     if name == "last_7":
         return Period(name, last_day - timedelta(days=6), last_day)

@@ -24,7 +24,7 @@ from ..errors import CommerceReportsError, LakeError, ServiceError, ValidationEr
 from ..files import describe_os_error
 from ..lake.manifest import EMBEDDED_SANDBOX, Manifest
 from ..pace import Clock, SystemClock
-from ..params import Filters, Grain, as_date
+from ..params import Filters, Grain, as_date, as_days
 from ..sites import SiteProfile
 from .costs import CostBook, service_of
 from .plan import (
@@ -172,8 +172,7 @@ def day_span(
     first = as_date(start, "start") if start is not None else last - timedelta(days=default_days - 1)
     if last > today:
         raise ValidationError("end", f"{last} is after today ({today})", "reports exist up to today")
-    if first > last:
-        raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
+    as_days(first, last)
     if not isinstance(allow_large, bool):
         raise ValidationError("allow_large", f"{allow_large!r} is not a bool", "give True or False")
     days = (last - first).days + 1

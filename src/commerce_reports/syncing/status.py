@@ -19,7 +19,7 @@ from ..contract import DATASETS, Dataset, lake_sites
 from ..errors import ValidationError
 from ..lake import Entry, Manifest, load_or_rebuild, writing_sites
 from ..lake.manifest import from_embedded_sandbox
-from ..params import as_date
+from ..params import as_date, as_days
 from .plan import SettlePolicy
 from .revisions import LedgerSignal
 
@@ -250,8 +250,7 @@ def invalidate_stored(
     again (whatever its range and slices). Their files stay vouched for, and read, until their
     partitions are replaced. Returns how many were marked."""
     first, last = as_date(start, "start"), as_date(end, "end")
-    if first > last:
-        raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
+    as_days(first, last)
     if isinstance(datasets, str) or not set(datasets) <= set(DATASETS):
         raise ValidationError(
             "datasets", f"{datasets!r} is not a list of datasets", f"give some of {', '.join(DATASETS)}"
