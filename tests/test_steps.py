@@ -4,9 +4,15 @@ says what it does itself (the report's export, the served page)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pty
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import commerce_reports as cr
@@ -47,3 +53,36 @@ def test_alerts_say_that_they_judge_and_the_report_keeps_quiet(
     assert capsys.readouterr().err == ""
     with pytest.raises(ValidationError, match="progress"):
         cr.alerts(data_dir=lake, progress="yes")  # type: ignore[arg-type]
+
+
+def test_a_written_file_says_its_rows_and_a_terminal_of_no_size_still_shows_the_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `sql --output big.xlsx` was silent for 10 s: no line in a log, and in a terminal nothing
+    # while the workbook was packed; in a pty no one sized, tqdm drew nothing at all.
+    cr.export(pl.DataFrame({"a": [1]}), tmp_path / "one.csv")
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == "writing one.csv ..." and re.fullmatch(
+        r"writing one.csv: done in \d+\.\d s \(1 row\)", said[1]
+    )
+    cr.export(pl.DataFrame({"a": [1, 2]}), tmp_path / "two.csv", progress=False)
+    assert capsys.readouterr().err == ""
+    child = (
+        "from commerce_reports.activity import Step\n"
+        "with Step('writing x', unit='rows') as step:\n"
+        "    step.advance(5)\n"
+    )
+    main, replica = pty.openpty()  # (a size of 0 x 0, as `script` and some CI runners give)
+    done = subprocess.run(
+        [sys.executable, "-c", child], stdin=replica, stdout=replica, stderr=replica, timeout=60
+    )
+    os.close(replica)
+    shown = b""
+    with contextlib.suppress(OSError):  # (EIO once the child's end is closed and all is read)
+        while chunk := os.read(main, 4096):
+            shown += chunk
+    os.close(main)
+    assert done.returncode == 0
+    assert b"writing x: 0 rows ... 00:00" in shown and re.search(
+        rb"writing x: done in \d+\.\d s \(5 rows\)", shown
+    )

@@ -15,6 +15,7 @@ when a step is shown interactively.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -38,11 +39,18 @@ class Step:
     (or `shown=True`), else a line to `say` (default: standard error) at its start and its end."""
 
     def __init__(
-        self, what: str, *, shown: bool | None = None, say: Callable[[str], None] | None = None
+        self,
+        what: str,
+        *,
+        shown: bool | None = None,
+        say: Callable[[str], None] | None = None,
+        unit: str = "",
     ) -> None:
         self.what = what
         self.shown = interactive() if shown is None else shown
         self.say = say or _to_stderr
+        self.unit = unit  # what `advance` counts ("rows"), shown beside the seconds; "": nothing
+        self.count = 0
         self.started = 0.0
         self._bar: Any = None
         self._stop = Signal()  # waits a faked clock cannot stretch (waits.py)
@@ -55,9 +63,20 @@ class Step:
             return self
         from tqdm.auto import tqdm
 
-        self._bar = tqdm(desc=self.what, total=None, bar_format="{desc} ... {elapsed}", leave=False)
+        counted = f": {{n:,}} {self.unit}" if self.unit else ""
+        form = f"{{desc}}{counted} ... {{elapsed}}"
+        # a terminal that says no size (a pty no one sized) gets 80 x 24: tqdm would draw nothing
+        unsized = sys.stderr.isatty() and not _columns_of(sys.stderr)  # (a notebook sizes its own)
+        size = {"ncols": 80, "nrows": 24} if unsized else {}
+        self._bar = tqdm(desc=self.what, total=None, bar_format=form, leave=False, **size)
         self._ticker = start_thread(self._tick, "step-ticker")
         return self
+
+    def advance(self, count: int) -> None:
+        """`count` more of what the step counts (`unit`) are done: shown at the next tick."""
+        self.count += count
+        if self._bar is not None:
+            self._bar.n = self.count
 
     def _tick(self) -> None:
         while not self._stop.wait(TICK):
@@ -74,9 +93,19 @@ class Step:
         seconds = time.monotonic() - self.started
         stopped = error is not None and is_ctrl_c(error)
         outcome = "done" if kind is None else "stopped" if stopped else "failed"
-        self.say(f"{self.what}: {outcome} in {seconds:.1f} s")
+        unit = self.unit.removesuffix("s") if self.count == 1 else self.unit
+        counted = f" ({self.count:,} {unit})" if self.unit else ""
+        self.say(f"{self.what}: {outcome} in {seconds:.1f} s{counted}")
         if stopped and not isinstance(error, KeyboardInterrupt):
             raise KeyboardInterrupt from error
+
+
+def _columns_of(stream: Any) -> int:
+    """The width of the terminal `stream` writes to (0: none said, or no terminal)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def _to_stderr(line: str) -> None:

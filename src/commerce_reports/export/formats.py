@@ -15,6 +15,7 @@ the currency's format); floats a query computed are rounded where their noise wo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -284,7 +285,10 @@ def save_frames(
         with open(temp, **mode) as out:  # type: ignore[call-overload]
             written = write_frames(frames, output, out, currency, shown.advance)
 
-    with _Progress(target.name, progress) as shown:
+    from ..activity import Step
+
+    shown = Step(f"writing {target.name}", shown=progress, unit="rows")
+    with shown if progress is not False else nullcontext():
         try:
             save_atomic(target, write)
         except OSError as error:
@@ -296,28 +300,3 @@ def _configured_currency() -> Currency:
     from ..config import current_settings
 
     return current_settings().currency
-
-
-class _Progress:
-    """Rows written so far, on a bar in a terminal or a notebook (tqdm chooses), when asked or
-    interactive; nothing otherwise."""
-
-    def __init__(self, name: str, enabled: bool | None) -> None:
-        from ..activity import interactive
-
-        self.bar: Any = None
-        if enabled if enabled is not None else interactive():
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(desc=f"writing {name}", unit=" rows", unit_scale=True, leave=False)
-
-    def advance(self, rows: int) -> None:
-        if self.bar is not None:
-            self.bar.update(rows)
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self.bar is not None:
-            self.bar.close()
