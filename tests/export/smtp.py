@@ -23,6 +23,15 @@ class Mailbox:
     password: str
     messages: list[tuple[str, list[str], bytes]] = field(default_factory=list)
     logins: list[str] = field(default_factory=list)
+    unknown: set[str] = field(default_factory=set)  # recipients it refuses ("550 no such user")
+
+    async def handle_RCPT(
+        self, server: Any, session: Session, envelope: Envelope, address: str, options: list[str]
+    ) -> str:
+        if address in self.unknown:
+            return "550 no such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
         content = envelope.original_content or b""

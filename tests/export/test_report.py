@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from commerce_reports.errors import DeliveryError
+from commerce_reports.export.mail import MailSettings, send
 from tests.browser import chart_marks, chromium_available, external_references, rendered_dom
 from tests.export.smtp import smtp_server
 from tests.export.test_export import small_notebook
@@ -137,9 +139,37 @@ def test_a_failed_delivery_exits_1_and_keeps_the_report(tmp_path: Path) -> None:
         )
     kept = tmp_path / "data" / "reports" / "small.html"
     assert done.returncode == 1 and kept.is_file(), done.stderr
-    assert f"could not be mailed through 127.0.0.1:{port}" in done.stderr
+    assert f"mailing the report to boss@example.org through 127.0.0.1:{port} ..." in done.stderr
+    # the server's code and words, and what to check (it was Python's tuple: (535, b'5.7.8 ...'))
+    refused = "535 5.7.8 Authentication credentials invalid (check the user in COMMERCE_REPORTS_SMTP_URL"
+    assert f"could not be mailed through 127.0.0.1:{port}: {refused}" in done.stderr, done.stderr
     assert f"the report stays at {kept}" in done.stderr and "Traceback" not in done.stderr
     assert SMTP_PASSWORD not in done.stderr + done.stdout
+
+
+def test_a_recipient_refused_is_said_with_the_reason_and_who_got_the_report() -> None:
+    message = EmailMessage()
+    message["To"], message["From"], message["Subject"] = (
+        "boss@example.org, bad@example.org",
+        "r@example.org",
+        "w",
+    )
+    message.set_content("the week")
+    with smtp_server("reports@example.org", "pw") as (mailbox, port):
+        mailbox.unknown = {"bad@example.org"}
+        settings = MailSettings.from_env(
+            {
+                "COMMERCE_REPORTS_SMTP_URL": f"smtp://reports@example.org@127.0.0.1:{port}",
+                "COMMERCE_REPORTS_SMTP_PASSWORD": "pw",
+            }
+        )
+        with pytest.raises(DeliveryError) as raised:
+            send(message, settings)
+    assert str(raised.value) == (
+        f"the mail server at 127.0.0.1:{port} refused bad@example.org (550 no such user); "
+        "the report was sent to boss@example.org"
+    )
+    assert [to for _, to, _ in mailbox.messages] == [["boss@example.org"]]
 
 
 @pytest.mark.parametrize(

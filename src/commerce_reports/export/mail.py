@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlsplit
 
+from ..activity import said
 from ..errors import ConfigurationError, DeliveryError
 from ..redaction import redact
 from ..secret import Secret
@@ -142,36 +143,74 @@ def send(message: EmailMessage, settings: MailSettings) -> None:
     masked); the report stays on disk either way."""
     where = f"{settings.host}:{settings.port}"
     context = ssl.create_default_context()
+    to = ", ".join(message.get_all("To", []))
     try:
-        if settings.security == "ssl":
-            server: smtplib.SMTP = smtplib.SMTP_SSL(
-                settings.host, settings.port, timeout=settings.timeout, context=context
-            )
-        else:
-            server = smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout)
-        with server:
-            server.ehlo()
-            if settings.security == "starttls" and server.has_extn("starttls"):
-                server.starttls(context=context)
-                server.ehlo()
-            elif (
-                settings.security == "starttls"
-                and settings.password
-                and not settings.host.startswith(_LOOPBACK)
-            ):
-                raise DeliveryError(
-                    f"the mail server at {where} offers no STARTTLS: the password would travel in clear; "
-                    "use an smtps:// address or a server that offers STARTTLS"
-                )
-            if settings.user and settings.password:
-                server.login(settings.user, settings.password.reveal())
-            refused = server.send_message(message)
+        with said(f"mailing the report to {to} through {where}"):
+            refused = _delivered(message, settings, where, context)
     except DeliveryError:
         raise
     except (smtplib.SMTPException, OSError, ssl.SSLError) as error:
-        raise DeliveryError(f"the report could not be mailed through {where}: {redact(str(error))}") from None
+        raise DeliveryError(
+            f"the report could not be mailed through {where}: {_refusal(error, settings)}"
+        ) from None
     if refused:
-        raise DeliveryError(f"the mail server at {where} refused {', '.join(sorted(refused))}")
+        sent = sorted(set(_addresses(to)) - set(refused))
+        raise DeliveryError(
+            f"the mail server at {where} refused "
+            + "; ".join(f"{address} ({_refusal(refused[address], settings)})" for address in sorted(refused))
+            + (f"; the report was sent to {', '.join(sent)}" if sent else "")
+        )
+
+
+def _addresses(header: str) -> list[str]:
+    from email.utils import getaddresses
+
+    return [address for _, address in getaddresses([header])]
+
+
+def _refusal(error: BaseException | tuple[int, bytes], settings: MailSettings) -> str:
+    """A mail server's refusal in words: its code and text (not Python's tuple of them), a wait
+    that ran out as such, a login refused with what to check (secrets masked)."""
+    text: bytes | str
+    if isinstance(error, tuple):
+        code, text = error
+    elif isinstance(error, smtplib.SMTPResponseException):
+        code, text = error.smtp_code, error.smtp_error
+    elif isinstance(error, TimeoutError):
+        return f"no answer within {settings.timeout:g} s"
+    else:
+        return redact(str(error))
+    words = f"{code} {redact(text.decode(errors='replace') if isinstance(text, bytes) else text)}"
+    if isinstance(error, smtplib.SMTPAuthenticationError):
+        words += f" (check the user in {ENV_SMTP_URL} and {ENV_SMTP_PASSWORD})"
+    return words
+
+
+def _delivered(
+    message: EmailMessage, settings: MailSettings, where: str, context: ssl.SSLContext
+) -> dict[str, tuple[int, bytes]]:
+    """Send `message`; the recipients the server refused (the others got it)."""
+    if settings.security == "ssl":
+        server: smtplib.SMTP = smtplib.SMTP_SSL(
+            settings.host, settings.port, timeout=settings.timeout, context=context
+        )
+    else:
+        server = smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout)
+    with server:
+        server.ehlo()
+        if settings.security == "starttls" and server.has_extn("starttls"):
+            server.starttls(context=context)
+            server.ehlo()
+        elif (
+            settings.security == "starttls" and settings.password and not settings.host.startswith(_LOOPBACK)
+        ):
+            raise DeliveryError(
+                f"the mail server at {where} offers no STARTTLS: the password would travel in clear; "
+                "use an smtps:// address or a server that offers STARTTLS"
+            )
+        if settings.user and settings.password:
+            server.login(settings.user, settings.password.reveal())
+        return server.send_message(message)
 
 
 def mail_report(result: ExportResult, to: str | Iterable[str], settings: MailSettings) -> EmailMessage:
