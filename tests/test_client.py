@@ -253,6 +253,30 @@ def test_429_honours_retry_after_and_defers_the_lane(clock: FakeClock, tmp_path:
     assert clock.now - start >= 75
 
 
+def test_a_wait_asked_past_the_allowance_holds_every_request_of_the_key_until_it_ends(
+    clock: FakeClock, tmp_path: Path
+) -> None:
+    # 'nothing more was sent', said the error, while the rest of the sync's requests went out the
+    # same second, and the next sync asked again at once: the wait was never recorded.
+    recorder = Recorder(
+        httpx.Response(429, headers={"Retry-After": "5000"}, text="slow down"), ok_transactions()
+    )
+    with make(recorder, clock, tmp_path, pace=60) as client:
+        with pytest.raises(RateLimitedError, match="asked to wait 5000 s, more than the 900 s allowed"):
+            client.transactions(update_date="2026-11-03")
+        with pytest.raises(
+            RateLimitedError, match=r"wait until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(5000 s from now\)"
+        ):
+            client.transactions(update_date="2026-11-04")  # nothing sent
+    with make(recorder, clock, tmp_path, pace=60) as other, pytest.raises(RateLimitedError):
+        other.transactions(update_date="2026-11-04")  # another process of the key: nothing sent either
+    assert len(recorder.requests) == 1
+    clock.sleep(5000)
+    with make(recorder, clock, tmp_path, pace=60) as later:
+        later.transactions(update_date="2026-11-04")
+    assert len(recorder.requests) == 2
+
+
 def test_429_without_header_reads_the_wait_from_the_message() -> None:
     from commerce_reports.http import retry_after
 

@@ -272,7 +272,7 @@ def _answers(*responses: httpx.Response) -> httpx.MockTransport:
     return httpx.MockTransport(lambda request: queue.pop(0) if len(queue) > 1 else queue[0])
 
 
-def test_a_huge_retry_after_is_refused_and_the_pace_file_is_left_alone(
+def test_a_huge_retry_after_is_refused_and_kept_for_the_key_without_sleeping(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     transport = _answers(httpx.Response(429, headers={"Retry-After": "86400"}, text="slow down"))
@@ -282,9 +282,11 @@ def test_a_huge_retry_after_is_refused_and_the_pace_file_is_left_alone(
         pacer = Pacer({"networks": 1}, f"{client.base_url}|{KEY}", state_dir=tmp_path, clock=clock)
         with pytest.raises(RateLimitedError) as caught:
             client.networks("2026-11-01", "2026-11-02")
+        with pytest.raises(RateLimitedError, match="nothing was sent: try again then"):
+            client.networks("2026-11-02", "2026-11-03")  # the service asked: it is asked nothing meanwhile
     assert "86400 s" in str(caught.value) and "COMMERCE_REPORTS_MAX_RETRY_WAIT" in str(caught.value)
-    assert pacer.next_allowed("networks") < clock.now + 5  # the request's own slot, no day-long deferral
-    assert max(clock.sleeps, default=0) < 5
+    assert pacer.asked_wait("networks") == 86400  # (every process of the key holds back)
+    assert max(clock.sleeps, default=0) < 5  # and none sleeps through it: each says it and stops
 
 
 def test_a_long_wait_asked_by_the_service_is_said_in_the_log(

@@ -45,6 +45,22 @@ def test_defer_pushes_the_next_slot_and_never_pulls_it_closer(clock: FakeClock, 
     assert pacer.next_allowed("networks") == clock.now + 90
 
 
+def test_a_turn_a_clock_set_days_ahead_is_not_waited_for(
+    clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A sync run with the clock a day ahead (before NTP corrected it, or under faketime) left its
+    # next turn a day away: every later sync of the key waited 86,398 s, blaming another process.
+    ahead = FakeClock(clock.now + 86_400)
+    turn(Pacer({"transactions": 60}, "svc|key", state_dir=tmp_path, clock=ahead), "transactions")
+    pacer = Pacer({"transactions": 60}, "svc|key", state_dir=tmp_path, clock=clock)
+    assert turn(pacer, "transactions") == clock.now and clock.sleeps == [0.0]
+    assert "was set 1.0 days ahead (by " in caplog.text and "a clock that ran ahead set it" in caplog.text
+    assert turn(pacer, "transactions") == pytest.approx(clock.now)  # then the pace again
+    assert clock.sleeps == pytest.approx([0.0, 60.5])
+    pacer.defer("transactions", 900)  # what the service asks for is waited, as ever
+    assert turn(pacer, "transactions") == pytest.approx(clock.now) and clock.sleeps[-1] == pytest.approx(900)
+
+
 def test_state_files_name_no_secret_and_keys_do_not_share_a_pace(clock: FakeClock, tmp_path: Path) -> None:
     one = Pacer({"networks": 60}, "svc|secret-one", state_dir=tmp_path, clock=clock)
     two = Pacer({"networks": 60}, "svc|secret-two", state_dir=tmp_path, clock=clock)

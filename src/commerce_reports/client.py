@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -318,6 +318,7 @@ class ReportsClient:
         while True:
             attempt += 1
             self._reach.refuse(endpoint)
+            self._refuse_while_asked_to_wait(endpoint, declared.pace, params, attempt)
             asked = self.clock.time()
             try:
                 # The turn is held while the request is sent and read: the next one starts a full
@@ -332,8 +333,9 @@ class ReportsClient:
                     raise given_up from None
                 if not error.retriable or attempt >= self.retry.max_attempts:
                     raise _with_attempts(error, attempt) from None
-                wait = getattr(error, "retry_after", None)
-                if self.retry.too_long(wait):
+                wait: float | None = getattr(error, "retry_after", None)
+                if wait is not None and self.retry.too_long(wait):
+                    self._pacer.defer(declared.pace, wait)  # (the key's next requests are refused)
                     raise RateLimitedError(
                         429,
                         "rate limit exceeded",
@@ -362,6 +364,28 @@ class ReportsClient:
                 )
                 self._waits.seconds += delay
                 self.clock.sleep(delay)
+
+    def _refuse_while_asked_to_wait(
+        self, endpoint: str, pace: str, params: dict[str, str], attempt: int
+    ) -> None:
+        """A RateLimitedError, nothing sent, while a wait the service asked for runs that is past
+        the allowance (a Retry-After this process or another of the key was given): the service
+        is asked nothing until it ends, not the rest of a sync's requests at once."""
+        left = self._pacer.asked_wait(pace)
+        if not self.retry.too_long(left):
+            return
+        until = datetime.fromtimestamp(self.clock.time() + left, UTC)
+        raise RateLimitedError(
+            429,
+            "rate limit exceeded",
+            endpoint=endpoint,
+            params=params,
+            attempts=attempt,
+            retry_after=left,
+            hint=f"the service asked to wait until {until:%Y-%m-%d %H:%M} UTC ({left:.0f} s from now), "
+            f"more than the {self.retry.max_wait:g} s allowed (COMMERCE_REPORTS_MAX_RETRY_WAIT); "
+            "nothing was sent: try again then",
+        )
 
     def _get(
         self, endpoint: str, params: dict[str, str], sent: dict[str, str], attempt: int

@@ -151,6 +151,16 @@ class Pacer:
         with self._locked(endpoint) as state:
             turn = _read(state)
             wait = turn.not_before - self.clock.time()
+            skewed = wait > _FURTHEST[turn.asked]
+            if skewed:  # no pace nor Retry-After sets it: a clock that ran ahead did
+                log.warning(
+                    "the next %s turn under this key was set %s ahead (by %s): a clock that ran ahead "
+                    "set it (NTP corrected it since, or a process ran under a faked time); not waiting",
+                    endpoint,
+                    _span(wait),
+                    turn.by or "an unknown process",
+                )
+                wait = 0.0
             if wait > LONG_WAIT:
                 self._say_wait(endpoint, wait, turn)
             self.clock.sleep(max(0.0, wait))
@@ -158,7 +168,7 @@ class Pacer:
                 yield self.clock.time()
             finally:
                 after = self.clock.time() + spacing(self.intervals.get(endpoint, 0.0))
-                if after > _read(state).not_before:
+                if after > _read(state).not_before or skewed:  # (a skewed turn is replaced)
                     _write(state, Turn(after, asked=False, by=_this_process()))
 
     def defer(self, endpoint: str, seconds: float) -> None:
@@ -167,6 +177,13 @@ class Pacer:
             until = self.clock.time() + seconds
             if until > _read(state).not_before:
                 _write(state, Turn(until, asked=True, by=_this_process()))
+
+    def asked_wait(self, endpoint: str) -> float:
+        """The seconds left of a wait the service asked for (0: none; a turn a clock that ran ahead
+        set does not count)."""
+        turn = self.turn(endpoint)
+        left = turn.not_before - self.clock.time()
+        return left if turn.asked and 0 < left <= _FURTHEST[True] else 0.0
 
     def next_allowed(self, endpoint: str) -> float:
         """Wall-clock time at which `endpoint` may next be called."""
@@ -186,6 +203,15 @@ class Pacer:
             log.warning("%s: another process (%s) sharing this key asked last", head, turn.by or "unknown")
         else:
             log.info("%s: the pace is %g s", head, self.intervals.get(endpoint, 0.0))
+
+
+# The furthest a turn can be: the pace (no service asks for an hour between requests), or a wait
+# the service asked for (a client refuses one over its allowance before it is recorded as a turn).
+_FURTHEST = {False: 3600.0, True: 24 * 3600.0}
+
+
+def _span(seconds: float) -> str:
+    return f"{seconds / 86400:.1f} days" if seconds >= 86400 else f"{seconds / 3600:.1f} hours"
 
 
 def _read(state: Path) -> Turn:
