@@ -22,6 +22,7 @@ from commerce_reports.errors import (
     NotFoundError,
     RateLimitedError,
     ServerError,
+    ServiceError,
     UnreachableError,
     ValidationError,
 )
@@ -197,6 +198,19 @@ def test_a_refused_connection_is_retried_once_the_address_has_answered(
         client.transactions(update_date="2026-11-02")
         assert client.transactions(update_date="2026-11-03").num_rows == 3  # a blip: retried
     assert [s for s in clock.sleeps if s] == [2.0, 4.0]
+
+
+def test_a_connection_that_keeps_failing_names_the_request(clock: FakeClock, tmp_path: Path) -> None:
+    dropped = httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+    recorder = Recorder(ok_transactions(1), dropped)
+    retry = RetryPolicy(max_attempts=2, jitter=lambda: 1.0)  # (fewer than give the address up)
+    with (
+        make(recorder, clock, tmp_path, pace=0, retry=retry) as client,
+        pytest.raises(ServiceError) as caught,
+    ):
+        client.transactions(update_date="2026-11-02")
+        client.transactions(update_date="2026-11-03")
+    assert "[transactions updateDate=2026-11-03]" in str(caught.value)  # it said "[transactions ]"
 
 
 def test_a_refused_first_connection_ends_at_once_and_nothing_more_is_asked(

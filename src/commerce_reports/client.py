@@ -397,8 +397,7 @@ class ReportsClient:
         try:
             answer = self._session.send("GET", declared.path, params=sent, where=endpoint)
         except ServiceError as error:
-            error.params = dict(params)
-            raise
+            raise error.naming(params) from None
         self._reach.answered(endpoint)
         if answer.is_success:
             if answer.is_html:

@@ -142,9 +142,19 @@ class ServiceError(CommerceReportsError):
         self.params = dict(params or {})
         self.attempts = attempts
         self.reason = redact(message)  # what happened, without the request it happened to
-        where = f" [{endpoint} {_format_params(self.params)}]" if endpoint else ""
-        tries = f" after {attempts} attempts" if attempts > 1 else ""
-        super().__init__(f"{message}{where}{tries}")
+        self._message = message
+        super().__init__(self._said())
+
+    def _said(self) -> str:
+        where = f" [{self.endpoint} {_format_params(self.params)}]" if self.endpoint else ""
+        tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
+        return f"{self._message}{where}{tries}"
+
+    def naming(self, params: Mapping[str, Any]) -> ServiceError:
+        """This error, naming the request's parameters (a lower layer raised it without them)."""
+        self.params = dict(params)
+        self.args = (self._said(),)
+        return self
 
 
 class TransportError(Retriable, ServiceError):
