@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,24 @@ def test_what_to_run_next_runs_as_printed_whatever_the_folder_is_named(tmp_path:
     assert sql[0] == f"COMMERCE_REPORTS_DATA_DIR={folder}"
     (duckdb,) = [shlex.split(line) for line in said if line.lstrip().startswith("duckdb")]
     assert duckdb[:3] == ["duckdb", "-readonly", str(folder / "commerce.duckdb")]
+
+
+def test_what_to_run_next_names_the_command_as_a_shell_here_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make demo` in a clone runs .venv/bin/commerce-reports, which the user's shell does not find
+    by its name (`commerce-reports: command not found`, exit 127): its path is what to type."""
+    script = tmp_path / ".venv" / "bin" / "commerce-reports"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(script), "demo"])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    said: list[str] = []
+    _say_what_next(tmp_path / "data", current_settings(), said.append)
+    assert any(f" {script} sql " in line for line in said), said
+    monkeypatch.setenv("PATH", f"{script.parent}:/usr/bin:/bin")  # an activated venv
+    said.clear()
+    _say_what_next(tmp_path / "data", current_settings(), said.append)
+    assert any(" commerce-reports sql " in line for line in said), said

@@ -47,8 +47,10 @@ def test_the_wheel_installs_anywhere_then_init_and_demo_run_the_tour(tmp_path: P
     # The notebooks live at the top of the repository (notebooks/) and ship inside the package:
     # every one of them, and nothing else of that folder (its generator stays behind).
     with zipfile.ZipFile(wheel) as archive:
-        shipped = sorted(n for n in archive.namelist() if n.startswith("commerce_reports/notebooks/"))
+        names = archive.namelist()
+    shipped = sorted(n for n in names if n.startswith("commerce_reports/notebooks/"))
     assert shipped == [f"commerce_reports/notebooks/{name}" for name in sorted(NOTEBOOK_NAMES)]
+    assert "commerce_reports/py.typed" in names  # a user's mypy reads its types (PEP 561)
     assert sorted(p.name for p in (REPOSITORY / "notebooks").glob("*.ipynb")) == sorted(NOTEBOOK_NAMES)
 
     venv.create(tmp_path / "venv")  # no pip of its own: this pip installs into it (--python)

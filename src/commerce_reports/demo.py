@@ -97,8 +97,9 @@ def _demo_lake(data_dir: Path | None, settings: Settings, say: Callable[[str], N
 def _say_what_next(folder: Path, settings: Settings, say: Callable[[str], None]) -> None:
     """What to run next, as lines a shell takes as they are (the folder quoted where it must be)."""
     env = "" if folder == settings.data_dir else f"COMMERCE_REPORTS_DATA_DIR={shlex.quote(str(folder))} "
+    command = _as_typed()
     say("the lake stays for you to query:")
-    say(f'  {env}commerce-reports sql "SELECT * FROM site_performance ORDER BY window_start DESC"')
+    say(f'  {env}{command} sql "SELECT * FROM site_performance ORDER BY window_start DESC"')
     catalog = shlex.quote(str(folder / CATALOG_FILE))
     say(f"  duckdb -readonly {catalog}   (the DuckDB CLI: pip install duckdb-cli)")
     notebook = notebook_path("01_getting_started.ipynb")
@@ -106,7 +107,21 @@ def _say_what_next(folder: Path, settings: Settings, say: Callable[[str], None])
     if root is not None and root in notebook.parents:
         say(f"  or open {notebook} in Jupyter: it reads the same lake")
     else:
-        say("  or `commerce-reports init my-reports` for a project with the notebooks, then `cd my-reports`")
+        say(f"  or `{command} init my-reports` for a project with the notebooks, then `cd my-reports`")
+
+
+def _as_typed() -> str:
+    """`commerce-reports` as a shell here finds it: its name when the PATH leads to this one (an
+    activated venv, a pip install), else its path (`make demo` in a clone: .venv/bin/...)."""
+    import os
+    import shutil
+    import sys
+
+    found = shutil.which("commerce-reports")
+    running = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if not running.endswith("commerce-reports") or (found and os.path.realpath(found) == running):
+        return "commerce-reports"  # (or run otherwise: `python -m`, a notebook, a test)
+    return shlex.quote(os.path.relpath(sys.argv[0]) if not os.path.isabs(sys.argv[0]) else sys.argv[0])
 
 
 def _show_views(folder: Path, say: Callable[[str], None]) -> None:

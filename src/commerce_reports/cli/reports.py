@@ -250,9 +250,12 @@ def _init(args: argparse.Namespace) -> int:
     for path in done.kept:
         print(f"kept  {path.relative_to(done.folder)} (already there)")
     import shlex
+    from importlib.util import find_spec
 
     folder = shlex.quote(str(args.folder))
-    print(f"project ready: cd {folder} && commerce-reports demo  (then: jupyter lab notebooks/)")
+    lab = "jupyter lab notebooks/"
+    lab = lab if find_spec("jupyterlab") else f"pip install jupyterlab && {lab}"  # (the core has none)
+    print(f"project ready: cd {folder} && commerce-reports demo  (then: {lab})")
     return 0
 
 

@@ -624,7 +624,8 @@ FROM t FULL JOIN a USING (site, window_start, product_name, merchant_group_id)""
         "One row per site, aggregate dataset (networks|merchandise), slice, grain and stored window: "
         "row_count, and for revenue, sales, clicks (networks only) and actions the sum of the stored "
         "rows, the service's own total of the answer (reported_*, from its `totals`; NULL when it sent "
-        "none) and reported minus summed (*_difference).",
+        "none, or when the window was stored by a version that did not keep them: an upgraded lake's "
+        "windows until fetched again) and reported minus summed (*_difference).",
         f"""WITH windows AS (
     {_window_sums("networks", "sum(clicks)", "min(total_clicks)")}
     UNION ALL
