@@ -206,11 +206,13 @@ def test_a_reader_that_stops_reading_stops_the_command_quietly(
     and no `error: Broken pipe`."""
     lake = tmp_path / "data"
     _small_lake(lake)
-    read, write = os.pipe()
-    os.close(read)  # the reader is gone before the first line
-    with os.fdopen(write, "w", buffering=1) as closed:  # a line written as printed, as to a pipe
-        monkeypatch.setattr(sys, "stdout", closed)
-        assert main(["status", "--data-dir", str(lake)]) == 141
+    # and `sql ... | head`, as `sql --help` says (it said 0 in every format but the table)
+    for command in (["status"], ["sql", "SELECT * FROM transactions", "--format", "csv"]):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the first line
+        with os.fdopen(write, "w", buffering=1) as closed:  # a line written as printed, as to a pipe
+            monkeypatch.setattr(sys, "stdout", closed)
+            assert main([*command, "--data-dir", str(lake)]) == 141, command
     assert capsys.readouterr().err == ""
 
 

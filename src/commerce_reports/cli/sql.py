@@ -5,7 +5,6 @@ through the output formats' registry (`commerce_reports.export.formats.OUTPUT_FO
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from .parser import add_command
@@ -233,11 +232,8 @@ def write_query(con: Connection, sql: str, form: str, output: Path | None, max_r
     if output is not None:
         save_frames(frames, output, output_format, money)
         return
-    try:
-        write_frames(frames, output_format, sys.stdout, money)
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader stopped (`| head`): what it read was written
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+    write_frames(frames, output_format, sys.stdout, money)  # (`| head`: 141, as `main` says it)
+    sys.stdout.flush()
 
 
 def _table(frames: list[pl.DataFrame], shown: int) -> str:
