@@ -9,6 +9,7 @@ import argparse
 import importlib.util
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -284,3 +285,18 @@ def test_the_table_in_the_docs_is_the_parsers() -> None:
         assert f"`{words.split()[0] if words.startswith('deals') else words}`" in row, (words, code)
     for code, meaning in COMMON_EXITS.items():
         assert f"| {code} | {meaning} | every command |" in table
+
+
+def test_serve_checks_its_address_before_it_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second `serve` on a taken port loaded Panel for 2 s, then said `error: Address already in
+    use`, exit 1, naming neither; a host not of this machine, `Cannot assign requested address`."""
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--data-dir", str(lake)]) == 2
+    assert f"--port: 127.0.0.1:{port} is taken: another server listens there" in capsys.readouterr().err
+    assert main(["serve", "--host", "nosuchhost.invalid", "--data-dir", str(lake)]) == 2
+    assert "--host: nosuchhost.invalid does not resolve" in capsys.readouterr().err

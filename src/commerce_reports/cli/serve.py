@@ -128,6 +128,42 @@ def _token(token_file: Path | None, env: dict[str, str]) -> tuple[str | None, st
     return chosen, source
 
 
+def _listenable(host: str, port: int) -> None:
+    """The address checked before the dashboard loads (seconds of Panel): a port another server
+    listens on, or a host that is not this machine's, is one line naming it, exit 2."""
+    import errno
+    import socket
+
+    from .options import UsageError
+
+    if port == 0:
+        return  # any free port
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as error:
+        raise UsageError(
+            "--host",
+            f"{host} does not resolve ({error.strerror})",
+            "give an address of this machine, e.g. 127.0.0.1",
+        ) from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (a port in TIME_WAIT is free)
+        try:
+            probe.bind(address)
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise UsageError(
+                    "--port",
+                    f"{host}:{port} is taken: another server listens there (a dashboard still running?)",
+                    "stop it, or give another --port (0: any free one)",
+                ) from None
+            raise UsageError(
+                "--host",
+                f"{host} is not an address of this machine ({error.strerror})",
+                "give 127.0.0.1, 0.0.0.0 or one of this machine's addresses",
+            ) from None
+
+
 def _serve(args: argparse.Namespace) -> int:
     from ..config import current_settings
     from .options import UsageError, existing_lake
@@ -144,6 +180,7 @@ def _serve(args: argparse.Namespace) -> int:
             raise UsageError(ENV_SERVE_PORT, str(error), "give 0 to 65535") from None
     chosen, source = _token(args.token_file, env)
     data_dir = existing_lake("serve", args.data_dir)  # a mistyped folder: exit 2, nothing created
+    _listenable(host, port)
     from ..activity import Step
 
     with Step("loading the dashboard (Panel, DuckDB)", say=say):
