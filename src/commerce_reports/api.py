@@ -26,7 +26,8 @@ from ._signatures import arguments_of, bound
 from .config import Settings, current_settings
 from .contract import DATASETS, Dataset, PartitionKey, check_lake_path
 from .embedded import available_sites, chosen_sites, started
-from .errors import ValidationError
+from .errors import LakeError, ValidationError
+from .files import describe_os_error
 from .locate import LakeLocation
 from .params import Grain, as_bool
 from .sites import SiteProfile, SiteSelection, selection_of
@@ -347,7 +348,11 @@ def verify(
     names = list(_profiles(chosen, None, settings)) if chosen is not None else None
     with lake_errors(folder):
         report = verify_partitions(folder, names, fast=fast)
-        report.rollups = verify_rollups(folder, names, fast=fast)
-        # brings rollups up to date with what was quarantined, and publishes (the digests read too)
-        refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
+        try:
+            report.rollups = verify_rollups(folder, names, fast=fast)
+            # brings rollups up to date with what was quarantined, and publishes (the digests read too)
+            refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
+        except (LakeError, OSError) as error:  # a full disk, say: the partitions' verdict still stands
+            why = str(error) if isinstance(error, LakeError) else describe_os_error(error)
+            report.unfinished = f"the rollups were not brought up to date: {why}"
     return report

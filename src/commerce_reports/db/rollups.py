@@ -281,7 +281,8 @@ def _refresh_site(places: SitePlaces, stored: set[str], force: bool) -> SiteRefr
                 if not found and survey.plan.action == WHOLE:
                     raise LakeError(
                         f"the rollups of site {places.site} could not be built: {_why(error)}. The views "
-                        "read the lake files meanwhile; `commerce-reports verify` checks the partitions"
+                        "read the lake files meanwhile; `commerce-reports rollups` builds them once the "
+                        "cause is mended"
                     ) from None
                 if not found:  # nothing in the lake is to blame: rebuild the rollups whole
                     log.warning(

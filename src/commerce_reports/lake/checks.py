@@ -33,6 +33,7 @@ class VerifyReport:
     read: int = 0
     read_bytes: int = 0
     fast: bool = False
+    unfinished: str = ""  # what could not be done once the partitions were checked (the rollups, a full disk)
 
     @property
     def quarantined(self) -> list[Repair]:
@@ -40,8 +41,8 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        """True when everything was intact (nothing had to be repaired)."""
-        return not self.repairs and not self.rollups
+        """True when everything was intact (nothing had to be repaired) and all was done."""
+        return not self.repairs and not self.rollups and not self.unfinished
 
     def summary(self) -> str:
         how = (
@@ -51,11 +52,15 @@ class VerifyReport:
             else f"by content ({self.read_bytes / 1e6:.1f} MB read)"
         )
         text = f"verified {self.checked} partitions {how}"
-        if self.ok:
-            return text + ": all intact"
-        lines = [f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"]
+        intact = not self.repairs and not self.rollups
+        lines = [
+            text + ": all intact"
+            if intact
+            else f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"
+        ]
         lines += [f"  {r}" for r in self.repairs]
         lines += [f"  rollups of {line}" for line in self.rollups]
+        lines += [f"  not done: {self.unfinished}"] if self.unfinished else []
         return "\n".join(lines)
 
 
