@@ -20,7 +20,9 @@ import pytest
 from commerce_reports.cli import main
 from commerce_reports.cli.sql import write_query
 from commerce_reports.db import VIEWS, stream
+from commerce_reports.errors import ValidationError
 from commerce_reports.export import OUTPUT_FORMATS
+from commerce_reports.export.formats import OutputFormat, _registered
 from tests.db.conftest import SyncedLake
 
 
@@ -64,6 +66,14 @@ READ_BACK = {
 
 def test_every_registered_format_is_read_back() -> None:
     assert set(READ_BACK) == set(OUTPUT_FORMATS)
+
+
+def test_a_suffix_is_one_format_s() -> None:
+    # ("tsv", (".tsv", ".csv")) passed every test while --output x.csv still wrote CSV
+    csv = OUTPUT_FORMATS["csv"]
+    tsv = OutputFormat("tsv", (".tsv", ".csv"), False, True, "tab-separated", csv.write)
+    with pytest.raises(ValidationError, match=r"the suffix '\.csv' is declared twice"):
+        _registered(*OUTPUT_FORMATS.values(), tsv)
 
 
 def _count(con: duckdb.DuckDBPyConnection, view: str) -> int:

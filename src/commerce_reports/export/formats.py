@@ -120,32 +120,41 @@ def _xlsx(frames: Iterable[pl.DataFrame], out: IO[Any], currency: Currency) -> i
     return write_workbook(frames, out, currency)
 
 
+def _registered(*formats: OutputFormat) -> dict[str, OutputFormat]:
+    """The formats by name, each name and suffix declared once (a suffix claimed twice would be
+    the first's, whatever the second says)."""
+    names = [f.name for f in formats]
+    suffixes = [s for f in formats for s in f.suffixes]
+    for declared, what in ((names, "name"), (suffixes, "suffix")):
+        twice = sorted({d for d in declared if declared.count(d) > 1})
+        if twice:
+            raise ValidationError(
+                "OUTPUT_FORMATS", f"the {what} {twice[0]!r} is declared twice", "give it to one format"
+            )
+    return {f.name: f for f in formats}
+
+
 # The registry: one entry per format. `sql --format` offers them in this order.
-OUTPUT_FORMATS: dict[str, OutputFormat] = {
-    f.name: f
-    for f in (
-        OutputFormat(
-            "csv", (".csv",), False, True, "comma-separated, a header line, nested values as JSON", _csv
-        ),
-        OutputFormat(
-            "json", (".json",), False, False, "one JSON array of row objects (DECIMAL as strings)", _json
-        ),
-        OutputFormat(
-            "jsonl", (".jsonl", ".ndjson"), False, False, "JSON Lines: one row object a line", _jsonl
-        ),
-        OutputFormat(
-            "parquet", (".parquet",), True, False, "Parquet (zstd), the types kept as they are", _parquet
-        ),
-        OutputFormat(
-            "xlsx",
-            (".xlsx",),
-            True,
-            True,
-            "an Excel workbook: money in the currency's format, real dates and booleans, a frozen header",
-            _xlsx,
-        ),
-    )
-}
+OUTPUT_FORMATS: dict[str, OutputFormat] = _registered(
+    OutputFormat(
+        "csv", (".csv",), False, True, "comma-separated, a header line, nested values as JSON", _csv
+    ),
+    OutputFormat(
+        "json", (".json",), False, False, "one JSON array of row objects (DECIMAL as strings)", _json
+    ),
+    OutputFormat("jsonl", (".jsonl", ".ndjson"), False, False, "JSON Lines: one row object a line", _jsonl),
+    OutputFormat(
+        "parquet", (".parquet",), True, False, "Parquet (zstd), the types kept as they are", _parquet
+    ),
+    OutputFormat(
+        "xlsx",
+        (".xlsx",),
+        True,
+        True,
+        "an Excel workbook: money in the currency's format, real dates and booleans, a frozen header",
+        _xlsx,
+    ),
+)
 
 
 def format_of(path: Path, name: str | None = None) -> OutputFormat:
