@@ -117,7 +117,11 @@ def test_a_mistyped_site_names_the_right_one(capsys: pytest.CaptureFixture[str])
         ),
         (["status", "--data-dir", "/no/such/folder"], "there is no data folder at /no/such/folder"),
         (["sql", "SELECT 1", "--output", "/no/such/dir/x.parquet"], "the folder /no/such/dir does not exist"),
-        (["sql", "SELECT 1", "--output", "x.unknown"], "has no suffix of an output format"),
+        (
+            ["sql", "SELECT 1", "--output", "x.unknown"],
+            "has no suffix of an output format; end it with .csv, .json, .jsonl, .ndjson, .parquet, "
+            ".xlsx, or give --format csv",
+        ),
         (["sql", "SELECT 1", "--format", "parquet"], "parquet is not text: it needs --output FILE"),
         (["sql", "COPY transactions TO 'x.csv'"], "error: "),
         (["demo", "--days", "0"], "expected a whole number from 1 to 3660"),

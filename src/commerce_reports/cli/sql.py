@@ -173,6 +173,7 @@ def run_rollups(args: argparse.Namespace) -> int:
 def _form(args: argparse.Namespace) -> str:
     """The output's format: --format, else the suffix of --output, else a table; checked (with
     the output's folder) before the lake is opened."""
+    from ..errors import ValidationError
     from ..export.formats import OUTPUT_FORMATS, format_of
     from .options import UsageError, writable_file
 
@@ -182,7 +183,11 @@ def _form(args: argparse.Namespace) -> str:
         )
     if args.output is not None:
         args.output = writable_file("--output", args.output)
-    form: str = args.format or (format_of(args.output).name if args.output is not None else "table")
+    try:
+        form: str = args.format or (format_of(args.output).name if args.output is not None else "table")
+    except ValidationError as error:  # (the library's words say format=; a command line, --format)
+        allowed = error.allowed.replace("format=", "--format csv")
+        raise UsageError("--output", error.problem, allowed) from None
     if form != "table" and OUTPUT_FORMATS[form].binary and args.output is None:
         raise UsageError(
             "--format", f"{form} is not text: it needs --output FILE", "e.g. --output result.xlsx"
