@@ -86,3 +86,19 @@ def test_a_written_file_says_its_rows_and_a_terminal_of_no_size_still_shows_the_
     assert b"writing x: 0 rows ... 00:00" in shown and re.search(
         rb"writing x: done in \d+\.\d s \(5 rows\)", shown
     )
+
+
+def test_a_sync_in_a_plain_script_says_its_plan_and_progress() -> None:
+    # `python gs.py > out 2> err` synced for 12 s with nothing in err: the plan and progress went
+    # to a log that no one had set up (the command line prints them).
+    child = (
+        "import logging, sys\n"
+        "from commerce_reports.api import _heard\n"
+        "from commerce_reports.activity import to_stderr\n"
+        "from commerce_reports import SyncOptions\n"
+        "print(_heard(SyncOptions()).say is to_stderr, _heard(SyncOptions(say=print)).say is print)\n"
+        "logging.basicConfig()\n"
+        "print(_heard(SyncOptions()).say is None)\n"  # a log set up: it gets them, as before
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["True", "True", "True"], done.stderr

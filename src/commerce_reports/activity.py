@@ -24,7 +24,7 @@ from typing import Any
 from .errors import ValidationError, is_ctrl_c
 from .waits import Signal, start_thread
 
-__all__ = ["TICK", "Step", "checked_progress", "interactive", "said"]
+__all__ = ["TICK", "Step", "checked_progress", "interactive", "said", "to_stderr"]
 
 TICK = 1.0  # seconds between two updates of a step's counter
 
@@ -48,7 +48,7 @@ class Step:
     ) -> None:
         self.what = what
         self.shown = interactive() if shown is None else shown
-        self.say = say or _to_stderr
+        self.say = say or to_stderr
         self.unit = unit  # what `advance` counts ("rows"), shown beside the seconds; "": nothing
         self.count = 0
         self.started = 0.0
@@ -108,7 +108,8 @@ def _columns_of(stream: Any) -> int:
         return 0
 
 
-def _to_stderr(line: str) -> None:
+def to_stderr(line: str) -> None:
+    """Say `line` on standard error, at once (where a step says itself outside a terminal)."""
     print(line, file=sys.stderr, flush=True)
 
 

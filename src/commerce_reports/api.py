@@ -191,6 +191,21 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
     )
 
 
+def _heard(options: SyncOptions) -> SyncOptions:
+    """`options`, saying the plan and progress on standard error when nothing else would: a plain
+    script (no logging set up) waited hours at the service's pace in silence, where `sync` prints
+    them; a caller's `say`, or a log someone set up, gets them as before."""
+    import logging
+
+    if options.say is not None or logging.getLogger(__name__).hasHandlers():
+        return options
+    from dataclasses import replace
+
+    from .activity import to_stderr
+
+    return replace(options, say=to_stderr)
+
+
 class _Chosen(NamedTuple):
     """What an entry point's arguments choose, resolved once: the settings, the lake and why, the
     sites (`site=` or `sites=`), and the options with each site's settle policy."""
@@ -205,7 +220,7 @@ class _Chosen(NamedTuple):
         for flag in ("refresh", "rebuild", "allow_large"):  # ("no" is true: it would refetch a range)
             if flag in arguments:
                 as_bool(arguments[flag], flag)
-        options = options_of(arguments["options"])
+        options = _heard(options_of(arguments["options"]))
         settings = current_settings()
         profiles = _profiles(arguments["site"], arguments["sites"], settings)
         return cls(settings, settings.location(arguments["data_dir"]), profiles, options)

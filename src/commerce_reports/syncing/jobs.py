@@ -86,7 +86,8 @@ class SyncOptions:
     clock: Clock | None = None  # the client's pace clock
     pace: float | str | Mapping[str, float] | None = None
     progress: bool | None = None  # None: bars in terminals and notebooks, else lines (see `say`)
-    # Where the plan and, without bars, a few progress lines go (None: the log, a line per request).
+    # Where the plan and, without bars, a few progress lines go (None: the log, a line per request;
+    # `sync` makes it standard error when no log is set up).
     say: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
