@@ -76,6 +76,28 @@ def test_progress_lines_are_throttled_estimate_the_time_left_and_always_end_with
     assert lines[2:] == ["  30/30 requests, 98 rows stored in 38 s"]
 
 
+def test_a_sync_waiting_on_an_answer_still_says_a_line_every_30_s() -> None:
+    # a server that stalled a body left 5 minutes without a word: lines came only as requests ended
+    plan = a_plan(3, 0)
+    clock, lines = FakeClock(), []
+    progress = Progress(plan, False, lines.append, clock)
+    progress.advance(plan.requests[0], 4)
+    clock.sleep(29.0)
+    progress.tick()
+    assert lines == []
+    clock.sleep(2.0)
+    progress.tick()
+    progress.tick()  # (once per heartbeat)
+    assert lines == [
+        "  1/3 requests, 4 rows stored, 31 s elapsed; no answer for 31 s: waiting on the service"
+    ]
+    clock.sleep(30.0)
+    progress.tick()
+    assert (
+        lines[1] == "  1/3 requests, 4 rows stored, 61 s elapsed; no answer for 61 s: waiting on the service"
+    )
+
+
 def test_a_stopped_sync_says_where_it_stopped_and_failures_count_as_done() -> None:
     plan = a_plan(10, 0)
     clock, lines = FakeClock(), []

@@ -88,6 +88,16 @@ class Progress:
             self.failed += 1
             self._step((request.site, request.key.endpoint))
 
+    def tick(self) -> None:
+        """Called while the lanes run, ended requests or not: the bars' clocks move on, and a line
+        comes every LINE_HEARTBEAT seconds (a server that stalls an answer left minutes unsaid)."""
+        for bar in self.bars.values():
+            bar.refresh()
+        with self.lock:
+            now = self.clock.time()
+            if self.say is not None and not self.bars and now - self._said_at >= LINE_HEARTBEAT:
+                self._say_line(now)
+
     def close(self) -> None:
         """End the bars; say the last line if it was not said (an interrupted or shortened sync)."""
         for bar in self.bars.values():
@@ -146,10 +156,15 @@ class Progress:
         elapsed = duration(now - self.started)
         failed = f" ({self.failed} failed)" if self.failed else ""
         text = f"  {done}/{self.total} requests{failed}, {self.rows:,} rows stored"
+        answered = max((ends[-1] for ends in self.recent.values()), default=self.started)
         if done >= self.total:
             self.say(f"{text} in {elapsed}")
         elif last:
             self.say(f"{text}; stopped after {elapsed}")
+        elif now - answered >= LINE_HEARTBEAT:  # (the estimate says nothing of a wait for an answer)
+            self.say(
+                f"{text}, {elapsed} elapsed; no answer for {duration(now - answered)}: waiting on the service"
+            )
         else:
             self.say(f"{text}, {elapsed} elapsed, about {duration(self.time_left(now))} left")
         self._said_at, self._said_done = now, done

@@ -166,7 +166,7 @@ def run_plan(
         for lane, (site, endpoint) in zip(lanes, sorted(plan.lanes), strict=True)
     ]
     try:
-        _wait_all(ends)
+        _wait_all(ends, while_waiting=bars.tick)
     except BaseException as error:  # Ctrl-C (or anything else in this thread): every lane stops first
         stop.set()
         for client in clients.values():
@@ -200,12 +200,17 @@ def run_plan(
     return result
 
 
-def _wait_all(ends: list[Signal], late: float | None = None) -> None:
-    """Wait until every lane has ended (each signal of `ends` is set); past `late` seconds, say
-    once how many are still finishing the partition they store."""
+def _wait_all(
+    ends: list[Signal], late: float | None = None, while_waiting: Callable[[], None] | None = None
+) -> None:
+    """Wait until every lane has ended (each signal of `ends` is set), calling `while_waiting`
+    between two looks; past `late` seconds, say once how many are still finishing the partition
+    they store."""
     started = time.monotonic()  # a difference of two readings: right under a faked clock too
     for ended in ends:
         while not ended.wait(_LANE_CHECK):
+            if while_waiting is not None:
+                while_waiting()
             if late is not None and time.monotonic() - started > late:
                 busy = sum(not e.is_set() for e in ends)
                 log.warning("waiting for %d lanes to finish storing their partition", busy)
