@@ -246,3 +246,20 @@ def test_a_client_clock_ahead_of_the_service_never_settles_a_day_the_service_is_
     _sync(running, tmp_path, start, now=lambda: running.sandbox.now + timedelta(days=4))
     assert view_differences(running, tmp_path, start) == []
     assert main(["verify", "--data-dir", str(tmp_path)]) == 0
+
+
+def test_a_clock_off_the_services_is_said_once_per_site(caplog: pytest.LogCaptureFixture) -> None:
+    """The sync command said it four times (a log line per lane, then its warning); the lanes log
+    it only when the caller says nothing itself (the result's warning is then the one line)."""
+    from commerce_reports.syncing.run import _Lane
+
+    def lane(logs: bool) -> _Lane:
+        return _Lane(Path(), [], {}, lambda: None, None, None, None, None, logs_skews=logs)  # type: ignore[arg-type]
+
+    quiet, logging_one = lane(False), lane(True)
+    for each in (quiet, logging_one):
+        each.skewed("alpha", timedelta(days=10))
+        each.skewed("alpha", timedelta(days=10))
+    assert quiet.skews == logging_one.skews == [("alpha", timedelta(days=10))]
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert said.startswith("alpha: this machine's clock is 10 days ahead of the service's")

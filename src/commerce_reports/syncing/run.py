@@ -157,7 +157,18 @@ def run_plan(
     timer: Clock = clock or SystemClock()
     bars = Progress(plan, progress, say, timer)
     lanes = [
-        _Lane(data_dir, requests, clients, now, policies[site], stop, bars, timer, site in unverified)
+        _Lane(
+            data_dir,
+            requests,
+            clients,
+            now,
+            policies[site],
+            stop,
+            bars,
+            timer,
+            site in unverified,
+            say is None,
+        )
         for (site, _), requests in sorted(plan.lanes.items())
     ]
     result = SyncResult(plan)
@@ -231,9 +242,11 @@ class _Lane:
         bars: Progress,
         clock: Clock,
         unverified: bool = False,
+        logs_skews: bool = True,
     ) -> None:
         self.clock = clock
         self.unverified = unverified
+        self.logs_skews = logs_skews  # (False: the caller says the result's warnings, once per site)
         self.data_dir = data_dir
         self.requests = requests
         self.clients = clients
@@ -250,9 +263,11 @@ class _Lane:
         self.skews: list[tuple[str, timedelta]] = []
 
     def skewed(self, site: str, skew: timedelta) -> None:
-        """Keep (and say, once per lane) that this machine's clock is off the service's."""
+        """Keep (and, when the caller says nothing itself, log once per lane) that this machine's
+        clock is off the service's."""
         if not self.skews:
-            log.warning("%s: %s", site, skew_sentence(skew))
+            if self.logs_skews:
+                log.warning("%s: %s", site, skew_sentence(skew))
             self.skews.append((site, skew))
 
     def run(self) -> None:
