@@ -280,3 +280,30 @@ def test_a_garbled_column_name_is_quarantined_not_a_traceback(tmp_path: Path) ->
     manifest, repairs = rebuild(tmp_path, "alpha")
     assert [r.action for r in repairs] == ["rebuilt", "quarantined"]
     assert [e.key for e in manifest] == [keys[1]]
+
+
+def test_an_answer_whose_totals_disagree_with_its_rows_is_a_warning() -> None:
+    """Totals doubled by a hostile proxy were stored without a word (report_totals showed the
+    gap to whoever looked); rounding (cents over many rows) is not a disagreement."""
+    from commerce_reports.syncing.plan import PlannedRequest
+    from commerce_reports.syncing.result import disagreements
+
+    window = PartitionKey.aggregate("networks", date(2026, 10, 1), Filters(), "month")
+    request = PlannedRequest("alpha", window, "missing")
+
+    def answer(revenue: list[str], total: str) -> pa.Table:
+        money = pa.decimal128(18, 4)
+        return pa.table(
+            {
+                "revenue": pa.array([Decimal(r) for r in revenue], money),
+                "total_revenue": pa.array([Decimal(total)] * len(revenue), money),
+                "clicks": pa.array([10.0] * len(revenue)),
+                "total_clicks": pa.array([None] * len(revenue), pa.float64()),  # (not sent: nothing said)
+            }
+        )
+
+    assert disagreements(request, answer(["12965.00", "12961.29"], "25926.34")) == []  # 0.05: rounding
+    (said,) = disagreements(request, answer(["12965.00", "12961.29"], "51853.58"))
+    assert said.startswith("warning: alpha networks") and said.endswith(
+        "the service's total revenue is 51853.5800, its rows sum to 25926.2900 (report_totals shows both)"
+    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import NamedTuple
+from decimal import Decimal
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..contract import PartitionKey
 from ..errors import CommerceReportsError, LakeError, UnreachableError
@@ -14,7 +15,10 @@ from .clock import skew_sentence
 from .costs import shares
 from .plan import PlannedRequest, SyncPlan
 
-__all__ = ["Failure", "SyncResult", "doubts"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Failure", "SyncResult", "disagreements", "doubts"]
 
 _AGAIN = "stored unsettled: a sync asks for it again once this copy is an hour old (`status` says from when)"
 
@@ -33,6 +37,33 @@ def doubts(request: PlannedRequest, untyped: int, foreign: int, collapsed: int) 
         lines.append(
             f"{where}: {collapsed} duplicate rows of a commission collapsed (the last in the answer kept)"
         )
+    return lines
+
+
+_TOTALLED = ("revenue", "sales", "clicks", "actions")  # the measures an answer's totals give
+
+
+def disagreements(request: PlannedRequest, table: pa.Table) -> list[str]:
+    """The `warning:` lines of an aggregate answer whose own totals disagree with its rows by more
+    than rounding (over 1% and over 1): which of the two is right cannot be told from here, and
+    `report_totals` shows both beside their difference."""
+    import pyarrow.compute as pc
+
+    where = f"warning: {request.site} {request.key.describe()}"
+    lines = []
+    for measure in _TOTALLED:
+        if table.num_rows == 0 or {measure, f"total_{measure}"} - set(table.column_names):
+            continue
+        reported = pc.min(table[f"total_{measure}"]).as_py()  # (the same on every row)
+        if reported is None:
+            continue
+        summed = Decimal(str(pc.sum(table[measure]).as_py() or 0))
+        gap = abs(Decimal(str(reported)) - summed)
+        if gap > max(Decimal(1), abs(summed) / 100):
+            lines.append(
+                f"{where}: the service's total {measure} is {reported}, its rows sum to {summed} "
+                "(report_totals shows both)"
+            )
     return lines
 
 

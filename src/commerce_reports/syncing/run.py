@@ -45,7 +45,7 @@ from ..waits import Signal, start_thread
 from .clock import fetched_moment, skew_sentence
 from .plan import PlannedRequest, SettlePolicy, SyncPlan
 from .progress import Progress
-from .result import Failure, SyncResult, doubts
+from .result import Failure, SyncResult, disagreements, doubts
 
 __all__ = [
     "Interrupted",
@@ -334,7 +334,9 @@ class _Lane:
         ):
             if count:
                 found.append((request, count))
-        for line in doubts(request, written.untyped, written.foreign, written.collapsed):
+        for line in doubts(request, written.untyped, written.foreign, written.collapsed) + disagreements(
+            request, table
+        ):
             log.warning("%s", line.removeprefix("warning: "))  # the log says its level itself
         self.bars.advance(request, written.rows)
 
