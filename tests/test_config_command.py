@@ -156,6 +156,26 @@ def test_config_set_writes_the_project_file_keeping_its_comments(
     assert "set per site in sites.toml" in capsys.readouterr().err
 
 
+def test_a_rule_s_value_is_set_as_config_get_prints_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # get printed threshold=80%,min_volume=12, which set refused; -25% was argparse's
+    # 'unrecognized arguments'; a wrong z said 'error: value: [alerts]: alerts: z = -1'
+    monkeypatch.chdir(_project(tmp_path))
+    assert main(["config", "get", "alerts.merchant_stopped"]) == 0
+    shown = capsys.readouterr().out.strip()
+    assert shown == "threshold=80%,min_volume=12"
+    assert main(["config", "set", "alerts.link_stopped", shown]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith('alerts.link_stopped = { threshold = "80%", min_volume = 12 } in ')
+    assert Settings.from_env().alerts["link_stopped"] == {"threshold": "80%", "min_volume": 12}
+    assert main(["config", "set", "alerts.revenue_drop", "-25%"]) == 2
+    assert main(["config", "set", "alerts.z", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "[alerts] revenue_drop: threshold = -0.25; give a fraction in (0, 1]" in err
+    assert "error: value: [alerts]: z = -1; give a positive number" in err
+
+
 def test_a_secret_goes_into_dotenv_and_only_when_git_ignores_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

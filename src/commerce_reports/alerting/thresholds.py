@@ -104,7 +104,7 @@ class Thresholds:
         try:
             return replace(cls(), rules=rules, **{k: v for k, v in table.items() if k in shared})
         except ConfigurationError as error:
-            raise ConfigurationError(f"{where}: {error}") from None
+            raise ConfigurationError(f"{where}: {str(error).removeprefix('alerts: ')}") from None
 
     def table(self) -> dict[str, Any]:
         """These thresholds as an `[alerts]` table (what `from_table` reads back): the shared

@@ -4,6 +4,7 @@ value; set one in the project's files."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from .parser import add_command
@@ -95,6 +96,8 @@ def _set_arguments(put: CommandParser) -> None:
         "name", help="a setting (currency), its variable, alerts.<key>, or a site's key variable"
     )
     put.add_argument("value", nargs="?", help="the value; left out for a secret, it is asked for")
+    # a value such as -25% is a value, not an option to refuse (argparse knows negative numbers only)
+    put._negative_number_matcher = re.compile(r"^-\.?\d[\d.]*%?$")
 
 
 def _missing_action(parser: CommandParser) -> Any:
@@ -178,6 +181,8 @@ def _set(args: argparse.Namespace) -> int:
     if key.startswith("alerts."):
         from ..alerting.thresholds import Thresholds
 
+        value = _inline_table(value)
+
         def check(table: Any) -> None:
             Thresholds.from_table(table)
 
@@ -185,10 +190,26 @@ def _set(args: argparse.Namespace) -> int:
         done = set_setting(key, value, check_table=check)
     except ValidationError as error:  # a value or a folder the command line got wrong: exit 2
         raise UsageError(error.parameter, error.problem, error.allowed) from None
-    print(f"{done.key} = {done.shown} in {done.path}")
+    shown = done.shown.strip()
+    if "\n" in shown:  # a table, as TOML writes it: on one line, as it is typed
+        shown = "{ " + ", ".join(line.strip() for line in shown.splitlines() if line.strip()) + " }"
+    print(f"{done.key} = {shown} in {done.path}")
     if setting.variable is not None and not setting.secret:  # (a secret goes to .env itself)
         _say_what_wins(key)
     return 0
+
+
+def _inline_table(value: str) -> str:
+    """A rule's value as `config get` prints it (`threshold=70%,min_volume=5`) in the TOML form
+    `set` takes (`{ threshold = "70%", min_volume = 5 }`); any other value as it is."""
+    pairs = [part.split("=", 1) for part in value.split(",")]
+    if any(len(p) != 2 or not re.fullmatch(r"\s*[a-z_]+\s*", p[0]) for p in pairs):
+        return value
+    number = re.compile(r"-?\d+(\.\d+)?")
+    written = []
+    for name, given in ((k.strip(), v.strip()) for k, v in pairs):
+        written.append(f"{name} = {given}" if number.fullmatch(given) else f'{name} = "{given}"')
+    return "{ " + ", ".join(written) + " }"
 
 
 def _say_what_wins(key: str) -> None:
