@@ -170,7 +170,8 @@ def test_the_command_exits_3_on_alerts_and_says_what_it_could_not_judge(lake: Pa
     beyond = run("--days", "1", "--site", "beta", "--as-of", str(LAST + timedelta(days=1)))
     assert beyond.returncode == 0, beyond.stderr
     ahead = LAST + timedelta(days=1)
-    said = f"not judged: beta: revenue, orders, revenue per order, returns judged on no day ({ahead}"
+    measures = "revenue, orders net of returns, revenue per order, returns"
+    said = f"not judged: beta: {measures} judged on no day ({ahead}"
     assert f"{said}: not stored whole in the lake yet)" in beyond.stdout
 
 

@@ -27,7 +27,7 @@ __all__ = ["Alert", "AlertGroup", "AlertReport", "JudgedDays"]
 
 NAMES = {
     "revenue": "revenue",
-    "orders": "orders",
+    "orders": "orders net of returns",  # (the tables' Orders count every transaction)
     "order_value": "revenue per order",
     "clicks": "clicks",
     "epc": "EPC",
