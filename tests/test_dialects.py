@@ -10,7 +10,7 @@ import pytest
 
 from commerce_reports.client import ReportsClient, normalise_base_url
 from commerce_reports.endpoints import DIALECTS, ENDPOINTS, Dialect, Filter
-from commerce_reports.errors import ConfigurationError, ValidationError
+from commerce_reports.errors import ConfigurationError, RateLimitedError, ServerError, ValidationError
 from commerce_reports.params import PartnerProduct
 from tests.conftest import FakeClock
 from tests.declared import PAIRS, example, example_on_the_wire, pair_id
@@ -142,3 +142,27 @@ def test_the_service_check_accepts_what_the_reporting_api_answers(tmp_path: Path
             KEY, "https://api.example.com", pace=0, clock=FakeClock(), pace_dir=tmp_path, transport=transport
         ) as client:
             assert client.check_service() == status
+
+
+def test_a_busy_or_failing_service_proves_nothing_and_its_wait_is_kept(tmp_path: Path) -> None:
+    # a 500 on the check was recorded as "verified" in the manifest; a 429 with Retry-After: 5000
+    # was ignored and the next request went out the same second
+    answers = {
+        500: httpx.Response(500, text="oops"),
+        429: httpx.Response(429, headers={"Retry-After": "5000"}),
+    }
+    for status, error in ((500, ServerError), (429, RateLimitedError)):
+        transport = httpx.MockTransport(lambda request, status=status: answers[status])
+        clock = FakeClock()
+        with ReportsClient(
+            KEY,
+            "https://api.example.com",
+            pace=0,
+            clock=clock,
+            pace_dir=tmp_path / str(status),
+            transport=transport,
+        ) as client:
+            with pytest.raises(error) as caught:
+                client.check_service()
+            assert caught.value.retriable  # (the sync then syncs unverified, and checks again next time)
+            assert client.seconds_to_turn("transactions") == (5000 if status == 429 else 0)

@@ -248,11 +248,19 @@ class ReportsClient:
         """One cheap request that proves the base URL answers as the reporting API; its status.
 
         A transactions request for one day answers 200, 400 or 401 there; a 404 or an HTML page
-        means the URL points elsewhere, which is a ConfigurationError naming it.
+        means the URL points elsewhere, which is a ConfigurationError naming it. A 429 or a 5xx
+        proves nothing yet: it is the RateLimitedError or ServerError it is (a Retry-After kept
+        for the key's next requests), for the caller to check again later.
         """
         answer = self.probe(day)
         if answer.status == 404 or answer.is_html:
             raise self._not_the_api(answer)
+        if answer.status == 429 or answer.status >= 500:
+            wait = retry_after(answer.headers, answer.body)
+            if answer.status == 429 and wait:
+                self._pacer.defer(ENDPOINTS["transactions"].pace, wait)
+            kind = RateLimitedError if answer.status == 429 else ServerError
+            raise kind(answer.status, "the service could not answer now", endpoint="transactions")
         return answer.status
 
     def probe(self, day: date | None = None) -> Answer:
