@@ -76,3 +76,23 @@ def test_a_key_new_or_gone_moves_by_its_orders() -> None:
     gone = frame.filter(pl.col("key") == "Gone").row(0, named=True)
     assert gone["orders_effect"] == Decimal("-50.0000") and gone["order_value_effect"] is None
     assert (gone["driver"], gone["driver_change"]) == ("orders", -1.0)
+
+
+def test_a_network_that_lost_half_its_clicks_is_driven_by_its_clicks() -> None:
+    """Clicks -42%, orders -46% (a little more, past the slack), each order paying 8% less: the
+    driver was 'revenue per order -8%', the clicks factor dropped for conversion's -7%."""
+    from commerce_reports.alerting.alert import Alert
+    from commerce_reports.alerting.group import _driver, _Sums
+
+    figures = {
+        "orders": _Sums(486.0, 900.0),
+        "clicks": _Sums(5836.0, 10065.0),
+        "revenue": _Sums(2990.0, 6040.0),
+    }
+
+    class Ledger:
+        def total(self, alert: Alert, measure: str, own: object) -> _Sums:
+            return figures[measure]
+
+    driver, change = _driver(Alert("change", "alpha", "network", "Driftwood Commerce"), Ledger())  # type: ignore[arg-type]
+    assert driver == "clicks" and change == pytest.approx(5836.5 / 10065.5 - 1)

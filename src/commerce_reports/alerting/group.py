@@ -393,11 +393,11 @@ def _driver(alert: Alert, ledger: _Ledger) -> tuple[str | None, float | None]:
     factors: list[tuple[str, float]] = [("orders", volume)]
     if clicks is not None and clicks.before > 0:
         traffic = moved(clicks)
-        factors = [
-            ("clicks", traffic)
-            if abs(traffic) >= abs(volume) - 0.05
-            else ("conversion_rate", volume - traffic)
-        ]
+        # orders = clicks x conversion: both factors when orders moved past what clicks explain (a
+        # network that lost 45% of its clicks, its orders 46%, was 'revenue per order -8%')
+        factors = [("clicks", traffic)]
+        if abs(traffic) < abs(volume) - 0.05:
+            factors.append(("conversion_rate", volume - traffic))
     if orders.now > 0 and orders.before > 0 and revenue.now > 0 and revenue.before > 0:
         factors.append(
             ("order_value", math.log((revenue.now / orders.now) / (revenue.before / orders.before)))
