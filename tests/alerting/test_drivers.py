@@ -96,3 +96,14 @@ def test_a_network_that_lost_half_its_clicks_is_driven_by_its_clicks() -> None:
 
     driver, change = _driver(Alert("change", "alpha", "network", "Driftwood Commerce"), Ledger())  # type: ignore[arg-type]
     assert driver == "clicks" and change == pytest.approx(5836.5 / 10065.5 - 1)
+
+
+def test_a_returns_spike_is_its_own_driver() -> None:
+    """A network's returns +252% was explained by 'clicks +15%' and the site's revenue contributors."""
+    from commerce_reports.alerting.alert import Alert
+    from commerce_reports.alerting.group import _driver
+    from commerce_reports.alerting.rules import RULES
+
+    rule = next(r for r in RULES if r.metric == "returns")
+    spike = Alert("change", "alpha", "network", "Summit Partners", rule=rule, change=2.52)
+    assert _driver(spike, None) == ("returns", 2.52)  # type: ignore[arg-type]  (no ledger read)

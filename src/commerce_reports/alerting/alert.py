@@ -180,7 +180,8 @@ class AlertGroup:
             parts.append(f"which explains {share:.0%} of the {falls} in {metric} of {self.explained.where}")
         total = self.decomposition.filter(pl.col("dimension") == "total")["contribution"]
         moved = float(total[0]) if len(total) else 0.0
-        if moved * (self.explained.change or 0.0) <= 0:  # revenue did not move with it: no contributor
+        returns = self.explained.metric == "returns"  # (revenue's contributors are bystanders of those)
+        if returns or moved * (self.explained.change or 0.0) <= 0:  # revenue did not move with it
             return "; ".join(parts)
         top = contributors(self.decomposition, _INSIDE[self.explained.scope], limit=3)
         named = [

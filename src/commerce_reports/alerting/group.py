@@ -381,7 +381,10 @@ _HEADLINES = {
 def _driver(alert: Alert, ledger: _Ledger) -> tuple[str | None, float | None]:
     """The factor of revenue that moved the alert's key most over its span: clicks when orders
     followed them (or held while clicks moved: clicks that never earn), conversion when orders
-    moved and clicks held, orders where no clicks are counted, or the typical order's value."""
+    moved and clicks held, orders where no clicks are counted, or the typical order's value; for
+    a returns alert, the returns themselves."""
+    if alert.metric == "returns":  # returns are no factor of revenue's: they are their own cause
+        return "returns", alert.change
     own = [(alert.scope, alert.key)]
     orders, revenue = ledger.total(alert, "orders", own), ledger.total(alert, "revenue", own)
     clicks = ledger.total(alert, "clicks", own) if alert.scope in _CLICKED else None
