@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 import commerce_reports as cr
+from commerce_reports import activity
 from commerce_reports.activity import said
 from commerce_reports.charts import Selection
 from commerce_reports.errors import ValidationError
@@ -56,10 +57,13 @@ def test_alerts_say_that_they_judge_and_the_report_keeps_quiet(
 
 
 def test_a_written_file_says_its_rows_and_a_terminal_of_no_size_still_shows_the_count(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `sql --output big.xlsx` was silent for 10 s: no line in a log, and in a terminal nothing
     # while the workbook was packed; in a pty no one sized, tqdm drew nothing at all.
+    monkeypatch.setattr(
+        activity, "interactive", lambda: False
+    )  # a log (a worker may hold a kernel's modules)
     cr.export(pl.DataFrame({"a": [1]}), tmp_path / "one.csv")
     said = capsys.readouterr().err.splitlines()
     assert said[0] == "writing one.csv ..." and re.fullmatch(

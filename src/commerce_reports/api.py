@@ -151,6 +151,7 @@ def sync(
     synced (`result.lake`)."""
     arguments = locals()  # by name, as plan_sync takes them too
     chosen = _Chosen.of(arguments)
+    chosen = chosen._replace(options=_heard(chosen.options))
     from .db import after_sync
 
     launch = partial(started, settings=chosen.settings)
@@ -193,15 +194,16 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
 
 def _heard(options: SyncOptions) -> SyncOptions:
     """`options`, saying the plan and progress on standard error when nothing else would: a plain
-    script (no logging set up) waited hours at the service's pace in silence, where `sync` prints
-    them; a caller's `say`, or a log someone set up, gets them as before."""
+    script run from cron or into a file (no terminal, no logging set up) waited hours at the
+    service's pace in silence, where `sync` prints them; a terminal or a notebook shows its bars,
+    and a caller's `say`, or a log someone set up, gets them, as before."""
     import logging
 
-    if options.say is not None or logging.getLogger(__name__).hasHandlers():
-        return options
-    from dataclasses import replace
+    from .activity import interactive, to_stderr
 
-    from .activity import to_stderr
+    if options.say is not None or interactive() or logging.getLogger(__name__).hasHandlers():
+        return options  # (a terminal or a notebook shows the bars)
+    from dataclasses import replace
 
     return replace(options, say=to_stderr)
 
@@ -220,7 +222,7 @@ class _Chosen(NamedTuple):
         for flag in ("refresh", "rebuild", "allow_large"):  # ("no" is true: it would refetch a range)
             if flag in arguments:
                 as_bool(arguments[flag], flag)
-        options = _heard(options_of(arguments["options"]))
+        options = options_of(arguments["options"])
         settings = current_settings()
         profiles = _profiles(arguments["site"], arguments["sites"], settings)
         return cls(settings, settings.location(arguments["data_dir"]), profiles, options)
@@ -353,8 +355,11 @@ def verify(
     and every rollup file (that it holds what its last refresh wrote); quarantine what fails (the
     next sync fetches it again), rebuild forged rollups, and publish the lake for the views.
     `fast=True` trusts a file whose stamp (size, times, inode) is unchanged since it was last
-    hashed, and reads only the others: a copied or restored lake is read in full either way."""
+    hashed, and reads only the others: a copied or restored lake is read in full either way.
+    When the rollups cannot be brought up to date after (a full disk), the partitions' verdict is
+    kept in the VerifyUnfinished (a LakeError) that says so: `error.report`."""
     from .db import refresh_rollups, verify_rollups
+    from .lake import VerifyUnfinished
     from .lake import verify as verify_partitions
 
     settings = current_settings()
@@ -369,5 +374,5 @@ def verify(
             refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
         except (LakeError, OSError) as error:  # a full disk, say: the partitions' verdict still stands
             why = str(error) if isinstance(error, LakeError) else describe_os_error(error)
-            report.unfinished = f"the rollups were not brought up to date: {why}"
+            raise VerifyUnfinished(f"the rollups were not brought up to date: {why}", report) from None
     return report

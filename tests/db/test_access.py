@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from commerce_reports import activity
 from commerce_reports.cli import main
 from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, refresh_rollups, write_catalog
@@ -331,10 +332,13 @@ def test_a_new_update_day_rewrites_only_the_months_it_touches(
 
 
 def test_a_build_of_every_rollup_is_said_with_its_reason_whoever_asks(
-    rolled: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    rolled: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # An upgrade: the views' code changed. A sync with nothing to fetch then rebuilt every rollup
     # (seconds at 1 M transactions, minutes at 100 M) and said nothing.
+    monkeypatch.setattr(
+        activity, "interactive", lambda: False
+    )  # a log (a worker may hold a kernel's modules)
     data_dir = rolled.copy(tmp_path)
     state = data_dir / "rollups" / "site=alpha" / "state.json"
     state.write_text(re.sub(r'"code": ?"\w+"', '"code": "an-older-version"', state.read_text()))

@@ -351,8 +351,13 @@ def _verify(args: argparse.Namespace) -> int:
     data_dir = existing_lake(args.command, args.data_dir)
     known_sites(args.command, args.sites, args.data_dir, stored=False)
     from ..api import verify
+    from ..lake import VerifyUnfinished
 
-    report = verify(sites=args.sites, data_dir=data_dir, fast=getattr(args, "fast", False))
+    try:
+        report = verify(sites=args.sites, data_dir=data_dir, fast=getattr(args, "fast", False))
+    except VerifyUnfinished as error:  # the verdict, then what could not be done (one error line)
+        print(error.report.summary())
+        raise
     print(report.summary())
     return 0 if report.ok else 1
 

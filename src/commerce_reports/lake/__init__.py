@@ -19,7 +19,7 @@ from .locks import site_lock, writing_sites
 from .manifest import Entry, Manifest, store_partition
 
 if TYPE_CHECKING:
-    from .checks import VerifyReport, verify
+    from .checks import VerifyReport, VerifyUnfinished, verify
     from .failures import FailureRecord, load_failures, record_failures
     from .repair import Finality, Repair, quarantine, rebuild, reconcile
     from .store import WrittenPartition, write_partition
@@ -32,6 +32,7 @@ __all__ = [
     "Repair",
     "Touched",
     "VerifyReport",
+    "VerifyUnfinished",
     "WindowState",
     "WrittenPartition",
     "load_failures",
@@ -52,5 +53,5 @@ __all__ = [
 _STORE = {"WrittenPartition": "store", "write_partition": "store"}
 _FAILURES = {"FailureRecord": "failures", "load_failures": "failures", "record_failures": "failures"}
 _REPAIR = {name: "repair" for name in ("Finality", "Repair", "quarantine", "rebuild", "reconcile")}
-_CHECKS = {"VerifyReport": "checks", "verify": "checks"}
+_CHECKS = {"VerifyReport": "checks", "VerifyUnfinished": "checks", "verify": "checks"}
 __getattr__, __dir__ = lazy_names(__name__, {**_STORE, **_FAILURES, **_REPAIR, **_CHECKS}, __all__)

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..contract import check_site_name, lake_sites
-from ..errors import ValidationError
+from ..errors import LakeError, ValidationError
 from .loading import load_or_rebuild
 from .locks import writing_sites
 from .repair import Repair, check_site
 
-__all__ = ["VerifyReport", "verify"]
+__all__ = ["VerifyReport", "VerifyUnfinished", "verify"]
 
 
 @dataclass
@@ -33,7 +33,6 @@ class VerifyReport:
     read: int = 0
     read_bytes: int = 0
     fast: bool = False
-    unfinished: str = ""  # what could not be done once the partitions were checked (the rollups, a full disk)
 
     @property
     def quarantined(self) -> list[Repair]:
@@ -41,8 +40,8 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        """True when everything was intact (nothing had to be repaired) and all was done."""
-        return not self.repairs and not self.rollups and not self.unfinished
+        """True when everything was intact (nothing had to be repaired)."""
+        return not self.repairs and not self.rollups
 
     def summary(self) -> str:
         how = (
@@ -52,16 +51,21 @@ class VerifyReport:
             else f"by content ({self.read_bytes / 1e6:.1f} MB read)"
         )
         text = f"verified {self.checked} partitions {how}"
-        intact = not self.repairs and not self.rollups
-        lines = [
-            text + ": all intact"
-            if intact
-            else f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"
-        ]
+        if self.ok:
+            return text + ": all intact"
+        lines = [f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"]
         lines += [f"  {r}" for r in self.repairs]
         lines += [f"  rollups of {line}" for line in self.rollups]
-        lines += [f"  not done: {self.unfinished}"] if self.unfinished else []
         return "\n".join(lines)
+
+
+class VerifyUnfinished(LakeError):
+    """The partitions were verified (`report`), but what follows could not be done: the rollups
+    brought up to date, on a full disk say. The verdict stands; the message says what was not done."""
+
+    def __init__(self, message: str, report: VerifyReport) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 def verify(data_dir: str | Path, sites: Iterable[str] | None = None, *, fast: bool = False) -> VerifyReport:
