@@ -190,13 +190,16 @@ def _set(args: argparse.Namespace) -> int:
         done = set_setting(key, value, check_table=check)
     except ValidationError as error:  # a value or a folder the command line got wrong: exit 2
         raise UsageError(error.parameter, error.problem, error.allowed) from None
-    shown = done.shown.strip()
-    if "\n" in shown:  # a table, as TOML writes it: on one line, as it is typed
-        shown = "{ " + ", ".join(line.strip() for line in shown.splitlines() if line.strip()) + " }"
-    print(f"{done.key} = {shown} in {done.path}")
+    print(f"{done.key} = {_one_line(done.shown)} in {done.path}")
     if setting.variable is not None and not setting.secret:  # (a secret goes to .env itself)
         _say_what_wins(key)
     return 0
+
+
+def _one_line(shown: str) -> str:
+    """A value as written, a table (TOML writes one a line a key) on one line, as it is typed."""
+    lines = [line.strip() for line in shown.strip().splitlines() if line.strip()]
+    return "{ " + ", ".join(lines) + " }" if len(lines) > 1 else shown
 
 
 def _inline_table(value: str) -> str:
