@@ -282,7 +282,7 @@ def test_a_huge_retry_after_is_refused_and_kept_for_the_key_without_sleeping(
         pacer = Pacer({"networks": 1}, f"{client.base_url}|{KEY}", state_dir=tmp_path, clock=clock)
         with pytest.raises(RateLimitedError) as caught:
             client.networks("2026-11-01", "2026-11-02")
-        with pytest.raises(RateLimitedError, match="nothing was sent: try again then"):
+        with pytest.raises(RateLimitedError, match="nothing more is sent until then"):
             client.networks("2026-11-02", "2026-11-03")  # the service asked: it is asked nothing meanwhile
     assert "86400 s" in str(caught.value) and "COMMERCE_REPORTS_MAX_RETRY_WAIT" in str(caught.value)
     assert pacer.asked_wait("networks") == 86400  # (every process of the key holds back)

@@ -343,18 +343,8 @@ class ReportsClient:
                     raise _with_attempts(error, attempt) from None
                 wait: float | None = getattr(error, "retry_after", None)
                 if wait is not None and self.retry.too_long(wait):
-                    self._pacer.defer(declared.pace, wait)  # (the key's next requests are refused)
-                    raise RateLimitedError(
-                        429,
-                        "rate limit exceeded",
-                        endpoint=endpoint,
-                        params=params,
-                        attempts=attempt,
-                        retry_after=wait,
-                        hint=f"the service asked to wait {wait:g} s, more than the "
-                        f"{self.retry.max_wait:g} s allowed (COMMERCE_REPORTS_MAX_RETRY_WAIT); "
-                        "nothing more was sent: try again later",
-                    ) from None
+                    self._pacer.defer(declared.pace, wait)  # kept: the key's next requests are refused
+                    self._refuse_while_asked_to_wait(endpoint, declared.pace, params, attempt)
                 if wait:
                     self._pacer.defer(declared.pace, wait)
                 delay = self.retry.delay(attempt, wait)
@@ -376,9 +366,9 @@ class ReportsClient:
     def _refuse_while_asked_to_wait(
         self, endpoint: str, pace: str, params: dict[str, str], attempt: int
     ) -> None:
-        """A RateLimitedError, nothing sent, while a wait the service asked for runs that is past
-        the allowance (a Retry-After this process or another of the key was given): the service
-        is asked nothing until it ends, not the rest of a sync's requests at once."""
+        """A RateLimitedError while a wait the service asked for runs that is past the allowance (a
+        Retry-After this process or another of the key was given): the service is asked nothing
+        more until it ends, not the rest of a sync's requests at once."""
         left = self._pacer.asked_wait(pace)
         if not self.retry.too_long(left):
             return
@@ -390,9 +380,9 @@ class ReportsClient:
             params=params,
             attempts=attempt,
             retry_after=left,
-            hint=f"the service asked to wait until {until:%Y-%m-%d %H:%M} UTC ({left:.0f} s from now), "
-            f"more than the {self.retry.max_wait:g} s allowed (COMMERCE_REPORTS_MAX_RETRY_WAIT); "
-            "nothing was sent: try again then",
+            hint=f"the service asked to wait {left:.0f} s (until {until:%Y-%m-%d %H:%M} UTC), more than "
+            f"the {self.retry.max_wait:g} s allowed (COMMERCE_REPORTS_MAX_RETRY_WAIT); nothing more is "
+            "sent until then",
         )
 
     def _get(
