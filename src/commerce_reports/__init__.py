@@ -5,7 +5,7 @@
     con = cr.connect()                          # DuckDB with the views
     con.sql("SELECT * FROM network_performance").pl()
     cr.compare(con, site="alpha", start="2026-11-16", end="2026-11-22", by="network")  # and the week before
-    cr.export(con.sql("SELECT * FROM site_performance"), "sites.xlsx")  # also .csv, .json, .parquet
+    cr.export(con.sql("SELECT * FROM site_performance"), "sites.xlsx")  # .xlsx .csv .json .jsonl .parquet
     print(cr.alerts().describe())               # what changed that matters, why, and the lake's health
     cr.explain(con, site="alpha", start="2026-11-16", end="2026-11-22")   # what moved revenue
 

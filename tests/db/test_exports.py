@@ -4,6 +4,7 @@ size streams: rows are fetched in batches and written as they come, `--max-rows`
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -66,6 +67,26 @@ READ_BACK = {
 
 def test_every_registered_format_is_read_back() -> None:
     assert set(READ_BACK) == set(OUTPUT_FORMATS)
+
+
+def test_every_list_of_formats_in_the_docs_lists_every_registered_one() -> None:
+    """The registry drives `--help` and these tests; the docs list the formats by hand, so a format
+    added (as CONTRIBUTING says: one entry) left them stale. A run of three or more names is a list."""
+    names = "|".join(sorted(OUTPUT_FORMATS, key=len, reverse=True))
+    listing = re.compile(rf"(?:\.?\b(?:{names})\b(?:[\s,|\\]|and\s)*){{3,}}")
+    root = Path(__file__).parents[2]
+    places = [
+        root / "README.md",
+        *(root / "docs").rglob("*.md"),
+        *(root / "src" / "commerce_reports").rglob("*.py"),
+    ]
+    stale = [
+        f"{place.relative_to(root)}: {found.group(0).strip()!r}"
+        for place in places
+        for found in listing.finditer(place.read_text())
+        if set(OUTPUT_FORMATS) - set(re.findall(rf"\b(?:{names})\b", found.group(0)))
+    ]
+    assert stale == []
 
 
 def test_a_suffix_is_one_format_s() -> None:
