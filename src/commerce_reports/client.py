@@ -42,7 +42,7 @@ from .errors import (
     ValidationError,
 )
 from .http import Answer, KeyAuth, RetryPolicy, Session, retry_after
-from .pace import LONG_WAIT, Clock, Pacer, SystemClock
+from .pace import LONG_WAIT, Clock, Pacer, SystemClock, WaitTooLong
 from .params import Filters, as_date, check_window, transaction_params
 from .parse import parse_aggregate, parse_transactions
 from .secret import Secret
@@ -326,15 +326,16 @@ class ReportsClient:
         while True:
             attempt += 1
             self._reach.refuse(endpoint)
-            self._refuse_while_asked_to_wait(endpoint, declared.pace, params, attempt)
             asked = self.clock.time()
             try:
                 # The turn is held while the request is sent and read: the next one starts a full
                 # interval after this one ended, however late it was sent (cross-process pace).
-                with self._pacer.slot(declared.pace) as turn:  # a long wait for it is said by the pacer
+                with self._pacer.slot(declared.pace, longest=self.retry.max_wait) as turn:
                     self._waits.seconds += max(0.0, turn - asked)
                     body, served_at = self._get(endpoint, params, sent, attempt)
                 return _served(parse(body), served_at)
+            except WaitTooLong as held:  # asked earlier, by this process or another of the key
+                raise self._held_back(endpoint, params, attempt, held.seconds) from None
             except ServiceError as error:
                 given_up = self._reach.failed(endpoint, error) if isinstance(error, TransportError) else None
                 if given_up is not None:
@@ -342,11 +343,10 @@ class ReportsClient:
                 if not error.retriable or attempt >= self.retry.max_attempts:
                     raise _with_attempts(error, attempt) from None
                 wait: float | None = getattr(error, "retry_after", None)
-                if wait is not None and self.retry.too_long(wait):
-                    self._pacer.defer(declared.pace, wait)  # kept: the key's next requests are refused
-                    self._refuse_while_asked_to_wait(endpoint, declared.pace, params, attempt)
-                if wait:
+                if wait:  # kept for the key: one past the allowance holds its next requests back
                     self._pacer.defer(declared.pace, wait)
+                if wait is not None and self.retry.too_long(wait):
+                    raise self._held_back(endpoint, params, attempt, wait) from None
                 delay = self.retry.delay(attempt, wait)
                 level = logging.WARNING if delay > LONG_WAIT else logging.INFO
                 log.log(
@@ -363,17 +363,14 @@ class ReportsClient:
                 self._waits.seconds += delay
                 self.clock.sleep(delay)
 
-    def _refuse_while_asked_to_wait(
-        self, endpoint: str, pace: str, params: dict[str, str], attempt: int
-    ) -> None:
-        """A RateLimitedError while a wait the service asked for runs that is past the allowance (a
-        Retry-After this process or another of the key was given): the service is asked nothing
-        more until it ends, not the rest of a sync's requests at once."""
-        left = self._pacer.asked_wait(pace)
-        if not self.retry.too_long(left):
-            return
+    def _held_back(
+        self, endpoint: str, params: dict[str, str], attempt: int, left: float
+    ) -> RateLimitedError:
+        """The error of a wait the service asked for that runs `left` seconds more, past the
+        allowance (a Retry-After this process or another of the key was given): the service is
+        asked nothing more until it ends, not the rest of a sync's requests at once."""
         until = datetime.fromtimestamp(self.clock.time() + left, UTC)
-        raise RateLimitedError(
+        return RateLimitedError(
             429,
             "rate limit exceeded",
             endpoint=endpoint,

@@ -35,7 +35,17 @@ from ._lazy import LazyLogger
 from .errors import ConfigurationError
 from .files import describe_os_error, held, save_atomic, user_cache_dir
 
-__all__ = ["LONG_WAIT", "Clock", "Pacer", "SystemClock", "Turn", "default_pace_dir", "prune_state", "spacing"]
+__all__ = [
+    "LONG_WAIT",
+    "Clock",
+    "Pacer",
+    "SystemClock",
+    "Turn",
+    "WaitTooLong",
+    "default_pace_dir",
+    "prune_state",
+    "spacing",
+]
 
 log = LazyLogger(__name__)
 LONG_WAIT = 2.0  # seconds: a longer wait is said before it starts, with its reason (the house rule)
@@ -86,6 +96,14 @@ def _this_process() -> str:
     import socket  # a millisecond of set-up: paid when the pace is held, not by every import
 
     return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class WaitTooLong(Exception):
+    """The service asked for a wait, still `seconds` long, that is longer than the caller allows."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"{seconds:.0f} s")
+        self.seconds = seconds
 
 
 class Pacer:
@@ -144,10 +162,11 @@ class Pacer:
             yield state
 
     @contextmanager
-    def slot(self, endpoint: str) -> Iterator[float]:
+    def slot(self, endpoint: str, *, longest: float | None = None) -> Iterator[float]:
         """Wait for `endpoint`'s turn and hold it while the block sends one request; yields the
         turn's start time. The next turn begins the interval (plus margin) after the block ends,
-        whether the request succeeded or not. A wait over LONG_WAIT is said first, with its reason."""
+        whether the request succeeded or not. A wait over LONG_WAIT is said first, with its reason;
+        one the service asked for that is over `longest` is WaitTooLong, nothing waited or sent."""
         with self._locked(endpoint) as state:
             turn = _read(state)
             wait = turn.not_before - self.clock.time()
@@ -161,6 +180,8 @@ class Pacer:
                     turn.by or "an unknown process",
                 )
                 wait = 0.0
+            if longest is not None and turn.asked and wait > longest:
+                raise WaitTooLong(wait)
             if wait > LONG_WAIT:
                 self._say_wait(endpoint, wait, turn)
             self.clock.sleep(max(0.0, wait))

@@ -77,11 +77,14 @@ def as_date(value: Any, parameter: str = "date") -> date:
     raise ValidationError(parameter, f"{value!r} is not a date", "give a datetime.date or 'YYYY-MM-DD'")
 
 
-def as_days(start: Any, end: Any) -> tuple[date | None, date | None]:
+def as_days(start: Any, end: Any, today: date | None = None) -> tuple[date | None, date | None]:
     """`start` and `end` as dates (None stays None: not given), the first not after the last
-    (both are included); anything else is a ValidationError naming which."""
+    (both are included), and with `today`, the last not after it (reports exist up to today);
+    anything else is a ValidationError naming which."""
     first = None if start is None else as_date(start, "start")
     last = None if end is None else as_date(end, "end")
+    if today is not None and last is not None and last > today:
+        raise ValidationError("end", f"{last} is after today ({today})", "reports exist up to today")
     if first is not None and last is not None and first > last:
         raise ValidationError("start", f"{first} is after end {last}", "give start <= end (both included)")
     return first, last

@@ -69,11 +69,11 @@ def alerts(
     expected = _configured_sites(folder) if site is None else ()
     with said("judging every series of the lake and its health", progress):
         if con is not None:
-            return _judged(con, site, days, as_of, limits, money, (folder, expected), now)
+            return _judged(con, site, days, as_of, limits, money, folder, expected, now)
         from ..db import connect
 
         with connect(folder) as own:
-            return _judged(own, site, days, as_of, limits, money, (folder, expected), now)
+            return _judged(own, site, days, as_of, limits, money, folder, expected, now)
 
 
 def _configured_sites(folder: Path) -> tuple[str, ...]:
@@ -97,15 +97,16 @@ def _judged(
     as_of: date | str | None,
     limits: Thresholds,
     money: Currency,
-    lake: tuple[Path, tuple[str, ...]],
+    folder: Path,
+    expected: tuple[str, ...],
     now: datetime | None,
 ) -> AlertReport:
-    """The report `alerts` gives, over `con`; the health of the `lake` (its folder, and the sites
-    it should hold)."""
+    """The report `alerts` gives, over `con`; the health of the lake in `folder`, which should hold
+    the `expected` sites."""
     check_connection(con)
     chosen, _ = resolve(con, Selection(site=site))  # a site the lake does not hold is an error
     last_day = as_date(as_of, "as_of") if as_of is not None else None
-    health = health_alerts(*lake, chosen.sites, limits, now or datetime.now(UTC))
+    health = health_alerts(folder, expected, chosen.sites, limits, now or datetime.now(UTC))
     judgement = judge(con, chosen.sites, days, last_day, limits)
     groups = group_alerts(con, judgement)
     ordered = tuple(health) + tuple(alert for group in groups for alert in group.alerts)

@@ -141,12 +141,9 @@ def _window_checked(params: dict[str, Any]) -> dict[str, Any]:
         return value if isinstance(value, date) or text else None
 
     try:
-        _, last = as_days(day("start"), day("end"))
+        as_days(day("start"), day("end"), datetime.now(UTC).date())
     except ValidationError as error:
         raise UsageError(f"--param {error.parameter}", error.problem, error.allowed) from None
-    today = datetime.now(UTC).date()
-    if last is not None and last > today:
-        raise UsageError("--param end", f"{last} is after today ({today})", "reports exist up to today")
     days = params.get("days")
     if isinstance(days, int) and not isinstance(days, bool) and days < 1:
         raise UsageError("--param days", f"{days} is not a count of days", "give 1 or more")

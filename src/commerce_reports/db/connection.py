@@ -252,15 +252,15 @@ def _for_polars(relation: _Relation, *, flat: bool = False) -> _Relation:
     """`relation` with every column polars can hold: an interval or a union (`now() - fetched_at`)
     as its text, and with `flat`, nested values (structs, lists, maps) as JSON text, for formats
     that hold only scalars (CSV, spreadsheets)."""
-    columns = []
+    columns, changed = [], False
     for name, kind in zip(relation.columns, relation.types, strict=True):
         column = '"' + name.replace('"', '""') + '"'
         if any(word in str(kind) for word in _AS_TEXT):
-            column = f"CAST({column} AS VARCHAR) AS {column}"
+            column, changed = f"CAST({column} AS VARCHAR) AS {column}", True
         elif flat and kind.id in _NESTED:
-            column = f"to_json({column})::VARCHAR AS {column}"
+            column, changed = f"to_json({column})::VARCHAR AS {column}", True
         columns.append(column)
-    return relation.project(", ".join(columns)) if any(" AS " in c for c in columns) else relation
+    return relation.project(", ".join(columns)) if changed else relation
 
 
 def _frames(reader: pa.RecordBatchReader) -> Iterator[pl.DataFrame]:

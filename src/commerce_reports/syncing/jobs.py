@@ -171,9 +171,7 @@ def day_span(
     """The first and last day asked for (both included); over `MAX_DAYS` only with `allow_large`."""
     last = as_date(end, "end") if end is not None else today
     first = as_date(start, "start") if start is not None else last - timedelta(days=default_days - 1)
-    if last > today:
-        raise ValidationError("end", f"{last} is after today ({today})", "reports exist up to today")
-    as_days(first, last)
+    as_days(first, last, today)
     if not isinstance(allow_large, bool):
         raise ValidationError("allow_large", f"{allow_large!r} is not a bool", "give True or False")
     days = (last - first).days + 1

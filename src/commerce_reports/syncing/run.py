@@ -166,8 +166,8 @@ def run_plan(
             stop,
             bars,
             timer,
-            site in unverified,
-            say is None,
+            unverified=site in unverified,
+            logs_skews=say is None,
         )
         for (site, _), requests in sorted(plan.lanes.items())
     ]
