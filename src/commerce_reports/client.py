@@ -23,9 +23,9 @@ import httpx
 import pyarrow as pa
 
 from ._version import __version__
-from .config import Dialect, Limits, check_base_url, check_dialect, parse_pace
+from .config import Dialect, Limits, check_dialect, normalise_base_url, parse_pace
 from .contract import SERVED_AT
-from .endpoints import ENDPOINTS, Window
+from .endpoints import ENDPOINTS, SERVICE_CHECK, Window
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -65,12 +65,6 @@ _HINTS = {
     401: "Check COMMERCE_REPORTS_SECRET_KEY: the site's key, sent in the Authorization header",
     403: "This key may not read this report",
 }
-
-
-def normalise_base_url(url: str) -> str:
-    """The service's address without a trailing slash or `/v1` (the paths carry the version)."""
-    text = check_base_url(url)
-    return text[: -len("/v1")] if text.endswith("/v1") else text
 
 
 class _Reach:
@@ -258,16 +252,16 @@ class ReportsClient:
         if answer.status == 429 or answer.status >= 500:
             wait = retry_after(answer.headers, answer.body)
             if answer.status == 429 and wait:
-                self._pacer.defer(ENDPOINTS["transactions"].pace, wait)
+                self._pacer.defer(SERVICE_CHECK.pace, wait)
             kind = RateLimitedError if answer.status == 429 else ServerError
-            raise kind(answer.status, "the service could not answer now", endpoint="transactions")
+            raise kind(answer.status, "the service could not answer now", endpoint=SERVICE_CHECK.name)
         return answer.status
 
     def probe(self, day: date | None = None) -> Answer:
         """One transactions request for `day` (default yesterday), in its pace turn, and the answer
         as it came (any status): what `check_service` and `commerce-reports check` judge. An address
         that cannot be reached raises UnreachableError at once (nothing is retried)."""
-        declared = ENDPOINTS["transactions"]
+        declared = SERVICE_CHECK
         asked = as_date(day, "day") if day is not None else date.today() - timedelta(days=1)
         params = {"updateDate": asked.isoformat()}
         self._reach.refuse(declared.name)

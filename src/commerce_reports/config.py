@@ -40,6 +40,7 @@ from .settings import (
     check_dialect,
     check_revision_days,
     check_switch,
+    normalise_base_url,
     parse_pace,
 )
 
@@ -59,6 +60,7 @@ __all__ = [
     "current_settings",
     "current_sources",
     "environment",
+    "normalise_base_url",
     "parse_pace",
     "share_group",
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "FILTERS",
     "MAX_WINDOW_DAYS",
     "PACE_KEYS",
+    "SERVICE_CHECK",
     "DateField",
     "DeviceType",
     "Dialect",
@@ -321,5 +322,8 @@ ENDPOINTS: Mapping[str, Endpoint] = {
         "merchandise", "/v1/reports/merchandise", _WINDOW, FILTERS, not_found="no rows", pace="merchandise"
     ),
 }
+# The endpoint asked once to check that an address answers as the reporting API (a day of it answers
+# 200, 400 or 401 there): a request like any other of its lane, in a turn of its pace.
+SERVICE_CHECK = ENDPOINTS["transactions"]
 # The keys of COMMERCE_REPORTS_PACE: one interval per key, shared by the endpoints that name it.
 PACE_KEYS: tuple[str, ...] = tuple(dict.fromkeys(e.pace for e in ENDPOINTS.values()))

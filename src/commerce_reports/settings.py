@@ -45,6 +45,7 @@ __all__ = [
     "check_revision_days",
     "check_smtp_url",
     "check_switch",
+    "normalise_base_url",
     "parse_pace",
     "recipients",
     "setting_named",
@@ -216,6 +217,13 @@ def check_base_url(url: object, where: str = PREFIX + "BASE_URL") -> str:
     if not text.startswith(("http://", "https://")):
         raise ConfigurationError(f"{where}: {url!r} is not an http(s) URL, e.g. https://api.example.com")
     return text.rstrip("/")
+
+
+def normalise_base_url(url: str) -> str:
+    """The service's address as a client asks it and a manifest keeps it: without a trailing slash
+    or `/v1` (the paths carry the version)."""
+    text = check_base_url(url)
+    return text[: -len("/v1")] if text.endswith("/v1") else text
 
 
 def check_smtp_url(url: object, where: str = PREFIX + "SMTP_URL") -> str:

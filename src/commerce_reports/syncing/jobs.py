@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import LazyLogger
-from ..config import parse_pace
+from ..config import normalise_base_url, parse_pace
 from ..contract import PartitionKey
 from ..endpoints import PACE_KEYS
 from ..errors import CommerceReportsError, LakeError, ServiceError, ValidationError
@@ -286,6 +286,11 @@ def plan_keys(
         asked=asked,
         costs=lambda site, endpoint: book.expected(service_of(profiles[site]), endpoint),
         finish=book.finish if finish else None,
+        checks=[
+            site
+            for site in keys
+            if not profiles[site].sandbox and not _known(manifests[site], profiles[site])
+        ],
     )
 
 
@@ -419,6 +424,19 @@ def _fetch(
                 client.close()
 
 
+def service_record(profile: SiteProfile) -> dict[str, object]:
+    """What a site's manifest keeps of its service once its address answered as the reporting API
+    (checked by the first sync that fetches, `_service_checked`; a plan counts that request). The
+    embedded sandbox runs on a port of the day: it is named, not addressed, and never checked."""
+    where = EMBEDDED_SANDBOX if profile.sandbox else {"base_url": normalise_base_url(profile.base_url)}
+    return {**where, "dialect": profile.dialect, "verified": True}
+
+
+def _known(manifest: Manifest, profile: SiteProfile) -> bool:
+    """Whether the site's manifest already vouches for the service the profile names."""
+    return manifest.service == service_record(profile)
+
+
 def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, client: ReportsClient) -> bool:
     """Whether the site's address is known to answer as the reporting API, checking it once if not.
 
@@ -428,10 +446,7 @@ def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, c
     cannot be checked now (a transient failure) syncs unverified: its empty windows stay unsettled.
     The embedded sandbox is not checked; the manifest records that it came from it, and the dialect.
     """
-    # The embedded sandbox runs on a port of the day: it is named, not addressed, and not checked.
-    where = EMBEDDED_SANDBOX if profile.sandbox else {"base_url": client.base_url}
-    service = {**where, "dialect": client.dialect, "verified": True}
-    if manifest.service == service:
+    if _known(manifest, profile):
         return True
     if not profile.sandbox:
         try:
@@ -447,5 +462,5 @@ def _service_checked(data_dir: Path, profile: SiteProfile, manifest: Manifest, c
             )
             return False
         log.info("%s: %s answers as the reporting API (HTTP %d)", profile.name, client.base_url, status)
-    Manifest.record_service(data_dir, profile.name, service)
+    Manifest.record_service(data_dir, profile.name, service_record(profile))
     return True

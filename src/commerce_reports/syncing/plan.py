@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, Dataset, PartitionKey
+from ..endpoints import SERVICE_CHECK
 from ..errors import ValidationError
 from ..lake import Entry, Manifest, load_or_rebuild, revisable_until
 from ..pace import spacing
@@ -304,12 +305,23 @@ class SyncPlan:
     finish: Expected = field(default_factory=lambda: Expected(0.0))  # the sync's end work
     policy: SettlePolicy = field(default_factory=SettlePolicy)  # the schedule the revisions follow
     deferred: int = 0  # windows due again that the sites' revision budget leaves to a later sync
+    checks: frozenset[str] = frozenset()  # sites whose address is checked first (`SERVICE_CHECK`)
     lanes: dict[tuple[str, str], list[PlannedRequest]] = field(init=False)
+    counts: dict[tuple[str, str], int] = field(init=False)  # requests per lane, the checks counted
 
     def __post_init__(self) -> None:
         self.lanes = {}
         for request in self.requests:
             self.lanes.setdefault((request.site, request.key.endpoint), []).append(request)
+        self.checks = frozenset(site for site in self.checks if any(s == site for s, _ in self.lanes))
+        self.counts = {lane: len(requests) for lane, requests in self.lanes.items()}
+        for site in self.checks:  # a site that fetches nothing is not checked
+            self.counts[site, SERVICE_CHECK.name] = self.counts.get((site, SERVICE_CHECK.name), 0) + 1
+
+    @property
+    def request_count(self) -> int:
+        """The requests the sync makes: those planned, and a check of each address not known."""
+        return sum(self.counts.values())
 
     def cost(self, site: str, endpoint: str) -> float:
         """The expected seconds of one request of the lane (0 when unknown: the pace floor only)."""
@@ -317,7 +329,7 @@ class SyncPlan:
 
     def lane_floor(self, site: str, endpoint: str) -> float:
         """The pace floor of one lane: its requests can start no closer than the interval."""
-        count = len(self.lanes.get((site, endpoint), []))
+        count = self.counts.get((site, endpoint), 0)
         return max(0, count - 1) * spacing(self.pace.get(endpoint, 0.0))
 
     def gap(self, site: str, endpoint: str) -> float:
@@ -327,24 +339,24 @@ class SyncPlan:
 
     def lane_seconds(self, site: str, endpoint: str) -> float:
         """One lane's wall time: a gap per request, but none after the last."""
-        count = len(self.lanes.get((site, endpoint), []))
+        count = self.counts.get((site, endpoint), 0)
         cost = self.cost(site, endpoint)
         return max(0, count - 1) * self.gap(site, endpoint) + (cost if count else 0.0)
 
     @property
     def pace_floor(self) -> float:
         """The wall time the pace alone would allow: that of the longest lane."""
-        return max((self.lane_floor(s, e) for s, e in self.lanes), default=0.0)
+        return max((self.lane_floor(s, e) for s, e in self.counts), default=0.0)
 
     @property
     def work_seconds(self) -> float:
         """Every request's cost added up: the lanes share one machine."""
-        return sum(len(lane) * self.cost(s, e) for (s, e), lane in self.lanes.items())
+        return sum(count * self.cost(s, e) for (s, e), count in self.counts.items())
 
     @property
     def fetch_seconds(self) -> float:
         """The requests' wall time: the longest lane, or the machine's work if that is longer."""
-        return max([self.work_seconds, *(self.lane_seconds(s, e) for s, e in self.lanes)])
+        return max([self.work_seconds, *(self.lane_seconds(s, e) for s, e in self.counts)])
 
     @property
     def eta_seconds(self) -> float:
@@ -355,13 +367,15 @@ class SyncPlan:
         """The plan for people: the requests per lane and why, the revisions by window, the ETA."""
         if not self.requests:
             return f"nothing to fetch: {self.current_said()}{self._deferred_said()}"
-        lines = [f"{len(self.requests)} requests ({self.current_said()}), ETA {duration(self.eta_seconds)}:"]
-        for (site, endpoint), lane in sorted(self.lanes.items()):
+        lines = [f"{self.request_count} requests ({self.current_said()}), ETA {duration(self.eta_seconds)}:"]
+        for (site, endpoint), count in sorted(self.counts.items()):
+            lane = self.lanes.get((site, endpoint), [])
             reasons = {r: sum(1 for q in lane if q.reason == r) for r in REASONS}
-            detail = ", ".join(f"{n} {r}" for r, n in reasons.items() if n)
+            checked = ["1 to check that its address answers as the reporting API"] * (count - len(lane))
+            detail = ", ".join([*checked, *(f"{n} {r}" for r, n in reasons.items() if n)])
             each = f", ~{self.cost(site, endpoint):.2g} s of work each" if self.costs else ""
             lines.append(
-                f"  {site:<12} {endpoint:<13} {len(lane):>5} requests ({detail}), "
+                f"  {site:<12} {endpoint:<13} {count:>5} requests ({detail}), "
                 f"{duration(self.lane_seconds(site, endpoint))}: a pace of "
                 f"{self.pace.get(endpoint, 0):g} s{each}"
             )
@@ -401,7 +415,7 @@ class SyncPlan:
 
     def _eta_said(self) -> str:
         """What the ETA is made of, beside the pace floor, and where the costs it counts come from."""
-        longest = max(self.lanes, key=lambda lane: self.lane_seconds(*lane))
+        longest = max(self.counts, key=lambda lane: self.lane_seconds(*lane))
         if self.work_seconds > self.lane_seconds(*longest):
             text = f"the requests' work on this machine (the lanes share it): {duration(self.work_seconds)}"
         else:
@@ -409,7 +423,7 @@ class SyncPlan:
         if self.finish.seconds:
             text += f", then rollups and catalog: {duration(self.finish.seconds)}"
         text += f"; the pace alone: {duration(self.pace_floor)}"
-        used = {lane: cost for lane, cost in self.costs.items() if lane in self.lanes}
+        used = {lane: cost for lane, cost in self.costs.items() if lane in self.counts}
         learned = sum(c.learned_from for c in set(used.values()))  # lanes of a service share costs
         guessed = sorted({endpoint for (_, endpoint), cost in used.items() if not cost.learned_from})
         if not used:
@@ -497,6 +511,7 @@ def plan_partitions(
     asked: Mapping[str, Collection[PartitionKey]] | None = None,
     costs: Callable[[str, str], Expected] | None = None,
     finish: Callable[[int], Expected] | None = None,
+    checks: Collection[str] = (),
 ) -> SyncPlan:
     """Which of `keys` (per site) must be fetched, given what each site's manifest holds, under
     each site's policy (the ledger each manifest holds says which windows changed). `refresh`
@@ -504,7 +519,8 @@ def plan_partitions(
     of `keys`), not the stored windows a sync adds outside it, which keep their schedule.
 
     `costs(site, endpoint)` gives the expected cost of one request of a lane, `finish(requests)` that
-    of the sync's end work; without them the ETA is the pace floor alone."""
+    of the sync's end work; without them the ETA is the pace floor alone. The sites of `checks` have
+    their address checked first, if they fetch anything (a request each, counted in the plan)."""
     requests: list[PlannedRequest] = []
     skipped = deferred = outside = 0
     for site, site_keys in keys.items():
@@ -534,9 +550,11 @@ def plan_partitions(
         skipped += waiting
         deferred += waiting
     first = next(iter(policies.values()), SettlePolicy())  # the sites' policies differ by horizon only
-    plan = SyncPlan(requests, dict(pace), skipped, outside, policy=first, deferred=deferred)
+    plan = SyncPlan(
+        requests, dict(pace), skipped, outside, policy=first, deferred=deferred, checks=frozenset(checks)
+    )
     if costs is not None:
-        plan.costs = {lane: costs(*lane) for lane in plan.lanes}
+        plan.costs = {lane: costs(*lane) for lane in plan.counts}
     if finish is not None and requests:
         plan.finish = finish(len(requests))
     return plan
