@@ -10,6 +10,11 @@ it and interrupts every connection that the main thread registered with `on_ctrl
 ends the query (`InterruptException`, or its "Query interrupted"), and Python's own KeyboardInterrupt
 follows as for any Ctrl-C (`errors.is_ctrl_c` knows both). A lane's connection is not registered: a
 lane finishes the partition it stores.
+
+A SIGTERM or SIGHUP (a service manager stopping the job, `kill`, a closed terminal) stops a command
+the same way, where nothing else took them (`nohup`'s ignored SIGHUP stays ignored): the process
+would otherwise die where it stands, leaving what it was writing outside the data folder (an
+export's temporary file) and a lane's partition half sent.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from contextlib import contextmanager, suppress
 from typing import Protocol
 
 __all__ = ["on_ctrl_c", "watching_ctrl_c"]
+
+_STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the signals that stop a command cleanly
 
 
 class Interruptible(Protocol):
@@ -55,11 +62,19 @@ def watching_ctrl_c() -> Iterator[None]:
         return
     read, write = pipe
     threading.Thread(target=_interrupting, args=(read,), name="ctrl-c", daemon=True).start()
+    kept = {n: signal.signal(n, _stop) for n in _STOPS[1:] if signal.getsignal(n) == signal.SIG_DFL}
     try:
         yield
     finally:
+        for number, handler in kept.items():
+            signal.signal(number, handler)
         signal.set_wakeup_fd(-1)
         os.close(write)  # the watcher reads the end of the pipe and stops
+
+
+def _stop(number: int, _frame: object) -> None:
+    """A SIGTERM or SIGHUP, taken as Ctrl-C: the KeyboardInterrupt every clean stop knows."""
+    raise KeyboardInterrupt(f"stopped by {signal.Signals(number).name}")
 
 
 def _wakeup_pipe() -> tuple[int, int] | None:
@@ -82,10 +97,10 @@ def _wakeup_pipe() -> tuple[int, int] | None:
 
 def _interrupting(read: int) -> None:
     """Read the signals written to the pipe `read` until it ends; interrupt the registered
-    connections at each SIGINT."""
+    connections at each signal that stops a command."""
     try:
         while received := os.read(read, 64):
-            if signal.SIGINT in received:
+            if any(number in received for number in _STOPS):
                 with _lock:
                     connections = list(_registered)
                 for con in connections:

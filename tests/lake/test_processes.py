@@ -140,13 +140,13 @@ class Process:
     def said(self, text: str) -> bool:
         return any(text in line for line in self.lines)
 
-    def interrupted(self) -> tuple[int, float]:
-        """Send Ctrl-C (SIGINT); the exit status, and the seconds until the sync said it stopped
-        (its summary, or the command's `interrupted`: nothing is asked or stored after it; the
-        interpreter's own exit, which a loaded machine can stretch, is not the sync's)."""
+    def interrupted(self, number: signal.Signals = signal.SIGINT) -> tuple[int, float]:
+        """Send Ctrl-C (SIGINT), or the signal `number`; the exit status, and the seconds until the
+        sync said it stopped (its summary, or the command's `interrupted`: nothing is asked or stored
+        after it; the interpreter's own exit, which a loaded machine can stretch, is not the sync's)."""
         sent = time.monotonic()
-        self.process.send_signal(signal.SIGINT)
-        wait_for(lambda: self.process.poll() is not None, "the sync to end after Ctrl-C", timeout=60)
+        self.process.send_signal(number)
+        wait_for(lambda: self.process.poll() is not None, f"the sync to end after {number.name}", timeout=60)
         self._reader.join(10)
         said = [
             t
@@ -158,7 +158,10 @@ class Process:
 
 
 # The lines a sync says it stopped with: its summary when the lanes stopped, else the command's word.
-_STOPPED = re.compile(r"stored \d+ partitions .*; interrupted: the next sync resumes from here|interrupted")
+_STOPPED = re.compile(
+    r"stored \d+ partitions .*; interrupted: the next sync resumes from here"
+    r"|interrupted( \(stopped by \w+\))?"
+)
 
 
 def _slow_networks(running: RunningSandbox) -> None:
@@ -181,9 +184,15 @@ POINTS = {
 }
 
 
-@pytest.mark.parametrize("point", sorted(POINTS))
+@pytest.mark.parametrize(
+    ("point", "number"),
+    [(point, signal.SIGINT) for point in sorted(POINTS)]
+    # a service manager's stop (systemd, `schedule run` passing it on): the process died mid-request
+    + [("a request in flight", signal.SIGTERM)],
+    ids=[*sorted(POINTS), "SIGTERM, a request in flight"],
+)
 def test_ctrl_c_stops_a_sync_within_two_seconds_wherever_it_is(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, point: str
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, point: str, number: signal.Signals
 ) -> None:
     pace, prepare, there = POINTS[point]
     now = datetime.now(UTC).replace(microsecond=0)
@@ -201,7 +210,7 @@ def test_ctrl_c_stops_a_sync_within_two_seconds_wherever_it_is(
         command, env = sync_command(running, tmp_path, start, pace=pace)
         sync = Process(command, env)
         wait_for(lambda: there(running, tmp_path, sync) or sync.process.poll() is not None, point)
-        status, took = sync.interrupted()
+        status, took = sync.interrupted(number)
         assert status == 130, sync.lines
         assert took < 2.0, f"{point}: {took:.1f} s from Ctrl-C to the end"
         assert sync.said("interrupted")

@@ -8,7 +8,8 @@ given before it imports the stack it needs: `--help` starts at once, a mistake i
 second, and a Ctrl-C during start-up exits 130 quietly.
 
 Exit codes: 0 done, 1 a failure while running, 2 a usage error (an unknown command, option, site
-or value, a setting that cannot be used: nothing ran), 130 interrupted; a command may declare more
+or value, a setting that cannot be used: nothing ran), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP:
+the same clean stop); a command may declare more
 (`sync`: 3 when a site could not be reached; `alerts`: 3 when there are alerts). `--help` ends with
 each command's; `docs/cli.md` has the whole table.
 """
@@ -155,8 +156,9 @@ def _failed(error: BaseException) -> int:
         is_ctrl_c,
     )
 
-    if is_ctrl_c(error):
-        print("interrupted", file=sys.stderr)
+    if is_ctrl_c(error):  # (a SIGTERM or SIGHUP too: `interrupts.watching_ctrl_c` makes them one)
+        why = str(error) if type(error) is KeyboardInterrupt else ""
+        print(f"interrupted ({why})" if why else "interrupted", file=sys.stderr)
         return 130
     if isinstance(error, CommerceReportsError):
         print(f"error: {error}", file=sys.stderr)

@@ -41,7 +41,7 @@ COMMON_EXITS: Mapping[int, str] = {
     1: "a failure while running (said in one `error:` line)",
     USAGE: "a usage error: an unknown command, option, site or value, a setting that cannot be "
     "used, a missing folder; nothing ran",
-    130: "interrupted (Ctrl-C)",
+    130: "interrupted (Ctrl-C, or a SIGTERM or SIGHUP: the same clean stop)",
     141: "the output's reader stopped reading (`| head`): said by the code alone, as a shell says it",
 }
 
