@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import replace
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,7 @@ def test_values_a_control_never_offered_are_refused(con: Connection, served_lake
         (Choice("alpha'; --", "last_7", None, None, "network", None), "is not in the lake"),
         (Choice(None, "forever", None, None, "network", None), "is not a period"),  # type: ignore[arg-type]
         (Choice(None, "last_7", None, None, "everything", None), "is not a leaderboard"),  # type: ignore[arg-type]
+        (Choice(None, "custom", NOW.date(), NOW.date() + timedelta(days=1), "network", None), "after today"),
     ):
         with pytest.raises(ValidationError, match=said):
             forged.view(lake, NOW.date())

@@ -43,6 +43,8 @@ def test_custom_dates_are_checked_and_every_period_is_declared() -> None:
     assert (custom.start, custom.end, custom.days) == (date(2026, 9, 1), date(2026, 9, 30), 30)
     with pytest.raises(ValidationError, match="after end"):
         period_of("custom", last_day=LAST, start="2026-10-02", end="2026-10-01")
+    with pytest.raises(ValidationError, match=r"2026-11-28 is after today \(2026-11-27\)"):
+        period_of("custom", last_day=LAST, start="2026-11-20", end="2026-11-28", today=date(2026, 11, 27))
     with pytest.raises(ValidationError, match="a start and an end"):
         period_of("custom", last_day=LAST, start="2026-10-02")
     with pytest.raises(ValidationError, match="use one of last_7"):

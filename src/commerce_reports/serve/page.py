@@ -202,7 +202,7 @@ class Choice:
         """The View these values mean in `lake` (named periods end on the site's last complete
         day); a ValidationError when they contradict each other or name a site the lake lacks."""
         last_day = lake.last_day(self.site, today)
-        period = period_of(self.period, last_day=last_day, start=self.start, end=self.end)
+        period = period_of(self.period, last_day=last_day, start=self.start, end=self.end, today=today)
         return View(self.site, period, self.board, self.network)
 
 

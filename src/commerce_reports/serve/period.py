@@ -51,10 +51,16 @@ def last_complete_day(last_stored: date | None, partial: date | None, today: dat
 
 
 def period_of(
-    name: Any, *, last_day: date, start: date | str | None = None, end: date | str | None = None
+    name: Any,
+    *,
+    last_day: date,
+    start: date | str | None = None,
+    end: date | str | None = None,
+    today: date | None = None,
 ) -> Period:
     """The days of period `name` ending on `last_day` (the lake's last complete day); `custom`
-    takes `start` and `end` (both included) instead."""
+    takes `start` and `end` (both included) instead, the end not after `today` when given (a
+    future day has no figures: it would read as a day of none)."""
     if name not in PERIODS:
         raise ValidationError("period", f"{name!r} is not a period", f"use one of {', '.join(PERIODS)}")
     if not isinstance(last_day, date):
@@ -63,7 +69,7 @@ def period_of(
         if start is None or end is None:
             raise ValidationError("period", "custom dates need a start and an end", "pick both dates")
         first, last = as_date(start, "start"), as_date(end, "end")
-        as_days(first, last)
+        as_days(first, last, today)
         return Period("custom", first, last)
     if name == "last_7":
         return Period(name, last_day - timedelta(days=6), last_day)
