@@ -181,6 +181,26 @@ def test_transient_failures_are_retried_then_succeed(failure, clock: FakeClock, 
     assert [s for s in clock.sleeps if s] == [2.0, 4.0]  # exponential backoff, jitter pinned to its top
 
 
+def test_an_attempt_cut_after_minutes_is_a_warning_that_says_how_long_it_took(
+    clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A retry after a short wait is an INFO line; one after an attempt that ran 300 s to its
+    deadline (five minutes lost) is a warning saying so (it was INFO: silent without -v)."""
+
+    def cut_at_the_deadline(_request: httpx.Request) -> httpx.Response:
+        clock.now += 300.0
+        raise httpx.ReadTimeout("the overall deadline of 300 s passed")
+
+    recorder = Recorder(httpx.Response(503, text="busy"), cut_at_the_deadline, ok_transactions(1))
+    caplog.set_level(logging.INFO, logger="commerce_reports.client")
+    with make(recorder, clock, tmp_path, pace=0) as client:
+        assert client.transactions(update_date="2026-11-03").num_rows == 1
+    failed = [(r.levelno, r.getMessage()) for r in caplog.records if "failed" in r.getMessage()]
+    assert [level for level, _ in failed] == [logging.INFO, logging.WARNING], failed
+    assert "failed (attempt 1 of 4)" in failed[0][1]
+    assert "failed after 300 s (attempt 2 of 4)" in failed[1][1], failed
+
+
 def test_retries_are_bounded_and_the_error_says_how_many(clock: FakeClock, tmp_path: Path) -> None:
     recorder = Recorder(httpx.Response(503, text="down for maintenance"))
     with make(recorder, clock, tmp_path, pace=0) as client, pytest.raises(ServerError) as caught:

@@ -320,12 +320,13 @@ class ReportsClient:
         while True:
             attempt += 1
             self._reach.refuse(endpoint)
-            asked = self.clock.time()
+            asked = sent_at = self.clock.time()
             try:
                 # The turn is held while the request is sent and read: the next one starts a full
                 # interval after this one ended, however late it was sent (cross-process pace).
                 with self._pacer.slot(declared.pace, longest=self.retry.max_wait) as turn:
                     self._waits.seconds += max(0.0, turn - asked)
+                    sent_at = self.clock.time()
                     body, served_at = self._get(endpoint, params, sent, attempt)
                 return _served(parse(body), served_at)
             except WaitTooLong as held:  # asked earlier, by this process or another of the key
@@ -342,12 +343,14 @@ class ReportsClient:
                 if wait is not None and self.retry.too_long(wait):
                     raise self._held_back(endpoint, params, attempt, wait) from None
                 delay = self.retry.delay(attempt, wait)
-                level = logging.WARNING if delay > LONG_WAIT else logging.INFO
+                took = self.clock.time() - sent_at  # (an attempt cut at the deadline: minutes lost)
+                level = logging.WARNING if max(delay, took) > LONG_WAIT else logging.INFO
                 log.log(
                     level,
-                    "%s %s failed (attempt %d of %d): %s; waiting %.0f s%s",
+                    "%s %s failed%s (attempt %d of %d): %s; waiting %.0f s%s",
                     endpoint,
                     _describe(params),
+                    f" after {took:.0f} s" if took > LONG_WAIT else "",
                     attempt,
                     self.retry.max_attempts,
                     error,
