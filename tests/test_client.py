@@ -185,7 +185,8 @@ def test_an_attempt_cut_after_minutes_is_a_warning_that_says_how_long_it_took(
     clock: FakeClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A retry after a short wait is an INFO line; one after an attempt that ran 300 s to its
-    deadline (five minutes lost) is a warning saying so (it was INFO: silent without -v)."""
+    deadline (five minutes lost) is a warning saying so (it was INFO: silent without -v). Neither
+    attempt counts as the request's work, which later plans' ETAs learn (they announced 84 s for 2.5)."""
 
     def cut_at_the_deadline(_request: httpx.Request) -> httpx.Response:
         clock.now += 300.0
@@ -195,6 +196,7 @@ def test_an_attempt_cut_after_minutes_is_a_warning_that_says_how_long_it_took(
     caplog.set_level(logging.INFO, logger="commerce_reports.client")
     with make(recorder, clock, tmp_path, pace=0) as client:
         assert client.transactions(update_date="2026-11-03").num_rows == 1
+        assert client.last_wait() == 2.0 + 300.0 + 4.0  # not this machine's work: no later ETA learns it
     failed = [(r.levelno, r.getMessage()) for r in caplog.records if "failed" in r.getMessage()]
     assert [level for level, _ in failed] == [logging.INFO, logging.WARNING], failed
     assert "failed (attempt 1 of 4)" in failed[0][1]

@@ -233,9 +233,11 @@ class ReportsClient:
         return self._aggregate("merchandise", start, end, filters, filter_kwargs)
 
     def last_wait(self) -> float:
-        """Seconds the calling thread's last request spent waiting for its pace turn and between
-        retries: a sync counts what a request cost this machine without them. Per thread, because
-        the lanes of one site share its client."""
+        """Seconds the calling thread's last request spent waiting for its pace turn, between
+        retries and in the attempts that failed: a sync counts what a request cost this machine
+        without them (the service's trouble is no cost of this machine's: an attempt cut at the
+        deadline, learned as work, made later plans announce minutes for seconds). Per thread,
+        because the lanes of one site share its client."""
         return float(getattr(self._waits, "seconds", 0.0))
 
     def check_service(self, day: date | None = None) -> int:
@@ -344,6 +346,7 @@ class ReportsClient:
                     raise self._held_back(endpoint, params, attempt, wait) from None
                 delay = self.retry.delay(attempt, wait)
                 took = self.clock.time() - sent_at  # (an attempt cut at the deadline: minutes lost)
+                self._waits.seconds += took
                 level = logging.WARNING if max(delay, took) > LONG_WAIT else logging.INFO
                 log.log(
                     level,
