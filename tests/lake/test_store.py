@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import shutil
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -114,6 +115,29 @@ def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
     assert {e.relpath: (e.rows, e.sha256) for e in rebuilt} == before
     assert [r.action for r in repairs] == ["rebuilt"]
     assert all(e.settled for e in Manifest.load(tmp_path, "alpha"))
+
+
+def test_a_rebuilt_manifest_takes_in_no_file_that_nobody_checked(tmp_path: Path) -> None:
+    """A file copied into the lake (a day of another site's, at a day never fetched, or into a site
+    folder no sync made) was taken in by the next rebuild of a manifest, and became what every view
+    read; a rebuild now takes in only what a record vouches for: a stopped sync's intent, or what
+    was last published (a file nobody checked is quarantined, and fetched again)."""
+    key, copied = PartitionKey.transactions(date(2026, 3, 1)), PartitionKey.transactions(date(2026, 3, 5))
+    row = nested(1, commission={"updateDate": key.start.isoformat()})
+    written = write_partition(tmp_path, "alpha", key, parse_transactions(body([row])), FETCHED)
+    Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)  # its intent vouches
+    alpha = tmp_path / "lake" / "site=alpha"
+    for target in (alpha / copied.relpath, tmp_path / "lake" / "site=gamma" / key.relpath):
+        target.mkdir(parents=True)
+        shutil.copy(written.path, target / "part.parquet")
+    (alpha / "manifest.json").unlink()
+    rebuilt, repairs = rebuild(tmp_path, "alpha", SettlePolicy())
+    assert [e.key for e in rebuilt] == [key]
+    assert [(r.action, r.key) for r in repairs] == [("rebuilt", None), ("quarantined", None)]
+    assert "no record vouches for it" in repairs[1].detail
+    gamma, repairs = rebuild(tmp_path, "gamma", SettlePolicy())
+    assert list(gamma) == [] and [r.action for r in repairs] == ["rebuilt", "quarantined"]
+    assert not (tmp_path / "lake" / "site=gamma" / key.relpath / "part.parquet").exists()
 
 
 def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from ..contract import GENERATIONS_FOLDER
 from ..files import held, make_folders, save_atomic, sha256_of
-from ..lake.digests import SiteDigests, Stamp, stamp_of
+from ..lake.digests import SiteDigests, Stamp, clear_published_intents, stamp_of
 from .coverage import SiteCoverage
 from .listing import Digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
@@ -176,6 +176,7 @@ class _SiteFiles:
     digests: SiteDigests
     linked: dict[str, Digest]
     kept: dict[str, Digest]
+    partitions: dict[str, Digest]  # the partitions among `linked`, by their own relpath (their intents')
 
 
 def _site_files(snapshot: Snapshot) -> list[_SiteFiles]:
@@ -185,12 +186,14 @@ def _site_files(snapshot: Snapshot) -> list[_SiteFiles]:
     for site in snapshot.sites:
         places = (site.places.lake, site.places.folder)
         lake, rollups = (place.relative_to(snapshot.data_dir).as_posix() for place in places)
-        linked = {f"{lake}/{r}": d for r, d in sorted(site.listing.items()) if r not in site.unreadable}
+        readable = {r: d for r, d in sorted(site.listing.items()) if r not in site.unreadable}
+        linked = {f"{lake}/{r}": d for r, d in readable.items()}
+        partitions = {posixpath.dirname(r): d for r, d in readable.items()}  # (a partition's own relpath)
         kept: dict[str, Digest] = {}
         if site.fresh and site.rollups is not None:
             for r, digest in sorted(site.rollups.items()):
                 (linked if _read(r) else kept)[f"{rollups}/{r}"] = digest
-        found.append(_SiteFiles(site.places.digests, linked, kept))
+        found.append(_SiteFiles(site.places.digests, linked, kept, partitions))
     return found
 
 
@@ -221,6 +224,8 @@ def _save_digests(data_dir: Path, sites: list[_SiteFiles]) -> None:
             site.digests.save(files, relinked=True)
         except OSError as error:
             log.debug("could not save the digests of site %s: %s", site.digests.site, error)
+            continue
+        clear_published_intents(data_dir, site.digests.site, site.partitions)
 
 
 def _seal(sites: list[_SiteFiles], record: _Record, folder: Path) -> None:

@@ -32,7 +32,15 @@ from .._lazy import LazyLogger
 from ..contract import site_root
 from ..files import save_atomic, sha256_of
 
-__all__ = ["DIGESTS_FILE", "SiteDigests", "Stamp", "clear_intent", "intend", "intended", "stamp_of"]
+__all__ = [
+    "DIGESTS_FILE",
+    "SiteDigests",
+    "Stamp",
+    "clear_published_intents",
+    "intend",
+    "intended",
+    "stamp_of",
+]
 
 log = LazyLogger(__name__)
 
@@ -188,7 +196,9 @@ def _intent_path(data_dir: Path, site: str, relpath: str) -> Path:
 def intend(data_dir: Path, site: str, relpath: str, digest: str) -> None:
     """Say, before a partition's file is replaced, the digest of what replaces it: a sync killed
     between the file and its manifest entry leaves the file vouched for by this record alone, so
-    the next sync adopts the file a sync checked, and quarantines any other."""
+    the next sync adopts the file a sync checked, and quarantines any other. The record stays until
+    a publication saves the file's digest (`clear_published_intents`): until then it is what a
+    manifest rebuilt from the files trusts (a sync whose rollups failed publishes nothing)."""
     record = {"relpath": relpath, "sha256": digest}
     save_atomic(_intent_path(data_dir, site, relpath), json.dumps(record), durable=False)
 
@@ -205,7 +215,21 @@ def intended(data_dir: Path, site: str, relpath: str) -> str | None:
     return digest if isinstance(digest, str) else None
 
 
-def clear_intent(data_dir: Path, site: str, relpath: str) -> None:
-    """Forget the intent of `relpath` (its manifest entry now vouches for the file)."""
-    with contextlib.suppress(OSError):
-        _intent_path(data_dir, site, relpath).unlink()
+def clear_published_intents(data_dir: Path, site: str, published: dict[str, str]) -> None:
+    """Forget the intents that a publication now vouches for: `published` gives the digest of each
+    partition (by its relpath) whose digest the site's saved record now holds; an intent of other
+    content (a file written since) stays."""
+    folder = site_root(data_dir, site) / _INTENTS
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = folder / name
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and published.get(str(record.get("relpath"))) == record.get("sha256"):
+            with contextlib.suppress(OSError):
+                path.unlink()

@@ -28,7 +28,6 @@ from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, PART_FILE, PartitionKey, site_root
 from ..errors import CommerceReportsError, LakeError
 from ..files import remove_folder, save_atomic
-from .digests import clear_intent
 from .horizon import Touched, WindowState, revisable_until
 from .locks import site_lock
 
@@ -381,8 +380,7 @@ class Manifest:
                 revisable_until=manifest.horizon_of(key),
             )
             manifest.entries[entry.relpath] = entry
-            manifest.save()
-            clear_intent(data_dir, site, entry.relpath)  # the entry vouches for the file now
+            manifest.save()  # (its intent stays until the file is published: see `digests.intend`)
         return entry
 
     @staticmethod

@@ -7,7 +7,9 @@ checked, and nothing else ever takes its place (see `digests.py` for how a stat 
 
 - `rebuild` recreates a site's manifest from its Parquet files (`load_or_rebuild` does it on its
   own when the manifest is missing or damaged but files are there: no refetch of a whole lake); a
-  file whose content differs from what was last published of it is quarantined, not adopted.
+  file is taken in only when a record vouches for its content (what was last published of it, or
+  what a stopped sync said it was writing): any other, one whose content differs or one nobody
+  checked (copied in, forged, in a site folder no sync made), is quarantined, not adopted.
 - `reconcile` (a sync runs it first, as the writer) compares each file with its entry by content;
   a file of other content, or one no entry vouches for, is quarantined and fetched again (unless a
   sync stopped between the file and its entry said it was writing exactly that content); a
@@ -31,7 +33,7 @@ from .._lazy import LazyLogger
 from ..contract import AGGREGATES, PART_FILE, PartitionKey, site_root
 from ..errors import LakeError, ValidationError
 from ..files import make_folder
-from .digests import SiteDigests, clear_intent, intended
+from .digests import SiteDigests, intended
 from .horizon import revisable_until
 from .locks import site_lock
 from .manifest import Entry, Manifest, part_files
@@ -125,9 +127,11 @@ def quarantine(
 
 
 def rebuild(
-    data_dir: Path, site: str, policy: Finality | None = None, why: str = ""
+    data_dir: Path, site: str, policy: Finality | None = None, why: str = "", *, trusted: bool = False
 ) -> tuple[Manifest, list[Repair]]:
-    """Recreate a site's manifest from its Parquet files; unreadable files are quarantined.
+    """Recreate a site's manifest from its Parquet files; unreadable files are quarantined, and so
+    is any file no record vouches for (see the module's docstring), unless `trusted`: the caller
+    wrote every file itself (the bench's generator of lakes).
 
     `policy` marks what has settled and gives the site's revision horizon (None: nothing settled
     and no horizon recorded: the next sync decides again). What each updateDate day touched is
@@ -152,9 +156,13 @@ def rebuild(
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
                 continue
             published = digests.saved_digest(path)
-            if published not in (None, stored.sha256) and intended(data_dir, site, relpath) != stored.sha256:
-                why = f"its content differs from what was last published of it (sha256 {published[:12]}...)"
-                repairs.append(quarantine(data_dir, site, relpath, why))
+            if not trusted and stored.sha256 not in (published, intended(data_dir, site, relpath)):
+                doubt = (
+                    "no record vouches for it (it was never published, and no sync was writing it)"
+                    if published is None
+                    else f"its content is not what was last published of it (sha256 {published[:12]}...)"
+                )
+                repairs.append(quarantine(data_dir, site, relpath, doubt))
                 continue
             try:
                 entry = _entry(relpath, stored, policy, manifest.revision_days)
@@ -170,7 +178,7 @@ def rebuild(
         Repair(
             site,
             "rebuilt",
-            f"the manifest{' ' + why if why else ''}: rebuilt from {len(manifest)} partition files",
+            f"the manifest{' ' + why + ':' if why else ''} rebuilt from {len(manifest)} partition files",
         ),
     )
     log.warning("%s", repairs[0])
@@ -296,7 +304,6 @@ def _adopt(
     if stored.sha256 != digest:  # replaced again meanwhile
         return None
     manifest.entries[relpath] = _entry(relpath, stored, policy, manifest.revision_days)
-    clear_intent(data_dir, site, relpath)
     return Repair(
         site,
         "reconciled",
