@@ -359,6 +359,7 @@ def verify(
     When the rollups cannot be brought up to date after (a full disk), the partitions' verdict is
     kept in the VerifyUnfinished (a LakeError) that says so: `error.report`."""
     from .db import refresh_rollups, verify_rollups
+    from .db.published import published_problems
     from .lake import VerifyUnfinished
     from .lake import verify as verify_partitions
 
@@ -368,6 +369,7 @@ def verify(
     names = list(_profiles(chosen, None, settings)) if chosen is not None else None
     with lake_errors(folder):
         report = verify_partitions(folder, names, fast=fast)
+        report.published = published_problems(folder)  # (publishing again, below, mends them)
         try:
             report.rollups = verify_rollups(folder, names, fast=fast)
             # brings rollups up to date with what was quarantined, and publishes (the digests read too)

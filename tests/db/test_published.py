@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
@@ -15,7 +16,8 @@ import pyarrow as pa
 import pytest
 
 from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
-from commerce_reports.db.published import publish, views_root
+from commerce_reports.db import published
+from commerce_reports.db.published import publish, published_problems, published_reading, views_root
 from commerce_reports.lake.manifest import store_partition
 
 DAY = date(2026, 3, 1)
@@ -29,18 +31,18 @@ def strict_umask() -> Iterator[None]:
     os.umask(before)
 
 
-def _store(data_dir: Path) -> None:
+def _store(data_dir: Path, day: date = DAY) -> None:
     row = {
         "commission_id": "a",
-        "commission_date": DAY,
-        "update_date": DAY,
+        "commission_date": day,
+        "update_date": day,
         "publisher_net_revenue": Decimal("10"),
         "order_value": Decimal("100"),
         "products": [],
     }
     at = datetime(2026, 3, 1, 12, tzinfo=UTC)
     table = pa.Table.from_pylist([row], TRANSACTION_SCHEMA)
-    store_partition(data_dir, "s", PartitionKey.transactions(DAY), table, at)
+    store_partition(data_dir, "s", PartitionKey.transactions(day), table, at)
 
 
 def test_a_new_generation_keeps_the_newest_two_and_the_one_readers_follow(tmp_path: Path) -> None:
@@ -68,3 +70,42 @@ def test_a_generation_shared_with_the_group_is_group_readable_under_a_strict_uma
     assert {stat.S_IMODE(p.stat().st_mode) for p in folders} == {0o750}
     (link,) = made.rglob("part.parquet")
     assert link.stat().st_nlink == 2  # a hard link to the lake's file, not a copy
+
+
+def test_a_generation_is_read_only_while_it_is_what_its_seal_says(tmp_path: Path) -> None:
+    """Each way a generation stopped being what was checked, which readers followed as if it were:
+    a file it holds that its seal does not list (the views' globs read it: a month counted twice),
+    its seal emptied (every check was then skipped), the pointer turned to an older generation.
+    Readers then read the lake (None here), `verify` says why, the next publication replaces it."""
+    _store(tmp_path)
+    first = publish(tmp_path)
+    assert first is not None and published_problems(tmp_path) == [] and published_reading(tmp_path)
+    part = next(first.rglob("part.parquet"))
+    extra = part.parent.parent / "day=2026-03-09" / "part.parquet"
+    extra.parent.mkdir()
+    shutil.copy(part, extra)
+    published._checks.clear()  # (a reader looks again at most every two seconds)
+    listed = extra.relative_to(first).as_posix()
+    assert published_problems(tmp_path) == [f"{listed}: not listed in the seal"]
+    assert published_reading(tmp_path) is None
+    shutil.rmtree(extra.parent)
+    seal = first / "sealed.json"
+    kept = seal.read_bytes()
+    seal.write_text("")
+    published._checks.clear()
+    assert published_problems(tmp_path) == [f"{first.name}/sealed.json: missing or unreadable"]
+    assert published_reading(tmp_path) is None
+    seal.write_bytes(kept)
+    _store(tmp_path, date(2026, 3, 2))
+    second = publish(tmp_path)
+    pointer = views_root(tmp_path) / "current.json"
+    turned = json.loads(pointer.read_text()) | {"generation": first.name}
+    pointer.write_text(json.dumps(turned))
+    published._checks.clear()
+    assert published_problems(tmp_path) == [
+        f"current.json: it names {first.name}, sealed for another state of the lake"
+    ]
+    assert published_reading(tmp_path) is None
+    again = publish(tmp_path)
+    assert again not in (None, first) and published_problems(tmp_path) == []
+    assert second is not None and published_reading(tmp_path) is not None

@@ -211,7 +211,9 @@ def test_verify_leaves_a_stopped_refresh_to_the_next_one_and_still_finds_a_forge
     stopped = load_state(places)
     assert stopped is not None  # an update stopped while it rewrote the first month
     save_state(places, dataclasses.replace(stopped, pending_months=frozenset({months[0].stem})))
-    months[0].write_bytes(months[1].read_bytes())
+    rewritten = months[0].with_suffix(".staged")  # as a refresh writes: a new file moved into place
+    rewritten.write_bytes(months[1].read_bytes())
+    rewritten.replace(months[0])
     assert main(["verify", "--data-dir", str(data_dir)]) == 0
     assert "differ" not in capsys.readouterr().out
     months[1].write_bytes(months[0].read_bytes())  # outside the months being rewritten: a forgery

@@ -10,7 +10,8 @@ repair), and a record of what the views need to know of them.
     <data_dir>/views/<id>/lake/site=<site>/...       links to the readable partition files
     <data_dir>/views/<id>/rollups/site=<site>/...    links to the rollup files of fresh sites
     <data_dir>/views/<id>/reading.json               fresh sites, sources' shapes, coverage
-    <data_dir>/views/<id>/sealed.json                each linked file's stamp and sha256
+    <data_dir>/views/<id>/sealed.json                each linked file's stamp and sha256, and
+                                                     the digest of the lake's state it holds
 
 A link is the file's own data (no copy): a file a sync replaces later keeps its old content in the
 generation until the generation is pruned. Every statement binds its views to one generation, so
@@ -26,7 +27,10 @@ published (an editor, a Parquet writer, a forger who puts the times back) would 
 generation reads: readers check the seal (a `stat` per file, at most every `_CHECK_EVERY`
 seconds per process; a file whose stamp moved is read and its digest compared), and a generation
 whose content is no longer what was checked is read by no view: the views read the lake as it is
-(what no manifest or rollup state vouches for left out) until a writer publishes again.
+(what no manifest or rollup state vouches for left out) until a writer publishes again. So is one
+holding a file its seal does not list (the views' globs would read it), one whose seal is missing
+or cannot be read, and one the pointer names for another state of the lake than its seal's.
+`verify` says which (`published_problems`) before it publishes again.
 """
 
 from __future__ import annotations
@@ -42,15 +46,17 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from ..contract import GENERATIONS_FOLDER
+from ..contract import GENERATIONS_FOLDER, lake_root
 from ..files import held, make_folders, save_atomic, sha256_of
 from ..lake.digests import SiteDigests, Stamp, clear_published_intents, stamp_of
 from .coverage import SiteCoverage
 from .listing import Digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
+from .state import rollups_root
 
-__all__ = ["VIEWS_FOLDER", "publish", "published_reading", "views_root"]
+__all__ = ["VIEWS_FOLDER", "publish", "published_problems", "published_reading", "views_root"]
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +142,11 @@ def _publish(data_dir: Path, root: Path) -> Path:
     sites = _site_files(snapshot)
     current = _current(root)
     folder = root / current.get("generation", "-")
-    if current.get("digest") != digest or not (folder / _READING).exists():
+    if (
+        current.get("digest") != digest
+        or _seal_of(folder).get("digest") != digest
+        or not (folder / _READING).exists()
+    ):
         record = _Record(
             tuple(snapshot.fresh_sites), tuple(snapshot.stale_sites), snapshot.shapes(), snapshot.coverage
         )
@@ -157,7 +167,7 @@ def _generation(
     try:
         _prune(root, folder.name, pointed)
         _fill(data_dir, sites, folder)
-        _seal(sites, record, folder)
+        _seal(sites, record, folder, digest)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -228,17 +238,17 @@ def _save_digests(data_dir: Path, sites: list[_SiteFiles]) -> None:
         clear_published_intents(data_dir, site.digests.site, site.partitions)
 
 
-def _seal(sites: list[_SiteFiles], record: _Record, folder: Path) -> None:
+def _seal(sites: list[_SiteFiles], record: _Record, folder: Path, digest: str) -> None:
     """Write the generation `folder`'s `record`, and its seal: for readers, the stamp and sha256 of
-    every file it links."""
+    every file it links, and the `digest` of the lake's state it holds (the pointer's)."""
     files: dict[str, list[object]] = {}
     for site in sites:
-        for relpath, digest in site.linked.items():
+        for relpath, content in site.linked.items():
             with contextlib.suppress(OSError):
-                files[relpath] = [*stamp_of(os.stat(os.path.join(folder, relpath))), digest]
+                files[relpath] = [*stamp_of(os.stat(os.path.join(folder, relpath))), content]
     texts = {
         _READING: json.dumps(record.to_json()),
-        _SEAL: json.dumps({"files": files}, separators=(",", ":")),
+        _SEAL: json.dumps({"digest": digest, "files": files}, separators=(",", ":")),
     }
     for name, text in texts.items():
         save_atomic(folder / name, text)
@@ -254,7 +264,7 @@ def _prune(root: Path, new: str, pointed: str) -> None:
             shutil.rmtree(root / name, ignore_errors=True)
 
 
-_cache: dict[str, tuple[tuple[int, int, int], Reading | None]] = {}
+_cache: dict[str, tuple[tuple[int, int, int], Reading | None, str]] = {}  # by pointer: its generation
 
 
 def published_reading(data_dir: Path) -> Reading | None:
@@ -267,19 +277,20 @@ def published_reading(data_dir: Path) -> Reading | None:
         return None
     stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
     cached = _cache.get(str(pointer))
-    if cached is not None and cached[0] == stamp:
-        return cached[1] if cached[1] is None or _still_sealed(cached[1].root) else None
-    reading: Reading | None
-    try:
-        folder = views_root(data_dir) / str(json.loads(pointer.read_text())["generation"])
-        record = _Record.from_json(json.loads((folder / _READING).read_text()))
-        reading = reading_of(folder, record.fresh, record.stale, record.shapes, record.coverage)
-    except (OSError, ValueError, KeyError, TypeError):
-        reading = None
-    _cache[str(pointer)] = (stamp, reading)
-    if reading is not None and not _still_sealed(reading.root):
-        return None
-    return reading
+    if cached is None or cached[0] != stamp:
+        reading: Reading | None
+        digest = ""
+        try:
+            current = json.loads(pointer.read_text())
+            folder = views_root(data_dir) / str(current["generation"])
+            digest = str(current["digest"])
+            record = _Record.from_json(json.loads((folder / _READING).read_text()))
+            reading = reading_of(folder, record.fresh, record.stale, record.shapes, record.coverage)
+        except (OSError, ValueError, KeyError, TypeError):
+            reading = None
+        cached = _cache[str(pointer)] = (stamp, reading, digest)
+    _, reading, digest = cached
+    return reading if reading is not None and _still_sealed(reading.root, digest) else None
 
 
 # generation folder -> (monotonic time of its last check, whether its seal held)
@@ -288,37 +299,58 @@ _checks: dict[str, tuple[float, bool]] = {}
 _reread: dict[tuple[str, Stamp], str] = {}
 
 
-def _still_sealed(folder: Path) -> bool:
-    """Whether every file of the generation `folder` still holds what its seal says (checked at
-    most every `_CHECK_EVERY` seconds per process; a generation without a seal, made by an older
-    version, is its publisher's word)."""
+def _still_sealed(folder: Path, digest: str) -> bool:
+    """Whether the generation `folder`, which the pointer names for the lake's state `digest`,
+    still holds what its seal says (checked at most every `_CHECK_EVERY` seconds per process)."""
     now = time.monotonic()
     last = _checks.get(str(folder))
     if last is not None and now - last[0] < _CHECK_EVERY:
         return last[1]
-    changed = _unsealed(folder)
+    changed = _unsealed(folder, digest)
     if changed and (last is None or last[1]):
         log.warning(
-            "%s of the published lake changed after it was published (%s%s): the views read the lake "
-            "files instead, leaving out what no manifest or rollup state vouches for, until the next "
-            "sync or `commerce-reports verify` repairs it",
-            f"{len(changed)} file{'s' * (len(changed) != 1)}",
-            ", ".join(changed[:3]),
-            ", ..." if len(changed) > 3 else "",
+            "the published lake is no longer what was checked (%s%s): the views read the lake files "
+            "instead, leaving out what no manifest or rollup state vouches for, until the next sync "
+            "or `commerce-reports verify` publishes it again",
+            "; ".join(changed[:3]),
+            f"; and {len(changed) - 3} more" if len(changed) > 3 else "",
         )
     _checks[str(folder)] = (now, not changed)
     return not changed
 
 
-def _unsealed(folder: Path) -> list[str]:
-    """The files of the generation `folder` whose content is not what its seal records."""
-    try:
-        seal = json.loads((folder / _SEAL).read_text())["files"]
-    except (OSError, ValueError, KeyError, TypeError):
+def published_problems(data_dir: Path) -> list[str]:
+    """What makes the generation the views read no longer what was checked (see the module's
+    docstring), a line each; empty when it holds, or when none is published."""
+    current = _current(views_root(data_dir))
+    if "generation" not in current:
         return []
-    changed = []
+    return _unsealed(views_root(data_dir) / current["generation"], current.get("digest", ""))
+
+
+def _seal_of(folder: Path) -> dict[str, Any]:
+    """The seal of the generation `folder` (empty when it has none, or it cannot be read)."""
+    try:
+        seal = json.loads((folder / _SEAL).read_text())
+    except (OSError, ValueError):
+        return {}
+    return seal if isinstance(seal, dict) and isinstance(seal.get("files"), dict) else {}
+
+
+def _unsealed(folder: Path, digest: str) -> list[str]:
+    """What in the generation `folder` is not what its seal records, a line each: its files whose
+    content changed, those it holds that the seal does not list, a seal missing or unreadable, or
+    one of another state of the lake than `digest` (the pointer's)."""
+    seal = _seal_of(folder)
+    if not seal:
+        return [f"{folder.name}/{_SEAL}: missing or unreadable"]
+    if seal.get("digest") != digest:
+        return [f"{_CURRENT}: it names {folder.name}, sealed for another state of the lake"]
+    changed = [
+        f"{relpath}: not listed in the seal" for relpath in _listed_files(folder) - seal["files"].keys()
+    ]
     root = str(folder)
-    for relpath, recorded in seal.items():
+    for relpath, recorded in seal["files"].items():
         path = os.path.join(root, relpath)  # (strings, not Paths: a lake's worth of files)
         try:
             stamp = stamp_of(os.stat(path))
@@ -333,5 +365,17 @@ def _unsealed(folder: Path) -> list[str]:
                 continue
         except (OSError, IndexError, TypeError):
             pass
-        changed.append(relpath)
+        changed.append(f"{relpath}: not what was published")
     return changed
+
+
+def _listed_files(folder: Path) -> set[str]:
+    """Every file below the generation `folder`'s data folders (what the views' globs can read),
+    by its relpath in the generation."""
+    found: set[str] = set()
+    root = os.path.join(str(folder), "")
+    for top in (lake_root(folder), rollups_root(folder)):  # (a generation mirrors the data folder)
+        for parent, _, names in os.walk(top):
+            relative = parent[len(root) :].replace(os.sep, "/")
+            found.update(f"{relative}/{name}" for name in names)
+    return found

@@ -24,12 +24,14 @@ __all__ = ["VerifyReport", "VerifyUnfinished", "verify"]
 @dataclass
 class VerifyReport:
     """What `verify` checked and repaired: partitions (`checked`; `read` of them read in full,
-    `read_bytes` in all: every one unless `fast`), and (`rollups`) the sites whose rollup files
-    differ from what their refresh wrote, rebuilt."""
+    `read_bytes` in all: every one unless `fast`), (`rollups`) the sites whose rollup files
+    differ from what their refresh wrote, rebuilt, and (`published`) what made the published lake
+    the views read no longer what was checked, published again."""
 
     checked: int = 0
     repairs: list[Repair] = field(default_factory=list)
     rollups: list[str] = field(default_factory=list)
+    published: list[str] = field(default_factory=list)
     read: int = 0
     read_bytes: int = 0
     fast: bool = False
@@ -41,7 +43,7 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         """True when everything was intact (nothing had to be repaired)."""
-        return not self.repairs and not self.rollups
+        return not self.repairs and not self.rollups and not self.published
 
     def summary(self) -> str:
         how = (
@@ -53,9 +55,20 @@ class VerifyReport:
         text = f"verified {self.checked} partitions {how}"
         if self.ok:
             return text + ": all intact"
-        lines = [f"{text}: {len(self.quarantined)} quarantined, the next sync fetches them again"]
+        found = [
+            f"{len(self.quarantined)} quarantined, the next sync fetches them again"
+            if self.quarantined
+            else "",
+            f"{len(self.repairs) - len(self.quarantined)} repaired (below)"
+            if len(self.repairs) > len(self.quarantined)
+            else "",
+            f"the rollups of {len(self.rollups)} sites rebuilt" if self.rollups else "",
+            "the published lake published again" if self.published else "",
+        ]
+        lines = [f"{text}: {', '.join(f for f in found if f)}"]
         lines += [f"  {r}" for r in self.repairs]
         lines += [f"  rollups of {line}" for line in self.rollups]
+        lines += [f"  published lake: {line}" for line in self.published]
         return "\n".join(lines)
 
 
