@@ -100,14 +100,16 @@ def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
     return _key_shapes().sub(lambda m: (m["header"] or m["lead"] or m["userinfo"]) + MASK, text)
 
 
-def scrub(value: Any) -> Any:
-    """A JSON-like value with every known secret removed from its strings (keys and values)."""
+def scrub(value: Any, extra_secrets: Iterable[str] = ()) -> Any:
+    """A JSON-like value with every known secret (and each of `extra_secrets`) masked in its strings
+    (keys and values), as `redact` masks them."""
+    extra = tuple(s for s in extra_secrets if s)
     if isinstance(value, str):
-        return redact(value) if _secrets or _key_shapes().search(value) else value
+        return redact(value, extra) if _secrets or extra or _key_shapes().search(value) else value
     if isinstance(value, dict):
-        return {scrub(k): scrub(v) for k, v in value.items()}
+        return {scrub(k, extra): scrub(v, extra) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [scrub(v) for v in value]
+        return [scrub(v, extra) for v in value]
     return value
 
 

@@ -4,6 +4,7 @@ page and rendered in real Chromium offline; parameters checked against the noteb
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -29,11 +30,13 @@ needs_chromium = pytest.mark.skipif(
 
 
 def small_notebook(folder: Path) -> Path:
-    """A parameters cell, one chart from inline data, switches to fail or to print a secret, and a
-    probe: with `marker` set, a SIGINT that reaches the kernel after its cells ran writes that file."""
+    """A parameters cell, one chart from inline data, switches to fail, to print a secret or to fail
+    naming it (`refused`), and a probe: with `marker` set, a SIGINT that reaches the kernel after its
+    cells ran writes that file."""
     cells = [
         nbformat.v4.new_code_cell(
-            'from datetime import date\nfail = False\nleak = False\npoints = 3\nmarker = ""\n'
+            "from datetime import date\nfail = False\nleak = False\nrefused = False\npoints = 3\n"
+            'marker = ""\n'
             "since: date | None = None  # papermill's own inspector reads no `|`",
             metadata={"tags": ["parameters"]},
         ),
@@ -44,6 +47,9 @@ def small_notebook(folder: Path) -> Path:
         ),
         nbformat.v4.new_code_cell("if fail:\n    raise RuntimeError('the data looked wrong')"),
         nbformat.v4.new_code_cell("if leak:\n    print(os.environ['COMMERCE_REPORTS_SECRET_KEY'])"),
+        nbformat.v4.new_code_cell(
+            "if refused:\n    raise ValueError('bad key ' + os.environ['COMMERCE_REPORTS_SECRET_KEY'])"
+        ),
         nbformat.v4.new_code_cell(
             "import asyncio, pathlib, signal\n"
             "def note(signum, frame):\n"
@@ -120,6 +126,27 @@ def test_a_failed_cell_raises_names_the_cell_and_keeps_the_executed_notebook(tmp
     assert str(kept) in str(caught.value) and kept.is_file()
     assert "the data looked wrong" in kept.read_text()
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600  # private, as every file the toolkit writes
+
+
+def test_a_failed_notebook_kept_to_inspect_holds_no_secret_but_says_where_it_failed(
+    tmp_path: Path, with_secret: str
+) -> None:
+    """A cell whose error (message and traceback) quotes the key: the console's message masked it,
+    but the kept notebook held it in plain text. Now every output of the kept notebook is masked."""
+    with pytest.raises(ExportError, match=r"ValueError: bad key \*\*\*") as caught:
+        export_notebook(small_notebook(tmp_path), tmp_path / "out", {"refused": True})
+    kept = tmp_path / "out" / "small.ipynb"
+    assert str(kept) in str(caught.value)
+    assert with_secret.encode() not in kept.read_bytes()
+    node = nbformat.read(kept, as_version=4)
+    (failed,) = [cell for cell in node.cells if cell.metadata.get("papermill", {}).get("exception")]
+    (error,) = [output for output in failed.outputs if output.output_type == "error"]
+    assert (error.ename, error.evalue) == ("ValueError", "bad key ***")
+    traceback = re.sub(r"\x1b\[[0-9;]*m", "", "".join(error.traceback))  # without its colours
+    assert "ValueError: bad key ***" in traceback
+    assert "raise ValueError('bad key ' + os.environ" in traceback  # it still shows the failing line
+    assert "An Exception was encountered at" in node.cells[0].source  # papermill's pointer to the cell
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
 
 
 def test_an_output_that_would_hold_a_secret_is_deleted(tmp_path: Path, with_secret: str) -> None:

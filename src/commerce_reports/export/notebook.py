@@ -2,8 +2,8 @@
 
 Fit for cron: no prompts; log lines, not bars, when not a TTY; a parameter the notebook does not
 declare, or of the wrong type, is refused before anything runs or is written; a failed cell raises
-`ExportError` naming the cell (the executed notebook is kept to inspect); secrets are refused as
-parameters and an output that would contain one is deleted, never left behind.
+`ExportError` naming the cell (the executed notebook is kept to inspect, every secret in it masked);
+secrets are refused as parameters and an output that would contain one is deleted, never left behind.
 
 The kernel runs in the notebook's folder, as Jupyter runs it, and the notebook finds its lake as
 every entry point does (see `commerce_reports.locate`): an export sets nothing about it. The
@@ -23,7 +23,7 @@ from typing import Any
 from ..config import current_settings
 from ..errors import ExportError, ValidationError
 from ..files import apply_mode, make_folder, move_atomic, save_atomic
-from ..redaction import known_secrets
+from ..redaction import known_secrets, redact, scrub
 from .parameters import check_parameters
 from .parts import report_name
 
@@ -134,10 +134,14 @@ def export_notebook(
             timeout=timeout,
         )
     except papermill.PapermillExecutionError as error:
-        apply_mode(executed)  # kept to inspect: as private as every file the toolkit writes
+        secrets = secrets_in_environment(extra)
+        _mask_secrets(executed, secrets)  # kept to inspect, private, and with no secret in it
         raise ExportError(
-            f"cell {error.exec_count} of {source.name} failed: {error.ename}: {error.evalue}; "
-            f"the executed notebook, with the error, is at {executed}"
+            redact(
+                f"cell {error.exec_count} of {source.name} failed: {error.ename}: {error.evalue}; "
+                f"the executed notebook, with the error, is at {executed}",
+                secrets,
+            )
         ) from None
     node = nbformat.read(executed, as_version=4)
     named = report_name(node)  # a report names itself after the period and sites it resolved
@@ -150,6 +154,16 @@ def export_notebook(
     _refuse_leaks(result, extra)
     log.info("wrote %s (%d charts as images)", page, len(images))
     return result
+
+
+def _mask_secrets(executed: Path, secrets: list[str]) -> None:
+    """Rewrite the notebook of a failed run with every secret value masked in every cell and output
+    (an error's message and traceback may quote one, as a printed output may), as the console's
+    message masks it: that notebook is kept to inspect, never deleted."""
+    import nbformat
+
+    node = nbformat.from_dict(scrub(nbformat.read(executed, as_version=4), secrets))
+    save_atomic(executed, nbformat.writes(node))
 
 
 def _refuse_leaks(result: ExportResult, extra: Mapping[str, str]) -> None:
