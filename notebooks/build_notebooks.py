@@ -97,11 +97,17 @@ def getting_started() -> nbformat.NotebookNode:
             new_markdown_cell(
                 "## 4. Compare\n\nThe period against the previous one of the same length: a polars frame "
                 "(`<figure>`, `<figure>_previous`, `<figure>_change`), in total or per network, device, country, "
-                "merchant or link. Money is in the configured currency (`COMMERCE_REPORTS_CURRENCY`, default USD)."
+                "merchant or link. Money is in the configured currency (`COMMERCE_REPORTS_CURRENCY`, default USD). "
+                "`complete` and `previous_complete` say whether the lake holds each period whole: a previous "
+                "period that began before the lake's first day is partial, and its changes read as growth."
             ),
             new_code_cell(
-                'cr.compare(con, selection, by="network", top_n=5).select(\n'
-                '    "key", "revenue", "revenue_previous", "revenue_change", "orders", "orders_change"\n'
+                'compared = cr.compare(con, selection, by="network", top_n=5)\n'
+                'if not compared["previous_complete"].all():\n'
+                '    print("The lake holds only part of the previous period: its figures, and the changes, are partial.")\n'
+                "compared.select(\n"
+                '    "key", "revenue", "revenue_previous", "revenue_change", "orders", "orders_change",\n'
+                '    "complete", "previous_complete",\n'
                 ")"
             ),
             new_markdown_cell(

@@ -47,11 +47,15 @@ RANKING = {
 }
 _COMPARED = {"revenue": MONEY, "orders": pl.Int64, "returns": pl.Int64, "return_rate": pl.Float64}
 _COMPARED |= {"clicks": pl.Int64, "epc": pl.Float64, "conversion_rate": pl.Float64}
-COMPARISON = {"key": pl.String} | {
-    name: dtype
-    for figure, kind in _COMPARED.items()
-    for name, dtype in ((figure, kind), (f"{figure}_previous", kind), (f"{figure}_change", pl.Float64))
-}
+COMPARISON = (
+    {"key": pl.String}
+    | {
+        name: dtype
+        for figure, kind in _COMPARED.items()
+        for name, dtype in ((figure, kind), (f"{figure}_previous", kind), (f"{figure}_change", pl.Float64))
+    }
+    | {"complete": pl.Boolean, "previous_complete": pl.Boolean}
+)
 # A range cut inside months, one holding a whole month (the monthly rollups answer it), and each
 # filter alone and together (the service slices by one filter at a time).
 RANGES = {"days": (START, END), "whole month": (date(2026, 2, 1), END)}

@@ -3,7 +3,7 @@ views', whole-month EPC from the month windows, incomplete periods said, and the
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 import duckdb
@@ -13,7 +13,7 @@ import pytest
 from commerce_reports.charts import Selection, compare, compare_periods, comparison_chart, previous_period
 from commerce_reports.charts.changes import comparison_chart_of, comparison_spec
 from commerce_reports.errors import ValidationError
-from tests.charts.conftest import END
+from tests.charts.conftest import END, START
 
 
 def test_the_previous_period_is_as_long_or_the_months_before() -> None:
@@ -80,6 +80,18 @@ def test_whole_months_compare_month_windows_and_a_period_beyond_the_lake_is_part
     assert not result.complete and not result.previous_complete  # March ends after the lake; February
     assert "2026-03-01 to 2026-03-31 is not complete in the lake" in result.notes[0]  # began after the 1st
     assert date(2026, 3, 31) > END
+
+
+def test_the_frame_says_whether_each_period_is_whole_in_the_lake(con: duckdb.DuckDBPyConnection) -> None:
+    """A week whose previous week began before the lake's first day compares with part of that week
+    and reads as growth: the frame said nothing of it. Each row now carries both periods' flags."""
+    inside = compare(con, site="alpha", start="2026-03-02", end="2026-03-08", by="network")
+    assert inside.height > 1 and inside["complete"].all() and inside["previous_complete"].all()
+    first = START + timedelta(days=3)  # the week before begins 4 days before the lake
+    straddling = compare(con, site="alpha", start=first, end=first + timedelta(days=6))
+    (row,) = straddling.select("key", "revenue_previous", "complete", "previous_complete").to_dicts()
+    assert row["revenue_previous"] > 0 and (row["complete"], row["previous_complete"]) == (True, False)
+    assert straddling["previous_complete"].dtype == pl.Boolean
 
 
 def test_a_comparison_chart_labels_each_change(con: duckdb.DuckDBPyConnection) -> None:

@@ -75,6 +75,11 @@ def test_getting_started(in_the_lake: Path, tmp_path: Path) -> None:
     ]
     assert widgets, "the dashboard was not displayed"
     assert not [o for o in outputs(notebook) if o.output_type == "error"]
+    # The lake holds the last DAYS days: the DAYS before them, compared against, are not in it.
+    (compared,) = [c for c in notebook.cells if c.cell_type == "code" and "cr.compare(" in c.source]
+    said, table = compared.outputs
+    assert said["text"].startswith("The lake holds only part of the previous period")
+    assert "previous_complete" in table["data"]["text/html"]
 
 
 @pytest.mark.xdist_group("published-lake")

@@ -403,6 +403,13 @@ def compare(
     of the `top_n` keys of `by`), then for revenue, orders, returns, return_rate, clicks, epc and
     conversion_rate the value, `<name>_previous` and `<name>_change` (a fraction: -0.25 is -25%;
     null when the previous value is zero or negative, which no ratio compares with: returns can
-    make a small merchant's week negative, and its recovery is no fall).
+    make a small merchant's week negative, and its recovery is no fall), then `complete` and
+    `previous_complete`: whether the lake holds the period, and the previous one, whole (as the
+    views' `complete` column says). A previous period the lake holds only in part (one that began
+    before the lake's first day) reads as growth: its rows say so rather than leave it unmarked.
     `selection`, or its fields as keywords (`site=`, `start=`, `end=`, ...), says the period."""
-    return compare_periods(con, selection, by=by, top_n=top_n, **where).frame
+    result = compare_periods(con, selection, by=by, top_n=top_n, **where)
+    return result.frame.with_columns(
+        complete=pl.lit(result.complete, pl.Boolean),
+        previous_complete=pl.lit(result.previous_complete, pl.Boolean),
+    )
