@@ -289,7 +289,10 @@ MISTAKES = [
     Mistake(["export", "--notebook", "nope.ipynb"], "nope.ipynb does not exist"),
     Mistake(["export", "--notebook", REPORT, "--param", "nope=1"], "'nope' is not a parameter"),
     Mistake(["export", "--notebook", REPORT, "--param", "start=2026-13-01"], "is not date"),
-    Mistake(["export", "--notebook", REPORT, "--param", "site=gamma"], "unknown site 'gamma'"),
+    Mistake(  # export has no --site: the message names the option the site came from
+        ["export", "--notebook", REPORT, "--param", "site=gamma"],
+        "error: --param site: unknown site 'gamma' (export ran nothing)",
+    ),
     Mistake(["export", "--notebook", REPORT, "--email", "boss"], "'boss' is not an address"),
     Mistake(
         ["export", "--notebook", REPORT, "--email", "boss@example.org"],

@@ -166,7 +166,7 @@ def _export(args: argparse.Namespace) -> int:
     site = params.get("site")
     if isinstance(site, str):  # the sites the kernel will see, from its folder
         with chdir(notebook.parent):
-            known_sites("export", [site], None, stored=False)
+            known_sites("export", [site], None, stored=False, option="--param site")
     mail = MailSettings.from_env(settings.env) if to else None  # a wrong setting fails before the run
     out = _out_folder(args.out, settings, environment)
     if args.sync and _synced(notebook, site, environment) != 0:

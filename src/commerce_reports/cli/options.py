@@ -139,9 +139,11 @@ def output_folder(option: str, path: Path, *, parents: bool = False) -> Path:
     return target
 
 
-def known_sites(command: str, sites: Iterable[str] | None, data_dir: Path | None, *, stored: bool) -> None:
+def known_sites(
+    command: str, sites: Iterable[str] | None, data_dir: Path | None, *, stored: bool, option: str = "--site"
+) -> None:
     """Refuse (exit 2) a site name that is not configured, nor with `stored` held by the lake,
-    naming the nearest known one."""
+    naming the nearest known one and the `option` that gave it (`--param site` for an export)."""
     if not sites:
         return
     from ..config import current_settings
@@ -158,7 +160,7 @@ def known_sites(command: str, sites: Iterable[str] | None, data_dir: Path | None
         close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UsageError(
-            "--site",
+            option,
             f"unknown site {unknown[0]!r} ({command} ran nothing){hint}",
             f"known sites: {', '.join(sorted(known)) or 'none'}",
         )
