@@ -90,8 +90,10 @@ def getting_started() -> nbformat.NotebookNode:
                 'con.sql("""\n'
                 "    SELECT site, date_trunc('week', day) AS week, sum(revenue) AS revenue,\n"
                 "           sum(transactions) AS orders, sum(returns) / sum(transactions) AS return_rate\n"
-                "    FROM daily_performance WHERE day BETWEEN $first AND $last GROUP BY ALL ORDER BY site, week\n"
-                '""", params={"first": first_day, "last": last_day}).pl()'
+                "    FROM daily_performance\n"
+                "    WHERE day BETWEEN $first AND $last AND ($site IS NULL OR site = $site)\n"
+                "    GROUP BY ALL ORDER BY site, week\n"
+                '""", params={"first": first_day, "last": last_day, "site": site}).pl()'
             ),
             new_code_cell("from commerce_reports.charts import daily_chart\n\ndaily_chart(con, selection)"),
             new_markdown_cell(

@@ -96,10 +96,25 @@ def test_getting_started_on_the_published_lake_shows_the_contract_lakes_figures(
     last = datetime.now(UTC).date()
     first = last - timedelta(days=DAYS - 1)
     with connect(notebook_lake) as con:  # the cell's own query, on the contract lake
-        table = eval(weekly.source, {"con": con, "first_day": first, "last_day": last})
+        table = eval(weekly.source, {"con": con, "first_day": first, "last_day": last, "site": None})
         daily = daily_chart(con, Selection(start=first, end=last)).to_dict()
     assert table.height >= 8 and weekly.outputs[0]["data"]["text/html"] == table._repr_html_()
     assert figures(chart) and figures(chart) == figures(daily)
+
+
+def test_getting_started_asks_duckdb_about_the_notebook_s_site(notebook_lake: Path) -> None:
+    """The "Ask DuckDB" cell read every site whatever the `site` parameter (beta's weeks shown with
+    `-p site alpha`); it filters as the other cells do, and None still means every site."""
+    notebook = nbformat.read(NOTEBOOKS / "01_getting_started.ipynb", as_version=4)
+    (weekly,) = [c for c in notebook.cells if c.cell_type == "code" and "FROM daily_performance" in c.source]
+    last = datetime.now(UTC).date()
+    scope = {"first_day": last - timedelta(days=DAYS - 1), "last_day": last}
+    with connect(notebook_lake) as con:
+        shown = {
+            site: set(eval(weekly.source, {"con": con, **scope, "site": site})["site"])
+            for site in ("alpha", "beta", None)
+        }
+    assert shown == {"alpha": {"alpha"}, "beta": {"beta"}, None: {"alpha", "beta"}}
 
 
 def test_the_default_window_is_the_synced_one(in_the_lake: Path, tmp_path: Path) -> None:
