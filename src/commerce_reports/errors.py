@@ -22,7 +22,8 @@
     └── DealError                             the deal-request interface: its own tree in deals/errors.py
 
 Retry decisions are made from the kind (`Retriable` / `Fatal` mixins, or `error.retriable`),
-never from the class name. No message ever carries a secret key: `redact` masks them.
+never from the class name. No message ever carries a secret key: `redact` masks them. IPython and
+Jupyter show one of these as its one line (`_render_traceback_`): a user's mistake, not a bug.
 
 `TROUBLESHOOTING` says, for every class of the tree, what its messages say, why, and what to do:
 the docs' troubleshooting page is written from it, and a test refuses a class without an entry.
@@ -96,6 +97,12 @@ class CommerceReportsError(Exception):
     @property
     def message(self) -> str:
         return str(self)
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython and Jupyter show of it: one line, `ValidationError: <message>`, not the
+        toolkit's frames (the message says what to change, and a bug is no error of this tree).
+        The traceback stays on the exception (`__traceback__`, `sys.last_traceback`, `%debug`)."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 class ConfigurationError(Fatal, CommerceReportsError):
