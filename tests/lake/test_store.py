@@ -140,6 +140,41 @@ def test_a_rebuilt_manifest_takes_in_no_file_that_nobody_checked(tmp_path: Path)
     assert not (tmp_path / "lake" / "site=gamma" / key.relpath / "part.parquet").exists()
 
 
+def test_swapped_site_folders_are_said_and_a_damaged_manifest_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two site folders swapped relabelled each site's figures as the other's, verify and sync saying
+    nothing (each manifest names its site); a damaged manifest said so once per file of its site
+    at every query (thousands of lines for a few years of days): once now, naming the remedy."""
+    from commerce_reports.db.listing import left_out_files, manifest_entries, site_listing
+    from commerce_reports.lake.digests import SiteDigests
+    from commerce_reports.lake.loading import load_or_rebuild
+    from commerce_reports.lake.manifest import ForeignManifest
+
+    days = [PartitionKey.transactions(date(2026, 3, d)) for d in (1, 2, 3)]
+    for site in ("alpha", "beta"):
+        for key in days:
+            row = nested(1, commission={"updateDate": key.start.isoformat()})
+            written = write_partition(tmp_path, site, key, parse_transactions(body([row])), FETCHED)
+            Manifest.record(tmp_path, site, key, written, FETCHED, settled=True)
+    lake = tmp_path / "lake"
+    (lake / "site=alpha").rename(lake / "moved")
+    (lake / "site=beta").rename(lake / "site=alpha")
+    (lake / "moved").rename(lake / "site=beta")
+    with pytest.raises(ForeignManifest, match=r"is site beta's, not alpha's: the site folders were renamed"):
+        load_or_rebuild(tmp_path, "alpha")  # never rebuilt from the files: they are beta's
+    assert manifest_entries(tmp_path, "alpha") is None
+    (lake / "site=alpha" / "manifest.json").write_text('{"partitions": ')
+    caplog.clear()
+    folder = lake / "site=alpha"
+    for _ in range(2):  # two queries
+        listing = site_listing(folder, SiteDigests(tmp_path, "alpha"))
+        left = left_out_files(folder, listing, manifest_entries(tmp_path, "alpha"), {}, {})
+        assert len(left) == len(days)
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 1 and "is damaged" in said[0] and "status --rebuild --site alpha" in said[0], said
+
+
 def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) -> None:
     """A file written before a column existed reads with that column null; its money, a binary
     float then, reads as the Decimal it stood for."""

@@ -131,17 +131,23 @@ def left_out_files(
         problem = _frame_problem(site_folder / relpath, digest)
         if problem is not None:
             found[relpath] = problem
-    for relpath, reason in found.items():
-        _warn_left_out(site_folder / relpath, reason, listing[relpath])
+    if entries is not None:  # (a damaged manifest is said once, by `manifest_entries`)
+        for relpath, reason in found.items():
+            _warn_left_out(site_folder / relpath, reason, listing[relpath])
     return found
 
 
 def manifest_entries(data_dir: Path, site: str) -> Mapping[str, Entry] | None:
     """The entries of a site's manifest by partition relpath, what vouches for its files (None:
-    the manifest is damaged; no manifest at all vouches for nothing either)."""
+    the manifest is damaged, or another site's, said once per version of it: a line per file
+    said the same thing a lake's worth of times; no manifest at all vouches for nothing either)."""
     try:
         return Manifest.load(data_dir, site).entries
-    except LakeError:
+    except LakeError as error:
+        key = (site, str(error))
+        if key not in _warned:
+            _warned.add(key)
+            log.warning("%s", error)
         return None
 
 

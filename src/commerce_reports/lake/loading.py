@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import LazyLogger
 from ..errors import LakeError
-from .manifest import Manifest, part_files
+from .manifest import ForeignManifest, Manifest, part_files
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,9 +27,12 @@ def load_or_rebuild(
     data_dir: Path, site: str, policy: Finality | None = None
 ) -> tuple[Manifest, list[Repair]]:
     """A site's manifest; a damaged one, or a missing one while partition files exist, is rebuilt
-    from the files at once (and the returned repairs say so)."""
+    from the files at once (and the returned repairs say so). Another site's manifest (a folder
+    renamed) is no damage to mend here: its ForeignManifest goes to the caller."""
     try:
         manifest = Manifest.load(data_dir, site)
+    except ForeignManifest:
+        raise
     except LakeError as error:
         log.warning("%s", error)
         why = "was damaged"

@@ -40,6 +40,7 @@ __all__ = [
     "EMBEDDED_SANDBOX",
     "MANIFEST",
     "Entry",
+    "ForeignManifest",
     "Manifest",
     "Touched",
     "WindowState",
@@ -214,6 +215,12 @@ def part_files(data_dir: Path, site: str) -> dict[str, Path]:
     return {p.parent.relative_to(root).as_posix(): p for p in sorted(root.rglob(PART_FILE))}
 
 
+class ForeignManifest(LakeError):
+    """A site folder's manifest is another site's: the site folders were renamed or swapped. Its
+    files are that site's: never rebuilt nor read as this one's (that relabelled one site's figures
+    as another's), until the folder is put back."""
+
+
 class Manifest:
     """Entries of one site, keyed by partition path."""
 
@@ -265,6 +272,13 @@ class Manifest:
         partitions = data.get("partitions") if isinstance(data, dict) else None
         if not isinstance(partitions, dict):
             raise manifest.damaged("no 'partitions' object")
+        named = data.get("site")
+        if isinstance(named, str) and named != site:
+            raise ForeignManifest(
+                f"the manifest {manifest.path} is site {named}'s, not {site}'s: the site folders were "
+                f"renamed or swapped; put the folder back as site={named} (nothing in it is read as "
+                f"{site}'s meanwhile)"
+            )
         service = data.get("service", {})
         manifest.service = dict(service) if isinstance(service, dict) else {}
         try:
