@@ -72,11 +72,18 @@ def test_a_window_is_asked_again_on_a_schedule_that_thins_out_with_its_age() -> 
     assert reason(at("2026-02-01"), at("2026-02-03")) == "complete"
     # then a copy made `a` after the end serves `a` (2.25 days here) while the ledger shows a change...
     assert POLICY.lag(JANUARY, at("2026-02-03")) == timedelta(days=2, hours=6)
-    assert reason(at("2026-02-03"), at("2026-02-05", 11), changed) is None
+    assert reason(at("2026-02-03"), at("2026-02-05", 12) - timedelta(minutes=61), changed) is None
     assert reason(at("2026-02-03"), at("2026-02-05", 13), changed) == "changed"
     # ...or revision_max_age (8 days) in any case, the longest any copy serves
     assert reason(at("2026-02-03"), at("2026-02-10", 13)) is None
     assert reason(at("2026-02-03"), at("2026-02-11", 6)) == "revisable"
+    # a turn by age is taken by the sync that starts within the hour before it: the daily sync at
+    # the hour its copy was made (seconds into an earlier run) asked nothing, and the copy aged a day
+    assert reason(at("2026-02-03"), at("2026-02-11", 6) - timedelta(seconds=5)) == "revisable"
+    assert reason(at("2026-02-03"), at("2026-02-05", 12) - timedelta(seconds=5), changed) == "changed"
+    # a turn by the calendar never is: a copy made before a window ended, or settled, is not that copy
+    assert reason(at("2026-01-31"), at("2026-02-01", 0) - timedelta(seconds=5)) == "unsettled"  # current
+    assert reason(at("2026-02-01"), at("2026-02-03", 0) - timedelta(seconds=5)) is None
     assert POLICY.lag(JANUARY, at("2026-02-20")) == timedelta(days=8)
     # a lag ending too close to the horizon waits for the final fetch instead
     assert POLICY.schedule(JANUARY, at("2026-03-05")) == ("changed", at("2026-03-13"))

@@ -77,6 +77,19 @@ REVISION_REASONS: dict[Reason, str] = {
     "changed": "the ledger shows the window changed since its copy, which has served its time",
     "revisable": "within its horizon, its copy {max_age} old",
 }
+# A daily sync starts at the same hour, its requests seconds to minutes into it: a turn set by a
+# copy's age (`changed`, `revisable`) that falls within this much after a sync starts is taken by
+# that sync (it slipped to the next day: copies aged past the eight days promised). A turn set by
+# the calendar (a window's end, its settling, its horizon) is never taken early: a copy made before
+# it would not be what it promises.
+_EARLY_BY_AGE = timedelta(hours=1)
+
+
+def _reached(reason: Reason, since: datetime, now: datetime) -> bool:
+    """Whether a turn for `reason` from `since` has come at `now` (one by age, within the hour)."""
+    return now >= since - (_EARLY_BY_AGE if reason in ("changed", "revisable") else timedelta(0))
+
+
 _RANK: dict[Reason, int] = {"final": 0, "ended": 1, "complete": 2, "changed": 3, "revisable": 3}
 
 # Clicks and EPC per device exist only as filtered aggregate requests: keep them by default.
@@ -214,16 +227,15 @@ class SettlePolicy:
         horizon = self.revisable_until(key)
         if now >= horizon:
             reason, since = "final", horizon
-        elif now < since:
+        elif not _reached(reason, since, now):
             return None
         elif reason == "changed" and (ledger is None or not ledger.changed(key, fetched)):
             reason, since = "revisable", fetched + self.revision_max_age
-            if now < since:
+            if not _reached(reason, since, now):
                 return None
         served = max((since - fetched).total_seconds(), 1.0)
-        return Due(
-            reason, since, (now - fetched).total_seconds() / served, now >= since + self.revision_slack
-        )
+        forced = _reached(reason, since + self.revision_slack, now)
+        return Due(reason, since, (now - fetched).total_seconds() / served, forced)
 
     def asked_again(self, entry: Entry, now: datetime, ledger: LedgerSignal | None = None) -> datetime | None:
         """From when a sync asks for the stored window of `entry` again, as things stand at `now`
