@@ -4,6 +4,7 @@ sync that runs long after the last one."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
@@ -396,6 +397,11 @@ def test_a_sync_long_after_the_last_ends_with_final_windows_whatever_its_range(
     assert windows[date(2026, 3, 1)].final and not windows[date(2026, 6, 1)].final
     again = plan_sync(june, sites=site, data_dir=tmp_path, options=options, networks=["all"], merchandise=[])
     assert again.requests == []
+    # the site's horizon set longer since: status says what the plan does (it said the stored one)
+    longer = [dataclasses.replace(site[0], revision_days=120)]
+    rows = window_rows(sites=longer, data_dir=tmp_path, options=options)
+    (row,) = [r for r in rows if r.window_start == date(2026, 3, 1)]
+    assert (row.revisable_until, row.final, row.asked_again is None) == (at("2026-07-30", 0), False, False)
 
 
 def test_each_site_syncs_under_its_own_horizon(running: RunningSandbox, tmp_path: Path) -> None:

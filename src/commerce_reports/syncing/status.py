@@ -140,12 +140,15 @@ def window_rows(
     for site, manifest in _manifests(folder, policies, rebuild):
         ledger = LedgerSignal.of(manifest)
         entries = {(str(e.key.dataset), str(e.key.slice), str(e.key.grain), e.key.start): e for e in manifest}
+        policy = policies[site]  # (its horizon as configured now, as the plan's: the manifest's may be older)
         for w in sorted(manifest.windows(), key=lambda w: (w.dataset, w.slice, w.grain, w.start)):
             entry = entries[(w.dataset, w.slice, w.grain, w.start)]
-            changed = not w.final and ledger.changed(entry.key, entry.fetched_at)
-            again = None if w.final else policies[site].asked_again(entry, moment, ledger)
+            final = policy.has_settled(entry)
+            changed = not final and ledger.changed(entry.key, entry.fetched_at)
+            again = None if final else policy.asked_again(entry, moment, ledger)
             where = (site, w.dataset, w.slice, w.grain, w.start, w.end)
-            rows.append(WindowStatus(*where, w.fetched_at, w.revisable_until, w.final, changed, again))
+            until = policy.revisable_until(entry.key)
+            rows.append(WindowStatus(*where, w.fetched_at, until, final, changed, again))
     return rows
 
 
