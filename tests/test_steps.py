@@ -106,3 +106,18 @@ def test_a_sync_in_a_plain_script_says_its_plan_and_progress() -> None:
     )
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["True", "True", "True"], done.stderr
+
+
+def test_a_sync_told_no_bars_in_a_notebook_says_its_plan_and_progress() -> None:
+    # The shipped notebooks' `cr.sync(..., options=SyncOptions(progress=False))` sat silent for
+    # 110 s at the service's pace: no bars, and its lines went to a log a kernel does not show.
+    child = (
+        "import commerce_reports.activity as activity\n"
+        "from commerce_reports.api import _heard\n"
+        "from commerce_reports import SyncOptions\n"
+        "activity.interactive = lambda: True\n"  # (a notebook's kernel, or a terminal)
+        "print(_heard(SyncOptions(progress=False)).say is activity.to_stderr)\n"
+        "print(_heard(SyncOptions()).say is None)\n"  # its bars say it
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["True", "True"], done.stderr

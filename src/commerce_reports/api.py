@@ -194,15 +194,17 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
 
 def _heard(options: SyncOptions) -> SyncOptions:
     """`options`, saying the plan and progress on standard error when nothing else would: a plain
-    script run from cron or into a file (no terminal, no logging set up) waited hours at the
-    service's pace in silence, where `sync` prints them; a terminal or a notebook shows its bars,
-    and a caller's `say`, or a log someone set up, gets them, as before."""
+    script run from cron or into a file (no terminal, no logging set up), and a notebook or a
+    terminal told `progress=False` (as the shipped notebooks' cells are), waited hours at the
+    service's pace in silence, where `sync` prints them; bars in a terminal or a notebook, a
+    caller's `say`, or a log someone set up, get them, as before."""
     import logging
 
     from .activity import interactive, to_stderr
 
-    if options.say is not None or interactive() or logging.getLogger(__name__).hasHandlers():
-        return options  # (a terminal or a notebook shows the bars)
+    bars = options.progress is not False and interactive()
+    if options.say is not None or bars or logging.getLogger(__name__).hasHandlers():
+        return options
     from dataclasses import replace
 
     return replace(options, say=to_stderr)
