@@ -175,6 +175,31 @@ def test_swapped_site_folders_are_said_and_a_damaged_manifest_once(
     assert len(said) == 1 and "is damaged" in said[0] and "status --rebuild --site alpha" in said[0], said
 
 
+def test_a_file_this_user_may_not_read_is_said_so_not_called_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partition chmod 000 was said to hold "not what the sync stored (its sha256 differs)" by
+    readers and "not readable Parquet" by verify: the fix is its permissions, not its content."""
+    from commerce_reports.db.listing import left_out_files, manifest_entries
+    from commerce_reports.lake import repair
+
+    key = PartitionKey.transactions(date(2026, 3, 1))
+    row = nested(1, commission={"updateDate": key.start.isoformat()})
+    written = write_partition(tmp_path, "alpha", key, parse_transactions(body([row])), FETCHED)
+    Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
+    folder, relpath = tmp_path / "lake" / "site=alpha", f"{key.relpath}/part.parquet"
+    entries = manifest_entries(tmp_path, "alpha")
+    left = left_out_files(folder, {relpath: "unreadable:(0, 0, 0, 0, 0)"}, entries, {}, {})
+    assert "cannot be read (this user's permissions on it, or the disk)" in left[relpath]
+
+    def refused(path: Path, relpath: str) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(repair, "_inspect", refused)
+    (found,) = repair.check_site(tmp_path, "alpha", None, read_all=True).repairs
+    assert "not readable by this user (Permission denied: mend its permissions)" in found.detail
+
+
 def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) -> None:
     """A file written before a column existed reads with that column null; its money, a binary
     float then, reads as the Decimal it stood for."""

@@ -52,6 +52,7 @@ _DEPTH = {"transactions": 2, "networks": 3, "merchandise": 3}
 _MAGIC = b"PAR1"
 _problems: dict[tuple[str, str], str | None] = {}
 _warned: set[tuple[str, str]] = set()
+_UNREADABLE = "unreadable:"  # a listed file's digest when it cannot be read (with its stamp)
 
 
 def _leaf_folders(folder: str, depth: int) -> list[str]:
@@ -89,7 +90,7 @@ def site_listing(site_folder: Path, digests: SiteDigests) -> Listing:
             except FileNotFoundError:
                 continue
             except OSError:
-                listing[relpath] = f"unreadable:{stamp_of(stat)}"
+                listing[relpath] = f"{_UNREADABLE}{stamp_of(stat)}"
     return listing
 
 
@@ -122,7 +123,7 @@ def left_out_files(
     for relpath, digest in listing.items():
         entry = None if entries is None else entries.get(relpath.rsplit("/", 1)[0])
         if entry is None or entry.sha256 != digest:
-            found[relpath] = _distrust(entries, entry)
+            found[relpath] = _distrust(entries, entry, digest)
             continue
         if known.get(relpath) == digest:
             if relpath in skipped:
@@ -151,7 +152,9 @@ def manifest_entries(data_dir: Path, site: str) -> Mapping[str, Entry] | None:
         return None
 
 
-def _distrust(entries: Mapping[str, Entry] | None, entry: Entry | None) -> str:
+def _distrust(entries: Mapping[str, Entry] | None, entry: Entry | None, digest: Digest) -> str:
+    if digest.startswith(_UNREADABLE):
+        return "it cannot be read (this user's permissions on it, or the disk): its content is unknown"
     if entries is None:
         return "its site's manifest is damaged, so nothing vouches for its content"
     if entry is None:

@@ -237,6 +237,10 @@ def check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: 
             except (OSError, LakeError) as error:
                 manifest.entries.pop(relpath, None)
                 why = "not readable Parquet" if isinstance(error, LakeError) else f"not readable ({error})"
+                if isinstance(
+                    error, PermissionError
+                ):  # (its content may be whole: this user may not read it)
+                    why = f"not readable by this user ({error.strerror}: mend its permissions)"
                 found.repairs.append(quarantine(data_dir, site, relpath, why, _key(entry)))
                 changed = True
                 continue
