@@ -200,6 +200,31 @@ def test_a_file_this_user_may_not_read_is_said_so_not_called_damaged(
     assert "not readable by this user (Permission denied: mend its permissions)" in found.detail
 
 
+def test_a_partition_replaced_by_a_link_is_never_read(tmp_path: Path) -> None:
+    """A partition replaced by a symbolic link to a file outside the data folder (of the very same
+    content) passed verify and was published as a link: the lake then read a file outside it."""
+    from commerce_reports.db.listing import left_out_files, manifest_entries, site_listing
+    from commerce_reports.lake.digests import SiteDigests
+    from commerce_reports.lake.repair import check_site
+
+    key = PartitionKey.transactions(date(2026, 3, 1))
+    row = nested(1, commission={"updateDate": key.start.isoformat()})
+    data_dir = tmp_path / "data"
+    written = write_partition(data_dir, "alpha", key, parse_transactions(body([row])), FETCHED)
+    Manifest.record(data_dir, "alpha", key, written, FETCHED, settled=True)
+    outside = tmp_path / "elsewhere.parquet"
+    shutil.copy(written.path, outside)
+    written.path.unlink()
+    written.path.symlink_to(outside)
+    folder = data_dir / "lake" / "site=alpha"
+    listing = site_listing(folder, SiteDigests(data_dir, "alpha"))
+    (reason,) = left_out_files(folder, listing, manifest_entries(data_dir, "alpha"), {}, {}).values()
+    assert reason.startswith("it is a symbolic link")
+    (found,) = check_site(data_dir, "alpha", None, read_all=True).repairs
+    assert found.action == "quarantined" and "a symbolic link where a sync writes a file" in found.detail
+    assert not written.path.is_symlink() and outside.is_file() and found.key == key
+
+
 def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) -> None:
     """A file written before a column existed reads with that column null; its money, a binary
     float then, reads as the Decimal it stood for."""

@@ -20,6 +20,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from stat import S_ISLNK
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -53,6 +54,7 @@ _MAGIC = b"PAR1"
 _problems: dict[tuple[str, str], str | None] = {}
 _warned: set[tuple[str, str]] = set()
 _UNREADABLE = "unreadable:"  # a listed file's digest when it cannot be read (with its stamp)
+_LINK = "link:"  # a listed file's digest when it is a symbolic link (with its stamp)
 
 
 def _leaf_folders(folder: str, depth: int) -> list[str]:
@@ -81,10 +83,13 @@ def site_listing(site_folder: Path, digests: SiteDigests) -> Listing:
         for folder in _leaf_folders(os.path.join(root, dataset), _DEPTH[dataset]):
             path = os.path.join(folder, PART_FILE)
             try:
-                stat = os.stat(path)
+                stat = os.lstat(path)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             relpath = path[below_root:].replace(os.sep, "/")
+            if S_ISLNK(stat.st_mode):  # never a sync's: it may point anywhere
+                listing[relpath] = f"{_LINK}{stamp_of(stat)}"
+                continue
             try:
                 listing[relpath] = digests.of(path, stat)
             except FileNotFoundError:
@@ -153,6 +158,8 @@ def manifest_entries(data_dir: Path, site: str) -> Mapping[str, Entry] | None:
 
 
 def _distrust(entries: Mapping[str, Entry] | None, entry: Entry | None, digest: Digest) -> str:
+    if digest.startswith(_LINK):
+        return "it is a symbolic link, where a sync writes a file (it may point outside the data folder)"
     if digest.startswith(_UNREADABLE):
         return "it cannot be read (this user's permissions on it, or the disk): its content is unknown"
     if entries is None:

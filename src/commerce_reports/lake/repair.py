@@ -45,6 +45,7 @@ __all__ = ["QUARANTINE", "Finality", "Repair", "check_site", "quarantine", "rebu
 
 log = LazyLogger(__name__)
 QUARANTINE = "quarantine"
+_LINKED = "a symbolic link where a sync writes a file (it may point outside the data folder)"
 Action = Literal["rebuilt", "reconciled", "dropped", "quarantined", "ignored"]
 
 
@@ -150,6 +151,9 @@ def rebuild(
         manifest.revision_days = None if policy is None else policy.revision_days
         digests = SiteDigests(data_dir, site)
         for relpath, path in part_files(data_dir, site).items():
+            if path.is_symlink():
+                repairs.append(quarantine(data_dir, site, relpath, _LINKED))
+                continue
             try:
                 stored = _inspect(path, relpath)
             except LakeError:
@@ -226,6 +230,13 @@ def check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: 
                 changed = True
                 continue
             found.checked += 1
+            if path.is_symlink():  # never a sync's: it may point outside the data folder
+                manifest.entries.pop(relpath, None)
+                found.repairs.append(
+                    quarantine(data_dir, site, relpath, _LINKED, _key(entry) or _key_of(relpath))
+                )
+                changed = True
+                continue
             try:
                 if read_all:  # every byte: it decodes (page checksums included), and its digest
                     stored = _inspect(path, relpath)
