@@ -225,6 +225,28 @@ def test_a_partition_replaced_by_a_link_is_never_read(tmp_path: Path) -> None:
     assert not written.path.is_symlink() and outside.is_file() and found.key == key
 
 
+def test_a_check_that_cannot_record_what_it_found_says_so_and_its_verdict_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a full disk, verify adopted a partition a sync stored but could not record, then failed
+    to save the manifest: one error line, the verdict lost (a full disk shifts which case it meets)."""
+    import errno
+
+    from commerce_reports.lake.repair import check_site
+
+    key = PartitionKey.transactions(date(2026, 3, 1))
+    row = nested(1, commission={"updateDate": key.start.isoformat()})
+    write_partition(tmp_path, "alpha", key, parse_transactions(body([row])), FETCHED)  # not recorded
+
+    def full(self: Manifest) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Manifest, "save", full)
+    found = check_site(tmp_path, "alpha", None, read_all=True)
+    assert [r.action for r in found.repairs] == ["reconciled", "ignored"]
+    assert "the manifest could not record this (the disk is full)" in found.repairs[1].detail
+
+
 def test_older_partitions_without_newer_columns_stay_readable(tmp_path: Path) -> None:
     """A file written before a column existed reads with that column null; its money, a binary
     float then, reads as the Decimal it stood for."""

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 from .._lazy import LazyLogger
 from ..contract import AGGREGATES, PART_FILE, PartitionKey, site_root
 from ..errors import LakeError, ValidationError
-from ..files import make_folder
+from ..files import describe_os_error, make_folder
 from .digests import SiteDigests, intended
 from .horizon import revisable_until
 from .locks import site_lock
@@ -274,7 +274,13 @@ def check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: 
             )
             found.repairs.append(quarantine(data_dir, site, relpath, why, _key(entry) or _key_of(relpath)))
         if changed:
-            manifest.save()
+            try:
+                manifest.save()
+            except OSError as error:  # a full disk, say: what was found stands, said
+                why = f"the manifest could not record this ({describe_os_error(error)})"
+                found.repairs.append(
+                    Repair(site, "ignored", f"{why}: the next sync or verify finds it again")
+                )
     found.read, found.read_bytes = found.read + digests.hashed, found.read_bytes + digests.hashed_bytes
     for repair in found.repairs:
         if repair.action != "quarantined":  # quarantine logs its own line
