@@ -79,17 +79,22 @@ def test_a_wait_inherited_from_another_process_is_a_warning_with_its_reason(
     assert len(warnings) == 1 and re.fullmatch(said, warnings[0]), warnings
 
 
-def test_a_wait_for_this_process_own_pace_is_an_info_line(
-    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(("quiet", "level"), [(False, logging.WARNING), (True, logging.INFO)])
+def test_a_wait_for_this_process_own_pace_is_said_unless_its_caller_says_it(
+    tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture, quiet: bool, level: int
 ) -> None:
-    pacer = Pacer({"transactions": 60, "networks": 1.5}, SCOPE, state_dir=tmp_path, clock=clock)
+    """A notebook's direct requests waited a minute each with no word (an INFO line, which no
+    notebook shows); a sync, whose plan and progress say its lanes' waits, keeps it a log line."""
+    pacer = Pacer(
+        {"transactions": 60, "networks": 1.5}, SCOPE, state_dir=tmp_path, clock=clock, quiet_pace=quiet
+    )
     caplog.set_level(logging.INFO)
     for endpoint in ("transactions", "transactions", "networks", "networks"):
         with pacer.slot(endpoint):
             pass
     lines = [(r.levelno, r.getMessage()) for r in caplog.records]
     # a wait of 2 s or less (networks: 1.55 s with the margin) is not said; a longer one is
-    assert lines == [(logging.INFO, "waiting 60 s before the next transactions request: the pace is 60 s")]
+    assert lines == [(level, "waiting 60 s before the next transactions request: the pace is 60 s")]
 
 
 def test_a_wait_the_service_asked_this_process_for_is_a_warning(

@@ -122,7 +122,9 @@ class ReportsClient:
     `transactions=60,networks=10` form; default 60 s, the documented limit). `dialect` names the
     wire (`contract`, the default, or `published`); the Python side keeps one vocabulary. `limits`
     bound every request (default `Limits()`). `clock` and `pace_dir` are injectable so tests never
-    sleep and processes can share a pace. Nothing here comes from the environment.
+    sleep and processes can share a pace. A wait for the pace over two seconds is a warning saying
+    so (`quiet_pace=True`: a log line, for a caller that says its waits itself, as a sync does).
+    Nothing here comes from the environment.
     """
 
     def __init__(
@@ -138,8 +140,11 @@ class ReportsClient:
         clock: Clock | None = None,
         pace_dir: Path | None = None,
         transport: httpx.BaseTransport | None = None,
+        quiet_pace: bool = False,
     ) -> None:
-        _check_kinds(limits=limits, retry=retry, transport=transport, pace_dir=pace_dir)
+        _check_kinds(
+            limits=limits, retry=retry, transport=transport, pace_dir=pace_dir, quiet_pace=quiet_pace
+        )
         if clock is not None and not all(callable(getattr(clock, name, None)) for name in ("time", "sleep")):
             raise ValidationError(
                 "clock", f"{clock!r:.60} is not a clock", "give one with time() and sleep()"
@@ -166,6 +171,7 @@ class ReportsClient:
             f"{self.base_url}|{self._key.reveal()}",
             state_dir=None if pace_dir is None else Path(pace_dir),  # (a str too, as its check says)
             clock=self.clock,
+            quiet_pace=quiet_pace,
         )
         self._session = Session(
             self.base_url,
@@ -481,6 +487,7 @@ def _check_kinds(**given: Any) -> None:
         "retry": (RetryPolicy,),
         "transport": (httpx.BaseTransport,),
         "pace_dir": (str, Path),
+        "quiet_pace": (bool,),
     }
     for name, value in given.items():
         if value is not None and not isinstance(value, kinds[name]):

@@ -108,7 +108,8 @@ class WaitTooLong(Exception):
 
 class Pacer:
     """Waits so that two requests to one endpoint under one key start `interval` seconds apart
-    (plus the margin of `spacing`)."""
+    (plus the margin of `spacing`). A wait over `LONG_WAIT` is said before it starts: a warning,
+    but for a wait of its own pace when `quiet_pace` (a sync, whose plan and progress say them)."""
 
     def __init__(
         self,
@@ -117,11 +118,13 @@ class Pacer:
         *,
         state_dir: Path | None = None,
         clock: Clock | None = None,
+        quiet_pace: bool = False,
     ) -> None:
         for endpoint, seconds in intervals.items():
             if seconds < 0:
                 raise ConfigurationError(f"pace for {endpoint} must be >= 0 seconds, got {seconds}")
         self.intervals = dict(intervals)
+        self.quiet_pace = quiet_pace
         self.clock: Clock = clock or SystemClock()
         self.state_dir = state_dir or default_pace_dir()
         # The scope names the key without revealing it: a digest of service URL and key.
@@ -222,8 +225,9 @@ class Pacer:
             log.warning("%s: the service asked to slow down (Retry-After%s)", head, source)
         elif not turn.ours:
             log.warning("%s: another process (%s) sharing this key asked last", head, turn.by or "unknown")
-        else:
-            log.info("%s: the pace is %g s", head, self.intervals.get(endpoint, 0.0))
+        else:  # (a notebook's direct requests waited a minute each without a word: INFO is not shown)
+            say = log.info if self.quiet_pace else log.warning
+            say("%s: the pace is %g s", head, self.intervals.get(endpoint, 0.0))
 
 
 # The furthest a turn can be: the pace (no service asks for an hour between requests), or a wait

@@ -395,6 +395,7 @@ def _fetch(
                 limits=profile.limits,
                 clock=clock,
                 pace=explicit if explicit is not None else profile.pace,
+                quiet_pace=True,  # (the plan's ETA and the progress say the lanes' waits)
             )
             for profile in busy
         }
