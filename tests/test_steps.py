@@ -98,9 +98,9 @@ def test_a_sync_in_a_plain_script_says_its_plan_and_progress() -> None:
     child = (
         "import logging, sys\n"
         "from commerce_reports.api import _heard\n"
-        "from commerce_reports.activity import to_stderr\n"
+        "from commerce_reports.activity import to_reader\n"
         "from commerce_reports import SyncOptions\n"
-        "print(_heard(SyncOptions()).say is to_stderr, _heard(SyncOptions(say=print)).say is print)\n"
+        "print(_heard(SyncOptions()).say is to_reader, _heard(SyncOptions(say=print)).say is print)\n"
         "logging.basicConfig()\n"
         "print(_heard(SyncOptions()).say is None)\n"  # a log set up: it gets them, as before
     )
@@ -116,8 +116,21 @@ def test_a_sync_told_no_bars_in_a_notebook_says_its_plan_and_progress() -> None:
         "from commerce_reports.api import _heard\n"
         "from commerce_reports import SyncOptions\n"
         "activity.interactive = lambda: True\n"  # (a notebook's kernel, or a terminal)
-        "print(_heard(SyncOptions(progress=False)).say is activity.to_stderr)\n"
+        "print(_heard(SyncOptions(progress=False)).say is activity.to_reader)\n"
         "print(_heard(SyncOptions()).say is None)\n"  # its bars say it
     )
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+def test_a_kernel_reads_the_plan_as_cell_output_not_as_an_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Jupyter shows a kernel's standard error as an error (a red box under the sync's cell).
+    from commerce_reports.activity import to_reader
+
+    to_reader("outside a kernel")
+    monkeypatch.setitem(sys.modules, "ipykernel", sys.modules[__name__])
+    to_reader("in a kernel")
+    said = capsys.readouterr()
+    assert (said.err, said.out) == ("outside a kernel\n", "in a kernel\n")

@@ -113,6 +113,13 @@ def to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def to_reader(line: str) -> None:
+    """Say `line` where its reader sees it as an account, not a fault: a Jupyter kernel's cell
+    output (its standard error shows as an error), else standard error (standard output stays the
+    command's or script's own)."""
+    print(line, file=sys.stdout if "ipykernel" in sys.modules else sys.stderr, flush=True)
+
+
 def checked_progress(progress: object) -> bool | None:
     """A public function's `progress` argument (True, False or None), else a ValidationError."""
     if progress is None or isinstance(progress, bool):

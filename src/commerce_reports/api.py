@@ -200,14 +200,14 @@ def _heard(options: SyncOptions) -> SyncOptions:
     caller's `say`, or a log someone set up, get them, as before."""
     import logging
 
-    from .activity import interactive, to_stderr
+    from .activity import interactive, to_reader
 
     bars = options.progress is not False and interactive()
     if options.say is not None or bars or logging.getLogger(__name__).hasHandlers():
         return options
     from dataclasses import replace
 
-    return replace(options, say=to_stderr)
+    return replace(options, say=to_reader)
 
 
 class _Chosen(NamedTuple):
