@@ -50,7 +50,7 @@ from typing import Any
 
 from ..contract import GENERATIONS_FOLDER, lake_root
 from ..files import held, make_folders, save_atomic, sha256_of
-from ..lake.digests import SiteDigests, Stamp, clear_published_intents, stamp_of
+from ..lake.digests import SiteDigests, Stamp, stamp_of
 from .coverage import SiteCoverage
 from .listing import Digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
@@ -231,11 +231,9 @@ def _save_digests(data_dir: Path, sites: list[_SiteFiles]) -> None:
     for site in sites:
         files = [os.path.join(folder, relpath) for relpath in (*site.linked, *site.kept)]
         try:
-            site.digests.save(files, relinked=True)
+            site.digests.save_published(files, site.partitions)
         except OSError as error:
             log.debug("could not save the digests of site %s: %s", site.digests.site, error)
-            continue
-        clear_published_intents(data_dir, site.digests.site, site.partitions)
 
 
 def _seal(sites: list[_SiteFiles], record: _Record, folder: Path, digest: str) -> None:

@@ -36,7 +36,6 @@ __all__ = [
     "DIGESTS_FILE",
     "SiteDigests",
     "Stamp",
-    "clear_published_intents",
     "intend",
     "intended",
     "stamp_of",
@@ -137,6 +136,28 @@ class SiteDigests:
         text = json.dumps({"files": entries}, separators=(",", ":"), sort_keys=True)
         save_atomic(self.record, text, durable=False)  # a cache: lost in a crash, its files are hashed again
 
+    def save_published(self, paths: Iterable[Path | str], partitions: dict[str, str]) -> None:
+        """Save the digests of a publication's files (`save(..., relinked=True)`), and forget the
+        intents they now vouch for: `partitions`, the digest of each published partition by its
+        relpath (an intent of other content, a file written since, stays)."""
+        self.save(paths, relinked=True)
+        folder = self.record.parent / _INTENTS  # (the site folder, beside its record)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+        for name in names:
+            path = folder / name
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(record, dict) and partitions.get(str(record.get("relpath"))) == record.get(
+                "sha256"
+            ):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
     def saved_digest(self, path: Path) -> str | None:
         """The digest the site's record gives `path`, whatever its stamp now (what was last
         published of it), or None."""
@@ -197,7 +218,7 @@ def intend(data_dir: Path, site: str, relpath: str, digest: str) -> None:
     """Say, before a partition's file is replaced, the digest of what replaces it: a sync killed
     between the file and its manifest entry leaves the file vouched for by this record alone, so
     the next sync adopts the file a sync checked, and quarantines any other. The record stays until
-    a publication saves the file's digest (`clear_published_intents`): until then it is what a
+    a publication saves the file's digest (`SiteDigests.save_published`): until then it is what a
     manifest rebuilt from the files trusts (a sync whose rollups failed publishes nothing)."""
     record = {"relpath": relpath, "sha256": digest}
     save_atomic(_intent_path(data_dir, site, relpath), json.dumps(record), durable=False)
@@ -213,23 +234,3 @@ def intended(data_dir: Path, site: str, relpath: str) -> str | None:
         return None
     digest = record.get("sha256")
     return digest if isinstance(digest, str) else None
-
-
-def clear_published_intents(data_dir: Path, site: str, published: dict[str, str]) -> None:
-    """Forget the intents that a publication now vouches for: `published` gives the digest of each
-    partition (by its relpath) whose digest the site's saved record now holds; an intent of other
-    content (a file written since) stays."""
-    folder = site_root(data_dir, site) / _INTENTS
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        path = folder / name
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and published.get(str(record.get("relpath"))) == record.get("sha256"):
-            with contextlib.suppress(OSError):
-                path.unlink()
