@@ -342,7 +342,7 @@ def _unsealed(folder: Path, digest: str) -> list[str]:
     seal = _seal_of(folder)
     if not seal:
         return [f"{folder.name}/{_SEAL}: missing or unreadable"]
-    if seal.get("digest") != digest:
+    if seal.get("digest", digest) != digest:  # (a seal without one is an older version's: its word)
         return [f"{_CURRENT}: it names {folder.name}, sealed for another state of the lake"]
     changed = [
         f"{relpath}: not listed in the seal" for relpath in _listed_files(folder) - seal["files"].keys()
