@@ -219,60 +219,14 @@ def check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: 
         _say_reading(site, files, digests, read_all)
         changed = False
         for relpath in sorted(manifest.entries.keys() | files.keys()):
-            entry, path = manifest.entries.get(relpath), files.get(relpath)
-            if path is None:
-                del manifest.entries[relpath]
-                found.repairs.append(
-                    Repair(
-                        site, "dropped", f"{relpath}: its file is gone; it will be fetched again", _key(entry)
-                    )
-                )
-                changed = True
-                continue
-            found.checked += 1
-            if path.is_symlink():  # never a sync's: it may point outside the data folder
-                manifest.entries.pop(relpath, None)
-                found.repairs.append(
-                    quarantine(data_dir, site, relpath, _LINKED, _key(entry) or _key_of(relpath))
-                )
-                changed = True
-                continue
-            try:
-                if read_all:  # every byte: it decodes (page checksums included), and its digest
-                    stored = _inspect(path, relpath)
-                    digest = stored.sha256
-                    digests.note(path, digest)
-                    found.read, found.read_bytes = found.read + 1, found.read_bytes + stored.size
-                else:
-                    digest = digests.of(path)
-            except (OSError, LakeError) as error:
-                manifest.entries.pop(relpath, None)
-                why = "not readable Parquet" if isinstance(error, LakeError) else f"not readable ({error})"
-                if isinstance(
-                    error, PermissionError
-                ):  # (its content may be whole: this user may not read it)
-                    why = f"not readable by this user ({error.strerror}: mend its permissions)"
-                found.repairs.append(quarantine(data_dir, site, relpath, why, _key(entry)))
-                changed = True
-                continue
-            if entry is not None and digest == entry.sha256:
-                stat = path.stat()
-                if (stat.st_size, stat.st_mtime_ns) != (entry.size, entry.mtime_ns):  # a copy: same bytes
-                    manifest.entries[relpath] = replace(entry, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
-                    changed = True
-                continue
-            changed = True
-            adopted = _adopt(data_dir, site, relpath, path, digest, policy, manifest)
-            if adopted is not None:
-                found.repairs.append(adopted)
-                continue
-            manifest.entries.pop(relpath, None)
-            why = (
-                f"its content (sha256 {digest[:12]}...) is not what the sync stored ({entry.sha256[:12]}...)"
-                if entry is not None
-                else "no manifest entry vouches for it"
+            path = files.get(relpath)
+            if path is not None:
+                found.checked += 1
+            repair, touched = _check_one(
+                manifest, relpath, path, digests, policy, found if read_all else None
             )
-            found.repairs.append(quarantine(data_dir, site, relpath, why, _key(entry) or _key_of(relpath)))
+            found.repairs += [repair] if repair is not None else []
+            changed = changed or touched
         if changed:
             try:
                 manifest.save()
@@ -286,6 +240,68 @@ def check_site(data_dir: Path, site: str, policy: Finality | None, *, read_all: 
         if repair.action != "quarantined":  # quarantine logs its own line
             log.warning("%s", repair)
     return found
+
+
+def _check_one(
+    manifest: Manifest,
+    relpath: str,
+    path: Path | None,
+    digests: SiteDigests,
+    policy: Finality | None,
+    reading: _Checked | None,
+) -> tuple[Repair | None, bool]:
+    """Check one partition (`path`: its file, None when gone) against its entry in `manifest`, by
+    content (`reading`: read it whole, counted there; else trust an unchanged stamp); mend the
+    entry; what was repaired (None: nothing), and whether the manifest changed."""
+    data_dir, site = manifest.data_dir, manifest.site
+    entry = manifest.entries.get(relpath)
+    if path is None:
+        del manifest.entries[relpath]
+        return Repair(
+            site, "dropped", f"{relpath}: its file is gone; it will be fetched again", _key(entry)
+        ), True
+    if path.is_symlink():  # never a sync's: it may point outside the data folder
+        manifest.entries.pop(relpath, None)
+        return quarantine(data_dir, site, relpath, _LINKED, _key(entry) or _key_of(relpath)), True
+    try:
+        digest = _read_digest(path, relpath, digests, reading)
+    except (OSError, LakeError) as error:
+        manifest.entries.pop(relpath, None)
+        return quarantine(data_dir, site, relpath, _unreadable(error), _key(entry)), True
+    if entry is not None and digest == entry.sha256:
+        stat = path.stat()
+        if (stat.st_size, stat.st_mtime_ns) == (entry.size, entry.mtime_ns):
+            return None, False
+        manifest.entries[relpath] = replace(entry, size=stat.st_size, mtime_ns=stat.st_mtime_ns)  # a copy
+        return None, True
+    adopted = _adopt(data_dir, site, relpath, path, digest, policy, manifest)
+    if adopted is not None:
+        return adopted, True
+    manifest.entries.pop(relpath, None)
+    why = (
+        f"its content (sha256 {digest[:12]}...) is not what the sync stored ({entry.sha256[:12]}...)"
+        if entry is not None
+        else "no manifest entry vouches for it"
+    )
+    return quarantine(data_dir, site, relpath, why, _key(entry) or _key_of(relpath)), True
+
+
+def _read_digest(path: Path, relpath: str, digests: SiteDigests, reading: _Checked | None) -> str:
+    """The sha256 of a partition's file: with `reading`, read whole (it decodes, page checksums
+    included; counted there), else from an unchanged stamp when one vouches for it."""
+    if reading is None:
+        return digests.of(path)
+    stored = _inspect(path, relpath)
+    digests.note(path, stored.sha256)
+    reading.read, reading.read_bytes = reading.read + 1, reading.read_bytes + stored.size
+    return stored.sha256
+
+
+def _unreadable(error: OSError | LakeError) -> str:
+    """Why a partition's file could not be checked, for its quarantine's line."""
+    if isinstance(error, PermissionError):  # (its content may be whole: this user may not read it)
+        return f"not readable by this user ({error.strerror}: mend its permissions)"
+    return "not readable Parquet" if isinstance(error, LakeError) else f"not readable ({error})"
 
 
 def _key(entry: Entry | None) -> PartitionKey | None:
