@@ -6,6 +6,7 @@ something close exists, and every row of the exit-code table produced through th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import signal
@@ -13,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+from datetime import date, timedelta
 from pathlib import Path
 from typing import IO
 
@@ -21,6 +23,7 @@ import pytest
 from commerce_reports.cli import HOMES, MODULES, build_parser, main
 from commerce_reports.cli.options import DATE_FORMAT, day
 from commerce_reports.cli.parser import COMMON_EXITS, CommandParser, every_command
+from commerce_reports.lake.manifest import Manifest
 from tests.test_startup import _small_lake
 
 COMMANDS = dict(every_command(build_parser()))
@@ -219,6 +222,59 @@ def test_a_reader_that_stops_reading_stops_the_command_quietly(
             monkeypatch.setattr(sys, "stdout", closed)
             assert main([*command, "--data-dir", str(lake)]) == 141, command
     assert capsys.readouterr().err == ""
+
+
+class _Head:
+    """Standard output into a pipe whose reader reads what the first `prints` prints wrote, then
+    goes away (`| head`): everything written later meets a closed pipe, whichever thread writes it."""
+
+    def __init__(self, prints: int) -> None:
+        self.reader, writer = os.pipe()
+        self.out = os.fdopen(writer, "w", buffering=1)  # a line written as printed, as to a pipe
+        self.prints = prints
+
+    def write(self, text: str) -> int:
+        written = self.out.write(text)
+        self.prints -= text == "\n"  # (print writes its end on its own)
+        if self.prints == 0 and self.reader >= 0:
+            os.close(self.reader)
+            self.reader = -1
+        return written
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def fileno(self) -> int:
+        return self.out.fileno()
+
+
+def test_a_sync_whose_reader_stops_reading_stores_all_and_exits_141(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sync --no-progress | head`, the reader gone after the lake's line and the plan: the progress
+    lines (said from the lanes' threads) meet the closed pipe; the sync still stores all it fetched,
+    blames no lake, and exits 141 with no traceback from any thread."""
+    lake = tmp_path / "data"
+    thread_errors: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hooked: thread_errors.append(hooked.exc_value))
+    stdout = _Head(prints=2)
+    yesterday = str(date.today() - timedelta(days=1))
+    try:
+        with monkeypatch.context() as piped:
+            piped.setattr(sys, "stdout", stdout)
+            code = main(
+                ["sync", "--no-progress", "--site", "alpha", "--start", yesterday, "--data-dir", str(lake)]
+            )
+    finally:
+        with contextlib.suppress(BrokenPipeError):  # (what the line buffer still holds)
+            stdout.out.close()
+    for lane in [t for t in threading.enumerate() if t.name.startswith("lane-")]:
+        lane.join()  # its exception, if any, reaches the hook as the thread ends
+    err = capsys.readouterr().err
+    assert code == 141 and "error" not in err and "Traceback" not in err, err
+    assert thread_errors == []
+    assert Manifest.load(lake, "alpha").entries, "what the sync fetched is stored"
+    assert list((lake / "rollups").rglob("*.parquet")), "and the sync finished: its rollups are built"
 
 
 def _interrupted(command: list[str], ready: str) -> tuple[int, str]:

@@ -24,7 +24,7 @@ from typing import Any
 from .errors import ValidationError, is_ctrl_c
 from .waits import Signal, start_thread
 
-__all__ = ["TICK", "Step", "checked_progress", "interactive", "said", "to_stderr"]
+__all__ = ["TICK", "Step", "checked_progress", "interactive", "said", "to_stderr", "while_read"]
 
 TICK = 1.0  # seconds between two updates of a step's counter
 
@@ -118,6 +118,25 @@ def to_reader(line: str) -> None:
     output (its standard error shows as an error), else standard error (standard output stays the
     command's or script's own)."""
     print(line, file=sys.stdout if "ipykernel" in sys.modules else sys.stderr, flush=True)
+
+
+def while_read(say: Callable[[str], None]) -> Callable[[str], None]:
+    """`say`, silent from the first line its reader was no longer there for (a pipe closed by
+    `| head`, from whichever thread says it): what the work says ends there, not the work (a sync
+    still stores what it fetched), and the caller's own next write to that pipe stops the command
+    (`commerce-reports` exits 141, as a shell says it)."""
+    gone = False
+
+    def heard(line: str) -> None:
+        nonlocal gone
+        if gone:
+            return
+        try:
+            say(line)
+        except BrokenPipeError:
+            gone = True
+
+    return heard
 
 
 def checked_progress(progress: object) -> bool | None:

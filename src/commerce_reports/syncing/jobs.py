@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._lazy import LazyLogger
+from ..activity import while_read
 from ..config import normalise_base_url, parse_pace
 from ..contract import PartitionKey
 from ..endpoints import PACE_KEYS
@@ -312,7 +313,9 @@ def fetch_keys(
     `finish`, the DuckDB side is then brought up to date for every site of the sync (the rollups
     find by themselves what an interrupted sync left them to do), and what that took is kept too;
     an interrupted sync stops before it, and its views show the lake as the last whole sync left
-    it."""
+    it. A `say` whose reader went away (`sync | head`) stops saying; the sync goes on."""
+    if options.say is not None:
+        options = replace(options, say=while_read(options.say))
     book = CostBook()
     result = _fetch(data_dir, profiles, keys, options, refresh, finish is not None, book, launch, revisions)
     try:
