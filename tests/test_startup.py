@@ -285,6 +285,7 @@ class Mistake(NamedTuple):
 MISTAKES = [
     Mistake(["alerts", "--site", "gamma", "--data-dir", LAKE], "unknown site 'gamma'"),
     Mistake(["alerts", "--as-of", "2026-02-30", "--data-dir", LAKE], "not a real calendar day"),
+    Mistake(["alerts", "--as-of", "2999-01-01", "--data-dir", LAKE], "--as-of: 2999-01-01 is after today ("),
     Mistake(["alerts", "--data-dir", MISSING], "there is no data folder at"),
     Mistake(["export", "--notebook", "nope.ipynb"], "nope.ipynb does not exist"),
     Mistake(["export", "--notebook", REPORT, "--param", "nope=1"], "'nope' is not a parameter"),

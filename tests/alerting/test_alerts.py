@@ -219,6 +219,15 @@ def test_bad_arguments_and_settings_say_what_is_right(
         alerts(con, data_dir=lake)
 
 
+def test_a_day_after_today_is_refused_not_judged_on_no_day(tmp_path: Path) -> None:
+    """`as_of` tomorrow holds no figure: judged on no day, a report of 0 alerts would read as all
+    clear (`alerts || mail`). It is refused, naming today, before any lake is read."""
+    today = ALERTS_NOW.date()
+    tomorrow = today + timedelta(days=1)
+    with pytest.raises(ValidationError, match=rf"as_of: {tomorrow} is after today \({today}\)"):
+        alerts(as_of=tomorrow, now=ALERTS_NOW, data_dir=tmp_path)
+
+
 def test_the_health_says_a_stale_lake_and_a_partition_that_keeps_failing(
     con: duckdb.DuckDBPyConnection, lake: Path, tmp_path: Path
 ) -> None:

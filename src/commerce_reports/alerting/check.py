@@ -20,7 +20,7 @@ from ..charts.selection import Selection, check_connection, resolve
 from ..config import current_settings
 from ..errors import ConfigurationError, ValidationError
 from ..money import Currency
-from ..params import as_date
+from ..params import as_days
 from .alert import AlertReport
 from .group import group_alerts
 from .health import health_alerts
@@ -45,10 +45,10 @@ def alerts(
     now: datetime | None = None,
     progress: bool | None = None,
 ) -> AlertReport:
-    """The alerts of the `days` days up to `as_of` (default: each site's last complete ledger day),
-    each day judged as the last of spans of 1 to 7 days, for `site` (default: all), grouped by
-    cause. Each measure is judged on the days its data allows (clicks once counted); the report
-    says which (`AlertReport.judged`) and what could not be.
+    """The alerts of the `days` days up to `as_of`, not after today (default: each site's last
+    complete ledger day), each day judged as the last of spans of 1 to 7 days, for `site`
+    (default: all), grouped by cause. Each measure is judged on the days its data allows (clicks
+    once counted); the report says which (`AlertReport.judged`) and what could not be.
 
     `con` defaults to `connect(data_dir)`; the lake's health is judged on `data_dir`, else on the
     lake `con` reads, else on the configured one; `thresholds` and `currency` to the configured ones
@@ -57,6 +57,7 @@ def alerts(
     seconds: `progress` says so while it runs (default: a counter in a terminal or a notebook, a
     line at its start and end elsewhere; False: nothing)."""
     _check_arguments(days, thresholds, data_dir, now, progress)
+    last_day = _last_day(as_of, (now or datetime.now(UTC)).date())
     # what was not handed in comes from the process's settings (resolved once, kept)
     limits = thresholds or Thresholds.from_table(current_settings().alerts)
     money = Currency.of(currency) if currency is not None else current_settings().currency
@@ -69,11 +70,11 @@ def alerts(
     expected = _configured_sites(folder) if site is None else ()
     with said("judging every series of the lake and its health", progress):
         if con is not None:
-            return _judged(con, site, days, as_of, limits, money, folder, expected, now)
+            return _judged(con, site, days, last_day, limits, money, folder, expected, now)
         from ..db import connect
 
         with connect(folder) as own:
-            return _judged(own, site, days, as_of, limits, money, folder, expected, now)
+            return _judged(own, site, days, last_day, limits, money, folder, expected, now)
 
 
 def _configured_sites(folder: Path) -> tuple[str, ...]:
@@ -94,7 +95,7 @@ def _judged(
     con: Connection,
     site: str | Iterable[str] | None,
     days: int,
-    as_of: date | str | None,
+    last_day: date | None,
     limits: Thresholds,
     money: Currency,
     folder: Path,
@@ -105,7 +106,6 @@ def _judged(
     the `expected` sites."""
     check_connection(con)
     chosen, _ = resolve(con, Selection(site=site))  # a site the lake does not hold is an error
-    last_day = as_date(as_of, "as_of") if as_of is not None else None
     health = health_alerts(folder, expected, chosen.sites, limits, now or datetime.now(UTC))
     judgement = judge(con, chosen.sites, days, last_day, limits)
     groups = group_alerts(con, judgement)
@@ -119,6 +119,15 @@ def _judged(
         limits,
         money,
     )
+
+
+def _last_day(as_of: date | str | None, today: date) -> date | None:
+    """`as_of` as a day not after `today`, by the one rule of days (`params.as_days`): a future
+    day holds no figure, and a report judged on none would read as all clear."""
+    try:
+        return as_days(None, as_of, today)[1]
+    except ValidationError as error:
+        raise ValidationError("as_of", error.problem, error.allowed) from None
 
 
 def _check_arguments(

@@ -9,6 +9,7 @@ from .parser import add_command
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
+    from datetime import date
     from typing import Any
 
     from .parser import CommandParser
@@ -56,7 +57,7 @@ def _arguments(parser: CommandParser) -> None:
         "--as-of",
         type=day,
         metavar=DATE_FORMAT,
-        help="the last day judged (default: each site's last complete day)",
+        help="the last day judged, not after today (default: each site's last complete day)",
     )
     add_data_dir(parser)
 
@@ -64,6 +65,7 @@ def _arguments(parser: CommandParser) -> None:
 def _alerts(args: argparse.Namespace) -> int:
     from .options import existing_lake, known_sites
 
+    _not_after_today(args.as_of)
     data_dir = existing_lake("alerts", args.data_dir)  # a mistyped folder: exit 2, nothing created
     known_sites("alerts", args.sites, data_dir, stored=True)  # checked before the data stack loads
     from ..alerting import alerts
@@ -71,3 +73,18 @@ def _alerts(args: argparse.Namespace) -> int:
     report = alerts(site=args.sites, days=args.days, as_of=args.as_of, data_dir=data_dir)  # says its step
     print(report.describe())
     return report.exit_code
+
+
+def _not_after_today(as_of: date | None) -> None:
+    """A future --as-of is a usage error (exit 2): judged on no day, its report would read as all
+    clear to `alerts || mail`. The one rule of days (`params.as_days`), before the data stack loads."""
+    from datetime import UTC, datetime
+
+    from ..errors import ValidationError
+    from ..params import as_days
+    from .options import UsageError
+
+    try:
+        as_days(None, as_of, datetime.now(UTC).date())
+    except ValidationError as error:
+        raise UsageError("--as-of", error.problem, error.allowed) from None
