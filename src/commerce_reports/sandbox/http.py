@@ -11,12 +11,14 @@ import contextlib
 import gzip
 import logging
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import ConfigurationError
@@ -138,6 +140,30 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Answer one connection, as socketserver does; a Ctrl-C or a kernel's interrupt that lands
+        in this thread ends this answer alone, without a traceback."""
+        try:
+            super().process_request_thread(request, client_address)
+        except KeyboardInterrupt:
+            log.debug("the answer to %s was interrupted", client_address)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (reset, broken pipe: a sync stopped, a kernel interrupted) is the
+        client's business: a debug line. Anything else is the sandbox's bug: an error line, its
+        traceback in the debug log (socketserver printed both raw on standard error)."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            log.debug("the client at %s hung up: %s", client_address, error)
+            return
+        log.error(
+            "the sandbox failed answering %s: %s: %s (its traceback: in the debug log)",
+            client_address,
+            type(error).__name__,
+            error,
+        )
+        log.debug("the sandbox's failure", exc_info=error)
 
 
 def _make_server(app: App, host: str, port: int) -> _Server:
