@@ -39,7 +39,7 @@ from .charts.queries import (
     filter_options,
     ranking_frame,
 )
-from .charts.selection import Coverage, Selection, as_selection, check_connection, coverage, resolve
+from .charts.selection import Coverage, Selection, as_selection, check_connection, resolve
 from .charts.style import EMPTY_TITLE, METRIC_LABELS, aggregate_note, empty_chart, money_of
 from .errors import ValidationError
 from .money import Currency
@@ -165,7 +165,7 @@ class Dashboard:
         self._pending: asyncio.TimerHandle | None = None
         site = state.selection.sites[0] if state.selection.sites else None
         options = filter_options(con, site)
-        sel, self.cover = resolve(con, state.selection)
+        sel, _ = resolve(con, state.selection)
         style = {"description_width": "initial"}
         self.site = w.Dropdown(
             options=_choices(options["sites"], "All sites"),
@@ -280,10 +280,8 @@ class Dashboard:
         if self._holding:
             return
         site_changed = change.get("owner") is self.site
-        if site_changed:  # other sites: other networks, countries and stored days
-            site = self.site.value or None
-            self._set_filter_options(filter_options(self.con, site), {})
-            self.cover = coverage(self.con, [site] if site else [])
+        if site_changed:  # other sites: other networks and countries
+            self._set_filter_options(filter_options(self.con, self.site.value or None), {})
         self._schedule()
 
     def _schedule(self) -> None:
@@ -305,14 +303,16 @@ class Dashboard:
         self.refresh()
 
     def refresh(self) -> Rendered:
-        """Query DuckDB for the current controls and show the answer."""
+        """Query DuckDB for the current controls and show the answer. The stored days its subtitle
+        names, and whether the last is partial, are read again each time (about a millisecond:
+        `ledger_coverage` is a row per site), so a day a sync added since is said."""
         self.status.value = "<i>⏳ Loading…</i>"
         try:
             state = self.state
         except ValidationError as error:
             rendered = Rendered(None, pl.DataFrame(), _message_chart(str(error)), str(error), 0.0)
         else:
-            rendered = render_state(self.con, state, self.cover, self.money)
+            rendered = render_state(self.con, state, currency=self.money)
         self.rendered = rendered
         self.refreshes += 1
         if rendered.message:

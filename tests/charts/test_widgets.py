@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import date
+from datetime import date, timedelta
+from pathlib import Path
 
 import duckdb
 import ipywidgets as w
 import pytest
 
 from commerce_reports.charts import EMPTY_TITLE, Selection
+from commerce_reports.db import connect
 from commerce_reports.errors import ValidationError
 from commerce_reports.widgets import Dashboard, DashboardBox, DashboardState, dashboard, render_state
-from tests.charts.conftest import END, START
+from tests.charts.conftest import END, NOW, START
+from tests.lakes import sandbox_lake
 
 MONTH = DashboardState(Selection(start=START, end=END))
 
@@ -114,6 +117,25 @@ def test_the_chart_says_the_days_it_covers(con: duckdb.DuckDBPyConnection) -> No
     assert (board.start.value, board.end.value) == (START, END)  # the days the lake holds
     subtitle = board.rendered.chart.to_dict()["title"]["subtitle"][0]
     assert subtitle.startswith(f"alpha · {START} to {END}; {END} partial")
+
+
+def test_a_redraw_after_a_sync_says_the_days_the_lake_holds_now(tmp_path: Path) -> None:
+    """A sync adds a day while the dashboard is shown: the next redraw's subtitle names it, and
+    it is the partial one (it named the days stored when the dashboard was made)."""
+    first, day = END - timedelta(days=1), END + timedelta(days=1)
+    sandbox_lake(tmp_path, now=NOW, days=2, countries=(), first_day=START)
+    with connect(tmp_path) as con:
+        board = Dashboard(con, DashboardState(Selection(site="alpha"), "network"), debounce=0)
+        assert _subtitle(board).startswith(f"alpha · {first} to {END}; {END} partial")
+        sandbox_lake(tmp_path, now=NOW + timedelta(days=1), days=1, countries=(), first_day=START)
+        board.end.value = day
+        assert board.data.height >= 1
+        assert _subtitle(board).startswith(f"alpha · {first} to {day}; {day} partial")
+
+
+def _subtitle(board: Dashboard) -> str:
+    subtitle: str = board.rendered.chart.to_dict()["title"]["subtitle"][0]
+    return subtitle
 
 
 @pytest.mark.parametrize(

@@ -317,7 +317,7 @@ def resolve(
 ) -> tuple[Selection, Coverage]:
     """The selection with its open dates closed on the lake (end: the last stored day, start: the
     first), its sites checked against the lake, and the lake's coverage of its sites (`cover`, when
-    given, is that coverage already known: the dashboard keeps it between two clicks)."""
+    given, is that coverage already known: a served page keeps it per generation of the lake)."""
     check_connection(con)
     if not isinstance(selection, Selection):
         raise ValidationError("selection", f"{selection!r} is not a Selection", "give Selection(...)")
