@@ -14,6 +14,7 @@ functions (`DashboardState`, `render_state`), so they are tested and benchmarked
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import Iterator
@@ -43,12 +44,14 @@ from .charts.selection import Coverage, Selection, as_selection, check_connectio
 from .charts.style import EMPTY_TITLE, METRIC_LABELS, aggregate_note, empty_chart, money_of
 from .errors import ValidationError
 from .money import Currency
+from .redaction import redact
 
 if TYPE_CHECKING:
     from .db.readonly import Connection
 
 __all__ = ["Dashboard", "DashboardBox", "DashboardState", "Rendered", "dashboard", "render_state"]
 
+log = logging.getLogger(__name__)
 _ALL = ""  # the "no filter" option of a dropdown (ipywidgets treats a None value as no selection)
 
 
@@ -294,13 +297,25 @@ class Dashboard:
         except RuntimeError:
             loop = None
         if self.debounce <= 0 or loop is None:
-            self.refresh()
+            self._redraw()
             return
         self._pending = loop.call_later(self.debounce, self._fire)
 
     def _fire(self) -> None:
         self._pending = None
-        self.refresh()
+        self._redraw()
+
+    def _redraw(self) -> None:
+        """`refresh()` for a changed control. Its exception would reach no one (the event loop's
+        log, a widget's observer) and leave "Loading" shown for good: the status line says it
+        instead, in one line (its traceback goes to the debug log), and the next change tries
+        again."""
+        try:
+            self.refresh()
+        except Exception as error:
+            log.debug("the dashboard could not refresh", exc_info=True)
+            said = redact(str(error)).strip().splitlines()
+            self.status.value = f"<b>⚠ {escape(type(error).__name__)}: {escape(said[0] if said else '')}</b>"
 
     def refresh(self) -> Rendered:
         """Query DuckDB for the current controls and show the answer. The stored days its subtitle

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import ipywidgets as w
 import pytest
 
+from commerce_reports import widgets
 from commerce_reports.charts import EMPTY_TITLE, Selection
 from commerce_reports.db import connect
 from commerce_reports.errors import ValidationError
-from commerce_reports.widgets import Dashboard, DashboardBox, DashboardState, dashboard, render_state
+from commerce_reports.widgets import (
+    Dashboard,
+    DashboardBox,
+    DashboardState,
+    Rendered,
+    dashboard,
+    render_state,
+)
 from tests.charts.conftest import END, NOW, START
 from tests.lakes import sandbox_lake
 
@@ -101,6 +111,49 @@ def test_quick_changes_are_coalesced_on_the_event_loop(con: duckdb.DuckDBPyConne
     refreshes, rows, loading = asyncio.run(scenario())
     assert refreshes == 1 and rows == 4
     assert "Loading" in loading
+
+
+async def _settled(board: Dashboard) -> None:
+    """Wait, on the event loop, until the dashboard's queued refresh has said how it ended."""
+    deadline = time.monotonic() + 10
+    while "Loading" in board.status.value:
+        assert time.monotonic() < deadline, "the dashboard still says Loading"
+        await asyncio.sleep(0.01)
+
+
+def test_a_refresh_that_fails_says_why_and_the_next_change_tries_again(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception in the debounced refresh (on the event loop, where no one sees it) left
+    "Loading" shown for good."""
+    failures = [duckdb.ConnectionException("Connection Error: Connection has already been closed\nat ...")]
+
+    def failing_once(*args: Any, **kwargs: Any) -> Rendered:
+        if failures:
+            raise failures.pop()
+        return render_state(*args, **kwargs)
+
+    async def scenario() -> tuple[str, Dashboard]:
+        board = Dashboard(con, MONTH, debounce=0.01)
+        monkeypatch.setattr(widgets, "render_state", failing_once)
+        board.metric.value = "orders"
+        await _settled(board)
+        failed = board.status.value
+        board.top_n.value = 4
+        await _settled(board)
+        return failed, board
+
+    failed, board = asyncio.run(scenario())
+    assert failed == "<b>⚠ ConnectionException: Connection Error: Connection has already been closed</b>"
+    assert board.data.height == 4 and "rows" in board.status.value
+
+
+def test_a_change_after_the_connection_closed_says_so_at_once(con: duckdb.DuckDBPyConnection) -> None:
+    cursor = con.cursor()
+    board = Dashboard(cursor, MONTH, debounce=0)
+    cursor.close()
+    board.metric.value = "orders"  # (it raised into the widget's observer)
+    assert "closed" in board.status.value and "Loading" not in board.status.value
 
 
 def test_dashboard_is_a_widget_and_the_query_is_a_plain_function(con: duckdb.DuckDBPyConnection) -> None:
