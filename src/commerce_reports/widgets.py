@@ -27,7 +27,7 @@ import altair as alt
 import ipywidgets as w
 import polars as pl
 
-from .charts.dimensions import AGGREGATED, DIMENSION_TABLE, DIMENSIONS, Dimension
+from .charts.dimensions import DIMENSION_TABLE, DIMENSIONS, Dimension
 from .charts.offline import chart_html, vega_bundle_html
 from .charts.performance import ranking_chart
 from .charts.queries import (
@@ -39,6 +39,7 @@ from .charts.queries import (
     check_top_n,
     filter_options,
     ranking_frame,
+    unaggregated,
 )
 from .charts.selection import Coverage, Selection, as_selection, check_connection, resolve
 from .charts.style import EMPTY_TITLE, METRIC_LABELS, aggregate_note, empty_chart, money_of
@@ -118,10 +119,10 @@ def render_state(
             None, pl.DataFrame(), _message_chart(str(error)), str(error), time.perf_counter() - started
         )
     label = METRIC_LABELS[state.metric][0]
-    if state.metric in AGGREGATE_METRICS and state.dimension not in AGGREGATED:
-        message = f"{label} is aggregated by the service only per device, country and network"
+    why = unaggregated(state.dimension, sel, label) if state.metric in AGGREGATE_METRICS else None
+    if why is not None:
         chart = empty_chart(sel, f"{label} per {state.dimension}", cover)
-        return Rendered(sel, pl.DataFrame(), chart, message, 0.0)
+        return Rendered(sel, pl.DataFrame(), chart, why, 0.0)
     frame = ranking_frame(con, state.dimension, sel, metric=state.metric, top_n=state.top_n)
     notes = (aggregate_note(aggregate_span(con, sel)),) if state.metric in AGGREGATE_METRICS else ()
     chart = ranking_chart(frame, state.dimension, state.metric, sel, cover, notes=notes, currency=currency)

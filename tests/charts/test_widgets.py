@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,37 @@ def test_bad_input_and_unavailable_metrics_are_messages_not_errors(con: duckdb.D
     board.start.value = START
     board.metric.value = "clicks"  # links have no clicks: the service aggregates them elsewhere
     assert "only per device, country and network" in board.message
+
+
+@pytest.mark.parametrize(
+    ("dimension", "metric", "filters", "said"),
+    [
+        (
+            "country",
+            "epc",
+            {"device": "Mobile"},
+            "EPC, earnings per click: not aggregated by the service per country for device Mobile (it "
+            "slices its reports by one filter at a time): clear the device filter, or show it per device",
+        ),
+        (
+            "network",
+            "clicks",
+            {"device": "Mobile", "country": "US"},
+            "Clicks: not aggregated by the service per network for device Mobile and country US (it "
+            "slices its reports by one filter at a time): clear the device or the country filter",
+        ),
+    ],
+)
+def test_a_metric_the_service_does_not_aggregate_under_the_filters_says_so_not_no_data(
+    con: duckdb.DuckDBPyConnection, dimension: str, metric: str, filters: dict[str, str], said: str
+) -> None:
+    """It said "No data for this selection (beta · ... · device Mobile)"."""
+    sel = Selection(site="beta", start=START, end=END, **filters)
+    rendered = render_state(con, DashboardState(sel, dimension, metric))  # type: ignore[arg-type]
+    assert rendered.message == said and rendered.data.is_empty()
+    cleared = replace(sel, device=None)  # as it advises
+    answered = render_state(con, DashboardState(cleared, dimension, metric))  # type: ignore[arg-type]
+    assert answered.message == "" and not answered.data.is_empty()
 
 
 def test_hold_queries_once(con: duckdb.DuckDBPyConnection) -> None:

@@ -20,7 +20,15 @@ import polars as pl
 from ..contract import MONEY_SUM
 from ..db.views import VIEWS
 from ..errors import ValidationError
-from .dimensions import DAILY_FILTERS, DIMENSION_TABLE, DIMENSIONS, FILTERED, Dimension, DimensionSpec
+from .dimensions import (
+    AGGREGATED,
+    DAILY_FILTERS,
+    DIMENSION_TABLE,
+    DIMENSIONS,
+    FILTERED,
+    Dimension,
+    DimensionSpec,
+)
 from .selection import Selection, check_connection, resolve
 
 if TYPE_CHECKING:
@@ -44,6 +52,7 @@ __all__ = [
     "ranking_frame",
     "totals_side",
     "transaction_side",
+    "unaggregated",
 ]
 
 Metric = Literal[
@@ -202,18 +211,24 @@ def totals_side(sel: Selection, *, per_day: bool = False) -> tuple[str, dict[str
     return f"SELECT {measures} FROM {view} WHERE {where}", params
 
 
+def _slicing_filters(spec: DimensionSpec, sel: Selection) -> list[tuple[DimensionSpec, str]]:
+    """The filters of `sel` that pick a slice of the service's aggregates (device, country), but
+    `spec`'s own, with their values."""
+    set_filters = sel.filters()
+    return [
+        (other, set_filters[other.filter])
+        for other in FILTERED
+        if other.slice not in (None, "all") and other.filter in set_filters and other.name != spec.name
+    ]
+
+
 def aggregate_slice(dimension: Dimension, sel: Selection) -> tuple[str, str] | None:
     """(key expression, slice condition) over the `networks` view, or None when no stored slice
     answers this dimension under these filters (the service slices by one filter at a time)."""
     spec = DIMENSION_TABLE[dimension]
     if spec.aggregate_key is None or spec.slice is None:
         return None
-    set_filters = sel.filters()
-    chosen = [
-        (other, set_filters[other.filter])
-        for other in FILTERED
-        if other.slice not in (None, "all") and other.filter in set_filters and other.name != spec.name
-    ]
+    chosen = _slicing_filters(spec, sel)
     if spec.slice == "all":  # the unfiltered report, or the one slice a filter names
         if len(chosen) > 1:
             return None
@@ -221,9 +236,32 @@ def aggregate_slice(dimension: Dimension, sel: Selection) -> tuple[str, str] | N
         return spec.aggregate_key, condition
     if chosen:
         return None
-    own = set_filters.get(spec.filter or "")
+    own = sel.filters().get(spec.filter or "")
     condition = f"slice = '{spec.slice_of(own)}'" if own else f"slice LIKE '{spec.slice}=%'"
     return spec.aggregate_key, condition
+
+
+def unaggregated(dimension: Dimension, sel: Selection, what: str) -> str | None:
+    """Why the service aggregates no `what` (clicks, EPC or conversion rate, as said) per
+    `dimension` under `sel`'s filters, and what to choose instead; None when a slice answers it
+    (`aggregate_slice`). An empty ranking would otherwise read as no data."""
+    if aggregate_slice(dimension, sel) is not None:
+        return None
+    spec = DIMENSION_TABLE[dimension]
+    if spec.slice is None:
+        kinds = [DIMENSION_TABLE[d].label.lower() for d in AGGREGATED]
+        return f"{what} is aggregated by the service only per {', '.join(kinds[:-1])} and {kinds[-1]}"
+    chosen = _slicing_filters(spec, sel)
+    under = " and ".join(f"{other.label.lower()} {value}" for other, value in chosen)
+    names = [other.label.lower() for other, _ in chosen]
+    if spec.slice == "all":  # the unfiltered report, or one filter's slice: two filters set
+        advice = f"clear the {' or the '.join(names)} filter"
+    else:  # its own slices (a country's, over every device): another filter set
+        advice = f"clear the {names[0]} filter, or show it per {names[0]}"
+    return (
+        f"{what}: not aggregated by the service per {spec.label.lower()} for {under} (it slices its "
+        f"reports by one filter at a time): {advice}"
+    )
 
 
 def _aggregate_side(dimension: Dimension, sel: Selection) -> tuple[str, dict[str, Any]] | None:
