@@ -257,6 +257,7 @@ def test_a_sync_whose_reader_stops_reading_stores_all_and_exits_141(
     lake = tmp_path / "data"
     thread_errors: list[BaseException | None] = []
     monkeypatch.setattr(threading, "excepthook", lambda hooked: thread_errors.append(hooked.exc_value))
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)  # a command's process: no kernel in it
     stdout = _Head(prints=2)
     yesterday = str(date.today() - timedelta(days=1))
     try:

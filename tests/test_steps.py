@@ -129,6 +129,7 @@ def test_a_kernel_reads_the_plan_as_cell_output_not_as_an_error(
     # Jupyter shows a kernel's standard error as an error (a red box under the sync's cell).
     from commerce_reports.activity import to_reader
 
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)  # (another test may have loaded it)
     to_reader("outside a kernel")
     monkeypatch.setitem(sys.modules, "ipykernel", sys.modules[__name__])
     to_reader("in a kernel")
