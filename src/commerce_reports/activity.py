@@ -24,7 +24,7 @@ from typing import Any
 from .errors import ValidationError, is_ctrl_c
 from .waits import Signal, start_thread
 
-__all__ = ["TICK", "Step", "checked_progress", "interactive", "said", "to_stderr", "while_read"]
+__all__ = ["TICK", "Step", "checked_progress", "interactive", "said", "to_reader", "to_stderr", "while_read"]
 
 TICK = 1.0  # seconds between two updates of a step's counter
 

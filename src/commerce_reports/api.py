@@ -193,7 +193,8 @@ def plan_sync(*args: Any, **kwargs: Any) -> SyncPlan:
 
 
 def _heard(options: SyncOptions) -> SyncOptions:
-    """`options`, saying the plan and progress on standard error when nothing else would: a plain
+    """`options`, saying the plan and progress to their reader (`activity.to_reader`: standard
+    error, a kernel's cell output) when nothing else would: a plain
     script run from cron or into a file (no terminal, no logging set up), and a notebook or a
     terminal told `progress=False` (as the shipped notebooks' cells are), waited hours at the
     service's pace in silence, where `sync` prints them; bars in a terminal or a notebook, a

@@ -202,13 +202,6 @@ class Pacer:
             if until > _read(state).not_before:
                 _write(state, Turn(until, asked=True, by=_this_process()))
 
-    def asked_wait(self, endpoint: str) -> float:
-        """The seconds left of a wait the service asked for (0: none; a turn a clock that ran ahead
-        set does not count)."""
-        turn = self.turn(endpoint)
-        left = turn.not_before - self.clock.time()
-        return left if turn.asked and 0 < left <= _FURTHEST[True] else 0.0
-
     def next_allowed(self, endpoint: str) -> float:
         """Wall-clock time at which `endpoint` may next be called."""
         return self.turn(endpoint).not_before

@@ -87,4 +87,4 @@ def _not_after_today(as_of: date | None) -> None:
     try:
         as_days(None, as_of, datetime.now(UTC).date())
     except ValidationError as error:
-        raise UsageError("--as-of", error.problem, error.allowed) from None
+        raise UsageError.of(error, "--as-of") from None

@@ -139,7 +139,7 @@ def _get(args: argparse.Namespace) -> int:
     try:
         row = configuration().row(args.name)
     except ValidationError as error:
-        raise UsageError(error.parameter, error.problem, error.allowed) from None
+        raise UsageError.of(error) from None
     if row.problem:
         print(f"error: {row.problem}", file=sys.stderr)
         return 1
@@ -161,13 +161,13 @@ def _set(args: argparse.Namespace) -> int:
         try:
             done = set_secret(args.name, value)
         except ValidationError as error:
-            raise UsageError(error.parameter, error.problem, error.allowed) from None
+            raise UsageError.of(error) from None
         print(f"{done.key} = {done.shown} in {done.path}")
         return 0
     try:
         setting, key = setting_named(args.name)
     except ValidationError as error:
-        raise UsageError(error.parameter, error.problem, error.allowed) from None
+        raise UsageError.of(error) from None
     value = args.value
     if value is None:
         if not setting.secret:
@@ -189,7 +189,7 @@ def _set(args: argparse.Namespace) -> int:
     try:
         done = set_setting(key, value, check_table=check)
     except ValidationError as error:  # a value or a folder the command line got wrong: exit 2
-        raise UsageError(error.parameter, error.problem, error.allowed) from None
+        raise UsageError.of(error) from None
     print(f"{done.key} = {_one_line(done.shown)} in {done.path}")
     if setting.variable is not None and not setting.secret:  # (a secret goes to .env itself)
         _say_what_wins(key)

@@ -143,7 +143,7 @@ def _window_checked(params: dict[str, Any]) -> dict[str, Any]:
     try:
         as_days(day("start"), day("end"), datetime.now(UTC).date())
     except ValidationError as error:
-        raise UsageError(f"--param {error.parameter}", error.problem, error.allowed) from None
+        raise UsageError.of(error, f"--param {error.parameter}") from None
     days = params.get("days")
     if isinstance(days, int) and not isinstance(days, bool) and days < 1:
         raise UsageError("--param days", f"{days} is not a count of days", "give 1 or more")

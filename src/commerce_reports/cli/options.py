@@ -42,6 +42,12 @@ DATA_DIR_HELP = (
 class UsageError(ValidationError):
     """A site, folder or value named on the command line that cannot be used: nothing ran (exit 2)."""
 
+    @classmethod
+    def of(cls, error: ValidationError, option: str | None = None) -> UsageError:
+        """The library's refusal `error`, said of the command line's `option` (default: the
+        parameter it names)."""
+        return cls(option or error.parameter, error.problem, error.allowed)
+
 
 def day(text: str) -> date:
     """An argparse type: a calendar day written YYYY-MM-DD."""

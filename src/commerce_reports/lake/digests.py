@@ -147,16 +147,10 @@ class SiteDigests:
         except OSError:
             return
         for name in names:
-            path = folder / name
-            try:
-                record = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if isinstance(record, dict) and partitions.get(str(record.get("relpath"))) == record.get(
-                "sha256"
-            ):
+            intent = _intent_at(folder / name)
+            if intent is not None and partitions.get(intent[0]) == intent[1]:
                 with contextlib.suppress(OSError):
-                    path.unlink()
+                    (folder / name).unlink()
 
     def saved_digest(self, path: Path) -> str | None:
         """The digest the site's record gives `path`, whatever its stamp now (what was last
@@ -225,12 +219,18 @@ def intend(data_dir: Path, site: str, relpath: str, digest: str) -> None:
 
 
 def intended(data_dir: Path, site: str, relpath: str) -> str | None:
-    """The digest a sync said it was writing at `relpath` and did not record yet, or None."""
+    """The digest a sync said it was writing at `relpath` and not yet published, or None."""
+    intent = _intent_at(_intent_path(data_dir, site, relpath))
+    return intent[1] if intent is not None and intent[0] == relpath else None
+
+
+def _intent_at(path: Path) -> tuple[str, str] | None:
+    """The (relpath, sha256) an intent file records, or None (none there, or not one)."""
     try:
-        record = json.loads(_intent_path(data_dir, site, relpath).read_text())
+        record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(record, dict) or record.get("relpath") != relpath:
+    if not isinstance(record, dict):
         return None
-    digest = record.get("sha256")
-    return digest if isinstance(digest, str) else None
+    relpath, digest = record.get("relpath"), record.get("sha256")
+    return (relpath, digest) if isinstance(relpath, str) and isinstance(digest, str) else None

@@ -10,7 +10,8 @@ window ends the service may still revise its aggregates), each aggregate window'
 `revisable_until` (its end plus the horizon, UTC) and whether it is `final` (fetched after that
 moment: the service no longer changes it). Each `updateDate` day records what its rows `touched`:
 the click days they belong to, so a sync knows which windows changed since they were fetched.
-`Manifest.windows()` gives the windows' state to readers (the views) without any setting.
+`Manifest.windows()` gives the windows' state as the manifest records it, without any setting
+(`status --windows` says it under each site's horizon as configured now, as a plan does).
 """
 
 from __future__ import annotations

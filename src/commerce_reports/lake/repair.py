@@ -160,7 +160,8 @@ def rebuild(
                 repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
                 continue
             published = digests.saved_digest(path)
-            if not trusted and stored.sha256 not in (published, intended(data_dir, site, relpath)):
+            vouched = trusted or stored.sha256 == published  # (an intent is read only where it must be)
+            if not vouched and stored.sha256 != intended(data_dir, site, relpath):
                 doubt = (
                     "no record vouches for it (it was never published, and no sync was writing it)"
                     if published is None

@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contract import DATASETS, Dataset, lake_sites
+from ..contract import AGGREGATES, DATASETS, Dataset, lake_sites
 from ..errors import ValidationError
 from ..lake import Entry, Manifest, load_or_rebuild, writing_sites
 from ..lake.manifest import from_embedded_sandbox
@@ -133,22 +133,24 @@ def window_rows(
     folder: Path, policies: Mapping[str, SettlePolicy], *, rebuild: bool = False, now: datetime | None = None
 ) -> list[WindowStatus]:
     """Every stored aggregate window of the sites of `policies`, sorted by site, dataset, slice and
-    start, as the manifests record it, with what the ledger shows changed since each copy and
-    from when a sync asks for it again under each site's policy at `now` (default: now)."""
+    start, as the manifests record its copy, with its horizon and whether it is final under the
+    site's policy as configured now (as the plan's: the manifest's may be older), what the ledger
+    shows changed since the copy and from when a sync asks for it again at `now` (default: now)."""
     moment = now or datetime.now(UTC)
     rows: list[WindowStatus] = []
     for site, manifest in _manifests(folder, policies, rebuild):
-        ledger = LedgerSignal.of(manifest)
-        entries = {(str(e.key.dataset), str(e.key.slice), str(e.key.grain), e.key.start): e for e in manifest}
-        policy = policies[site]  # (its horizon as configured now, as the plan's: the manifest's may be older)
-        for w in sorted(manifest.windows(), key=lambda w: (w.dataset, w.slice, w.grain, w.start)):
-            entry = entries[(w.dataset, w.slice, w.grain, w.start)]
+        ledger, policy = LedgerSignal.of(manifest), policies[site]
+        windows = [(e.key, e) for e in manifest if e.key.dataset in AGGREGATES]
+        for key, entry in sorted(
+            windows, key=lambda w: (w[0].dataset, str(w[0].slice), str(w[0].grain), w[0].start)
+        ):
             final = policy.has_settled(entry)
-            changed = not final and ledger.changed(entry.key, entry.fetched_at)
+            changed = not final and ledger.changed(key, entry.fetched_at)
             again = None if final else policy.asked_again(entry, moment, ledger)
-            where = (site, w.dataset, w.slice, w.grain, w.start, w.end)
-            until = policy.revisable_until(entry.key)
-            rows.append(WindowStatus(*where, w.fetched_at, until, final, changed, again))
+            where = (site, key.dataset, str(key.slice), str(key.grain), key.start, key.end)
+            rows.append(
+                WindowStatus(*where, entry.fetched_at, policy.revisable_until(key), final, changed, again)
+            )
     return rows
 
 
