@@ -235,8 +235,8 @@ class _Head:
 
     def write(self, text: str) -> int:
         written = self.out.write(text)
-        self.prints -= text == "\n"  # (print writes its end on its own)
-        if self.prints == 0 and self.reader >= 0:
+        self.prints -= text.count("\n")  # (a line's end, written with it or on its own as print does)
+        if self.prints <= 0 and self.reader >= 0:
             os.close(self.reader)
             self.reader = -1
         return written

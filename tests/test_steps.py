@@ -135,3 +135,27 @@ def test_a_kernel_reads_the_plan_as_cell_output_not_as_an_error(
     to_reader("in a kernel")
     said = capsys.readouterr()
     assert (said.err, said.out) == ("outside a kernel\n", "in a kernel\n")
+
+
+def test_a_line_is_said_in_one_write_so_a_ctrl_c_never_leaves_it_unended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `print` wrote a step's line and its end apart; a Ctrl-C between the two (under load, at the
+    # rollups' rebuild) glued the command's `interrupted` to the step's unended line.
+    from commerce_reports.activity import to_stderr
+
+    class Writes:
+        def __init__(self) -> None:
+            self.chunks: list[str] = []
+
+        def write(self, text: str) -> int:
+            self.chunks.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    stream = Writes()
+    monkeypatch.setattr(sys, "stderr", stream)
+    to_stderr("building the rollups of site alpha whole ...")
+    assert stream.chunks == ["building the rollups of site alpha whole ...\n"]

@@ -24,7 +24,17 @@ from typing import Any
 from .errors import ValidationError, is_ctrl_c
 from .waits import Signal, start_thread
 
-__all__ = ["TICK", "Step", "checked_progress", "interactive", "said", "to_reader", "to_stderr", "while_read"]
+__all__ = [
+    "TICK",
+    "Step",
+    "checked_progress",
+    "interactive",
+    "said",
+    "to_reader",
+    "to_stderr",
+    "to_stdout",
+    "while_read",
+]
 
 TICK = 1.0  # seconds between two updates of a step's counter
 
@@ -110,14 +120,27 @@ def _columns_of(stream: Any) -> int:
 
 def to_stderr(line: str) -> None:
     """Say `line` on standard error, at once (where a step says itself outside a terminal)."""
-    print(line, file=sys.stderr, flush=True)
+    _said_on(sys.stderr, line)
+
+
+def to_stdout(line: str) -> None:
+    """Say `line` on standard output, at once and whole (a command's own account of its work)."""
+    _said_on(sys.stdout, line)
 
 
 def to_reader(line: str) -> None:
     """Say `line` where its reader sees it as an account, not a fault: a Jupyter kernel's cell
     output (its standard error shows as an error), else standard error (standard output stays the
     command's or script's own)."""
-    print(line, file=sys.stdout if "ipykernel" in sys.modules else sys.stderr, flush=True)
+    _said_on(sys.stdout if "ipykernel" in sys.modules else sys.stderr, line)
+
+
+def _said_on(stream: Any, line: str) -> None:
+    """`line` and its end in one write, then flushed: `print` writes them apart, and a Ctrl-C
+    landing between the two (a signal's handler runs between any two) left the line unended, the
+    command's `interrupted` glued to it."""
+    stream.write(f"{line}\n")
+    stream.flush()
 
 
 def while_read(say: Callable[[str], None]) -> Callable[[str], None]:

@@ -299,10 +299,11 @@ def _sync(args: argparse.Namespace) -> int:
 
         print(plan_sync(args.start, args.end, **kwargs).describe())
         return 0
+    from ..activity import to_stdout
     from ..api import SyncOptions, lake_location, sync
 
     print(f"lake: {lake_location(args.data_dir)}")
-    options = SyncOptions(progress=False if args.no_progress else None, say=print)
+    options = SyncOptions(progress=False if args.no_progress else None, say=to_stdout)
     result = sync(args.start, args.end, options=options, **kwargs)
     print(result.summary())
     for line in result.failure_lines():
