@@ -123,7 +123,7 @@ class Process:
         self.times: list[float] = []  # when each line came (time.monotonic())
         self.process = subprocess.Popen(
             command,
-            env={**env, "PYTHONUNBUFFERED": "1"},
+            env={**env, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -146,7 +146,15 @@ class Process:
         after it; the interpreter's own exit, which a loaded machine can stretch, is not the sync's)."""
         sent = time.monotonic()
         self.process.send_signal(number)
-        wait_for(lambda: self.process.poll() is not None, f"the sync to end after {number.name}", timeout=60)
+        try:
+            wait_for(
+                lambda: self.process.poll() is not None, f"the sync to end after {number.name}", timeout=60
+            )
+        except AssertionError as hung:  # where each thread waits (PYTHONFAULTHANDLER prints it at SIGABRT)
+            self.process.send_signal(signal.SIGABRT)
+            self.process.wait(10)
+            self._reader.join(10)
+            raise AssertionError("\n".join([str(hung), *self.lines[-80:]])) from None
         self._reader.join(10)
         said = [
             t
@@ -227,6 +235,35 @@ def test_ctrl_c_stops_a_sync_within_two_seconds_wherever_it_is(
         resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert_matches_ground_truth(running, tmp_path, "alpha", now.date() - timedelta(days=20))
+
+
+def test_a_stop_signal_stops_the_sync_even_when_its_keyboard_interrupt_is_lost(tmp_path: Path) -> None:
+    """Python may lose the KeyboardInterrupt a signal raises (within a finalizer it is printed and
+    dropped), and a SIGTERM once left a sync waiting on a request of 60 s. The signal watcher stops
+    the lanes itself: here the main thread is never told at all (SIGTERM's handler does nothing)."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    config = SandboxConfig(
+        now=now,
+        first_day=now.date() - timedelta(days=60),
+        pace=0,
+        transactions_per_day=30,
+        faults=FaultConfig(slow_seconds=60),
+    )
+    with run_sandbox(config) as running:
+        _slow_networks(running)
+        command, env = sync_command(running, tmp_path, (now.date() - timedelta(days=20)).isoformat(), pace=0)
+        deaf = (
+            "import signal, sys; signal.signal(signal.SIGTERM, lambda *_: None); "
+            "from commerce_reports.cli import main; sys.exit(main(sys.argv[1:]))"
+        )
+        sync = Process([sys.executable, "-c", deaf, *command[3:]], env)
+        there = POINTS["a request in flight"][2]
+        wait_for(
+            lambda: there(running, tmp_path, sync) or sync.process.poll() is not None, "a request in flight"
+        )
+        status, took = sync.interrupted(signal.SIGTERM)
+        assert (status, took < 2.0) == (130, True), (took, sync.lines)
+        assert sync.said("interrupted: the next sync resumes from here")
 
 
 def _last_fetched(data_dir: Path) -> datetime:

@@ -38,6 +38,7 @@ from ..client import ReportsClient
 from ..contract import DATE_COLUMNS, PartitionKey
 from ..errors import CommerceReportsError, LakeError, UnreachableError
 from ..files import describe_os_error
+from ..interrupts import on_ctrl_c
 from ..lake import Manifest, Repair, load_or_rebuild, reconcile, write_partition, writing_sites
 from ..lake.manifest import from_embedded_sandbox, remove_partitions
 from ..pace import Clock, SystemClock
@@ -172,6 +173,8 @@ def run_plan(
         for (site, _), requests in sorted(plan.lanes.items())
     ]
     result = SyncResult(plan)
+    stopper = _Stopper(stop, clients)
+    on_ctrl_c(stopper)  # (held by `stopper` until the sync returns)
     ends = [
         start_thread(lane.run, f"lane-{site}-{endpoint}", daemon=False)
         for lane, (site, endpoint) in zip(lanes, sorted(plan.lanes), strict=True)
@@ -179,9 +182,7 @@ def run_plan(
     try:
         _wait_all(ends, while_waiting=bars.tick)
     except BaseException as error:  # Ctrl-C (or anything else in this thread): every lane stops first
-        stop.set()
-        for client in clients.values():
-            client.stop()
+        stopper.interrupt()
         if isinstance(error, KeyboardInterrupt):
             log.warning("interrupted: stopping (a partition being stored is finished first)")
         _wait_all(ends, late=STOP_GRACE)
@@ -209,6 +210,22 @@ def run_plan(
         for line in result.failure_lines():
             log.error("%s", line)
     return result
+
+
+class _Stopper:
+    """Stops a sync's lanes: their waits end and their requests in flight are cut. Ctrl-C (or a
+    SIGTERM) has it done from the signal watcher's thread too (`interrupts.on_ctrl_c`), not only by
+    the KeyboardInterrupt of the main thread: Python may lose that one (raised within a finalizer,
+    it is printed and dropped), and a sync then waited on a request of 60 s."""
+
+    def __init__(self, stop: Signal, clients: Mapping[str, ReportsClient]) -> None:
+        self.stop = stop
+        self.clients = list(clients.values())
+
+    def interrupt(self) -> None:
+        self.stop.set()
+        for client in self.clients:
+            client.stop()
 
 
 def _wait_all(
