@@ -44,6 +44,7 @@ def test_the_package_root_exports_exactly_the_public_api() -> None:
             "ForbiddenError",
             "LakeError",
             "MalformedResponseError",
+            "NotAPartition",
             "NotFoundError",
             "RateLimitedError",
             "ResponseTooLargeError",

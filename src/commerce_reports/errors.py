@@ -47,6 +47,7 @@ __all__ = [
     "ForbiddenError",
     "LakeError",
     "MalformedResponseError",
+    "NotAPartition",
     "NotFoundError",
     "RateLimitedError",
     "ResponseTooLargeError",
@@ -132,6 +133,15 @@ class DeliveryError(ExportError):
 
 class LakeError(Fatal, CommerceReportsError):
     """The local lake cannot be read or written as asked."""
+
+
+class NotAPartition(LakeError):
+    """A partition's file that is not one of its dataset: `reason` says how, in a few words (a
+    quarantine's line), the message names the file and what was found."""
+
+    def __init__(self, path: object, reason: str, found: str) -> None:
+        super().__init__(f"{path} is {reason} ({found})")
+        self.reason = reason
 
 
 class ServiceError(CommerceReportsError):

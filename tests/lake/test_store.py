@@ -18,7 +18,7 @@ import pytest
 
 from commerce_reports.api import SyncOptions, load_transactions
 from commerce_reports.contract import PartitionKey, dataset_schema, untyped_rows
-from commerce_reports.errors import LakeError, ValidationError
+from commerce_reports.errors import LakeError, NotAPartition, ValidationError
 from commerce_reports.files import remove_stray_files, temp_path
 from commerce_reports.lake import rebuild
 from commerce_reports.lake.manifest import Manifest
@@ -198,6 +198,32 @@ def test_a_file_this_user_may_not_read_is_said_so_not_called_damaged(
     monkeypatch.setattr(repair, "_inspect", refused)
     (found,) = repair.check_site(tmp_path, "alpha", None, read_all=True).repairs
     assert "not readable by this user (Permission denied: mend its permissions)" in found.detail
+
+
+def test_parquet_of_other_columns_is_said_to_be_no_partition_not_unreadable(tmp_path: Path) -> None:
+    """A valid Parquet file of other columns put at a partition's place was quarantined as "not
+    readable Parquet" (a disk's damage, to its reader): it is Parquet, of something else."""
+    from commerce_reports.lake.repair import check_site
+
+    key = PartitionKey.transactions(date(2026, 3, 1))
+    row = nested(1, commission={"updateDate": key.start.isoformat()})
+    written = write_partition(tmp_path, "alpha", key, parse_transactions(body([row])), FETCHED)
+    Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
+    pq.write_table(pa.table({"order": [1, 2], "total": ["9.99", "5.00"]}), written.path)
+    (found,) = check_site(tmp_path, "alpha", None, read_all=True).repairs
+    assert found.action == "quarantined"
+    assert "Parquet but not a transactions partition; moved to" in found.detail, found.detail
+    written.path.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"order": [1, 2]}), written.path)  # the same, found by a rebuild
+    (tmp_path / "lake" / "site=alpha" / "manifest.json").unlink()
+    _, repairs = rebuild(tmp_path, "alpha")
+    assert [r.detail.split("; ")[0] for r in repairs if r.action == "quarantined"] == [
+        f"{key.relpath}: Parquet but not a transactions partition"
+    ]
+    with pytest.raises(
+        NotAPartition, match=r"part\.\w+\.parquet is Parquet but not a transactions partition \(columns order"
+    ):
+        inspect_partition(next((tmp_path / "quarantine").rglob("*.parquet")), "transactions")
 
 
 def test_a_partition_replaced_by_a_link_is_never_read(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from .._lazy import LazyLogger
 from ..contract import AGGREGATES, PART_FILE, PartitionKey, site_root
-from ..errors import LakeError, ValidationError
+from ..errors import LakeError, NotAPartition, ValidationError
 from ..files import describe_os_error, make_folder
 from .digests import SiteDigests, intended
 from .horizon import revisable_until
@@ -156,8 +156,8 @@ def rebuild(
                 continue
             try:
                 stored = _inspect(path, relpath)
-            except LakeError:
-                repairs.append(quarantine(data_dir, site, relpath, "not readable Parquet"))
+            except LakeError as error:
+                repairs.append(quarantine(data_dir, site, relpath, _unreadable(error)))
                 continue
             published = digests.saved_digest(path)
             vouched = trusted or stored.sha256 == published  # (an intent is read only where it must be)
@@ -302,6 +302,8 @@ def _unreadable(error: OSError | LakeError) -> str:
     """Why a partition's file could not be checked, for its quarantine's line."""
     if isinstance(error, PermissionError):  # (its content may be whole: this user may not read it)
         return f"not readable by this user ({error.strerror}: mend its permissions)"
+    if isinstance(error, NotAPartition):
+        return error.reason
     return "not readable Parquet" if isinstance(error, LakeError) else f"not readable ({error})"
 
 

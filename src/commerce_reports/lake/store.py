@@ -36,7 +36,7 @@ from ..contract import (
     site_root,
     untyped_rows,
 )
-from ..errors import LakeError
+from ..errors import NotAPartition
 from ..files import save_atomic, sha256_of
 from ..redaction import echo_pattern, known_secrets, scrub
 from .digests import SiteDigests, intend
@@ -220,7 +220,8 @@ def inspect_partition(path: Path, dataset: str) -> StoredFile:
     """Read a partition file of `dataset` in full: its rows, when it was fetched, its hash, metadata.
 
     A file that is not readable Parquet of the dataset's columns (truncated, garbled, a flipped bit
-    in its data or its footer) is a LakeError naming it: damage never passes for data.
+    in its data or its footer; or Parquet of other columns) is a NotAPartition, a LakeError naming
+    it and saying how: damage never passes for data.
     """
     try:
         expected = dataset_schema(dataset)
@@ -232,17 +233,18 @@ def inspect_partition(path: Path, dataset: str) -> StoredFile:
             for f in table.schema
             if f.name not in expected.names or not readable_type(f.name, f.type, expected.field(f.name).type)
         ]
-        if strange or FETCHED_AT.name not in table.column_names:
-            raise ValueError(f"columns not of a {dataset} partition: {', '.join(strange) or 'no fetched_at'}")
+        if strange or FETCHED_AT.name not in table.column_names:  # Parquet, but of something else
+            found = f"columns {', '.join(strange)}" if strange else "no fetched_at column"
+            raise NotAPartition(path, f"Parquet but not a {dataset} partition", found)
         stamps = table.column(FETCHED_AT.name)
         latest = pc.max(stamps).as_py() if len(stamps) else None
         untyped = untyped_rows(table)
         params = _params(table.schema.metadata)
         touched = touched_by(table, _day_of(path)) if dataset == "transactions" else None
-    except PermissionError:
+    except (PermissionError, NotAPartition):
         raise  # (no damage: the file is there, this user may not read it; its permissions say why)
     except Exception as error:  # corrupt input reaches pyarrow in many ways: any of them means damage
-        raise LakeError(f"{path} is not readable Parquet ({type(error).__name__}: {error})") from None
+        raise NotAPartition(path, "not readable Parquet", f"{type(error).__name__}: {error}") from None
     fetched_at = latest or datetime.fromtimestamp(stat.st_mtime, UTC)  # a zero-row day: its file's time
     foreign = foreign_rows(table, params)
     return StoredFile(
