@@ -93,6 +93,18 @@ def test_error_excerpts_are_short_single_line_and_readable_for_html() -> None:
     assert excerpt(b"line one\nline two") == "line one line two"
 
 
+@pytest.mark.parametrize("before", [269, 280, 299, 0])
+def test_an_excerpt_masks_a_key_that_crosses_its_cut(before: int) -> None:
+    """The excerpt was cut first and masked second: a key across the 300th character kept all
+    but its last characters (31 of 32 shown)."""
+    key = "sbx-deals-write-0000000000000001"
+    Secret(key)
+    for body in ("x" * before + key, "y" * before + key + "z" * 5000, f"{key} " * 400):
+        shown = excerpt(body.encode())
+        assert not any(key[:n] in shown for n in range(8, len(key) + 1)), shown
+        assert len(shown) <= 301
+
+
 @pytest.mark.parametrize(
     "hint",
     [

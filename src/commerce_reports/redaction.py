@@ -124,9 +124,24 @@ def excerpt(body: bytes | str, content_type: str = "") -> str:
             text = f"{title.group(1).strip()}: {text}"
         text = "HTML page: " + text
     text = " ".join(text.split())
-    if len(text) > _BODY_EXCERPT_CHARS:
-        text = text[:_BODY_EXCERPT_CHARS] + "…"
-    return redact(text)
+    # Masked before it is cut: a key crossing the cut would keep all but its last characters.
+    # Only a window is masked (a body may be megabytes); a key cut by the window's edge lies within
+    # its last `reach` characters, which are dropped once masked.
+    reach = _reach()
+    window = _BODY_EXCERPT_CHARS + 2 * reach
+    masked = redact(text[:window])
+    if len(text) > window:
+        masked = masked[:-reach]
+    if len(text) > window or len(masked) > _BODY_EXCERPT_CHARS:
+        masked = masked[:_BODY_EXCERPT_CHARS] + "…"
+    return masked
+
+
+def _reach() -> int:
+    """The most characters a masked form can span: a known key spaced out (3 separators between
+    its characters, `echo_pattern`), or a key-shaped token with its label."""
+    longest = max(map(len, _secrets), default=0)
+    return max(64, 4 * longest)
 
 
 def is_html(body: bytes | str, content_type: str = "") -> bool:
