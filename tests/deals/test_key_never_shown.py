@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 
+from commerce_reports.cli import main
 from commerce_reports.deals import DealsClient
 from commerce_reports.deals.errors import DealError
 from commerce_reports.http import RetryPolicy
+from commerce_reports.sandbox.http import Request, Response, serve
+
+from .conftest import valid_deal
 
 KEY = "sbx-deals-write-0000000000000001"
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -41,3 +47,37 @@ def test_a_500_body_with_the_key_across_the_excerpts_cut_never_shows_it() -> Non
     error = caught.value
     shown = [str(error), repr(error), repr(error.args), "".join(traceback.format_exception(error))]
     assert not any(holds_key(text) for text in shown), shown
+
+
+def test_a_2xx_answer_echoing_the_key_is_masked_in_the_deal_and_the_values() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json=["de", KEY])
+        return httpx.Response(201, json={"id": "2001", "note": f"your key {KEY}", "buyers": [{"dsp": KEY}]})
+
+    with client_of(handler) as c:
+        deal = c.create(valid_deal(), local_checks=False)
+        values = c.targeting_values("device.language")
+    assert deal.id == "2001" and values[0] == "de"
+    shown = [repr(deal), repr(deal.to_dict()), repr(values)]
+    assert not any(holds_key(text) for text in shown), shown
+
+
+def test_the_cli_never_prints_a_key_a_2xx_answer_echoes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def app(request: Request) -> Response:
+        if request.method == "GET":
+            return Response(200, orjson.dumps([KEY]))
+        return Response(201, orjson.dumps({"id": "2001", "note": f"your key {KEY}"}))
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COMMERCE_REPORTS_DEALS_API_KEY", KEY)
+    deal = valid_deal(schedule={"startDate": "2099-01-01"})
+    (tmp_path / "deal.json").write_bytes(orjson.dumps(deal))
+    with serve(app) as server:
+        monkeypatch.setenv("COMMERCE_REPORTS_DEALS_BASE_URL", server.base_url)
+        assert main(["deals", "create", "deal.json"]) == 0
+        assert main(["deals", "values", "device.language"]) == 0
+    out, err = capsys.readouterr()
+    assert "your key ***" in out and not holds_key(out + err)

@@ -23,7 +23,7 @@ from .._version import __version__
 from ..config import Limits
 from ..errors import CommerceReportsError
 from ..http import Answer, KeyAuth, RetryPolicy, Session
-from ..redaction import excerpt
+from ..redaction import excerpt, scrub
 from ..secret import Secret
 from .checks import AdUnitSizeWarning, check_create, check_targeting_values, check_update
 from .config import ENV_DEALS_API_KEY, ENV_DEALS_BASE_URL, DealSettings
@@ -221,7 +221,7 @@ class DealsClient:
         if answer.status != 200:
             return f"no read confirmed it (GET {path} answered {answer.status})"
         try:
-            deal = Deal.from_dict(orjson.loads(answer.body))
+            deal = Deal.from_dict(_parsed(answer.body))
         except (orjson.JSONDecodeError, DealValidationError):
             return f"the read GET {path} answered a body that is not a deal"
         if deal.status == "archived":
@@ -238,11 +238,17 @@ def _deal_path(deal_id: str | int) -> str:
     return f"/deal-requests/{quote(text, safe='')}"
 
 
+def _parsed(body: bytes) -> Any:
+    """A 2xx answer's JSON with every known key masked in its strings: a service echoing the key
+    (in a note, as a value) would otherwise hand it to whoever prints or reprs the result."""
+    return scrub(orjson.loads(body))
+
+
 def _deal(answer: Answer, call: Call) -> Deal | None:
     if answer.status == 204 or not answer.body:
         return None
     try:
-        return Deal.from_dict(orjson.loads(answer.body))
+        return Deal.from_dict(_parsed(answer.body))
     except (orjson.JSONDecodeError, DealValidationError) as exc:
         raise DealMalformedResponseError(
             f"HTTP {answer.status} with a body that is not a deal ({excerpt(answer.body)}); the "
@@ -256,7 +262,7 @@ def _values(answer: Answer, call: Call) -> tuple[str, ...]:
     """Read a values list: a JSON array, or an object holding one under `values` (or `data`);
     elements are strings or objects with a `value`, `code` or `id`."""
     try:
-        data = orjson.loads(answer.body)
+        data = _parsed(answer.body)
     except orjson.JSONDecodeError as exc:
         raise DealMalformedResponseError(
             f"the values list is not JSON ({excerpt(answer.body)}); retry later",
