@@ -14,7 +14,7 @@ from commerce_reports import config
 from commerce_reports.client import ReportsClient
 from commerce_reports.config import Settings, parse_pace
 from commerce_reports.errors import ConfigurationError, ServerError
-from commerce_reports.redaction import excerpt, redact
+from commerce_reports.redaction import excerpt, mask_record, redact
 from commerce_reports.secret import Secret
 
 
@@ -250,3 +250,20 @@ def test_without_a_project_the_lake_says_how_to_point_at_one(
         where().describe()
         == f"lake: {tmp_path / 'data'} (from the project marker {tmp_path / 'commerce-reports.toml'})"
     )
+
+
+def test_mask_record_masks_a_log_records_message_and_exception() -> None:
+    import logging
+    import sys
+
+    key = "logged-key-0000000000000001"
+    Secret(key)
+    try:
+        raise RuntimeError(f"failed with {key}")
+    except RuntimeError:
+        record = logging.LogRecord(
+            "httpcore", 10, "f", 1, "got %r", ((b"X-Echo", key.encode()),), sys.exc_info()
+        )
+    assert mask_record(record)
+    line = logging.Formatter().format(record)
+    assert key not in line and "got (b'X-Echo', b'***')" in line and "RuntimeError: failed with ***" in line

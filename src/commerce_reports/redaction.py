@@ -24,6 +24,7 @@ __all__ = [
     "excerpt",
     "is_html",
     "known_secrets",
+    "mask_record",
     "redact",
     "register_secret",
     "scrub",
@@ -98,6 +99,23 @@ def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
     if echoes is not None:
         text = echoes.sub(MASK, text)
     return _key_shapes().sub(lambda m: (m["header"] or m["lead"] or m["userinfo"]) + MASK, text)
+
+
+def mask_record(record: Any) -> bool:
+    """A logging filter masking a record's message, exception and stack in place, as `redact` does:
+    a handler that runs it shows no key whoever logged (httpcore's debug lines quote the headers an
+    answer echoed). Duck-typed on `logging.LogRecord`, so that this module loads no logging."""
+    record.msg = redact(record.getMessage())
+    record.args = ()
+    if record.exc_info and not record.exc_text:
+        import traceback
+
+        record.exc_text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text)
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+    return True
 
 
 def scrub(value: Any, extra_secrets: Iterable[str] = ()) -> Any:

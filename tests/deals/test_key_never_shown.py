@@ -3,6 +3,9 @@ pickles (README: secrets are "masked wherever text is shown")."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -81,3 +84,24 @@ def test_the_cli_never_prints_a_key_a_2xx_answer_echoes(
         assert main(["deals", "values", "device.language"]) == 0
     out, err = capsys.readouterr()
     assert "your key ***" in out and not holds_key(out + err)
+
+
+def test_debug_logs_mask_a_key_the_answers_headers_echo(tmp_path: Path) -> None:
+    """-vv showed httpcore's `receive_response_headers` line with the echoed header raw: the
+    command line's handler masks every record, not only the toolkit's."""
+    headers = {"X-Echo": KEY, "Set-Cookie": f"k={KEY}; Path=/"}
+
+    def app(request: Request) -> Response:
+        return Response(200, orjson.dumps({"id": "1001", "status": "paused"}), headers=headers)
+
+    (tmp_path / "p.json").write_text('{"status": "paused"}')
+    with serve(app) as server:
+        env = os.environ | {
+            "COMMERCE_REPORTS_DEALS_API_KEY": KEY,
+            "COMMERCE_REPORTS_DEALS_BASE_URL": server.base_url,
+        }
+        argv = [sys.executable, "-m", "commerce_reports", "-vv", "deals", "update", "1001", "p.json"]
+        done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "receive_response_headers.complete" in done.stderr  # the line that showed it
+    assert not holds_key(done.stderr + done.stdout), done.stderr

@@ -139,11 +139,17 @@ def _command_named(words: Sequence[str]) -> str | None:
 
 
 def _log_to_stderr(verbose: int) -> None:
-    """Log lines on standard error: warnings, and with -v information, with -vv debug lines too."""
+    """Log lines on standard error: warnings, and with -v information, with -vv debug lines too;
+    every key masked in each line, whichever library wrote it."""
     import logging
+
+    from ..redaction import mask_record
 
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        if mask_record not in handler.filters:
+            handler.addFilter(mask_record)
 
 
 def _failed(error: BaseException) -> int:
