@@ -99,11 +99,25 @@ class CommerceReportsError(Exception):
     def message(self) -> str:
         return str(self)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its (masked) message and attributes, and loaded without calling `__init__`,
+        whose arguments (a status, a body) the message no longer holds: an error crosses a
+        process boundary whole."""
+        return (_restored, (type(self), self.args, vars(self)))
+
     def _render_traceback_(self) -> list[str]:
         """What IPython and Jupyter show of it: one line, `ValidationError: <message>`, not the
         toolkit's frames (the message says what to change, and a bug is no error of this tree).
         The traceback stays on the exception (`__traceback__`, `sys.last_traceback`, `%debug`)."""
         return [f"{type(self).__name__}: {self}"]
+
+
+def _restored(kind: type[CommerceReportsError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """An error loaded from a pickle: its class, message and attributes as they were."""
+    error = kind.__new__(kind)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class ConfigurationError(Fatal, CommerceReportsError):

@@ -32,6 +32,11 @@ class Secret:
 
     __str__ = __repr__
 
+    def __reduce__(self) -> tuple[type[Secret], tuple[str]]:
+        """Pickled as the key it holds (a pickle is a channel its sender chose, as multiprocessing's),
+        and made again through `__init__`, so the process that loads it masks it too."""
+        return (Secret, (self._value,))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Secret) and other._value == self._value
 

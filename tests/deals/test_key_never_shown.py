@@ -4,6 +4,7 @@ pickles (README: secrets are "masked wherever text is shown")."""
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 import traceback
@@ -19,6 +20,7 @@ from commerce_reports.deals import DealsClient
 from commerce_reports.deals.errors import DealError
 from commerce_reports.http import RetryPolicy
 from commerce_reports.sandbox.http import Request, Response, serve
+from commerce_reports.secret import Secret
 
 from .conftest import valid_deal
 
@@ -105,3 +107,40 @@ def test_debug_logs_mask_a_key_the_answers_headers_echo(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "receive_response_headers.complete" in done.stderr  # the line that showed it
     assert not holds_key(done.stderr + done.stdout), done.stderr
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (400, {"statusCode": 400, "code": "FST_ERR_VALIDATION", "message": f"body/name bad {KEY}"}),
+        (400, {"message": f"rule refused {KEY}"}),
+        (401, f"invalid api key {KEY}"),
+        (403, {"message": f"Insufficient scope for {KEY}"}),
+        (404, {"message": f"Deal request not found for {KEY}"}),
+        (429, {"message": f"Rate limit exceeded for {KEY}, retry in 900 seconds"}),
+        (502, {"message": f"rejected {KEY}", "upstream": f"dsp-{KEY}"}),
+    ],
+)
+def test_an_error_holds_no_echoed_key_in_its_attributes_or_pickle(status: int, body: object) -> None:
+    content = body.encode() if isinstance(body, str) else orjson.dumps(body)
+    kind = "text/plain" if isinstance(body, str) else "application/json"
+    answer = httpx.Response(status, content=content, headers={"content-type": kind})
+    with client_of(lambda r: answer) as c, pytest.raises(DealError) as caught:
+        c.update("1001", {"status": "paused"})
+    error = caught.value
+    held = [repr(vars(error)), repr(error), str(error)]
+    assert not any(holds_key(text) for text in held), held
+    assert KEY[:12].encode() not in pickle.dumps(error)
+    assert type(pickle.loads(pickle.dumps(error))) is type(error)
+
+
+def test_a_pickled_key_is_masked_in_the_process_that_loads_it() -> None:
+    """A Secret pickles as its key (a channel its sender chose), and unpickling registers it for
+    masking there too: without __init__ the other process would show it."""
+    code = (
+        "import pickle, sys; from commerce_reports.redaction import redact; "
+        "secret = pickle.loads(sys.stdin.buffer.read()); print(redact('echo ' + secret.reveal()))"
+    )
+    pickled = pickle.dumps(Secret("pickled-key-0000000000000001"))
+    done = subprocess.run([sys.executable, "-c", code], input=pickled, capture_output=True, timeout=60)
+    assert done.stdout.decode().strip() == "echo ***", done.stderr

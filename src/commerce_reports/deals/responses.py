@@ -4,6 +4,8 @@ A pure function of (status, body, content type, headers): no I/O. The 401 and 50
 plain text and are never parsed as JSON (rule 6); other bodies are parsed tolerantly, and an
 unexpected shape still yields the status's class with a body excerpt. Every 5xx is a
 `DealServerError` (502: its `DealUpstreamError`), since a 5xx from a write may have had effect.
+Whatever of the body the error keeps (its message, failures, upstream) is masked as it is read:
+an attribute, a repr or a pickle of the error never holds a key the service echoed.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import httpx
 import orjson
 
 from ..http import retry_after
-from ..redaction import excerpt
+from ..redaction import excerpt, redact, scrub
 from .errors import (
     AccountNotEnabledError,
     ApiKeyInvalidError,
@@ -60,11 +62,11 @@ def _json_object(body: bytes) -> Mapping[str, Any]:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return {}
-    return value if isinstance(value, Mapping) else {}
+    return scrub(value) if isinstance(value, Mapping) else {}
 
 
 def _text(body: bytes) -> str:
-    return body.decode("utf-8", "replace").strip()
+    return redact(body.decode("utf-8", "replace").strip())
 
 
 def error_from_response(
