@@ -267,3 +267,7 @@ def test_mask_record_masks_a_log_records_message_and_exception() -> None:
     assert mask_record(record)
     line = logging.Formatter().format(record)
     assert key not in line and "got (b'X-Echo', b'***')" in line and "RuntimeError: failed with ***" in line
+
+
+def test_an_excerpt_writes_control_characters_out() -> None:
+    assert excerpt(b"a\x1b[31mred\x1b[0m\x07b") == "a\\x1b[31mred\\x1b[0m\\x07b"

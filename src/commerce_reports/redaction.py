@@ -28,6 +28,7 @@ __all__ = [
     "redact",
     "register_secret",
     "scrub",
+    "visible",
 ]
 
 MASK = "***"
@@ -36,6 +37,8 @@ _MIN_DISGUISED = 8  # a disguise of a shorter key (its letters spaced out) could
 _SEPARATORS = "[^0-9A-Za-z]{0,3}"
 _BODY_EXCERPT_CHARS = 300
 _secrets: set[str] = set()
+# C0 and C1 control characters and DEL, each written as its escape (`\x1b`, `\r`)
+_ESCAPED = {c: chr(c).encode("unicode_escape").decode() for c in (*range(32), *range(127, 160))}
 
 # A token as keys look: long, no spaces, letters and digits (an English word has no digits).
 _KEYISH = r"(?=[A-Za-z0-9._~+/=-]*\d)(?=[A-Za-z0-9._~+/=-]*[A-Za-z])[A-Za-z0-9._~+/=-]{12,}"
@@ -147,7 +150,7 @@ def excerpt(body: bytes | str, content_type: str = "") -> str:
     # its last `reach` characters, which are dropped once masked.
     reach = _reach()
     window = _BODY_EXCERPT_CHARS + 2 * reach
-    masked = redact(text[:window])
+    masked = visible(redact(text[:window]))
     if len(text) > window:
         masked = masked[:-reach]
     if len(text) > window or len(masked) > _BODY_EXCERPT_CHARS:
@@ -160,6 +163,12 @@ def _reach() -> int:
     its characters, `echo_pattern`), or a key-shaped token with its label."""
     longest = max(map(len, _secrets), default=0)
     return max(64, 4 * longest)
+
+
+def visible(text: str) -> str:
+    """`text` with every control character written out as its escape (`\x1b`, `\r`, `\n`): a
+    server's words shown on a terminal can then neither colour, move nor overwrite it."""
+    return text.translate(_ESCAPED)
 
 
 def is_html(body: bytes | str, content_type: str = "") -> bool:

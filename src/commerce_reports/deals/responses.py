@@ -5,7 +5,8 @@ plain text and are never parsed as JSON (rule 6); other bodies are parsed tolera
 unexpected shape still yields the status's class with a body excerpt. Every 5xx is a
 `DealServerError` (502: its `DealUpstreamError`), since a 5xx from a write may have had effect.
 Whatever of the body the error keeps (its message, failures, upstream) is masked as it is read:
-an attribute, a repr or a pickle of the error never holds a key the service echoed.
+an attribute, a repr or a pickle of the error never holds a key the service echoed; and its
+control characters are written out (`\x1b`), so that no server drives the terminal it is shown on.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import httpx
 import orjson
 
 from ..http import retry_after
-from ..redaction import excerpt, redact, scrub
+from ..redaction import excerpt, redact, scrub, visible
 from .errors import (
     AccountNotEnabledError,
     ApiKeyInvalidError,
@@ -66,7 +67,12 @@ def _json_object(body: bytes) -> Mapping[str, Any]:
 
 
 def _text(body: bytes) -> str:
-    return redact(body.decode("utf-8", "replace").strip())
+    return visible(redact(body.decode("utf-8", "replace").strip()))
+
+
+def _said(data: Mapping[str, Any], name: str) -> str:
+    """The string the service put under `name`, shown safely (empty when it put none)."""
+    return visible(str(data.get(name, ""))) if data else ""
 
 
 def error_from_response(
@@ -100,7 +106,7 @@ def error_from_response(
             return DealServerError(status, excerpt(body, content_type), **common)
         return _AUTH_TEXT.get(text.lower(), DealAuthError)(status, text, **common)
     data = _json_object(body)
-    message = str(data.get("message", "")) if data else ""
+    message = _said(data, "message")
     if status == 400:
         return _bad_request(data, message, common)
     if status == 403:
@@ -110,7 +116,7 @@ def error_from_response(
         wait = retry_after(httpx.Headers({str(k): str(v) for k, v in (headers or {}).items()}), body)
         return DealRateLimitedError(status, message, retry_after=wait, **common)
     if status == 502:
-        upstream = str(data.get("upstream", "")) if data else ""
+        upstream = _said(data, "upstream")
         return DealUpstreamError(status, message, upstream=upstream, **common)
     if status >= 500:  # 503, 504, ...: often a gateway's page; `message` only when JSON carried one
         return DealServerError(status, message, **common)
