@@ -31,6 +31,7 @@ from .errors import (
     DealArgumentError,
     DealFailure,
     DealMalformedResponseError,
+    DealMayExistError,
     DealValidationError,
     require,
 )
@@ -127,8 +128,9 @@ class DealsClient:
 
         Local checks run first (`local_checks=False` leaves the judging to the service);
         `check_values` also checks enumerated targeting values against `targeting_values`.
-        A create is never re-sent once it may have reached the service: after any 5xx or a lost
-        answer, `DealMayExistError` says to confirm first. A dry run creates nothing and is re-sent.
+        A create is never re-sent once it may have reached the service: after any 5xx, a lost
+        answer, or a 2xx that is not a deal with its id (a 202, an empty or unreadable body),
+        `DealMayExistError` says to confirm first. A dry run creates nothing and is re-sent.
         """
         require(dry_run, bool, "dry_run", "True or False")  # ("no" would only validate: nothing created)
         model = self._checked(
@@ -142,17 +144,9 @@ class DealsClient:
             resend=bool(dry_run),
         )
         answer = self._exchange.send(call)
-        deal_read = _deal(answer, call)
-        if deal_read is None and dry_run:
-            return model
-        if deal_read is None:
-            raise DealMalformedResponseError(
-                f"HTTP {answer.status} without a body: the deal was probably created; "
-                "confirm before re-sending",
-                method=call.method,
-                path=call.path,
-            )
-        return deal_read
+        if dry_run:
+            return _deal(answer, call) or model
+        return _created(answer, call)
 
     def update(
         self,
@@ -172,9 +166,10 @@ class DealsClient:
         operation = f"update deal request {deal_id}"
         model = self._checked(changes, operation, update=True, check_values=check_values, on=local_checks)
         call = Call("PATCH", path, orjson.dumps(model.to_dict()))
-        confirm = (lambda: self._archived(path)) if model.status == "archived" else None
+        wanted = str(deal_id).strip()
+        confirm = (lambda: self._archived(path, wanted)) if model.status == "archived" else None
         result = self._exchange.send(call, confirm)
-        return result if isinstance(result, Deal) else _deal(result, call)
+        return result if isinstance(result, Deal) else _updated(result, call, wanted)
 
     def targeting_values(self, attribute: str) -> tuple[str, ...]:
         """The allowed values of an enumerated targeting attribute, fetched once per client."""
@@ -212,8 +207,8 @@ class DealsClient:
             warnings.warn(warning, AdUnitSizeWarning, stacklevel=3)
         return model
 
-    def _archived(self, path: str) -> Deal | str:
-        """The deal if a read shows it archived, else why the archive is not confirmed."""
+    def _archived(self, path: str, wanted: str) -> Deal | str:
+        """Deal `wanted` if a read shows it archived, else why the archive is not confirmed."""
         try:
             answer = self._exchange.once(Call("GET", path))
         except CommerceReportsError as error:
@@ -224,6 +219,8 @@ class DealsClient:
             deal = Deal.from_dict(_parsed(answer.body))
         except (orjson.JSONDecodeError, DealValidationError):
             return f"the read GET {path} answered a body that is not a deal"
+        if deal.id != wanted:
+            return f"the read GET {path} answered deal {deal.id!r}, not {wanted!r}"
         if deal.status == "archived":
             return deal
         return f"a read shows status {deal.status!r}, not 'archived'"
@@ -244,6 +241,41 @@ def _parsed(body: bytes) -> Any:
     return scrub(orjson.loads(body))
 
 
+def _created(answer: Answer, call: Call) -> Deal:
+    """The deal a create's answer holds: a 200 or 201 with a deal and its id (service notes).
+    Any other 2xx reached the service and says nothing usable: `DealMayExistError`, confirm first."""
+    said = excerpt(answer.body) or "no body"
+    if answer.status not in (200, 201):
+        why = f"HTTP {answer.status} ({said}) is not a create's 200 or 201"
+    else:
+        try:
+            deal = _deal(answer, call)
+        except DealMalformedResponseError as error:
+            raise DealMayExistError(
+                f"HTTP {answer.status} with a body that is not a deal ({said})",
+                method=call.method,
+                path=call.path,
+            ) from error
+        if deal is not None and deal.id:
+            return deal
+        why = f"HTTP {answer.status} without a deal id ({said})"
+    raise DealMayExistError(why, method=call.method, path=call.path)
+
+
+def _updated(answer: Answer, call: Call, wanted: str) -> Deal | None:
+    """The deal an update's answer holds (None on a 204); `DealMalformedResponseError` when it is
+    another deal than the one updated."""
+    deal = _deal(answer, call)
+    if deal is None or deal.id is None or deal.id == wanted:
+        return deal
+    raise DealMalformedResponseError(
+        f"HTTP {answer.status} answered deal {deal.id!r}, not {wanted!r}: read deal {wanted} to see "
+        "whether the update landed (an update can be re-sent as is)",
+        method=call.method,
+        path=call.path,
+    )
+
+
 def _deal(answer: Answer, call: Call) -> Deal | None:
     if answer.status == 204 or not answer.body:
         return None
@@ -252,7 +284,7 @@ def _deal(answer: Answer, call: Call) -> Deal | None:
     except (orjson.JSONDecodeError, DealValidationError) as exc:
         raise DealMalformedResponseError(
             f"HTTP {answer.status} with a body that is not a deal ({excerpt(answer.body)}); the "
-            "request was accepted, do not re-send it blindly",
+            "request was accepted: an update or a dry run can be sent again as is",
             method=call.method,
             path=call.path,
         ) from exc

@@ -173,9 +173,8 @@ class Deal:
         targeting = data.get("targeting")
         commercial = data.get("commercial")
         schedule = data.get("schedule")
-        raw_id = data.get("id")
         return cls(
-            id=None if raw_id is None else str(raw_id),
+            id=_id(data.get("id")),
             type=data.get("type"),
             status=data.get("status"),
             status_settable=data.get("statusSettable"),
@@ -211,6 +210,16 @@ class Deal:
         if self.targeting is not None:
             out["targeting"] = [g.to_dict() for g in self.targeting]
         return out | self.extra
+
+
+def _id(value: Any) -> str | None:
+    """A deal id as text: a string or a whole number (`{"x": 1}` is no id, nor `true`)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    failure = DealFailure("body/id", f"must be a string or a whole number, got {type(value).__name__}")
+    raise DealValidationError("deal", [failure])
 
 
 def _list(value: Any, path: str = "body/buyers") -> list[Any]:
