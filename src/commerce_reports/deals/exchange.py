@@ -39,7 +39,7 @@ __all__ = ["Call", "Exchange"]
 
 log = logging.getLogger(__name__)
 
-_LONG_WAIT = 5.0  # seconds: a longer wait is logged as a warning
+_LONG_WAIT = 2.0  # seconds: a longer wait is said (a warning) before it starts, with its reason
 
 Confirm = Callable[[], Deal | str]
 
@@ -155,7 +155,7 @@ class Exchange:
     def _wait(self, call: Call, attempt: int, why: str, asked: float | None = None) -> None:
         delay = self.retry.delay(attempt, asked)
         level = logging.WARNING if delay > _LONG_WAIT else logging.INFO
-        slow = ": the service asked to slow down" if asked else ""
+        slow = f": the service asked to wait {asked:g} s" if asked else ""
         log.log(level, "%s: %s; waiting %.1f s before attempt %d%s", call, why, delay, attempt + 1, slow)
         self._sleep(delay)
 
