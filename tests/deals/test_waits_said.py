@@ -1,4 +1,5 @@
-"""No wait over 2 s is silent (README: said before it starts, with its reason)."""
+"""No wait over 2 s is silent (README: said before it starts, with its reason), and a create
+stopped while it waits for its answer says the deal may exist."""
 
 from __future__ import annotations
 
@@ -35,3 +36,22 @@ def test_a_429_wait_of_3_s_is_said_before_it_starts(caplog: pytest.LogCaptureFix
         assert c.targeting_values("device.language") == ("de",)
     assert waits == [3.0]
     assert "HTTP 429" in caplog.text and "the service asked to wait 3 s" in caplog.text
+
+
+def test_ctrl_c_while_a_create_waits_for_its_answer_says_the_deal_may_exist(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise KeyboardInterrupt
+
+    transport = httpx.MockTransport(handler)
+    with DealsClient("sbx-deals-write-0000000000000001", "http://deals.test", transport=transport) as c:
+        with pytest.raises(KeyboardInterrupt):
+            c.create({"name": "x"}, local_checks=False)
+        with pytest.raises(KeyboardInterrupt):
+            c.targeting_values("device.language")  # a read: nothing to confirm
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert said == [
+        "POST /deal-requests was interrupted: it may have reached the service, and the deal may "
+        "exist; confirm whether it exists before creating it again"
+    ]

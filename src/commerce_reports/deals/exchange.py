@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 _LONG_WAIT = 2.0  # seconds: a longer wait is said (a warning) before it starts, with its reason
 
 Confirm = Callable[[], Deal | str]
+_MAY_EXIST = (
+    "it may have reached the service, and the deal may exist; confirm whether it exists before "
+    "creating it again"
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,10 @@ class Exchange:
             last = attempt == self.retry.max_attempts
             try:
                 answer = self.once(call)
+            except KeyboardInterrupt:
+                if not call.resend:  # stopped as it waits for the answer, as exit 52 says after a lost one
+                    log.warning("%s was interrupted: %s", call, _MAY_EXIST)
+                raise
             except (TransportError, MalformedResponseError) as failure:
                 self._wait(call, attempt, _lost(call, failure, attempt, last))
                 continue
