@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,7 @@ from .waits import Signal, start_thread
 
 __all__ = [
     "TICK",
+    "Late",
     "Step",
     "checked_progress",
     "interactive",
@@ -55,19 +57,22 @@ class Step:
         shown: bool | None = None,
         say: Callable[[str], None] | None = None,
         unit: str = "",
+        since: float | None = None,
     ) -> None:
         self.what = what
         self.shown = interactive() if shown is None else shown
         self.say = say or to_stderr
         self.unit = unit  # what `advance` counts ("rows"), shown beside the seconds; "": nothing
         self.count = 0
+        self.since = since  # when the step began (time.monotonic()), if before it is shown: a `Late` one
         self.started = 0.0
         self._bar: Any = None
         self._stop = Signal()  # waits a faked clock cannot stretch (waits.py)
         self._ticker: Signal | None = None  # set when the ticker thread ends
 
     def __enter__(self) -> Step:
-        self.started = time.monotonic()
+        now = time.monotonic()
+        self.started = now if self.since is None else self.since
         if not self.shown:
             self.say(f"{self.what} ...")
             return self
@@ -79,6 +84,7 @@ class Step:
         unsized = sys.stderr.isatty() and not _columns_of(sys.stderr)  # (a notebook sizes its own)
         size = {"ncols": 80, "nrows": 24} if unsized else {}
         self._bar = tqdm(desc=self.what, total=None, bar_format=form, leave=False, **size)
+        self._bar.start_t -= now - self.started  # its counter counts from the step's beginning
         self._ticker = start_thread(self._tick, "step-ticker")
         return self
 
@@ -108,6 +114,50 @@ class Step:
         self.say(f"{self.what}: {outcome} in {seconds:.1f} s{counted}")
         if stopped and not isinstance(error, KeyboardInterrupt):
             raise KeyboardInterrupt from error
+
+
+class Late:
+    """A step said only once it has run `after` seconds: a wait of unknown length (a service's
+    answer) says nothing when it is quick, and what it waits on, with its seconds counting from
+    its start, once it is long (the house rule: a wait over 2 s is said)."""
+
+    def __init__(
+        self,
+        what: str,
+        after: float,
+        *,
+        shown: bool | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
+        self.what = what
+        self.after = after
+        self._shown = shown
+        self._say = say
+        self._step: Step | None = None
+        self._guard = threading.Lock()
+        self._ended = False
+        self._done = Signal()  # waits a faked clock cannot stretch (waits.py)
+
+    def __enter__(self) -> Late:
+        started = time.monotonic()
+        start_thread(lambda: self._watch(started), "late-step")
+        return self
+
+    def _watch(self, started: float) -> None:
+        if self._done.wait(self.after):
+            return
+        with self._guard:  # the body may end meanwhile: then nothing is said
+            if not self._ended:
+                self._step = Step(self.what, shown=self._shown, say=self._say, since=started)
+                self._step.__enter__()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, *_: object) -> None:
+        """Say how the step ended, if it was said at all."""
+        with self._guard:
+            self._ended = True
+        self._done.set()
+        if self._step is not None:
+            self._step.__exit__(kind, error, None)
 
 
 def _columns_of(stream: Any) -> int:

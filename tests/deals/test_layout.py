@@ -2,7 +2,8 @@
 
 - `deals/` takes from the rest of the toolkit only the HTTP layer, secret handling, the error
   tree's roots, settings (`config`: `Limits`, URL check; it is handed the variables, and never
-  reads the environment) and the version;
+  reads the environment), the version, and `activity` (a slow wait of a public function says
+  itself there, in a notebook as on the command line);
 - its sandbox takes only the loopback server (`sandbox.http`) and the error tree, and nothing of
   the deal client: it is written from the contract alone;
 - outside `deals/`, only the CLI and `cr.open_deals_client()` (`api`) import it.
@@ -17,7 +18,7 @@ from pathlib import Path
 import commerce_reports
 
 PACKAGE = Path(commerce_reports.__file__).parent
-WING_MAY_USE = {"http", "secret", "redaction", "errors", "config", "_version", "_lazy"}
+WING_MAY_USE = {"http", "secret", "redaction", "errors", "config", "_version", "_lazy", "activity"}
 SANDBOX_MAY_USE = {"sandbox.http", "errors"}
 MAY_USE_THE_WING = {"cli.deals", "cli.sandbox", "api"}
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import overload
 
+from ..activity import Late
 from ..errors import MalformedResponseError, ResponseTooLargeError, TransportError
 from ..http import Answer, RetryPolicy, Session
 from .errors import (
@@ -154,11 +155,18 @@ class Exchange:
         raise error
 
     def once(self, call: Call) -> Answer:
-        """One send of `call`, any status; the http layer's errors as they come."""
+        """One send of `call`, any status; the http layer's errors as they come. An answer slower
+        than 2 s is said as it is awaited (a stalled service held `deals create` silent 31 s)."""
         headers = {"content-type": "application/json"} if call.body is not None else None
-        return self.session.send(
-            call.method, call.path, params=call.params, content=call.body, headers=headers, where=str(call)
-        )
+        with Late(f"waiting for the deal interface's answer to {call}", _LONG_WAIT):
+            return self.session.send(
+                call.method,
+                call.path,
+                params=call.params,
+                content=call.body,
+                headers=headers,
+                where=str(call),
+            )
 
     def _wait(self, call: Call, attempt: int, why: str, asked: float | None = None) -> None:
         delay = self.retry.delay(attempt, asked)
