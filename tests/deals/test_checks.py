@@ -140,3 +140,15 @@ def test_models_keep_unknown_fields_as_they_came() -> None:
 def test_model_refuses_a_part_that_is_not_an_object() -> None:
     with pytest.raises(DealValidationError, match="body/commercial"):
         Deal.from_dict(valid_deal(commercial=0.2))
+
+
+def test_a_refusal_names_each_path_once() -> None:
+    # `error: body/commercial/takeRate: body/commercial/takeRate takeRate is...` said the path twice
+    report = check_create(Deal.from_dict(valid_deal(commercial={"takeRate": 2})), TODAY)
+    one = DealValidationError("create deal request", report.failures)
+    assert str(one).count("body/commercial/takeRate") == 1
+    assert str(one).startswith("body/commercial/takeRate: takeRate is a decimal fraction")
+    report = check_create(Deal.from_dict(valid_deal(commercial={"takeRate": 2}, status="x")), TODAY)
+    two = DealValidationError("create deal request", report.failures)
+    assert str(two).count("body/commercial/takeRate") == 1 and str(two).count("body/status") == 1
+    assert two.parameter == "body/status, body/commercial/takeRate"

@@ -119,11 +119,16 @@ class DealValidationError(ValidationError, DealError):
     def __init__(self, operation: str, failures: Sequence[DealFailure]) -> None:
         self.operation = operation
         self.failures = tuple(failures)
+        paths = ", ".join(f.path or "body" for f in self.failures)
+        # one failure: its path, then its message; several: each after its own path
+        alone = len(self.failures) == 1
+        said = self.failures[0].message if alone else ", ".join(str(f) for f in self.failures)
         super().__init__(
-            ", ".join(f.path or "body" for f in self.failures),
-            ", ".join(str(f) for f in self.failures),
+            paths if alone else "body",
+            said,
             f"{operation} was not sent; fix the deal and send it again",
         )
+        self.parameter = paths
 
     @property
     def kinds(self) -> tuple[DealRuleKind | None, ...]:
