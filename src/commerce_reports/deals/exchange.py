@@ -63,6 +63,11 @@ class Call:
     def __str__(self) -> str:
         return f"{self.method} {self.path}"
 
+    @property
+    def writes(self) -> bool:
+        """Whether sending it may change anything (a read or a dry run changes nothing)."""
+        return self.method != "GET" and (self.params or {}).get("dryRun") != "true"
+
 
 class Exchange:
     """Sends `Call`s over a `Session` and judges each outcome by 7.2 (see the module docstring)."""
@@ -118,6 +123,7 @@ class Exchange:
             method=call.method,
             path=call.path,
             attempts=attempt,
+            writes=call.writes,
         )
         if isinstance(error, DealRateLimitedError):
             if self.retry.too_long(error.retry_after):

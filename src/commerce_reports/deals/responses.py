@@ -43,6 +43,14 @@ from .messages import parse_failure, split_validation_message
 
 __all__ = ["error_from_response"]
 
+_BASE_URL_FROM = "--base-url or COMMERCE_REPORTS_DEALS_BASE_URL"
+_NOTHING_WRITTEN = "a read or a dry run changes nothing: it can be sent again as is"
+_VALUES_PATH = "/targeting-attributes/"
+_NO_SUCH_ATTRIBUTE = (
+    "no values list for this attribute: check its name (values are listed for the enumerated "
+    "attributes, e.g. device.geo.country)"
+)
+
 _AUTH_TEXT: dict[str, type[DealAuthError]] = {
     "api key not provided": ApiKeyMissingError,
     "invalid api key": ApiKeyInvalidError,
@@ -84,15 +92,19 @@ def error_from_response(
     method: str,
     path: str,
     attempts: int = 1,
+    writes: bool | None = None,
 ) -> DealStatusError:
     """The exception for a non-2xx answer to `method path`; a 429's wait is read from its
-    message ("retry in N seconds") or a `Retry-After` header."""
+    message ("retry in N seconds") or a `Retry-After` header. `writes`: whether the request could
+    change anything (default: any method but GET; a dry run writes nothing), so that a 5xx to a
+    read is not said to have perhaps had effect."""
     require(status, int, "status", "an HTTP status code such as 400")
     require(body, bytes, "body", "the answer's body as bytes")
     require(content_type, str, "content_type", 'the Content-Type header, e.g. "application/json"')
     require(headers, (Mapping, type(None)), "headers", "the answer's headers as a mapping, or None")
     require(method, str, "method", 'e.g. "PATCH"')
     require(path, str, "path", 'e.g. "/deal-requests/1001"')
+    require(writes, (bool, type(None)), "writes", "True, False or None (any method but GET writes)")
     common: dict[str, Any] = {
         "method": method,
         "path": path,
@@ -100,6 +112,12 @@ def error_from_response(
         "content_type": content_type,
         "attempts": attempts,
     }
+    if status >= 500 and not (method != "GET" if writes is None else writes):
+        common["hint"] = _NOTHING_WRITTEN
+    if 300 <= status < 400:
+        common["hint"] = _moved(headers or {}, path)
+    elif status == 404 and path.startswith(_VALUES_PATH):
+        common["hint"] = _NO_SUCH_ATTRIBUTE
     if status in (401, 500):  # plain text by contract: never parsed as JSON
         text = _text(body)
         if status == 500:  # a gateway may put a whole HTML page here: keep one short line of it
@@ -121,6 +139,22 @@ def error_from_response(
     if status >= 500:  # 503, 504, ...: often a gateway's page; `message` only when JSON carried one
         return DealServerError(status, message, **common)
     return _SIMPLE.get(status, DealStatusError)(status, message, **common)
+
+
+def _moved(headers: Mapping[str, str], path: str) -> str:
+    """What a redirect says: where it points, and the base URL to use instead (it is never
+    followed: the key would go to an address nobody configured)."""
+    location = next((str(v) for k, v in headers.items() if str(k).lower() == "location"), "")
+    if not location:
+        return f"a redirect without a Location: check the base URL ({_BASE_URL_FROM})"
+    shown = visible(redact(location))
+    target = location.split("?", 1)[0].split("#", 1)[0]
+    base = target[: -len(path)] if "://" in target and target.endswith(path) else ""
+    use = f"set the base URL to {visible(redact(base))}" if base else "set the base URL to that address"
+    return (
+        f"it points to {shown}: {use} ({_BASE_URL_FROM}); the request was not followed there, "
+        "so the key went nowhere else"
+    )
 
 
 def _bad_request(data: Mapping[str, Any], message: str, common: dict[str, Any]) -> DealBadRequestError:
