@@ -212,10 +212,27 @@ def check_revision_days(value: object, where: str = PREFIX + "REVISION_DAYS") ->
 
 
 def check_base_url(url: object, where: str = PREFIX + "BASE_URL") -> str:
-    """An http(s) URL without its trailing slash, or a ConfigurationError with an example."""
+    """An http(s) URL of a host (its port, if given, 1 to 65535), without a query or fragment
+    (every path is appended to it: `?x=1` sent every request to `/`), without its trailing
+    slash; else a ConfigurationError with an example."""
     text = url.strip() if isinstance(url, str) else ""
-    if not text.startswith(("http://", "https://")):
-        raise ConfigurationError(f"{where}: {url!r} is not an http(s) URL, e.g. https://api.example.com")
+    parts = urlsplit(text)
+    example = "e.g. https://api.example.com"
+    if parts.scheme not in ("http", "https") or not parts.hostname or " " in text:
+        raise ConfigurationError(f"{where}: {url!r} is not an http(s) URL, {example}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ConfigurationError(
+            f"{where}: {url!r}: its port must be a number from 1 to 65535, {example}:8443"
+        )
+    if parts.query or parts.fragment or text.endswith(("?", "#")):
+        raise ConfigurationError(
+            f"{where}: {url!r} has a query or fragment; give the address alone (the request paths "
+            f"are appended to it), {example}"
+        )
     return text.rstrip("/")
 
 

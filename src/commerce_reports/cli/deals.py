@@ -222,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
             from ..deals import DealsClient
             from ..deals.config import DealSettings
 
-            settings = DealSettings.of(current_settings().env)  # resolved here, handed down
+            settings = DealSettings.of(current_settings().env, "--base-url")  # resolved here, handed down
             with DealsClient(base_url=args.base_url, settings=settings) as client:
                 result = _result(args, client, document)
         except CommerceReportsError as error:

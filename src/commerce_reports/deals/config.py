@@ -25,14 +25,17 @@ _START_SANDBOX = (
 
 @dataclass(frozen=True)
 class DealSettings:
-    """Where the deal interface is, the key it takes, and the bounds on every request."""
+    """Where the deal interface is, the key it takes, and the bounds on every request. `option`:
+    the command-line option giving the URL when a command made these settings (the `deals`
+    command's `--base-url`), so what is missing or wrong is said in its words, not Python's."""
 
     api_key: Secret | None = None
     base_url: str | None = None
     limits: Limits = field(default_factory=Limits)
+    option: str = ""
 
     @classmethod
-    def of(cls, env: Mapping[str, str]) -> DealSettings:
+    def of(cls, env: Mapping[str, str], option: str = "") -> DealSettings:
         """The deal settings among `env`, the toolkit's settings by variable (`Settings.env`)."""
         key = env.get(ENV_DEALS_API_KEY, "").strip()
         url = env.get(ENV_DEALS_BASE_URL, "").strip()
@@ -40,6 +43,7 @@ class DealSettings:
             api_key=Secret(key) if key else None,
             base_url=url or None,
             limits=Limits.from_env(env),
+            option=option,
         )
 
     def connection(self, api_key: str | Secret | None, base_url: str | None) -> tuple[Secret, str]:
@@ -47,19 +51,22 @@ class DealSettings:
         saying how to get one when either is missing."""
         key = api_key if api_key is not None else self.api_key
         if key is None:
-            raise ConfigurationError(
-                f"no deal-request API key: pass api_key=..., or open the client with "
-                f"`cr.open_deals_client()`, which reads {ENV_DEALS_API_KEY}; "
-                f"for testing, {_START_SANDBOX}"
-            )
+            raise ConfigurationError(f"no deal-request API key: {self._how(ENV_DEALS_API_KEY, 'api_key')}")
         if not isinstance(key, str | Secret):
             raise ConfigurationError(f"api_key must be a string, got {type(key).__name__}")
         url = base_url if base_url is not None else self.base_url
         if not url:
-            raise ConfigurationError(
-                f"no deal-request base URL: pass base_url=..., or open the client with "
-                f"`cr.open_deals_client()`, which reads {ENV_DEALS_BASE_URL}; "
-                f"for testing, {_START_SANDBOX}"
-            )
-        where = "base_url" if base_url is not None else ENV_DEALS_BASE_URL
+            raise ConfigurationError(f"no deal-request base URL: {self._how(ENV_DEALS_BASE_URL, 'base_url')}")
+        where = (self.option or "base_url") if base_url is not None else ENV_DEALS_BASE_URL
         return (key if isinstance(key, Secret) else Secret(key)), check_base_url(url, where)
+
+    def _how(self, variable: str, argument: str) -> str:
+        """How to give a missing key or URL: in a command's words (its option, the variable, the
+        .env file) when a command made these settings, else in Python's."""
+        if self.option:
+            url = f"pass {self.option} URL, or " if argument == "base_url" else ""
+            give = f"{url}set {variable} (in the environment, or in the project's .env)"
+        else:
+            opened = "open the client with `cr.open_deals_client()`"
+            give = f"pass {argument}=..., or {opened}, which reads {variable}"
+        return f"{give}; for testing, {_START_SANDBOX}"
