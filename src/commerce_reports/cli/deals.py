@@ -171,16 +171,18 @@ def _missing_action(parser: argparse.ArgumentParser) -> Callable[[argparse.Names
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    import orjson
+    """The file's JSON object, its whole numbers exact (orjson reads one past 64 bits as a float:
+    an id lost its digits), for the client to send or refuse as they are."""
+    import json
 
     from ..errors import ValidationError
 
     try:
         raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
-        data = orjson.loads(raw)
+        data = json.loads(raw)
     except OSError as exc:
         raise ValidationError(str(path), f"cannot be read ({exc.strerror})") from None
-    except orjson.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValidationError(str(path), f"is not JSON ({exc})", "fix the file") from None
     if not isinstance(data, dict):
         raise ValidationError(str(path), "must hold one JSON object", 'e.g. {"buyers": [...]}')

@@ -8,9 +8,10 @@ read identically after any 5xx or lost answer, an archive stuck on 502 confirmed
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime
 from types import TracebackType
 from typing import Any
@@ -195,6 +196,9 @@ class DealsClient:
         require(check_values, bool, "check_values", "True or False")  # ("no" is true)
         require(on, bool, "local_checks", "True or False")
         model = deal if isinstance(deal, Deal) else Deal.from_dict(deal)
+        unsendable = list(_unsendable(deal if isinstance(deal, Mapping) else model.to_dict(), "body"))
+        if unsendable:  # (orjson would raise a bare TypeError, or send a null dropped or a float)
+            raise DealValidationError(operation, unsendable)
         if not on:
             return model
         report = (check_update if update else check_create)(model, self._today())
@@ -224,6 +228,41 @@ class DealsClient:
         if deal.status == "archived":
             return deal
         return f"a read shows status {deal.status!r}, not 'archived'"
+
+
+_INT64 = (-(2**63), 2**64 - 1)  # the whole numbers JSON carries exactly (orjson's range)
+
+
+def _unsendable(value: Any, path: str) -> Iterator[DealFailure]:
+    """What in a body cannot be sent as given: a null (the models would drop it, unsaid), a whole
+    number past 64 bits (read as a float: an id loses digits), a value JSON has not (a set, a
+    Decimal, a float that is not finite), a key that is not a string."""
+    if value is None:
+        yield DealFailure(path, "is null: leave the field out instead (a null is not sent)")
+    elif isinstance(value, bool | str):
+        return
+    elif isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:
+            yield DealFailure(
+                path, f"{value} is past 64 bits, which JSON numbers keep exactly: send it as a string"
+            )
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            yield DealFailure(path, f"{value} is not a finite number")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield from _unsendable(item, f"{path}/{key}")
+            else:
+                yield DealFailure(path, f"has the key {key!r}, a {type(key).__name__}: keys are strings")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _unsendable(item, f"{path}/{i}")
+    else:
+        kind = type(value).__name__
+        yield DealFailure(
+            path, f"is a {kind}, not a JSON value (string, number, true/false, array or object)"
+        )
 
 
 def _deal_path(deal_id: str | int) -> str:
