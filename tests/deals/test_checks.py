@@ -152,3 +152,14 @@ def test_a_refusal_names_each_path_once() -> None:
     two = DealValidationError("create deal request", report.failures)
     assert str(two).count("body/commercial/takeRate") == 1 and str(two).count("body/status") == 1
     assert two.parameter == "body/status, body/commercial/takeRate"
+
+
+def test_local_checks_say_what_the_service_says() -> None:
+    # an update with "seatIds": [] said "expected array, received undefined"; the service says
+    # "Too small"; an ISO week date passed locally, the service refuses it as no "date"
+    empty = check_update(Deal.from_dict({"buyers": [{"dsp": "alphadsp", "seatIds": []}]}), TODAY)
+    assert [str(f) for f in empty.failures] == [
+        "body/buyers/0/seatIds Too small: expected array to have >=1 items"
+    ]
+    week = check_create(Deal.from_dict(valid_deal(schedule={"startDate": "2031-W05-1"})), TODAY)
+    assert [str(f) for f in week.failures] == ['body/schedule/startDate must match format "date"']

@@ -92,7 +92,11 @@ def _buyers(deal: Deal, *, update: bool) -> list[DealFailure]:
     buyers = deal.buyers or []
     if update:
         missing = [
-            DealFailure(f"body/buyers/{i}/seatIds", m.SEATS_MISSING, DealRuleKind.SEATS_REQUIRED)
+            DealFailure(
+                f"body/buyers/{i}/seatIds",
+                m.SEATS_MISSING if buyer.seat_ids is None else m.SEATS_EMPTY,  # as the service says
+                DealRuleKind.SEATS_REQUIRED,
+            )
             for i, buyer in enumerate(buyers)
             if not buyer.seat_ids
         ]

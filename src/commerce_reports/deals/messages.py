@@ -16,6 +16,7 @@ __all__ = [
     "OPEN_DEAL_BUYERS",
     "OPEN_DEAL_SEATS",
     "RUN_OF_NETWORK_AND_TARGETING",
+    "SEATS_EMPTY",
     "SEATS_MISSING",
     "START_DATE",
     "STATUS_INVALID",
@@ -34,6 +35,7 @@ END_DATE_REQUIRED = "schedule.endDate is required for buyers on a demand platfor
 OPEN_DEAL_SEATS = "open deals are non-seat: omit seatIds — each buyer carries the DSP only"
 OPEN_DEAL_BUYERS = "buyers cannot be edited on an open deal; create a new deal request instead"
 SEATS_MISSING = "Invalid input: expected array, received undefined"
+SEATS_EMPTY = "Too small: expected array to have >=1 items"
 STATUS_INVALID = 'Invalid option: expected one of "active"|"paused"|"archived"|"scheduled"'
 
 _VALUES_PREFIX = {

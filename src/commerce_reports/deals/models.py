@@ -7,6 +7,7 @@ serves as a full deal and as the partial `changes` of an update: absent fields s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -112,9 +113,12 @@ class Schedule:
         return out | self.extra
 
 
+_DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")  # yyyy-mm-dd only: "2031-W05-1" is no "date"
+
+
 def _date(text: Any) -> date | None:
     try:
-        return date.fromisoformat(text) if isinstance(text, str) and len(text) == 10 else None
+        return date.fromisoformat(text) if isinstance(text, str) and _DAY.match(text) else None
     except ValueError:
         return None
 
