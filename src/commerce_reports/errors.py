@@ -445,6 +445,14 @@ TROUBLESHOOTING: dict[type[CommerceReportsError], tuple[Trouble, ...]] = {
             "wait for it (the wait is said); one sync writes a site at a time",
         ),
     ),
+    NotAPartition: (
+        Trouble(
+            "<path> is not readable Parquet (...) / is Parquet but not a transactions partition (...)",
+            "a partition's file was damaged (a disk, a copy cut short) or replaced by another file; "
+            "readers leave it out and `verify` moves it to the quarantine folder",
+            "`commerce-reports verify`, then `sync`: the next sync fetches the partition again",
+        ),
+    ),
     ExportError: (
         Trouble(
             "the notebook failed at cell N: ...",
