@@ -93,6 +93,26 @@ def test_values_accept_two_letter_countries_and_name_the_rest() -> None:
     assert [(f.kind, f.values) for f in failures] == [(K.COUNTRY_NOT_AVAILABLE, ("XYZ",))]
 
 
+def test_values_are_judged_as_the_service_judges_them() -> None:
+    """`--check-values` passed `ZZ` (no country: the service refuses it, there is nothing to
+    convert) and `EN` for the language `en` (the service matches its list letter for letter); a
+    country stands for its 3-letter code in either case, as the deal sandbox takes it."""
+    lists = {"device.geo.country": ("USA", "GBR"), "device.language": ("en", "fr")}
+    deal = Deal.from_dict(
+        valid_deal(
+            targeting=[
+                {"device.geo.country": ["ZZ", "gb", "usa", "FR"]},
+                {"device.language": ["EN", "en", "fr "]},
+            ]
+        )
+    )
+    failures = check_targeting_values(deal, lambda attribute: lists[attribute])
+    assert [(f.kind, f.values) for f in failures] == [
+        (K.COUNTRY_NOT_AVAILABLE, ("ZZ", "FR")),
+        (K.TARGETING_VALUE_NOT_AVAILABLE, ("EN", "fr")),
+    ]
+
+
 def test_validation_error_says_what_where_and_what_to_do() -> None:
     report = check_create(Deal.from_dict(valid_deal(commercial={"takeRate": 2})), TODAY)
     error = DealValidationError("create deal request", report.failures)

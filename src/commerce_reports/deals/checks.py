@@ -172,7 +172,8 @@ def _ad_size_warnings(deal: Deal) -> list[str]:
 def check_targeting_values(deal: Deal, values_of: Callable[[str], Sequence[str]]) -> list[DealFailure]:
     """Check enumerated targeting values against the service's lists (`values_of(attribute)`).
 
-    A 2-letter country code is accepted: the service converts it to its 3-letter code.
+    Values match as listed, letter for letter (the service refuses `EN` for `en`); a 2-letter
+    country code is taken as the 3-letter code the service converts it to.
     """
     require(deal, Deal, "deal", "a Deal, e.g. Deal.from_dict({...})")
     if not callable(values_of):
@@ -185,7 +186,7 @@ def check_targeting_values(deal: Deal, values_of: Callable[[str], Sequence[str]]
             given = group.criteria.get(attribute)
             if not given:
                 continue
-            allowed = {str(v).casefold() for v in values_of(attribute)}
+            allowed = {str(v) for v in values_of(attribute)}
             bad = [str(v) for v in given if not _allowed(attribute, v, allowed)]
             if bad:
                 message = m.values_message(attribute, bad)
@@ -194,6 +195,15 @@ def check_targeting_values(deal: Deal, values_of: Callable[[str], Sequence[str]]
 
 
 def _allowed(attribute: str, value: Any, allowed: set[str]) -> bool:
-    if str(value).casefold() in allowed:
-        return True
-    return attribute == "device.geo.country" and bool(_COUNTRY_ALPHA2.match(str(value)))
+    """Whether the service takes `value`: as listed, letter for letter; a country in 2 or 3
+    letters of either case, as the 3-letter code it stands for (rule 3: `us` for `USA`; `ZZ`,
+    no country, is refused by the service, not converted)."""
+    if attribute != "device.geo.country":
+        return str(value) in allowed
+    code = str(value).upper()
+    if _COUNTRY_ALPHA2.match(code):
+        import pycountry  # (its tables load at the first country checked)
+
+        country = pycountry.countries.get(alpha_2=code)
+        code = "" if country is None else country.alpha_3
+    return code in allowed
