@@ -361,7 +361,7 @@ def verify(
     hashed, and reads only the others: a copied or restored lake is read in full either way.
     When the rollups cannot be brought up to date after (a full disk), the partitions' verdict is
     kept in the VerifyUnfinished (a LakeError) that says so: `error.report`."""
-    from .db import refresh_rollups, verify_rollups
+    from .db import CATALOG_FILE, refresh_rollups, verify_rollups, write_catalog
     from .db.published import published_problems
     from .lake import VerifyUnfinished
     from .lake import verify as verify_partitions
@@ -378,6 +378,16 @@ def verify(
             # brings rollups up to date with what was quarantined, and publishes (the digests read too)
             refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
         except (LakeError, OSError) as error:  # a full disk, say: the partitions' verdict still stands
-            why = str(error) if isinstance(error, LakeError) else describe_os_error(error)
-            raise VerifyUnfinished(f"the rollups were not brought up to date: {why}", report) from None
+            raise VerifyUnfinished(
+                f"the rollups were not brought up to date: {_why(error)}", report
+            ) from None
+        try:  # the DuckDB command line reads the catalog's generation: the one just published
+            write_catalog(folder, published=True)
+        except (LakeError, OSError) as error:
+            raise VerifyUnfinished(f"{CATALOG_FILE} was not written again: {_why(error)}", report) from None
     return report
+
+
+def _why(error: LakeError | OSError) -> str:
+    """What stopped a step, in a sentence (a full disk said as such)."""
+    return str(error) if isinstance(error, LakeError) else describe_os_error(error)

@@ -108,6 +108,34 @@ def test_the_catalog_is_rewritten_only_when_its_views_change(rolled: SyncedLake,
     assert write_catalog(data_dir).stat().st_ino == second.st_ino
 
 
+def test_verify_writes_the_catalog_of_what_it_published(rolled: SyncedLake, tmp_path: Path) -> None:
+    """`verify` published a generation without the quarantined file, and `commerce.duckdb` went on
+    reading the one before (the quarantined bytes, through its links, as complete), until that was
+    pruned and every query of the DuckDB command line failed: the README names `verify` as the
+    remedy for its users. It writes the catalog of what it publishes."""
+    from commerce_reports.api import verify
+
+    data_dir = rolled.copy(tmp_path)
+    catalog = write_catalog(data_dir)
+
+    def read() -> tuple[object, ...] | None:
+        with duckdb.connect(str(catalog), read_only=True) as reader:
+            return reader.execute(
+                "SELECT commerce_generation(), count(*) FROM transactions WHERE site = 'alpha'"
+            ).fetchone()
+
+    before = read()
+    assert before is not None
+    gone = next((data_dir / "lake" / "site=alpha" / "transactions").rglob("part.parquet"))
+    held = duckdb.execute(f"SELECT count(*) FROM read_parquet('{gone}')").fetchone()
+    gone.unlink()
+    report = verify(data_dir=data_dir)
+    assert not report.ok and catalog_problem(data_dir) is None
+    after = read()
+    assert after is not None and held is not None
+    assert after[0] != before[0] and after[1] == before[1] - held[0]  # type: ignore[operator]
+
+
 def test_a_new_generation_moves_only_the_catalogs_macros(rolled: SyncedLake, tmp_path: Path) -> None:
     """A sync that changes figures but not which files the views read defines the macros again
     (the generation, the coverage) and keeps every view's SQL: the catalog answers the new figures
