@@ -54,9 +54,11 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
 
     The definitions are the DuckDB ones translated by sqlglot, so both engines give the same
     answers. Rollups are a DuckDB speed-up: on Spark every view computes from the lake's files.
-    Which partition files exist (and which are unreadable, left out as on DuckDB) is looked at
-    now: call it again after a sync. The lake's datasets are also registered, as
-    `lake_transactions`, `lake_networks` and `lake_merchandise`.
+    The files are those the DuckDB views read now: the lake as its last writer published it (see
+    `commerce_reports.spark.sources`), one whole state even during a sync, which the session keeps
+    reading until this is called again: call it again after a sync to read what it stored. The
+    lake's datasets are also registered, as `lake_transactions`, `lake_networks` and
+    `lake_merchandise`.
     """
     session = _session_class()
     folder = _lake_folder(data_dir)
@@ -71,11 +73,11 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
 
     from ..db.coverage import coverage_of
     from ..db.views import VIEW_LIST
-    from .sources import register_sources
+    from .sources import current_files, register_sources
     from .transpile import spark_sql
 
     try:
-        register_sources(spark, folder)
+        register_sources(spark, current_files(folder))
     except PySparkException as error:
         raise LakeError(f"Spark could not read the lake at {lake_root(folder)}: {error}") from None
     coverage = [coverage_of(folder, site) for site in lake_sites(folder)]

@@ -1,7 +1,14 @@
 """The lake's Parquet files as Spark DataFrames: the files DuckDB reads, with its columns and types.
 
-Which files: those of `db.snapshot.take_snapshot`, as for the DuckDB views, so a partition file
-found unreadable is left out on both engines (with the same warning) instead of failing queries.
+Which files: those the DuckDB views read at the moment of the call (`current_files`), the
+published generation of the lake (`db/published.py`): hard links to the files as a writer left them
+when it finished, never rewritten in place. So a registration sees one whole state of the lake even
+while a sync stores files, and a session keeps reading that state, whatever later syncs do, until
+`register_views` is called again (or the generation is pruned, a day after two newer ones: then a
+query fails on a missing file). With no generation to trust (none published yet, a folder that
+cannot hold hard links, or one no longer what its seal says: see `published_problems`), the lake's
+own files are read, as the DuckDB views read them then: those of `db.snapshot.take_snapshot`, what
+no manifest vouches for and what is unreadable left out on both engines (with the same warning).
 
 Spark infers hive keys only below the folder it reads, and a dataset's partitions sit below a
 site folder and a plain `transactions/` (or `networks/`, `merchandise/`) folder: so each site's
@@ -19,7 +26,9 @@ yet is a typed, empty frame.
 from __future__ import annotations
 
 import functools
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +36,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..contract import DATASETS, HIVE_KEYS, dataset_schema, site_root, sql_type
-from ..db.snapshot import Snapshot, take_snapshot
+from ..db.listing import dataset_of
+from ..db.published import published_reading
+from ..db.snapshot import take_snapshot
 from ..errors import CommerceReportsError, LakeError
 
-__all__ = ["SOURCE_VIEWS", "read_dataset", "register_sources", "spark_type"]
+__all__ = ["SOURCE_VIEWS", "LakeFiles", "current_files", "read_dataset", "register_sources", "spark_type"]
 
 SOURCE_VIEWS: dict[str, str] = {dataset: f"lake_{dataset}" for dataset in DATASETS}
 _LISTING = "spark.sql.sources.parallelPartitionDiscovery.threshold"
@@ -109,16 +120,48 @@ def _site_frames(
     return frames
 
 
-def read_dataset(spark: Any, snapshot: Snapshot, dataset: str) -> Any:
-    """The readable partitions of `dataset` in `snapshot` as one DataFrame, hive keys included,
-    typed even when there are none."""
+@dataclass(frozen=True)
+class LakeFiles:
+    """The partition files of one state of the lake: `root` holds them in its `lake/` (a published
+    generation, or the data folder itself), `sites` lists each site's by relpath below its folder."""
+
+    root: Path
+    sites: dict[str, list[str]]
+
+
+def current_files(data_dir: Path) -> LakeFiles:
+    """The files the DuckDB views read now (`db.connection.current_reading`): the published
+    generation's, or with none to trust, the lake's readable files (what nothing vouches for left
+    out)."""
+    reading = published_reading(Path(data_dir).resolve())  # (Spark reads absolute paths only)
+    if reading is None:
+        snapshot = take_snapshot(data_dir)
+        return LakeFiles(snapshot.data_dir, {site.site: site.readable_all() for site in snapshot.sites})
+    sites = (*reading.fresh_sites, *reading.stale_sites)
+    return LakeFiles(reading.root, {site: _files_below(site_root(reading.root, site)) for site in sites})
+
+
+def _files_below(folder: Path) -> list[str]:
+    """Every file below `folder` (a generation's site folder holds only its readable partition
+    files), by relpath, sorted."""
+    root = os.path.join(str(folder), "")
+    return sorted(
+        os.path.join(parent, name)[len(root) :].replace(os.sep, "/")
+        for parent, _, names in os.walk(root)
+        for name in names
+    )
+
+
+def read_dataset(spark: Any, lake: LakeFiles, dataset: str) -> Any:
+    """The partitions of `dataset` in `lake` as one DataFrame, hive keys included, typed even when
+    there are none."""
     from pyspark.sql import functions as F
 
     columns = _columns(dataset)
     frames = []
-    for site in snapshot.sites:
-        site_dir = site_root(snapshot.data_dir, site.site)
-        files = [site_dir / relpath for relpath in site.readable(dataset)]
+    for site, relpaths in lake.sites.items():
+        site_dir = site_root(lake.root, site)
+        files = [site_dir / relpath for relpath in relpaths if dataset_of(relpath) == dataset]
         frames += _site_frames(spark, site_dir, dataset, files, columns)
     if not frames:  # built in the JVM: no Python worker for an empty frame
         return spark.range(0).select(
@@ -127,18 +170,17 @@ def read_dataset(spark: Any, snapshot: Snapshot, dataset: str) -> Any:
     return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def register_sources(spark: Any, data_dir: Path) -> list[str]:
-    """Each dataset as a temporary view (`SOURCE_VIEWS`) that the transpiled views read.
+def register_sources(spark: Any, lake: LakeFiles) -> list[str]:
+    """Each dataset of `lake` as a temporary view (`SOURCE_VIEWS`) that the transpiled views read.
 
     The files are looked up by the driver while the frames are made: past a few dozen files Spark
     would otherwise run a listing job per read, which takes longer than the listing itself.
     """
-    snapshot = take_snapshot(data_dir)
     before = spark.conf.get(_LISTING)
     spark.conf.set(_LISTING, str(2**31 - 1))
     try:
         for dataset, name in SOURCE_VIEWS.items():
-            read_dataset(spark, snapshot, dataset).createOrReplaceTempView(name)
+            read_dataset(spark, lake, dataset).createOrReplaceTempView(name)
     finally:
         spark.conf.set(_LISTING, before)
     return list(SOURCE_VIEWS.values())

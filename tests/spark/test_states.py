@@ -1,0 +1,81 @@
+"""Spark reads the state of the lake the DuckDB views read: the published generation, whole, kept by
+a registered session until `register_views` is called again; with none to trust, the lake's files,
+what nothing vouches for left out. A few days of a small ledger, stored as a sync stores them."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
+from commerce_reports.db import connect
+from commerce_reports.db.published import publish
+from commerce_reports.lake.manifest import store_partition
+from commerce_reports.spark import register_views
+
+pytestmark = [
+    pytest.mark.xdist_group("spark"),
+    pytest.mark.timeout(300),
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+]
+
+FIRST = date(2026, 3, 1)
+FETCHED = datetime(2026, 3, 20, 12, tzinfo=UTC)
+TOTALS = "SELECT count(*), sum(publisher_net_revenue) FROM transactions"
+
+
+def _store(data_dir: Path, day: date, rows: int, revenue: str = "10") -> None:
+    """One settled ledger day of `rows` commissions of `revenue` each, as a sync stores it (its
+    file, then its manifest entry), without publishing."""
+    table = pa.Table.from_pylist(
+        [
+            {
+                "commission_id": f"{day}-{n}",
+                "commission_date": day,
+                "update_date": day,
+                "publisher_net_revenue": Decimal(revenue),
+                "order_value": Decimal("100"),
+                "products": [],
+            }
+            for n in range(rows)
+        ],
+        TRANSACTION_SCHEMA,
+    )
+    store_partition(data_dir, "alpha", PartitionKey.transactions(day), table, FETCHED, settled=True)
+
+
+def _totals(spark: Any) -> tuple[int, Decimal]:
+    ((count, revenue),) = spark.sql(TOTALS).collect()
+    return count, revenue
+
+
+def _duckdb_totals(data_dir: Path) -> tuple[int, Decimal]:
+    with connect(data_dir) as con:
+        ((count, revenue),) = con.sql(TOTALS).fetchall()
+    return count, revenue
+
+
+def test_a_registration_reads_the_published_state_whole_and_keeps_it(spark: Any, tmp_path: Path) -> None:
+    """Registered while a sync stores files (a day replaced at its path, a new day, not yet
+    published), Spark counts what DuckDB counts, the published state; registered before a sync and
+    queried after it, it still counts that state, neither the replaced day's new rows nor the new
+    day; registered again, the new one."""
+    for n in range(3):
+        _store(tmp_path, FIRST + timedelta(days=n), rows=2)
+    publish(tmp_path)
+    published = (6, Decimal("60"))
+    _store(tmp_path, FIRST, rows=5, revenue="1")  # mid-sync: a day replaced, a new day
+    _store(tmp_path, FIRST + timedelta(days=3), rows=1)
+    register_views(spark, tmp_path)
+    assert _totals(spark) == _duckdb_totals(tmp_path) == published
+    publish(tmp_path)  # the sync ends
+    synced = (10, Decimal("55"))
+    assert _duckdb_totals(tmp_path) == synced
+    assert _totals(spark) == published
+    register_views(spark, tmp_path)
+    assert _totals(spark) == synced
