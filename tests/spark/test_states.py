@@ -79,3 +79,23 @@ def test_a_registration_reads_the_published_state_whole_and_keeps_it(spark: Any,
     assert _totals(spark) == published
     register_views(spark, tmp_path)
     assert _totals(spark) == synced
+
+
+def test_a_month_with_a_day_left_out_is_neither_complete_nor_final_on_spark(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A whole month of settled days, one of them cut short: its file is left out of the views, so
+    the month is short and says so on Spark as on DuckDB, read from the lake (nothing published)
+    and from a generation published without it."""
+    for n in range(31):
+        _store(tmp_path, FIRST + timedelta(days=n), rows=1)
+    cut = next(tmp_path.glob("lake/site=alpha/transactions/*/day=2026-03-15/part.parquet"))
+    cut.write_bytes(cut.read_bytes()[:100])
+    query = "SELECT site, window_start, transactions, complete, final FROM site_performance"
+    for publishing in (False, True):
+        if publishing:
+            publish(tmp_path)
+        register_views(spark, tmp_path)
+        found = [tuple(row) for row in spark.sql(query).collect()]
+        with connect(tmp_path) as con:
+            assert found == con.sql(query).fetchall() == [("alpha", FIRST, 30, False, False)]

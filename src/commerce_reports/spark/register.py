@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..contract import lake_root, lake_sites
+from ..contract import lake_root
 from ..errors import ConfigurationError, LakeError, ValidationError
 
 __all__ = ["INSTALL_HINT", "register_views"]
@@ -71,19 +71,18 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
 
     from pyspark.errors import PySparkException
 
-    from ..db.coverage import coverage_of
     from ..db.views import VIEW_LIST
     from .sources import current_files, register_sources
     from .transpile import spark_sql
 
+    lake = current_files(folder)
     try:
-        register_sources(spark, current_files(folder))
+        register_sources(spark, lake)
     except PySparkException as error:
         raise LakeError(f"Spark could not read the lake at {lake_root(folder)}: {error}") from None
-    coverage = [coverage_of(folder, site) for site in lake_sites(folder)]
     for view in VIEW_LIST:
         try:
-            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view.name} AS {spark_sql(view, coverage)}")
+            spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view.name} AS {spark_sql(view, lake.coverage)}")
         except PySparkException as error:
             raise LakeError(f"Spark could not create the view {view.name}: {error}") from None
     return [view.name for view in VIEW_LIST]

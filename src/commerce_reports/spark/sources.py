@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..contract import DATASETS, HIVE_KEYS, dataset_schema, site_root, sql_type
+from ..db.coverage import SiteCoverage
 from ..db.listing import dataset_of
 from ..db.published import published_reading
 from ..db.snapshot import take_snapshot
@@ -123,22 +124,27 @@ def _site_frames(
 @dataclass(frozen=True)
 class LakeFiles:
     """The partition files of one state of the lake: `root` holds them in its `lake/` (a published
-    generation, or the data folder itself), `sites` lists each site's by relpath below its folder."""
+    generation, or the data folder itself), `sites` lists each site's by relpath below its folder;
+    `coverage`, each site's periods as the DuckDB views judge them in that state (`complete`,
+    `final`: a day whose file is left out is not held)."""
 
     root: Path
     sites: dict[str, list[str]]
+    coverage: tuple[SiteCoverage, ...]
 
 
 def current_files(data_dir: Path) -> LakeFiles:
     """The files the DuckDB views read now (`db.connection.current_reading`): the published
     generation's, or with none to trust, the lake's readable files (what nothing vouches for left
-    out)."""
+    out), with their coverage."""
     reading = published_reading(Path(data_dir).resolve())  # (Spark reads absolute paths only)
     if reading is None:
         snapshot = take_snapshot(data_dir)
-        return LakeFiles(snapshot.data_dir, {site.site: site.readable_all() for site in snapshot.sites})
+        files = {site.site: site.readable_all() for site in snapshot.sites}
+        return LakeFiles(snapshot.data_dir, files, snapshot.coverage)
     sites = (*reading.fresh_sites, *reading.stale_sites)
-    return LakeFiles(reading.root, {site: _files_below(site_root(reading.root, site)) for site in sites})
+    files = {site: _files_below(site_root(reading.root, site)) for site in sites}
+    return LakeFiles(reading.root, files, reading.coverage)
 
 
 def _files_below(folder: Path) -> list[str]:
