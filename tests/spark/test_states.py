@@ -99,3 +99,18 @@ def test_a_month_with_a_day_left_out_is_neither_complete_nor_final_on_spark(
         found = [tuple(row) for row in spark.sql(query).collect()]
         with connect(tmp_path) as con:
             assert found == con.sql(query).fetchall() == [("alpha", FIRST, 30, False, False)]
+
+
+def test_a_data_folder_named_with_glob_and_uri_characters_is_read_as_named(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Hadoop's glob characters (`[`, `{`, `*`, `?`) beside a space, `%`, `'`, `,`, `#`, `é` and
+    `:` (which Hadoop's globbing cannot take in a folder's name), read from the lake (nothing
+    published) and from its published generation."""
+    data_dir = tmp_path / "Q3 100% [x]'s, #1 {a,b} é 10:30 *?:" / "data"
+    _store(data_dir, FIRST, rows=2)
+    for publishing in (False, True):
+        if publishing:
+            publish(data_dir)
+        register_views(spark, data_dir)
+        assert _totals(spark) == (2, Decimal("20"))

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,10 @@ __all__ = ["SOURCE_VIEWS", "LakeFiles", "current_files", "read_dataset", "regist
 
 SOURCE_VIEWS: dict[str, str] = {dataset: f"lake_{dataset}" for dataset in DATASETS}
 _LISTING = "spark.sql.sources.parallelPartitionDiscovery.threshold"
-_GLOB_SPECIAL = re.compile(r"([*?\[\]{}\\])")  # Hadoop glob syntax, escaped in the lake's own paths
+# Spark's own option (DataSource.GLOB_PATHS_KEY, its file streams' since 3.1): the paths a read is
+# given are files, not Hadoop globs, whose escapes the `basePath` option does not read and whose
+# globbing cannot take a `:` in a folder's name
+_NO_GLOB = ("__globPaths__", "false")
 
 
 def spark_type(duckdb_type: str) -> str:
@@ -74,7 +76,9 @@ def _ddl(columns: dict[str, str]) -> str:
 
 
 def _uri(path: Path) -> str:
-    return "file://" + _GLOB_SPECIAL.sub(r"\\\1", path.as_posix())
+    """`path` as a file URI, read as named: Spark reads a `basePath` so, and the files once
+    `_NO_GLOB` is set."""
+    return "file://" + path.as_posix()
 
 
 def _file_groups(files: list[Path]) -> list[tuple[pa.Schema, list[Path]]]:
@@ -106,6 +110,7 @@ def _site_frames(
         frame = (
             spark.read.schema(_ddl(held))
             .option("basePath", _uri(site_dir / dataset))
+            .option(*_NO_GLOB)
             .parquet(*(_uri(path) for path in group))
         )
         frames.append(
