@@ -16,6 +16,7 @@ from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
 from commerce_reports.db import connect
 from commerce_reports.db.published import publish
 from commerce_reports.lake.manifest import store_partition
+from commerce_reports.lake.repair import quarantine
 from commerce_reports.spark import register_views
 
 pytestmark = [
@@ -114,3 +115,18 @@ def test_a_data_folder_named_with_glob_and_uri_characters_is_read_as_named(
             publish(data_dir)
         register_views(spark, data_dir)
         assert _totals(spark) == (2, Decimal("20"))
+
+
+def test_a_registered_session_outlives_a_partition_quarantined_after_it(spark: Any, tmp_path: Path) -> None:
+    """Registered, then a day's file moved out of the lake (as `verify` quarantines it) and the lake
+    published again: the session still answers from the generation it registered, not with
+    Spark's FILE_NOT_EXIST; registered again, without the day."""
+    for n in range(2):
+        _store(tmp_path, FIRST + timedelta(days=n), rows=1)
+    publish(tmp_path)
+    register_views(spark, tmp_path)
+    quarantine(tmp_path, "alpha", f"transactions/by=updateDate/day={FIRST}", "a test's")
+    publish(tmp_path)
+    assert _totals(spark) == (2, Decimal("20"))
+    register_views(spark, tmp_path)
+    assert _totals(spark) == (1, Decimal("10"))

@@ -56,7 +56,8 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
     answers. Rollups are a DuckDB speed-up: on Spark every view computes from the lake's files.
     The files are those the DuckDB views read now: the lake as its last writer published it (see
     `commerce_reports.spark.sources`), one whole state even during a sync, which the session keeps
-    reading until this is called again: call it again after a sync to read what it stored. The
+    reading until this is called again: call it again after a sync to read what it stored, and
+    when a query fails on a file that no longer exists (see `commerce_reports.spark`). The
     lake's datasets are also registered, as `lake_transactions`, `lake_networks` and
     `lake_merchandise`.
     """
@@ -79,7 +80,10 @@ def register_views(spark: Any, data_dir: Path | str) -> list[str]:
     try:
         register_sources(spark, lake)
     except PySparkException as error:
-        raise LakeError(f"Spark could not read the lake at {lake_root(folder)}: {error}") from None
+        raise LakeError(
+            f"Spark could not read the lake at {lake_root(folder)}: {error}; if a sync or `verify` "
+            f"moved its files meanwhile, call register_views(spark, {str(folder)!r}) again"
+        ) from None
     for view in VIEW_LIST:
         try:
             spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view.name} AS {spark_sql(view, lake.coverage)}")
