@@ -116,3 +116,27 @@ def test_days_are_complete_once_settled_and_final_past_the_horizon(con: duckdb.D
         "2026-06-09": (False, False),
     }
     assert _flags(con, "SELECT day, complete, final FROM link_performance ORDER BY 1") == days
+
+
+def test_a_day_whose_file_is_gone_is_not_held(tmp_path: Path) -> None:
+    """A settled day's file removed by hand, with no published generation to read (none yet, or
+    a folder without hard links): the views counted the month without it and called it complete."""
+    first = date(2026, 3, 1)
+    for n in range(31):
+        day = first + timedelta(days=n)
+        row = {
+            "commission_id": f"{day}-0",
+            "commission_date": day,
+            "update_date": day,
+            "publisher_net_revenue": Decimal("10"),
+            "order_value": Decimal("100"),
+            "products": [],
+        }
+        table = pa.Table.from_pylist([row], TRANSACTION_SCHEMA)
+        _store(tmp_path, PartitionKey.transactions(day), table, settled=True)
+    query = "SELECT transactions, complete FROM site_performance"
+    with connect(tmp_path) as con:
+        assert con.sql(query).fetchall() == [(31, True)]
+    next(tmp_path.glob("lake/site=alpha/transactions/*/day=2026-03-15/part.parquet")).unlink()
+    with connect(tmp_path) as con:
+        assert con.sql(query).fetchall() == [(30, False)]

@@ -106,10 +106,11 @@ def _stored_of(values: list[str]) -> tuple[date, date, datetime]:
     return date.fromisoformat(first), date.fromisoformat(last), datetime.fromisoformat(fetched)
 
 
-def coverage_of(data_dir: Path, site: str, left_out: Collection[str] = ()) -> SiteCoverage:
+def coverage_of(data_dir: Path, site: str, read: Collection[str]) -> SiteCoverage:
     """The site's coverage from its manifest (none when it has no readable manifest: then no
-    period is complete, which is what the views say until a sync has written one). A day whose
-    file the views leave out (`left_out`, relpaths of partition files) is not held."""
+    period is complete, which is what the views say until a sync has written one). A day is held
+    only when the views read its file (`read`, relpaths of partition files): not one they leave
+    out, nor one gone from the folder since its entry was written (removed by hand)."""
     try:
         manifest = Manifest.load(data_dir, site)
     except LakeError:
@@ -120,7 +121,7 @@ def coverage_of(data_dir: Path, site: str, left_out: Collection[str] = ()) -> Si
             for entry in manifest
             if entry.key.dataset == "transactions"
             and entry.key.by == "updateDate"
-            and f"{entry.relpath}/{PART_FILE}" not in left_out
+            and f"{entry.relpath}/{PART_FILE}" in read
         ),
         key=lambda held_day: held_day[0],
     )
