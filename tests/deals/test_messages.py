@@ -48,6 +48,8 @@ CASES: list[tuple[str, Any, type[DealBadRequestError], str, DealRuleKind, tuple[
     ("1003", {"buyers": [{"dsp": "alphadsp", "seatIds": ["s-1"]}]}, DealRuleError,
      "", K.OPEN_DEAL_BUYERS, ()),
     ("1001", {"status": "deleted"}, DealSchemaError, "body/status", K.INVALID_STATUS, ()),
+    # rule 5 on the deal an update would make: 1001 holds targeting
+    ("1001", {"runOfNetwork": True}, DealSchemaError, "body", K.RUN_OF_NETWORK_AND_TARGETING, ()),
     # seats are checked before the open-deal rule: an open deal's seatless buyer gets this
     ("1003", {"buyers": [{"dsp": "alphadsp"}]}, DealSchemaError,
      "body/buyers/0/seatIds", K.SEATS_REQUIRED, ()),
@@ -55,7 +57,12 @@ CASES: list[tuple[str, Any, type[DealBadRequestError], str, DealRuleKind, tuple[
 IDS = [case[4].value for case in CASES]
 VALUE_KINDS = (K.UNKNOWN_SEGMENTS, K.COUNTRY_NOT_AVAILABLE, K.DEVICE_TYPE_NOT_AVAILABLE)
 # Only the service knows the stored deal (open or not) and which DSPs need an end date.
-LOCAL_CASES = [case for case in CASES if case[4] not in (K.OPEN_DEAL_BUYERS, K.END_DATE_REQUIRED)]
+LOCAL_CASES = [
+    case
+    for case in CASES
+    if case[4] not in (K.OPEN_DEAL_BUYERS, K.END_DATE_REQUIRED)
+    and not (case[0] != "create" and case[4] is K.RUN_OF_NETWORK_AND_TARGETING)
+]
 
 
 def _send(client: DealsClient, target: str, body: Any, **options: Any) -> None:

@@ -293,6 +293,12 @@ class DealsSandbox:
                     f"manages deal status through its own integration ({blocking})"
                 },
             )
+        merged = copy.deepcopy(deal)
+        _apply(merged, body)
+        if merged.get("runOfNetwork") and merged.get("targeting"):  # rule 5, on the deal it would make
+            return validation(
+                "body runOfNetwork and targeting are mutually exclusive; provide one or the other"
+            )
         if deal.get("status") == "archived":
             message = f"{UPSTREAM} refused the edit: the deal is archived"
             return json_reply(502, {"message": message, "upstream": UPSTREAM})
