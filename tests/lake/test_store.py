@@ -175,6 +175,44 @@ def test_swapped_site_folders_are_said_and_a_damaged_manifest_once(
     assert len(said) == 1 and "is damaged" in said[0] and "status --rebuild --site alpha" in said[0], said
 
 
+def test_a_lake_of_a_newer_release_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    """A release that did not know a newer manifest's format called it damaged and quarantined
+    every partition of the site at a mere `status` (the upgrades probe: a downgrade emptied a
+    lake). The manifest says its format; a later one is refused in a line, nothing moved."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from commerce_reports.lake.loading import load_or_rebuild
+    from commerce_reports.lake.manifest import FORMAT, NewerManifest
+
+    key = PartitionKey.transactions(date(2026, 3, 1))
+    row = nested(1, commission={"updateDate": key.start.isoformat()})
+    written = write_partition(tmp_path, "alpha", key, parse_transactions(body([row])), FETCHED)
+    Manifest.record(tmp_path, "alpha", key, written, FETCHED, settled=True)
+    path = tmp_path / "lake" / "site=alpha" / "manifest.json"
+    data = json.loads(path.read_text())
+    assert data["format"] == FORMAT
+    path.write_text(json.dumps({**data, "format": FORMAT + 1}))
+    kept = path.read_bytes(), written.path.read_bytes()
+    with pytest.raises(NewerManifest, match=r"a newer release of commerce-reports wrote .* upgrade"):
+        load_or_rebuild(tmp_path, "alpha")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COMMERCE_REPORTS_")}
+    for command in (["status"], ["verify"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "commerce_reports", *command, "--data-dir", str(tmp_path)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode != 0 and "upgrade commerce-reports" in done.stdout + done.stderr, done
+        assert "Traceback" not in done.stderr
+    assert (path.read_bytes(), written.path.read_bytes()) == kept  # neither moved nor rewritten
+    assert not (tmp_path / "quarantine").exists()
+
+
 def test_a_file_this_user_may_not_read_is_said_so_not_called_damaged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,6 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .._version import __version__
 from ..config import DEFAULT_REVISION_DAYS, check_revision_days
 from ..contract import AGGREGATES, PART_FILE, PartitionKey, site_root
 from ..errors import CommerceReportsError, LakeError
@@ -43,6 +44,7 @@ __all__ = [
     "Entry",
     "ForeignManifest",
     "Manifest",
+    "NewerManifest",
     "Touched",
     "WindowState",
     "from_embedded_sandbox",
@@ -53,6 +55,10 @@ __all__ = [
 ]
 
 MANIFEST = "manifest.json"
+# The manifest's format, written in it: a later one (a newer release's lake, opened after a
+# downgrade) is refused, never rewritten, rebuilt or quarantined from (an older release read one it
+# did not know as damaged and moved every partition out of the lake). 0: none written (before it).
+FORMAT = 1
 # The service a site's manifest names when its partitions came from the built-in sandbox (the one
 # every command runs against while no key is configured): named, not addressed (its port is the day's).
 EMBEDDED_SANDBOX = {"sandbox": "embedded"}
@@ -219,7 +225,12 @@ def part_files(data_dir: Path, site: str) -> dict[str, Path]:
 class ForeignManifest(LakeError):
     """A site folder's manifest is another site's: the site folders were renamed or swapped. Its
     files are that site's: never rebuilt nor read as this one's (that relabelled one site's figures
-    as another's), until the folder is put back."""
+    as another's), until the folder is put back. Or it is of a later format (`NewerManifest`)."""
+
+
+class NewerManifest(ForeignManifest):
+    """A site's manifest written by a newer release (a later `FORMAT`): this one leaves the site's
+    files as they are, reading and writing none of them, until it is upgraded."""
 
 
 class Manifest:
@@ -273,6 +284,13 @@ class Manifest:
         partitions = data.get("partitions") if isinstance(data, dict) else None
         if not isinstance(partitions, dict):
             raise manifest.damaged("no 'partitions' object")
+        written = data.get("format", 0)
+        if not isinstance(written, int) or written > FORMAT:
+            raise NewerManifest(
+                f"the manifest {manifest.path} is of format {written!r}, which a newer release of "
+                f"commerce-reports wrote (this one, {__version__}, reads format {FORMAT} and earlier): "
+                "upgrade commerce-reports to use this lake (nothing in it is read or changed meanwhile)"
+            )
         named = data.get("site")
         if isinstance(named, str) and named != site:
             raise ForeignManifest(
@@ -355,6 +373,7 @@ class Manifest:
     def save(self) -> None:
         """Write the whole manifest atomically (temporary file, then rename)."""
         payload: dict[str, Any] = {
+            "format": FORMAT,
             "site": self.site,
             "service": self.service,
             "partitions": {e.relpath: e.to_json() for e in self},
