@@ -176,6 +176,17 @@ def _slow_networks(running: RunningSandbox) -> None:
     running.sandbox.inject("slow", 1, "networks")  # the first networks answer comes 60 s late
 
 
+def _stopped_world(now: datetime) -> SandboxConfig:
+    """Sixty days of a small world, answered at once but for the slow faults staged (60 s late)."""
+    return SandboxConfig(
+        now=now,
+        first_day=now.date() - timedelta(days=60),
+        pace=0,
+        transactions_per_day=30,
+        faults=FaultConfig(slow_seconds=60),
+    )
+
+
 # Where a Ctrl-C lands: what the sync is doing then (how its pace and the sandbox are set), and the
 # event that says it is there. Each: the exit status and time, `verify` clean, the next sync whole.
 POINTS = {
@@ -204,14 +215,7 @@ def test_ctrl_c_stops_a_sync_within_two_seconds_wherever_it_is(
 ) -> None:
     pace, prepare, there = POINTS[point]
     now = datetime.now(UTC).replace(microsecond=0)
-    config = SandboxConfig(
-        now=now,
-        first_day=now.date() - timedelta(days=60),
-        pace=0,
-        transactions_per_day=30,
-        faults=FaultConfig(slow_seconds=60),
-    )
-    with run_sandbox(config) as running:
+    with run_sandbox(_stopped_world(now)) as running:
         if prepare is not None:
             prepare(running)
         start = (now.date() - timedelta(days=20)).isoformat()
@@ -242,14 +246,7 @@ def test_a_stop_signal_stops_the_sync_even_when_its_keyboard_interrupt_is_lost(t
     dropped), and a SIGTERM once left a sync waiting on a request of 60 s. The signal watcher stops
     the lanes itself: here the main thread is never told at all (SIGTERM's handler does nothing)."""
     now = datetime.now(UTC).replace(microsecond=0)
-    config = SandboxConfig(
-        now=now,
-        first_day=now.date() - timedelta(days=60),
-        pace=0,
-        transactions_per_day=30,
-        faults=FaultConfig(slow_seconds=60),
-    )
-    with run_sandbox(config) as running:
+    with run_sandbox(_stopped_world(now)) as running:
         _slow_networks(running)
         command, env = sync_command(running, tmp_path, (now.date() - timedelta(days=20)).isoformat(), pace=0)
         deaf = (
