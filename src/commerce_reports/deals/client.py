@@ -234,22 +234,9 @@ _INT64 = (-(2**63), 2**64 - 1)  # the whole numbers JSON carries exactly (orjson
 
 
 def _unsendable(value: Any, path: str) -> Iterator[DealFailure]:
-    """What in a body cannot be sent as given: a null (the models would drop it, unsaid), a whole
-    number past 64 bits (read as a float: an id loses digits), a value JSON has not (a set, a
-    Decimal, a float that is not finite), a key that is not a string."""
-    if value is None:
-        yield DealFailure(path, "is null: leave the field out instead (a null is not sent)")
-    elif isinstance(value, bool | str):
-        return
-    elif isinstance(value, int):
-        if not _INT64[0] <= value <= _INT64[1]:
-            yield DealFailure(
-                path, f"{value} is past 64 bits, which JSON numbers keep exactly: send it as a string"
-            )
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            yield DealFailure(path, f"{value} is not a finite number")
-    elif isinstance(value, Mapping):
+    """What in a body cannot be sent as given (see `_scalar_problem`), and a key that is not a
+    string."""
+    if isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(key, str):
                 yield from _unsendable(item, f"{path}/{key}")
@@ -258,11 +245,25 @@ def _unsendable(value: Any, path: str) -> Iterator[DealFailure]:
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
             yield from _unsendable(item, f"{path}/{i}")
-    else:
-        kind = type(value).__name__
-        yield DealFailure(
-            path, f"is a {kind}, not a JSON value (string, number, true/false, array or object)"
-        )
+    elif (problem := _scalar_problem(value)) is not None:
+        yield DealFailure(path, problem)
+
+
+def _scalar_problem(value: Any) -> str | None:
+    """Why a value that holds no other cannot be sent as given: a null (the models would drop it,
+    unsaid), a whole number past 64 bits (read as a float: an id loses digits), a value JSON has
+    not (a set, a Decimal, a float that is not finite); None when it can."""
+    if value is None:
+        return "is null: leave the field out instead (a null is not sent)"
+    if isinstance(value, bool | str):
+        return None
+    if isinstance(value, int):
+        if _INT64[0] <= value <= _INT64[1]:
+            return None
+        return f"{value} is past 64 bits, which JSON numbers keep exactly: send it as a string"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} is not a finite number"
+    return f"is a {type(value).__name__}, not a JSON value (string, number, true/false, array or object)"
 
 
 def _deal_path(deal_id: str | int) -> str:
