@@ -112,12 +112,9 @@ def error_from_response(
         "content_type": content_type,
         "attempts": attempts,
     }
-    if status >= 500 and not (method != "GET" if writes is None else writes):
-        common["hint"] = _NOTHING_WRITTEN
-    if 300 <= status < 400:
-        common["hint"] = _moved(headers or {}, path)
-    elif status == 404 and path.startswith(_VALUES_PATH):
-        common["hint"] = _NO_SUCH_ATTRIBUTE
+    hint = _hint(status, headers or {}, path, writes=method != "GET" if writes is None else writes)
+    if hint is not None:
+        common["hint"] = hint
     if status in (401, 500):  # plain text by contract: never parsed as JSON
         text = _text(body)
         if status == 500:  # a gateway may put a whole HTML page here: keep one short line of it
@@ -139,6 +136,19 @@ def error_from_response(
     if status >= 500:  # 503, 504, ...: often a gateway's page; `message` only when JSON carried one
         return DealServerError(status, message, **common)
     return _SIMPLE.get(status, DealStatusError)(status, message, **common)
+
+
+def _hint(status: int, headers: Mapping[str, str], path: str, *, writes: bool) -> str | None:
+    """What to do about `status` for this request beyond what its class says (None: nothing):
+    where a redirect points, which attribute a values list lacks, that a 5xx to a request that
+    writes nothing left nothing written."""
+    if 300 <= status < 400:
+        return _moved(headers, path)
+    if status == 404 and path.startswith(_VALUES_PATH):
+        return _NO_SUCH_ATTRIBUTE
+    if status >= 500 and not writes:
+        return _NOTHING_WRITTEN
+    return None
 
 
 def _moved(headers: Mapping[str, str], path: str) -> str:
