@@ -24,9 +24,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from commerce_reports.contract import DATASETS, lake_sites
-from commerce_reports.db.coverage import SiteCoverage, coverage_of, ledger_select, with_status
-from commerce_reports.db.snapshot import reading_of, view_sql
+from commerce_reports.contract import DATASETS
+from commerce_reports.db.coverage import SiteCoverage, ledger_select, with_status
+from commerce_reports.db.snapshot import reading_of, take_snapshot, view_sql
 from commerce_reports.db.sources import part_glob, read_sql
 from commerce_reports.db.views import LEDGER, VIEW_LIST, View, render
 from commerce_reports.errors import ValidationError
@@ -113,7 +113,7 @@ def both_meanings(lake: Lake) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[
     """A DuckDB over the synced lake: the lake's datasets as Spark's sources (`lake_transactions`,
     ...), and every view twice: as DuckDB runs it (schema `duck`) and its Spark SQL with Spark's
     meaning (schema `main`, where the Spark SQL finds the views it reads by bare name)."""
-    coverage = [coverage_of(lake.data_dir, site) for site in lake_sites(lake.data_dir)]
+    coverage = list(take_snapshot(lake.data_dir).coverage)  # as both engines judge the lake now
     sources: dict[str, str] = {d: read_sql(d, [part_glob(lake.data_dir, d)], by_name=False) for d in DATASETS}
     sources[LEDGER] = ledger_select(coverage)
     with duckdb.connect() as con:
