@@ -56,7 +56,14 @@ from .listing import Digest
 from .snapshot import Reading, Snapshot, reading_of, take_snapshot
 from .state import rollups_root
 
-__all__ = ["VIEWS_FOLDER", "publish", "published_problems", "published_reading", "views_root"]
+__all__ = [
+    "VIEWS_FOLDER",
+    "generation_files",
+    "publish",
+    "published_problems",
+    "published_reading",
+    "views_root",
+]
 
 log = logging.getLogger(__name__)
 
@@ -345,7 +352,7 @@ def _unsealed(folder: Path, digest: str) -> list[str]:
     if seal.get("digest", digest) != digest:  # (a seal without one is an older version's: its word)
         return [f"{_CURRENT}: it names {folder.name}, sealed for another state of the lake"]
     changed = [
-        f"{relpath}: not listed in the seal" for relpath in _listed_files(folder) - seal["files"].keys()
+        f"{relpath}: not listed in the seal" for relpath in generation_files(folder) - seal["files"].keys()
     ]
     root = str(folder)
     for relpath, recorded in seal["files"].items():
@@ -367,9 +374,9 @@ def _unsealed(folder: Path, digest: str) -> list[str]:
     return changed
 
 
-def _listed_files(folder: Path) -> set[str]:
-    """Every file below the generation `folder`'s data folders (what the views' globs can read),
-    by its relpath in the generation."""
+def generation_files(folder: Path) -> set[str]:
+    """Every file below the generation `folder`'s data folders (what the views' globs can read,
+    and Spark reads), by its relpath in the generation."""
     found: set[str] = set()
     root = os.path.join(str(folder), "")
     for top in (lake_root(folder), rollups_root(folder)):  # (a generation mirrors the data folder)

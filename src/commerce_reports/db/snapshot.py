@@ -198,7 +198,7 @@ def take_snapshot(data_dir: Path) -> Snapshot:
     """The lake in `data_dir` now: listings, rollup states, unreadable files, live sources."""
     root = Path(data_dir).resolve()
     sites = tuple(site_snapshot(site_places(root, site)) for site in lake_sites(root))
-    coverage = tuple(coverage_of(root, s.site, set(s.readable_all())) for s in sites)
+    coverage = tuple(coverage_of(root, s.site, s.listing.keys() - s.unreadable.keys()) for s in sites)
     return Snapshot(root, sites, coverage)
 
 

@@ -284,22 +284,26 @@ def _parsed(body: bytes) -> Any:
 def _created(answer: Answer, call: Call) -> Deal:
     """The deal a create's answer holds: a 200 or 201 with a deal and its id (service notes).
     Any other 2xx reached the service and says nothing usable: `DealMayExistError`, confirm first."""
-    said = excerpt(answer.body) or "no body"
     if answer.status not in (200, 201):
-        why = f"HTTP {answer.status} ({said}) is not a create's 200 or 201"
+        why = "({said}) is not a create's 200 or 201"
     else:
         try:
             deal = _deal(answer, call)
         except DealMalformedResponseError as error:
-            raise DealMayExistError(
-                f"HTTP {answer.status} with a body that is not a deal ({said})",
-                method=call.method,
-                path=call.path,
-            ) from error
+            raise _may_exist(answer, call, "with a body that is not a deal ({said})") from error
         if deal is not None and deal.id:
             return deal
-        why = f"HTTP {answer.status} without a deal id ({said})"
-    raise DealMayExistError(why, method=call.method, path=call.path)
+        why = "without a deal id ({said})"
+    raise _may_exist(answer, call, why)
+
+
+def _may_exist(answer: Answer, call: Call, why: str) -> DealMayExistError:
+    """A create's answer that says nothing usable: `why`, where `{said}` stands for what it held
+    (an excerpt, made only for this error)."""
+    said = excerpt(answer.body) or "no body"
+    return DealMayExistError(
+        f"HTTP {answer.status} {why.format(said=said)}", method=call.method, path=call.path
+    )
 
 
 def _updated(answer: Answer, call: Call, wanted: str) -> Deal | None:

@@ -26,7 +26,6 @@ yet is a typed, empty frame.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ import pyarrow.parquet as pq
 from ..contract import DATASETS, HIVE_KEYS, dataset_schema, site_root, sql_type
 from ..db.coverage import SiteCoverage
 from ..db.listing import dataset_of
-from ..db.published import published_reading
+from ..db.published import generation_files, published_reading
 from ..db.snapshot import take_snapshot
 from ..errors import CommerceReportsError, LakeError
 
@@ -147,20 +146,12 @@ def current_files(data_dir: Path) -> LakeFiles:
         snapshot = take_snapshot(data_dir)
         files = {site.site: site.readable_all() for site in snapshot.sites}
         return LakeFiles(snapshot.data_dir, files, snapshot.coverage)
-    sites = (*reading.fresh_sites, *reading.stale_sites)
-    files = {site: _files_below(site_root(reading.root, site)) for site in sites}
+    held = generation_files(reading.root)  # (its site folders hold only readable partition files)
+    files = {}
+    for site in (*reading.fresh_sites, *reading.stale_sites):
+        prefix = f"{site_root(reading.root, site).relative_to(reading.root).as_posix()}/"
+        files[site] = sorted(r.removeprefix(prefix) for r in held if r.startswith(prefix))
     return LakeFiles(reading.root, files, reading.coverage)
-
-
-def _files_below(folder: Path) -> list[str]:
-    """Every file below `folder` (a generation's site folder holds only its readable partition
-    files), by relpath, sorted."""
-    root = os.path.join(str(folder), "")
-    return sorted(
-        os.path.join(parent, name)[len(root) :].replace(os.sep, "/")
-        for parent, _, names in os.walk(root)
-        for name in names
-    )
 
 
 def read_dataset(spark: Any, lake: LakeFiles, dataset: str) -> Any:

@@ -305,7 +305,7 @@ class DealsSandbox:
         fault = self._faults.take("PATCH")
         if fault is not None and not fault.applies:
             return self._faults.answer(fault)
-        _apply(deal, body)
+        deal.update(merged)  # (the update, applied above to judge the deal it makes)
         self.downstream_writes.append(DownstreamWrite("update", deal_id, copy.deepcopy(body)))
         if fault is not None:
             return self._faults.answer(fault)
