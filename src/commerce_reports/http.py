@@ -462,13 +462,7 @@ class Session:
 
     def _read(self, response: httpx.Response, label: str) -> bytes:
         ceiling = self.limits.max_body_bytes
-        declared = response.headers.get("content-length", "")
-        encoding = response.headers.get("content-encoding", "").strip().lower()
-        if declared.isdigit() and not encoding and int(declared) > ceiling:
-            raise _too_large(label, ceiling, f"it declares {int(declared):,} bytes")
-        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding in ("gzip", "x-gzip") else None
-        if encoding not in ("", "identity", "gzip", "x-gzip"):
-            raise MalformedResponseError(f"the body is encoded as {encoding!r}, not gzip", endpoint=label)
+        inflate = _decoder(response, label, ceiling)
         if response.is_stream_consumed:  # a transport that answered in full at once (tests' mocks)
             chunks: Iterable[bytes] = [response.content]
             inflate = None  # already inflated by httpx
@@ -478,25 +472,37 @@ class Session:
         received = False
         for chunk in chunks:
             received = received or bool(chunk)
-            data = chunk
-            while inflate is not None and data:
-                try:
-                    out = inflate.decompress(data, ceiling + 1 - len(body))
-                except zlib.error as error:
-                    raise MalformedResponseError(
-                        f"the gzip body is damaged ({error})", endpoint=label
-                    ) from None
-                body += out
-                data = inflate.unconsumed_tail
-                if len(body) > ceiling:
-                    break
-            if inflate is None:
-                body += data
+            body += chunk if inflate is None else _inflated(inflate, chunk, ceiling + 1 - len(body), label)
             if len(body) > ceiling:
                 raise _too_large(label, ceiling, "it is larger once inflated")
         if inflate is not None and received and not inflate.eof:
             raise MalformedResponseError("the gzip body was cut short", endpoint=label)
         return bytes(body)
+
+
+def _decoder(response: httpx.Response, label: str, ceiling: int) -> zlib._Decompress | None:
+    """The gzip decoder of a body sent gzipped (None: sent as is), once its headers are checked: a
+    body declared over the `ceiling`, or in an encoding this client does not read, is refused."""
+    declared = response.headers.get("content-length", "")
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if declared.isdigit() and not encoding and int(declared) > ceiling:
+        raise _too_large(label, ceiling, f"it declares {int(declared):,} bytes")
+    if encoding not in ("", "identity", "gzip", "x-gzip"):
+        raise MalformedResponseError(f"the body is encoded as {encoding!r}, not gzip", endpoint=label)
+    return zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding in ("gzip", "x-gzip") else None
+
+
+def _inflated(inflate: zlib._Decompress, data: bytes, room: int, label: str) -> bytes:
+    """`data` inflated, at most `room` bytes of it (a body inflating past its ceiling stops there:
+    a small gzip bomb never fills memory)."""
+    out = bytearray()
+    while data and len(out) < room:
+        try:
+            out += inflate.decompress(data, room - len(out))
+        except zlib.error as error:
+            raise MalformedResponseError(f"the gzip body is damaged ({error})", endpoint=label) from None
+        data = inflate.unconsumed_tail
+    return bytes(out)
 
 
 def _too_large(label: str, ceiling: int, why: str) -> ResponseTooLargeError:

@@ -253,16 +253,9 @@ def _typed(field: Field, raw: pa.ChunkedArray, id_class: IdClass) -> pa.ChunkedA
     if kind is Kind.NUMBER:
         return _finite(field.column, raw)
     if kind is Kind.INTEGER:
-        fraction = pc.not_equal(pc.trunc(raw), raw)
-        if pc.any(pc.or_(fraction, pc.greater(pc.abs(raw), _WHOLE))).as_py():
-            raise Declined(f"{field.column}: a value is not a whole number a double holds exactly")
-        return raw.cast(pa.int64())
+        return _whole(field.column, raw)
     if kind is Kind.DATE:
-        texts = _text(raw)
-        dates = date_array(texts)
-        if dates.null_count != texts.null_count:
-            raise Declined(f"{field.column}: a value is not a date in a known format")
-        return dates
+        return _dates(field.column, raw)
     if kind in CODE_WORDS:
         return _words(kind, raw)
     if kind is Kind.PRODUCTS:
@@ -272,6 +265,24 @@ def _typed(field: Field, raw: pa.ChunkedArray, id_class: IdClass) -> pa.ChunkedA
     if kind is Kind.ID and id_class == "number" and pc.any(pc.ends_with(raw, ".0")).as_py():
         return pc.replace_substring_regex(raw, r"^(-?[0-9]+)\.0$", r"\1")  # 12345.0 -> "12345"
     return _text(raw)
+
+
+def _whole(column: str, raw: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Whole numbers read as doubles, as integers: a fraction, or one past what a double holds
+    exactly, declines."""
+    fraction = pc.not_equal(pc.trunc(raw), raw)
+    if pc.any(pc.or_(fraction, pc.greater(pc.abs(raw), _WHOLE))).as_py():
+        raise Declined(f"{column}: a value is not a whole number a double holds exactly")
+    return raw.cast(pa.int64())
+
+
+def _dates(column: str, raw: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Dates in any format the service sends; a text that is none declines."""
+    texts = _text(raw)
+    dates = date_array(texts)
+    if dates.null_count != texts.null_count:
+        raise Declined(f"{column}: a value is not a date in a known format")
+    return dates
 
 
 def _column(field: Field, raw: pa.Table, shape: Shape, id_class: IdClass) -> pa.ChunkedArray:

@@ -88,41 +88,14 @@ def serve_dashboard(
     Ctrl-C; every visitor signs in with `token`. `origins` adds the addresses a reverse proxy
     serves it as (`host:port`). `say` gets the log lines (the address first); `started` is called
     with the address once the server listens."""
-    if not isinstance(config, ServeConfig):
-        raise ValidationError("config", f"{config!r} is not a ServeConfig", "give ServeConfig(data_dir, ...)")
-    if not isinstance(token, Secret):
-        raise ValidationError("token", "is not a Secret", "give Secret(the token)")
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ValidationError("port", f"{port!r} is not a TCP port", "give 0 to 65535 (0: any free port)")
+    _check_serving(config, token, port)
     port = port or _free_port(host)
     use_package_vega()
     shared = Shared(config.data_dir)
-    open_pages: set[DashboardPage] = set()
-    lock = threading.Lock()
-
-    def page() -> Any:
-        visitor = DashboardPage(config, shared)
-        with lock:
-            open_pages.add(visitor)
-            count = len(open_pages)
-        say(f"a visitor opened the dashboard ({count} open)")
-
-        def closed(_context: Any) -> None:
-            visitor.close()
-            with lock:
-                open_pages.discard(visitor)
-                left = len(open_pages)
-            say(f"a visitor left ({left} open)")
-
-        async def first_answer() -> None:
-            await visitor.refresh()
-
-        pn.state.on_session_destroyed(closed)
-        pn.state.onload(first_answer)
-        return visitor.layout
+    visitors = _Visitors(config, shared, say)
 
     server = get_server(
-        page,
+        visitors.page,
         port=port,
         address=host,
         show=False,
@@ -153,7 +126,55 @@ def serve_dashboard(
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         server.stop()
-        for visitor in list(open_pages):
-            visitor.close()
+        visitors.close()
         shared.close()
         say("stopped")
+
+
+def _check_serving(config: ServeConfig, token: Secret, port: int) -> None:
+    """Refuse what `serve_dashboard` cannot serve with, before anything starts."""
+    if not isinstance(config, ServeConfig):
+        raise ValidationError("config", f"{config!r} is not a ServeConfig", "give ServeConfig(data_dir, ...)")
+    if not isinstance(token, Secret):
+        raise ValidationError("token", "is not a Secret", "give Secret(the token)")
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ValidationError("port", f"{port!r} is not a TCP port", "give 0 to 65535 (0: any free port)")
+
+
+class _Visitors:
+    """The open pages of a served dashboard: a page of its own for each visitor (over the server's
+    `shared` lake), said as it opens and closes (`say`), all closed with the server."""
+
+    def __init__(self, config: ServeConfig, shared: Shared, say: Callable[[str], None]) -> None:
+        self.config, self.shared, self.say = config, shared, say
+        self.open: set[DashboardPage] = set()
+        self.lock = threading.Lock()
+
+    def page(self) -> Any:
+        """A new visitor's page (Panel calls it at each session)."""
+        visitor = DashboardPage(self.config, self.shared)
+        with self.lock:
+            self.open.add(visitor)
+            count = len(self.open)
+        self.say(f"a visitor opened the dashboard ({count} open)")
+
+        def closed(_context: Any) -> None:
+            visitor.close()
+            with self.lock:
+                self.open.discard(visitor)
+                left = len(self.open)
+            self.say(f"a visitor left ({left} open)")
+
+        async def first_answer() -> None:
+            await visitor.refresh()
+
+        pn.state.on_session_destroyed(closed)
+        pn.state.onload(first_answer)
+        return visitor.layout
+
+    def close(self) -> None:
+        """Close every page still open."""
+        with self.lock:
+            pages = list(self.open)
+        for visitor in pages:
+            visitor.close()
