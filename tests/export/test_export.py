@@ -3,8 +3,10 @@ page and rendered in real Chromium offline; parameters checked against the noteb
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import stat
 import subprocess
 import sys
@@ -21,6 +23,7 @@ from commerce_reports.export import chart_specs, checked_parameters, export_note
 from commerce_reports.money import Currency
 from tests.browser import chart_marks, chromium_available, external_references, rendered_dom
 from tests.charts.specs import figures
+from tests.waiting import wait_for
 
 REPORT = Path(__file__).resolve().parents[2] / "notebooks" / "report.ipynb"
 SECRET = "sk-live-export-test-5f4e3d2c1b"
@@ -58,13 +61,14 @@ def small_notebook(folder: Path) -> Path:
             "    asyncio.get_event_loop().call_soon(signal.signal, signal.SIGINT, note)"
         ),
     ]
-    notebook = nbformat.v4.new_notebook(
-        cells=cells,
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-    )
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata=small_notebook_metadata())
     path = folder / "small.ipynb"
     nbformat.write(notebook, path)
     return path
+
+
+def small_notebook_metadata() -> dict[str, object]:
+    return {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
 
 
 @pytest.fixture
@@ -153,6 +157,41 @@ def test_an_output_that_would_hold_a_secret_is_deleted(tmp_path: Path, with_secr
     with pytest.raises(ExportError, match="would contain a secret"):
         export_notebook(small_notebook(tmp_path), tmp_path / "out", {"leak": True})
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_an_export_killed_midway_leaves_no_partial_notebook_holding_a_secret_in_its_folder(
+    tmp_path: Path, with_secret: str
+) -> None:
+    """papermill saves the notebook as each cell runs: killed once a cell has printed a secret, an
+    export left that partial notebook, unmasked, in `--out`. It runs in a private folder of its own
+    (0700, in the system's temporary folder), and `--out` holds nothing of the run."""
+    marker = tmp_path / "running"
+    cells = [
+        nbformat.v4.new_code_cell('marker = ""', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("import os\nprint(os.environ['COMMERCE_REPORTS_SECRET_KEY'])"),
+        nbformat.v4.new_code_cell(  # the kernel's pid, for the test to stop it once the export is killed
+            "import pathlib, time\npathlib.Path(marker).write_text(str(os.getpid()))\ntime.sleep(300)"
+        ),
+    ]
+    notebook = tmp_path / "slow.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata=small_notebook_metadata()), notebook)
+    out, temporary = tmp_path / "o", tmp_path / "tmp"
+    temporary.mkdir()
+    command = [sys.executable, "-m", "commerce_reports", "export", "--notebook", str(notebook)]
+    command += ["--out", str(out), "--param", f"marker={marker}"]
+    export = subprocess.Popen(command, env={**os.environ, "TMPDIR": str(temporary)}, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: marker.exists() and marker.read_text().isdigit(), "the last cell to start")
+    finally:
+        export.kill()
+        export.wait()
+        if marker.exists() and marker.read_text().isdigit():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+    assert [p for p in out.rglob("*") if p.is_file()] == []
+    left = [p for p in temporary.rglob("*.ipynb") if with_secret.encode() in p.read_bytes()]
+    assert left, "the run's notebook, as papermill saved it before the kill, was looked for where it runs"
+    assert all(stat.S_IMODE(p.parent.stat().st_mode) == 0o700 for p in left)
 
 
 def test_no_template_script_style_or_module_is_loaded_from_off_the_page() -> None:

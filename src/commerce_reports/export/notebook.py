@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..config import current_settings
 from ..errors import ExportError, ValidationError
-from ..files import apply_mode, make_folder, move_atomic, save_atomic
+from ..files import apply_mode, make_folder, save_atomic
 from ..redaction import known_secrets, redact, scrub
 from .parameters import check_parameters
 from .parts import report_name
@@ -121,33 +122,39 @@ def export_notebook(
     extra = checked_environment(environment)
     folder = make_folder(Path(out_dir))
     stem = output_stem(source, params)
-    executed = folder / f"{stem}.ipynb"
     log.info("executing %s with %s", source, params)
-    try:
-        run_notebook(
-            source,
-            executed,
-            params,
-            cwd=source.parent,
-            environment=extra,
-            kernel_name=kernel_name,
-            timeout=timeout,
-        )
-    except papermill.PapermillExecutionError as error:
-        secrets = secrets_in_environment(extra)
-        _mask_secrets(executed, secrets)  # kept to inspect, private, and with no secret in it
-        raise ExportError(
-            redact(
-                f"cell {error.exec_count} of {source.name} failed: {error.ename}: {error.evalue}; "
-                f"the executed notebook, with the error, is at {executed}",
-                secrets,
+    # papermill saves the notebook as each cell runs: into a private folder of its own, never into
+    # `out_dir`, where a run killed midway would leave it partial and unmasked
+    with tempfile.TemporaryDirectory(prefix="commerce-reports-export-") as private:
+        running = Path(private) / f"{stem}.ipynb"
+        try:
+            run_notebook(
+                source,
+                running,
+                params,
+                cwd=source.parent,
+                environment=extra,
+                kernel_name=kernel_name,
+                timeout=timeout,
             )
-        ) from None
-    node = nbformat.read(executed, as_version=4)
-    named = report_name(node)  # a report names itself after the period and sites it resolved
-    if named is not None:
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{source.stem}_{named}")[:180]
-        executed = move_atomic(executed, folder / f"{stem}.ipynb")
+        except papermill.PapermillExecutionError as error:
+            secrets = secrets_in_environment(extra)
+            executed = _masked_copy(running, folder / f"{stem}.ipynb", secrets)  # kept to inspect
+            raise ExportError(
+                redact(
+                    f"cell {error.exec_count} of {source.name} failed: {error.ename}: {error.evalue}; "
+                    f"the executed notebook, with the error, is at {executed}",
+                    secrets,
+                )
+            ) from None
+        node = nbformat.read(running, as_version=4)
+        named = report_name(node)  # a report names itself after the period and sites it resolved
+        if named is not None:
+            stem = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{source.stem}_{named}")[:180]
+        content = running.read_bytes()
+        if any(secret.encode() in content for secret in secrets_in_environment(extra)):
+            raise ExportError(f"{stem}.ipynb would contain a secret value; no output was written")
+        executed = save_atomic(folder / f"{stem}.ipynb", content)
     page = save_atomic(folder / f"{stem}.html", notebook_html(node, title=stem, show_code=show_code))
     images = save_images(chart_specs(node), folder, stem, png=png, svg=svg) if png or svg else []
     result = ExportResult(apply_mode(executed), page, [apply_mode(image) for image in images])
@@ -156,14 +163,14 @@ def export_notebook(
     return result
 
 
-def _mask_secrets(executed: Path, secrets: list[str]) -> None:
-    """Rewrite the notebook of a failed run with every secret value masked in every cell and output
-    (an error's message and traceback may quote one, as a printed output may), as the console's
-    message masks it: that notebook is kept to inspect, never deleted."""
+def _masked_copy(running: Path, executed: Path, secrets: list[str]) -> Path:
+    """Write the notebook of a failed run (`running`) to `executed` with every secret value masked
+    in every cell and output (an error's message and traceback may quote one, as a printed output
+    may), as the console's message masks it: that notebook is kept to inspect, never deleted."""
     import nbformat
 
-    node = nbformat.from_dict(scrub(nbformat.read(executed, as_version=4), secrets))
-    save_atomic(executed, nbformat.writes(node))
+    node = nbformat.from_dict(scrub(nbformat.read(running, as_version=4), secrets))
+    return save_atomic(executed, nbformat.writes(node))
 
 
 def _refuse_leaks(result: ExportResult, extra: Mapping[str, str]) -> None:
