@@ -123,7 +123,9 @@ def open_deals_client(**options: Any) -> DealsClient:
     from .deals.client import DealsClient
     from .deals.config import DealSettings
 
-    return DealsClient(settings=DealSettings.of(current_settings().env), **options)
+    settings = current_settings()
+    where = settings.sources.found("deals_base_url").where
+    return DealsClient(settings=DealSettings.of(settings.env, url_where=where), **options)
 
 
 def sync(

@@ -15,6 +15,7 @@ import commerce_reports.deals as deals
 import commerce_reports.deals.sandbox as sandbox_deals
 from commerce_reports.cli import main
 from commerce_reports.cli.deals import exit_codes
+from commerce_reports.cli.parser import COMMON_EXITS, USAGE
 from commerce_reports.deals import DealsClient
 from commerce_reports.deals.sandbox import (
     DEFAULT_READ_KEY,
@@ -90,8 +91,11 @@ def test_cli_errors_are_one_line_with_a_distinct_status(
 
 
 def test_exit_codes_are_distinct() -> None:
-    codes = [code for code, _ in exit_codes().values()]
-    assert len(codes) == len(set(codes)) and not {0, 1, 2} & set(codes)
+    """Each kind of its own has a code of its own; what cannot be used, a setting or a value, is the
+    usage error every command exits with, said in the same words."""
+    own = [code for code, _ in exit_codes().values() if code != USAGE]
+    assert len(own) == len(set(own)) and not {0, 1} & set(own)
+    assert {meaning for code, meaning in exit_codes().values() if code == USAGE} == {COMMON_EXITS[USAGE]}
 
 
 def test_public_api_is_pinned() -> None:

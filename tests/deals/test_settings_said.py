@@ -23,8 +23,8 @@ def bare(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    assert main(["deals", *argv]) == 3
+def _error(argv: list[str], capsys: pytest.CaptureFixture[str], code: int = 3) -> str:
+    assert main(["deals", *argv]) == code
     return capsys.readouterr().err
 
 
@@ -40,8 +40,31 @@ def test_the_command_line_names_variables_and_its_option_not_python(
     assert (
         "base_url=" not in no_url and "pass --base-url URL, or set COMMERCE_REPORTS_DEALS_BASE_URL" in no_url
     )
-    wrong = _error(["--base-url", "not a url", "values", "device.language"], capsys)
+    # a setting given that cannot be used is a usage error, as on every command (it exited 3, the
+    # code of a missing one)
+    wrong = _error(["--base-url", "not a url", "values", "device.language"], capsys, 2)
     assert wrong.startswith("error: --base-url: 'not a url' is not an http(s) URL")
+
+
+def test_a_setting_of_the_project_file_is_named_where_it_is_written(
+    bare: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was named as the variable COMMERCE_REPORTS_DEALS_BASE_URL, which was not set."""
+    monkeypatch.setenv("COMMERCE_REPORTS_DEALS_API_KEY", KEY)
+    (bare / "commerce-reports.toml").write_text('deals_base_url = "5"\n')
+    said = _error(["values", "device.language"], capsys, 2)
+    assert said.startswith(
+        f"error: {bare / 'commerce-reports.toml'}: deals_base_url: '5' is not an http(s) URL"
+    )
+
+
+def test_a_value_that_cannot_be_used_is_a_usage_error_not_an_unreadable_file(
+    bare: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`deals values ''` exited 4, which the table gives as "input file unreadable"."""
+    monkeypatch.setenv("COMMERCE_REPORTS_DEALS_API_KEY", KEY)
+    monkeypatch.setenv("COMMERCE_REPORTS_DEALS_BASE_URL", "http://127.0.0.1:9")  # never asked
+    assert _error(["values", ""], capsys, 2) == "error: attribute: is empty; e.g. device.geo.country\n"
 
 
 def test_python_still_hears_python(bare: Path) -> None:

@@ -12,7 +12,7 @@ import argparse
 import sys
 from functools import cache
 
-from .parser import add_command
+from .parser import COMMON_EXITS, USAGE, add_command
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` starts at once
 if TYPE_CHECKING:
@@ -36,7 +36,9 @@ def exit_codes() -> dict[type[CommerceReportsError], tuple[int, str]]:
     from ..errors import ConfigurationError, ValidationError
 
     return {
-        ConfigurationError: (3, "configuration: no API key or base URL"),
+        deal.DealSettingMissingError: (3, "configuration: no API key or base URL"),
+        ConfigurationError: (USAGE, COMMON_EXITS[USAGE]),  # a setting that cannot be used
+        deal.DealArgumentError: (USAGE, COMMON_EXITS[USAGE]),  # a value that cannot be used
         ValidationError: (4, "input file unreadable or not a JSON object"),
         deal.DealValidationError: (5, "a local check failed; nothing was sent"),
         deal.DealSchemaError: (10, "400 schema validation"),
@@ -224,7 +226,9 @@ def run(args: argparse.Namespace) -> int:
             from ..deals import DealsClient
             from ..deals.config import DealSettings
 
-            settings = DealSettings.of(current_settings().env, "--base-url")  # resolved here, handed down
+            toolkit = current_settings()  # resolved here, handed down
+            where = toolkit.sources.found("deals_base_url").where
+            settings = DealSettings.of(toolkit.env, "--base-url", where)
             with DealsClient(base_url=args.base_url, settings=settings) as client:
                 result = _result(args, client, document)
         except CommerceReportsError as error:

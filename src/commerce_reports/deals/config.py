@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..config import Limits, check_base_url
 from ..errors import ConfigurationError
 from ..secret import Secret
+from .errors import DealSettingMissingError
 
 __all__ = ["ENV_DEALS_API_KEY", "ENV_DEALS_BASE_URL", "DealSettings"]
 
@@ -27,15 +28,19 @@ _START_SANDBOX = (
 class DealSettings:
     """Where the deal interface is, the key it takes, and the bounds on every request. `option`:
     the command-line option giving the URL when a command made these settings (the `deals`
-    command's `--base-url`), so what is missing or wrong is said in its words, not Python's."""
+    command's `--base-url`), so what is missing or wrong is said in its words, not Python's;
+    `url_where`: where the configured URL is written (a variable, or a file and its key)."""
 
     api_key: Secret | None = None
     base_url: str | None = None
     limits: Limits = field(default_factory=Limits)
     option: str = ""
+    url_where: str = ENV_DEALS_BASE_URL
 
     @classmethod
-    def of(cls, env: Mapping[str, str], option: str = "") -> DealSettings:
+    def of(
+        cls, env: Mapping[str, str], option: str = "", url_where: str = ENV_DEALS_BASE_URL
+    ) -> DealSettings:
         """The deal settings among `env`, the toolkit's settings by variable (`Settings.env`)."""
         key = env.get(ENV_DEALS_API_KEY, "").strip()
         url = env.get(ENV_DEALS_BASE_URL, "").strip()
@@ -44,6 +49,7 @@ class DealSettings:
             base_url=url or None,
             limits=Limits.from_env(env),
             option=option,
+            url_where=url_where,
         )
 
     def connection(self, api_key: str | Secret | None, base_url: str | None) -> tuple[Secret, str]:
@@ -51,13 +57,17 @@ class DealSettings:
         saying how to get one when either is missing."""
         key = api_key if api_key is not None else self.api_key
         if key is None:
-            raise ConfigurationError(f"no deal-request API key: {self._how(ENV_DEALS_API_KEY, 'api_key')}")
+            raise DealSettingMissingError(
+                f"no deal-request API key: {self._how(ENV_DEALS_API_KEY, 'api_key')}"
+            )
         if not isinstance(key, str | Secret):
             raise ConfigurationError(f"api_key must be a string, got {type(key).__name__}")
         url = base_url if base_url is not None else self.base_url
         if not url:
-            raise ConfigurationError(f"no deal-request base URL: {self._how(ENV_DEALS_BASE_URL, 'base_url')}")
-        where = (self.option or "base_url") if base_url is not None else ENV_DEALS_BASE_URL
+            raise DealSettingMissingError(
+                f"no deal-request base URL: {self._how(ENV_DEALS_BASE_URL, 'base_url')}"
+            )
+        where = (self.option or "base_url") if base_url is not None else self.url_where
         return (key if isinstance(key, Secret) else Secret(key)), check_base_url(url, where)
 
     def _how(self, variable: str, argument: str) -> str:

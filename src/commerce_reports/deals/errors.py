@@ -3,6 +3,7 @@
     DealError                                 base (a CommerceReportsError)
     ├── DealValidationError   [fatal]     local check failed, nothing sent (a ValidationError)
     ├── DealArgumentError     [fatal]     a function of `deals` got an unusable argument (a ValidationError)
+    ├── DealSettingMissingError [fatal]   no key or address given anywhere (a ConfigurationError)
     ├── DealTransportError    [retriable] no complete answer: refused, timed out, dropped or garbled
     ├── DealResponseTooLargeError [fatal] an answer over the size ceiling (COMMERCE_REPORTS_MAX_BODY_MB)
     ├── DealMalformedResponseError [fatal] a 2xx whose body is not the JSON expected
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..errors import CommerceReportsError, Fatal, Retriable, ValidationError
+from ..errors import CommerceReportsError, ConfigurationError, Fatal, Retriable, ValidationError
 from ..redaction import excerpt
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "DealRuleKind",
     "DealSchemaError",
     "DealServerError",
+    "DealSettingMissingError",
     "DealStatusError",
     "DealTransportError",
     "DealUpstreamError",
@@ -137,6 +139,12 @@ class DealValidationError(ValidationError, DealError):
 
 class DealArgumentError(ValidationError, DealError):
     """A function of `deals` got an argument of the wrong type or value; nothing was sent."""
+
+
+class DealSettingMissingError(ConfigurationError, DealError):
+    """The deal interface's key or address is given nowhere (no argument, variable, `.env` or
+    project file): the `deals` command's exit 3, where a setting given that cannot be used is a
+    usage error (exit 2), as on every other command."""
 
 
 def require(value: Any, kinds: type | tuple[type, ...], parameter: str, allowed: str) -> None:
