@@ -39,7 +39,7 @@ from .charts.queries import (
     check_top_n,
     filter_options,
     ranking_frame,
-    unaggregated,
+    unanswered,
 )
 from .charts.selection import Coverage, Selection, as_selection, check_connection, resolve
 from .charts.style import EMPTY_TITLE, METRIC_LABELS, aggregate_note, empty_chart, money_of
@@ -119,7 +119,7 @@ def render_state(
             None, pl.DataFrame(), _message_chart(str(error)), str(error), time.perf_counter() - started
         )
     label = METRIC_LABELS[state.metric][0]
-    why = unaggregated(state.dimension, sel, label) if state.metric in AGGREGATE_METRICS else None
+    why = unanswered(con, state.dimension, sel, state.metric, label)
     if why is not None:
         chart = empty_chart(sel, f"{label} per {state.dimension}", cover)
         return Rendered(sel, pl.DataFrame(), chart, why, 0.0)

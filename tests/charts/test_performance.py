@@ -218,6 +218,37 @@ def test_an_empty_selection_is_a_chart_that_says_so(con: duckdb.DuckDBPyConnecti
 
 
 @pytest.mark.parametrize(
+    ("chart", "where", "said"),
+    [
+        (
+            "country_bars_chart",
+            {"device": "Mobile"},
+            "EPC, earnings per click: not aggregated by the service per country for device Mobile",
+        ),
+        (
+            "top_products_chart",
+            {},
+            "EPC, earnings per click is aggregated by the service only per device, country and network",
+        ),
+        (
+            "country_bars_chart",
+            {"country": "DE"},
+            "the lake keeps no report of the service for country DE (a sync keeps a country's reports "
+            "when asked: `commerce-reports sync --country DE`)",
+        ),
+    ],
+)
+def test_a_ranking_no_report_answers_says_why_as_the_dashboard_does(
+    con: duckdb.DuckDBPyConnection, chart: str, where: dict[str, str], said: str
+) -> None:
+    """A stand-alone ranking of EPC that no stored report answers said only "No EPC, earnings per
+    click per country in this selection" and "Widen the dates or clear a filter"."""
+    spec = getattr(charts, chart)(con, site="alpha", start=START, end=END, metric="epc", **where).to_dict()
+    assert spec["title"]["text"] == charts.EMPTY_TITLE
+    assert any(said in line for line in spec["title"]["subtitle"]), spec["title"]["subtitle"]
+
+
+@pytest.mark.parametrize(
     ("kwargs", "parameter"),
     [
         ({"start": "2026-02-30"}, "start"),

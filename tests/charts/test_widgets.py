@@ -118,6 +118,29 @@ def test_a_metric_the_service_does_not_aggregate_under_the_filters_says_so_not_n
     assert answered.message == "" and not answered.data.is_empty()
 
 
+@pytest.mark.parametrize(
+    ("dimension", "country", "said"),
+    [
+        (
+            "network",
+            "DE",
+            "Clicks per network: the lake keeps no report of the service for country DE (a sync keeps "
+            "a country's reports when asked: `commerce-reports sync --country DE`)",
+        ),
+        ("network", "US", ""),  # kept: the lake's sync asked for it
+    ],
+)
+def test_a_slice_the_lake_never_kept_says_how_to_keep_it_not_no_data(
+    con: duckdb.DuckDBPyConnection, dimension: str, country: str, said: str
+) -> None:
+    """The service aggregates clicks per network for any one country, but a sync keeps a country's
+    reports only when asked (the lake was synced with US and GB): it said "No data"."""
+    sel = Selection(site="beta", start=START, end=END, country=country)
+    rendered = render_state(con, DashboardState(sel, dimension, "clicks"))  # type: ignore[arg-type]
+    assert rendered.message == said
+    assert rendered.data.is_empty() == bool(said)
+
+
 def test_hold_queries_once(con: duckdb.DuckDBPyConnection) -> None:
     board = Dashboard(con, MONTH, debounce=0)
     before = board.refreshes

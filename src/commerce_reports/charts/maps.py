@@ -10,7 +10,7 @@ import polars as pl
 from ..money import Currency
 from .geo import country_numeric_id, world_countries
 from .performance import ranking_chart
-from .queries import AGGREGATE_METRICS, Metric, aggregate_span, check_top_n, ranking_frame
+from .queries import AGGREGATE_METRICS, Metric, aggregate_span, check_top_n, ranking_frame, unanswered
 from .selection import Selection, scoped
 from .style import (
     GREY,
@@ -98,7 +98,8 @@ def country_bars_chart(
     sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "country", sel, metric=metric, top_n=top_n)
     notes = (aggregate_note(aggregate_span(con, sel)),) if metric in AGGREGATE_METRICS else ()
-    return ranking_chart(frame, "country", metric, sel, cover, notes=notes, currency=currency)
+    why = unanswered(con, "country", sel, metric, METRIC_LABELS[metric][0])
+    return ranking_chart(frame, "country", metric, sel, cover, notes=notes, currency=currency, why=why)
 
 
 def country_chart(

@@ -24,7 +24,15 @@ import polars as pl
 from ..errors import ValidationError
 from ..money import Currency
 from .dimensions import Dimension
-from .queries import AGGREGATE_METRICS, METRICS, Metric, aggregate_span, check_top_n, ranking_frame
+from .queries import (
+    AGGREGATE_METRICS,
+    METRICS,
+    Metric,
+    aggregate_span,
+    check_top_n,
+    ranking_frame,
+    unanswered,
+)
 from .selection import Coverage, Selection, scoped
 from .series import daily_frame, link_trend_frame
 from .style import (
@@ -66,9 +74,11 @@ def ranking_chart(
     title: str | None = None,
     notes: tuple[str, ...] = (),
     currency: Currency | str | None = None,
+    why: str | None = None,
 ) -> alt.Chart:
     """Horizontal bars of `metric` per key of a `ranking_frame`, in rank order; the subtitle says
-    the days `cover` holds of `sel`, then `notes`; money in `currency` (default: the configured one)."""
+    the days `cover` holds of `sel`, then `notes`; money in `currency` (default: the configured one).
+    `why`: why no report answers `metric` here (`queries.unanswered`), said if nothing is drawn."""
     if not isinstance(frame, pl.DataFrame) or "key" not in frame.columns:
         raise ValidationError("frame", "is not a ranking", "give the frame of ranking_frame(...)")
     if metric not in METRICS:
@@ -77,7 +87,7 @@ def ranking_chart(
     money = money_of(currency)
     rows = frame.filter(pl.col(metric).is_not_null()) if metric in frame.columns else frame.clear()
     if rows.is_empty():
-        return empty_chart(sel, f"{label.lower()} per {dimension}", cover)
+        return empty_chart(sel, f"{label.lower()} per {dimension}", cover, why=why)
     aggregates = rows["clicks"].is_not_null().any()
     text = title or f"{label} by {dimension}, top {rows.height}"
     chart: alt.Chart = (
@@ -315,4 +325,5 @@ def top_products_chart(
         title=f"Top {frame.height} products by {label}",
         notes=notes,
         currency=currency,
+        why=unanswered(con, "product", sel, metric, METRIC_LABELS[metric][0]),
     )

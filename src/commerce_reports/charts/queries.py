@@ -53,6 +53,8 @@ __all__ = [
     "totals_side",
     "transaction_side",
     "unaggregated",
+    "unanswered",
+    "unsynced",
 ]
 
 Metric = Literal[
@@ -225,6 +227,17 @@ def _slicing_filters(spec: DimensionSpec, sel: Selection) -> list[tuple[Dimensio
 def aggregate_slice(dimension: Dimension, sel: Selection) -> tuple[str, str] | None:
     """(key expression, slice condition) over the `networks` view, or None when no stored slice
     answers this dimension under these filters (the service slices by one filter at a time)."""
+    wanted = _wanted_slice(dimension, sel)
+    if wanted is None:
+        return None
+    name, every = wanted
+    condition = f"slice LIKE '{name}=%'" if every else f"slice = '{name}'"
+    return str(DIMENSION_TABLE[dimension].aggregate_key), condition
+
+
+def _wanted_slice(dimension: Dimension, sel: Selection) -> tuple[str, bool] | None:
+    """The stored slice answering this dimension under these filters (`every`: each slice of that
+    name, e.g. every country's), or None when none does."""
     spec = DIMENSION_TABLE[dimension]
     if spec.aggregate_key is None or spec.slice is None:
         return None
@@ -232,13 +245,53 @@ def aggregate_slice(dimension: Dimension, sel: Selection) -> tuple[str, str] | N
     if spec.slice == "all":  # the unfiltered report, or the one slice a filter names
         if len(chosen) > 1:
             return None
-        condition = f"slice = '{chosen[0][0].slice_of(chosen[0][1])}'" if chosen else "slice = 'all'"
-        return spec.aggregate_key, condition
+        return (chosen[0][0].slice_of(chosen[0][1]) if chosen else "all"), False
     if chosen:
         return None
     own = sel.filters().get(spec.filter or "")
-    condition = f"slice = '{spec.slice_of(own)}'" if own else f"slice LIKE '{spec.slice}=%'"
-    return spec.aggregate_key, condition
+    return (spec.slice_of(own), False) if own else (spec.slice, True)
+
+
+def unanswered(
+    con: Connection, dimension: Dimension, sel: Selection, metric: Metric, what: str
+) -> str | None:
+    """Why no stored report answers the aggregate `metric` (said as `what`) per `dimension` under
+    `sel`'s filters: the service does not aggregate it so (`unaggregated`), or the lake never kept
+    the slice that would (`unsynced`); None when one does, or for a metric of the transactions."""
+    if metric not in AGGREGATE_METRICS:
+        return None
+    return unaggregated(dimension, sel, what) or unsynced(con, dimension, sel, what)
+
+
+_NOT_YET = "for these filters yet (a sync fetches it)"
+
+
+def unsynced(con: Connection, dimension: Dimension, sel: Selection, what: str) -> str | None:
+    """Why no stored report answers `what` (clicks, EPC or conversion rate, as said) per
+    `dimension` under `sel`'s filters though the service aggregates it: the lake keeps no such
+    slice for the sites chosen, over any window (a country's is kept when a sync is asked for it);
+    None when it keeps one. An empty ranking would otherwise read as no data."""
+    wanted = _wanted_slice(dimension, sel)
+    if wanted is None:
+        return None
+    name, every = wanted
+    params: dict[str, Any] = {"slice": f"{name}=%" if every else name}
+    clauses = [f"slice {'LIKE' if every else '='} $slice", *sel.network_clauses(params)]
+    ((held,),) = con.execute(
+        f"SELECT count(*) > 0 FROM networks WHERE {' AND '.join(clauses)}", params
+    ).fetchall()
+    if held:
+        return None
+    label = DIMENSION_TABLE[dimension].label.lower()
+    country = DIMENSION_TABLE["country"].slice
+    if name == country or name.startswith(f"{country}="):
+        code = name.partition("=")[2] or "US"
+        kept = "for any country" if every else f"for country {code}"
+        return (
+            f"{what} per {label}: the lake keeps no report of the service {kept} (a sync keeps a "
+            f"country's reports when asked: `commerce-reports sync --country {code}`)"
+        )
+    return f"{what} per {label}: the lake keeps no report of the service {_NOT_YET}"
 
 
 def unaggregated(dimension: Dimension, sel: Selection, what: str) -> str | None:

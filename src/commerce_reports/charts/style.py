@@ -134,15 +134,17 @@ def chart_title(text: str, sel: Selection, cover: Coverage | None, *notes: str) 
 
 
 def empty_chart(
-    sel: Selection, what: str = "", cover: Coverage | None = None, *, width: int = 420
+    sel: Selection, what: str = "", cover: Coverage | None = None, *, width: int = 420, why: str | None = None
 ) -> alt.Chart:
-    """A chart that says there is nothing to draw, and for which selection."""
+    """A chart that says there is nothing to draw, for which selection, and `why` when it is known
+    (a report the service does not slice so, or one the lake never kept), with what to do."""
     if not isinstance(sel, Selection) or not isinstance(what, str):
         raise ValidationError("selection", f"{sel!r} is not a Selection", "give Selection(...) and a text")
     message = f"No {what} in this selection" if what else "Nothing to show"
-    frame = pl.DataFrame({"message": [message], "hint": ["Widen the dates or clear a filter"]})
+    frame = pl.DataFrame({"message": [message], "hint": [why or "Widen the dates or clear a filter"]})
+    notes = (why,) if why else ()
     chart: alt.Chart = (
-        alt.Chart(frame, title=chart_title(EMPTY_TITLE, sel, cover))
+        alt.Chart(frame, title=chart_title(EMPTY_TITLE, sel, cover, *notes))
         .mark_text(fontSize=14, color="#555555")
         .encode(text="message:N", tooltip=[alt.Tooltip("hint:N", title="Try")])
         .properties(width=width, height=80)
