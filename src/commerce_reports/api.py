@@ -355,19 +355,24 @@ def verify(
     sites: SiteSelection = None,
     data_dir: str | Path | None = None,
     fast: bool = False,
+    deep: bool = False,
 ) -> VerifyReport:
     """Check every partition by content (its sha256 against the manifest's, and that it decodes)
     and every rollup file (that it holds what its last refresh wrote); quarantine what fails (the
     next sync fetches it again), rebuild forged rollups, and publish the lake for the views.
     `fast=True` trusts a file whose stamp (size, times, inode) is unchanged since it was last
     hashed, and reads only the others: a copied or restored lake is read in full either way.
+    `deep=True` also computes every rollup again from the lake and compares it row for row (a
+    full build of each site: seconds per million transactions), which finds a rollup forged with
+    its record, or computed wrong; a site whose rollups differ is rebuilt.
     When the rollups cannot be brought up to date after (a full disk), the partitions' verdict is
     kept in the VerifyUnfinished (a LakeError) that says so: `error.report`."""
-    from .db import CATALOG_FILE, refresh_rollups, verify_rollups, write_catalog
+    from .db import CATALOG_FILE, recompute_rollups, refresh_rollups, verify_rollups, write_catalog
     from .db.published import published_problems
     from .lake import VerifyUnfinished
     from .lake import verify as verify_partitions
 
+    as_bool(deep, "deep")
     settings = current_settings()
     folder = settings.folder(data_dir)
     chosen = selection_of(site, sites)
@@ -379,6 +384,8 @@ def verify(
             report.rollups = verify_rollups(folder, names, fast=fast)
             # brings rollups up to date with what was quarantined, and publishes (the digests read too)
             refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
+            if deep:  # the rollups, up to date, against a computation of them from the lake
+                report.rollups += recompute_rollups(folder, names)
         except (LakeError, OSError) as error:  # a full disk, say: the partitions' verdict still stands
             raise VerifyUnfinished(
                 f"the rollups were not brought up to date: {_why(error)}", report

@@ -34,7 +34,7 @@ import commerce_reports.db.build as build_module
 import commerce_reports.db.plan as plan_module
 from commerce_reports.contract import AGGREGATE_SCHEMAS, TRANSACTION_SCHEMA, PartitionKey, site_root
 from commerce_reports.db import connect, fresh_rollups, rebuild_rollups, refresh_rollups
-from commerce_reports.db.snapshot import rollup_read_sql
+from commerce_reports.db.recompute import rollup_differences
 from commerce_reports.db.views import VIEW_LIST
 from commerce_reports.lake.manifest import store_partition
 from commerce_reports.params import Filters
@@ -185,24 +185,9 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
 
 
 def _differences(left: Path, right: Path, site: str = SITE) -> dict[str, int]:
-    """Rows of each rollup found on one side only: money exactly (DECIMAL: stored + new - old adds up
-    to the digit), the ratios (DOUBLE) to 6 decimals."""
-    found = {}
+    """Rows of each rollup found on one side only (as `verify --deep` compares them)."""
     with duckdb.connect() as con:
-        for view in VIEW_LIST:
-            if not view.rollup:
-                continue
-            a, b = (rollup_read_sql(folder, [site], view) for folder in (left, right))
-            doubles = [name for name, kind, *_ in con.execute(f"DESCRIBE {a}").fetchall() if kind == "DOUBLE"]
-            rounded = ", ".join(f"round({c}, 6) AS {c}" for c in doubles)
-            a, b = (f"SELECT * REPLACE ({rounded}) FROM ({sql})" if doubles else sql for sql in (a, b))
-            row = con.execute(
-                f"SELECT count(*) FROM ((({a}) EXCEPT ALL ({b})) UNION ALL (({b}) EXCEPT ALL ({a})))"
-            ).fetchone()
-            assert row is not None
-            if row[0]:
-                found[view.name] = row[0]
-    return found
+        return rollup_differences(con, left, right, site)
 
 
 @pytest.fixture

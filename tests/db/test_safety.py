@@ -17,7 +17,7 @@ from commerce_reports.cli import main
 from commerce_reports.cli.parser import USAGE
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, query, refresh_rollups, write_catalog
-from commerce_reports.db.state import SiteState, load_state, save_state, site_places
+from commerce_reports.db.state import SiteState, load_state, rollup_files, save_state, site_places
 from commerce_reports.errors import LakeError, ValidationError
 from commerce_reports.lake.manifest import store_partition
 from tests.db.conftest import SyncedLake
@@ -188,6 +188,42 @@ def test_a_forged_rollup_is_never_read_and_verify_rebuilds_it(
         assert fresh_rollups(data_dir) == ["alpha", "beta"]
         assert query(con, sql)["r"][0] == honest
     assert main(["verify", "--data-dir", str(data_dir)]) == 0
+
+
+def test_a_rollup_forged_with_its_record_passes_verify_and_verify_deep_finds_and_rebuilds_it(
+    rolled: SyncedLake, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rollup file forged and its digest written into the rollups' state with it: `verify`
+    checks a file against that record, and vouches for it (the views then read the forgery).
+    `verify --deep` computes the rollups again from the lake and compares them row for row."""
+    data_dir = rolled.copy(tmp_path)
+    sql = "SELECT round(sum(revenue), 2) AS r FROM site_performance"
+    with connect(data_dir) as con:
+        honest = query(con, sql)["r"][0]
+    places = site_places(data_dir, "alpha")
+    month = sorted(places.views["site_performance"].glob("2026-*.parquet"))[0]
+    with duckdb.connect() as forger:
+        forger.execute(
+            f"COPY (SELECT * REPLACE (revenue * 1000 AS revenue) FROM read_parquet('{month}')) "
+            f"TO '{month}' (FORMAT parquet)"
+        )
+    state = load_state(places)
+    assert state is not None
+    save_state(places, dataclasses.replace(state, files=rollup_files(places, read_all=True)))  # its record
+    assert main(["verify", "--data-dir", str(data_dir)]) == 0  # (what a check against the record sees)
+    assert "all intact" in capsys.readouterr().out
+    with connect(data_dir) as con:
+        assert query(con, sql)["r"][0] != honest  # read as the truth
+    assert main(["verify", "--deep", "--site", "alpha", "--data-dir", str(data_dir)]) == 1
+    said = capsys.readouterr()
+    assert "rollups of alpha: differ from a computation of them from the lake (site_performance 2 rows" in (
+        said.out
+    ), said.out
+    assert "computing the rollups of site alpha again from its lake files" in said.err  # (seconds: said)
+    with connect(data_dir) as con:
+        assert query(con, sql)["r"][0] == honest
+    assert main(["verify", "--deep", "--data-dir", str(data_dir)]) == 0
+    assert not list(places.folder.parent.glob(".*"))  # no computation left aside
 
 
 def test_verify_leaves_a_stopped_refresh_to_the_next_one_and_still_finds_a_forgery(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         fresh_rollups,
         plan_rollups,
         rebuild_rollups,
+        recompute_rollups,
         refresh_rollups,
         verify_rollups,
     )
@@ -48,6 +49,7 @@ __all__ = [
     "plan_rollups",
     "query",
     "rebuild_rollups",
+    "recompute_rollups",
     "refresh_rollups",
     "stream",
     "verify_rollups",
@@ -71,6 +73,7 @@ _HOMES = {
     "fresh_rollups": "rollups",
     "plan_rollups": "rollups",
     "rebuild_rollups": "rollups",
+    "recompute_rollups": "rollups",
     "refresh_rollups": "rollups",
     "verify_rollups": "rollups",
     "VIEWS": "views",
