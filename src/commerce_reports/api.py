@@ -363,8 +363,9 @@ def verify(
     `fast=True` trusts a file whose stamp (size, times, inode) is unchanged since it was last
     hashed, and reads only the others: a copied or restored lake is read in full either way.
     `deep=True` also computes every rollup again from the lake and compares it row for row (a
-    full build of each site: seconds per million transactions), which finds a rollup forged with
-    its record, or computed wrong; a site whose rollups differ is rebuilt.
+    full build and a comparison of each site: tens of seconds per million transactions), which
+    finds a rollup forged with its record, or computed wrong; a site whose rollups differ is
+    rebuilt.
     When the rollups cannot be brought up to date after (a full disk), the partitions' verdict is
     kept in the VerifyUnfinished (a LakeError) that says so: `error.report`."""
     from .db import CATALOG_FILE, recompute_rollups, refresh_rollups, verify_rollups, write_catalog

@@ -210,7 +210,7 @@ def _verify_arguments(parser: CommandParser) -> None:
         "--deep",
         action="store_true",
         help="also compute every rollup again from the lake and compare it row for row (a full build "
-        "of each site: seconds per million transactions)",
+        "and a comparison of each site: tens of seconds per million transactions)",
     )
 
 

@@ -4,8 +4,9 @@ and the two compared row for row.
 `verify` checks a rollup file against the digest its refresh recorded: a file changed by anything
 else is found, but not one forged together with its record, nor one an update computed wrong (the
 record then vouches for what was written). Only computing the rollups again from the lake files
-says whether they hold what the lake does. That costs a full build (seconds per million
-transactions, and the disk of a second copy of the rollups), so `verify --deep` asks for it.
+says whether they hold what the lake does. That costs a full build and a comparison of every row
+(80 s for a million transactions on a loaded 2-core machine, and the disk of a second copy of the
+rollups), so `verify --deep` asks for it.
 """
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ def recompute_rollups(data_dir: Path | str | None = None, sites: Iterable[str] |
     """Compute each site's rollups again, whole, from its lake files, and compare them row for row
     with the stored ones (`recompute.py`): what a check of files against their record cannot see,
     a rollup forged with its record, or one an update computed wrong. A site whose rollups differ
-    is rebuilt. Seconds per million transactions, said as it runs; a site whose rollups are not up
+    is rebuilt. Tens of seconds per million transactions, said as it runs; a site whose rollups are not up
     to date with its lake is left to its next refresh. Returns a line per site rebuilt (empty:
     every rollup equals its recomputation)."""
     folder = data_folder(data_dir)
