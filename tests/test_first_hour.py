@@ -6,6 +6,7 @@ entry point naming the lake it uses."""
 from __future__ import annotations
 
 import argparse
+import json
 import stat
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -221,6 +222,36 @@ def test_init_lays_out_a_project_and_keeps_what_is_there(tmp_path: Path) -> None
         main(["init", str(tmp_path / "other")]) == 0
         and (tmp_path / "other" / "commerce-reports.toml").is_file()
     )
+
+
+def test_init_again_says_which_notebooks_this_release_changed_and_writes_them_beside(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`init` kept a project's notebooks as they were, and said nothing of a release's newer ones
+    (the upgrades probe): a notebook that ran (its outputs saved) is still this release's; one whose
+    cells differ is named, and `--notebooks` writes this release's beside it, never over it."""
+    folder = tmp_path / "my-reports"
+    init_project(folder)
+    ran = json.loads((folder / "notebooks" / "01_getting_started.ipynb").read_text())
+    ran["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["42\n"]}]
+    (folder / "notebooks" / "01_getting_started.ipynb").write_text(json.dumps(ran))
+    edited = json.loads((folder / "notebooks" / "report.ipynb").read_text())
+    edited["cells"][-1]["source"] = ["print('my own cell')"]
+    (folder / "notebooks" / "report.ipynb").write_text(json.dumps(edited))
+    assert init_project(folder).outdated == [folder / "notebooks" / "report.ipynb"]
+    assert main(["init", str(folder)]) == 0
+    said = capsys.readouterr().out.splitlines()[-2]
+    assert said == (
+        f"this release's report.ipynb differ from yours: `commerce-reports init {folder} --notebooks` "
+        "writes each beside yours, to compare"
+    )
+    assert main(["init", str(folder), "--notebooks"]) == 0
+    assert "wrote notebooks/report.new.ipynb" in capsys.readouterr().out
+    assert (folder / "notebooks" / "report.new.ipynb").read_bytes() == (
+        packaged_notebooks() / "report.ipynb"
+    ).read_bytes()
+    assert json.loads((folder / "notebooks" / "report.ipynb").read_text()) == edited  # kept
+    assert not (folder / "notebooks" / "01_getting_started.new.ipynb").exists()
 
 
 def test_init_refuses_a_folder_no_command_could_use_and_its_hint_runs_as_printed(

@@ -101,19 +101,25 @@ def notebook_path(name: str, start: Path | None = None) -> Path:
 
 @dataclass(frozen=True)
 class InitResult:
-    """What `init_project` wrote and what it left as it was."""
+    """What `init_project` wrote and what it left as it was; `outdated`: the project's notebooks
+    whose cells differ from this release's (kept as they are)."""
 
     folder: Path
     written: list[Path] = field(default_factory=list)
     kept: list[Path] = field(default_factory=list)
+    outdated: list[Path] = field(default_factory=list)
 
 
-def init_project(folder: str | os.PathLike[str]) -> InitResult:
+def init_project(folder: str | os.PathLike[str], *, notebooks: bool = False) -> InitResult:
     """Lay out a project in `folder` (created if needed): the marker, a `.env` template (mode
     0600), a `.gitignore` that lists it, and the notebooks. A file already there is kept as it is
-    (a `.gitignore` gets the lines it lacks), so running it again is safe."""
+    (a `.gitignore` gets the lines it lacks), so running it again is safe. A notebook of the
+    project whose cells differ from this release's is kept too, and listed in `outdated`;
+    `notebooks=True` writes this release's beside it (`report.new.ipynb`), to compare and merge."""
     if not isinstance(folder, str | os.PathLike) or not str(folder).strip():
         raise ValidationError("folder", f"{folder!r} is not a folder path", "give a str or Path")
+    if not isinstance(notebooks, bool):
+        raise ValidationError("notebooks", f"{notebooks!r} is not a bool", "give True or False")
     root = Path(folder).expanduser().absolute()
     if root.exists() and not root.is_dir():
         raise ValidationError("folder", f"{root} is a file", "give a new or existing folder")
@@ -133,12 +139,31 @@ def init_project(folder: str | os.PathLike[str]) -> InitResult:
         create(root / ".env", _ENV_TEXT, private=True)
         _ignore(root / ".gitignore", done)
         for name in NOTEBOOK_NAMES:
-            create(root / "notebooks" / name, (packaged_notebooks() / name).read_bytes())
+            release = (packaged_notebooks() / name).read_bytes()
+            create(root / "notebooks" / name, release)
+            ours = root / "notebooks" / name
+            if ours in done.kept and _cells(ours.read_bytes()) != _cells(release):
+                done.outdated.append(ours)
+                if notebooks:
+                    save_atomic(beside := ours.with_suffix(".new.ipynb"), release)
+                    done.written.append(beside)
     except OSError as error:
         raise ValidationError(
             "folder", f"cannot write in {root}: {error.strerror}", "choose a folder you can write"
         ) from None
     return done
+
+
+def _cells(notebook: bytes) -> list[tuple[str, str]] | None:
+    """A notebook's cells, kind and source, without outputs or metadata (a notebook that ran is
+    still the one it was); None when it is not a notebook's JSON."""
+    import json
+
+    try:
+        cells = json.loads(notebook)["cells"]
+        return [(cell["cell_type"], "".join(cell["source"])) for cell in cells]
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _write_private(path: Path, content: str | bytes) -> None:

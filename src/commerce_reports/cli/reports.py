@@ -138,6 +138,12 @@ def _init_arguments(parser: CommandParser) -> None:
     from .options import folder_path
 
     parser.add_argument("folder", type=folder_path, help="the project folder, e.g. my-reports")
+    parser.add_argument(
+        "--notebooks",
+        action="store_true",
+        help="beside each notebook of the project that differs from this release's, write this "
+        "release's as <name>.new.ipynb (yours is kept as it is)",
+    )
 
 
 def _demo_arguments(parser: CommandParser) -> None:
@@ -253,12 +259,17 @@ def _invalidate_arguments(parser: CommandParser) -> None:
 def _init(args: argparse.Namespace) -> int:
     from ..project import init_project
 
-    done = init_project(args.folder)
+    done = init_project(args.folder, notebooks=args.notebooks)
     for path in done.written:
         print(f"wrote {path.relative_to(done.folder)}")
     for path in done.kept:
         print(f"kept  {path.relative_to(done.folder)} (already there)")
     import shlex
+
+    if done.outdated and not args.notebooks:
+        names = ", ".join(path.name for path in done.outdated)
+        again = f"commerce-reports init {shlex.quote(str(args.folder))} --notebooks"
+        print(f"this release's {names} differ from yours: `{again}` writes each beside yours, to compare")
     from importlib.util import find_spec
 
     folder = shlex.quote(str(args.folder))
