@@ -199,6 +199,13 @@ def test_without_the_token_nothing_is_served_and_nothing_of_jupyter_with_it(
     for path in (*jupyter, "api/terminals", "voila/files/x", "static/../../etc/passwd"):
         status, _ = _status(opener, served.url + path)
         assert status in (403, 404), (path, status)  # no file browser, kernel or terminal: not even routes
+    # a session id sent empty: Bokeh refuses it, and the log said so with its whole traceback
+    assert _status(opener, served.url + "?bokeh-session-id=")[0] == 500
+    wait_for(lambda: any("Session ID must not be empty" in line for line in served.log), "the refusal's line")
+    said = next(line for line in served.log if "Session ID must not be empty" in line)
+    assert "Uncaught exception GET /?bokeh-session-id= (127.0.0.1)" in said and "Traceback" not in "".join(
+        served.log
+    )
 
 
 def test_a_visitor_changes_the_period_reads_leaderboards_and_drills_into_a_network(

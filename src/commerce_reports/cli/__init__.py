@@ -21,6 +21,7 @@ import gc
 import importlib
 import os
 import sys
+from typing import Any
 
 from .._lazy import defer_logging
 from .._version import __version__
@@ -148,8 +149,23 @@ def _log_to_stderr(verbose: int) -> None:
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:
+        if verbose < 2 and _one_line not in handler.filters:  # (-vv: the traceback, to debug)
+            handler.filters.insert(0, _one_line)
         if mask_record not in handler.filters:
             handler.addFilter(mask_record)
+
+
+def _one_line(record: Any) -> bool:
+    """A logging filter saying a library's logged exception on one line, its kind and message after
+    the record's own words, never its traceback (a served dashboard's log got Bokeh's for a request
+    with an empty session id). Duck-typed on `logging.LogRecord`."""
+    if record.exc_info:
+        error = record.exc_info[1]
+        said = " ".join(record.getMessage().split())
+        record.msg = f"{said}: {type(error).__name__}: {error}" if error is not None else said
+        record.args = ()
+        record.exc_info = record.exc_text = record.stack_info = None
+    return True
 
 
 def _failed(error: BaseException) -> int:
