@@ -21,7 +21,6 @@ import gc
 import importlib
 import os
 import sys
-from typing import Any
 
 from .._lazy import defer_logging
 from .._version import __version__
@@ -88,9 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # library of its own (`light`) loads it with its first log line, if it writes one
         light = getattr(args, "light", False)
         if light and not args.verbose:
-            defer_logging(lambda: _log_to_stderr(args.verbose))
+            defer_logging(lambda: _log_lines(args.verbose))
         else:
-            _log_to_stderr(args.verbose)
+            _log_lines(args.verbose)
         if collecting and not light:
             gc.enable()
         from ..interrupts import watching_ctrl_c
@@ -139,35 +138,6 @@ def _command_named(words: Sequence[str]) -> str | None:
     return None
 
 
-def _log_to_stderr(verbose: int) -> None:
-    """Log lines on standard error: warnings, and with -v information, with -vv debug lines too;
-    every key masked in each line, whichever library wrote it."""
-    import logging
-
-    from ..redaction import mask_record
-
-    level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for handler in logging.getLogger().handlers:
-        if verbose < 2 and _one_line not in handler.filters:  # (-vv: the traceback, to debug)
-            handler.filters.insert(0, _one_line)
-        if mask_record not in handler.filters:
-            handler.addFilter(mask_record)
-
-
-def _one_line(record: Any) -> bool:
-    """A logging filter saying a library's logged exception on one line, its kind and message after
-    the record's own words, never its traceback (a served dashboard's log got Bokeh's for a request
-    with an empty session id). Duck-typed on `logging.LogRecord`."""
-    if record.exc_info:
-        error = record.exc_info[1]
-        said = " ".join(record.getMessage().split())
-        record.msg = f"{said}: {type(error).__name__}: {error}" if error is not None else said
-        record.args = ()
-        record.exc_info = record.exc_text = record.stack_info = None
-    return True
-
-
 def _failed(error: BaseException) -> int:
     """Say `error` in one line; the exit status of its kind (130 for Ctrl-C, also when DuckDB took it)."""
     from ..errors import (
@@ -202,3 +172,9 @@ def _failed(error: BaseException) -> int:
         file=sys.stderr,
     )
     return 1
+
+
+def _log_lines(verbose: int) -> None:
+    from .log_lines import log_to_stderr  # (logging: loaded only by a command that logs)
+
+    log_to_stderr(verbose)
