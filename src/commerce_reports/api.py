@@ -356,6 +356,7 @@ def verify(
     data_dir: str | Path | None = None,
     fast: bool = False,
     deep: bool = False,
+    progress: bool | None = None,
 ) -> VerifyReport:
     """Check every partition by content (its sha256 against the manifest's, and that it decodes)
     and every rollup file (that it holds what its last refresh wrote); quarantine what fails (the
@@ -365,24 +366,32 @@ def verify(
     `deep=True` also computes every rollup again from the lake and compares it row for row (a
     full build and a comparison of each site: tens of seconds per million transactions), which
     finds a rollup forged with its record, or computed wrong; a site whose rollups differ is
-    rebuilt.
+    rebuilt. Each reading step says what it does as it runs (`progress`: None in a terminal or a
+    notebook, True always, False never).
     When the rollups cannot be brought up to date after (a full disk), the partitions' verdict is
     kept in the VerifyUnfinished (a LakeError) that says so: `error.report`."""
+    from .activity import checked_progress, said
     from .db import CATALOG_FILE, recompute_rollups, refresh_rollups, verify_rollups, write_catalog
     from .db.published import published_problems
     from .lake import VerifyUnfinished
     from .lake import verify as verify_partitions
 
     as_bool(deep, "deep")
+    shown = checked_progress(progress)
+    changed = "changed since they were last hashed"
+    partitions = f"the partitions {changed}" if fast is True else "every partition"
+    rollups = f"the rollup files {changed}" if fast is True else "every rollup file"
     settings = current_settings()
     folder = settings.folder(data_dir)
     chosen = selection_of(site, sites)
     names = list(_profiles(chosen, None, settings)) if chosen is not None else None
     with lake_errors(folder):
-        report = verify_partitions(folder, names, fast=fast)
+        with said(f"reading {partitions} by content", shown):
+            report = verify_partitions(folder, names, fast=fast)
         report.published = published_problems(folder)  # (publishing again, below, mends them)
         try:
-            report.rollups = verify_rollups(folder, names, fast=fast)
+            with said(f"reading {rollups} by content", shown):
+                report.rollups = verify_rollups(folder, names, fast=fast)
             # brings rollups up to date with what was quarantined, and publishes (the digests read too)
             refresh_rollups(folder, {name: [] for name in names} if names is not None else None)
             if deep:  # the rollups, up to date, against a computation of them from the lake
