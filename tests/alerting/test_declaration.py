@@ -26,7 +26,9 @@ def test_the_repository_toml_lists_every_rule_at_its_declared_default() -> None:
     """commerce-reports.toml follows the declaration: a rule added there shows up here."""
     table = tomllib.loads((ROOT / "commerce-reports.toml").read_text())["alerts"]
     assert Thresholds.from_table(table) == Thresholds()
-    assert table == Thresholds().table()
+    assert table == Thresholds().table(), (
+        "write each rule's line in [alerts] of commerce-reports.toml at Thresholds().table()'s values"
+    )
 
 
 def test_the_readmes_rules_table_is_the_declarations() -> None:
