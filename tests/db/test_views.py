@@ -52,8 +52,9 @@ def test_a_monthly_view_without_report_fetched_at_is_refused_naming_the_column()
     probe = View("monthly_probe", "", _MONTHLY_SQL.format(extra=""), period="month")
     assert _problems_of(probe) == [
         'view monthly_probe: breaks the rule "a month period has the columns site, window_start, window_end, '
-        'report_fetched_at": it has no column report_fetched_at; add it to its SQL (coverage.py reads it to '
-        "say complete and final)"
+        'report_fetched_at": it has no column report_fetched_at; add it to its SQL: a month with no report '
+        "window of its own takes it from the networks month window of the `all` slice, LEFT JOIN on (site, "
+        "window_start), and then its rollup takes no Merge (CONTRIBUTING.md, 'Add a view')"
     ]
 
 
@@ -65,6 +66,11 @@ def test_a_merged_view_with_no_report_side_declares_every_column() -> None:
     assert problem.startswith(
         'view no_report_side: breaks the rule "a view that reads no report declares every column in its '
         'Merge": column largest is neither a key, a sum, a first nor derived'
+    )
+    # a max is none of them: firsts would keep the least of the maxima (a test of merged months
+    # found it, minutes later), so the message says what else to do
+    assert problem.endswith(
+        "(a max, a distinct count) takes no Merge: drop the Merge, and a changed month is computed again"
     )
     declared = Rollup(rollup.date_column, rollup.keys, Merge(("transactions",), firsts=("largest",)))
     assert _problems_of(View("no_report_side", "", sql, rollup=declared)) == []

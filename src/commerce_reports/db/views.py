@@ -750,6 +750,14 @@ def contract_problems(views: Sequence[View] = VIEW_LIST) -> list[str]:
     return problems
 
 
+# What to do about a period column a view lacks, where more than "add it" can be said.
+_FIXES = {
+    "report_fetched_at": "add it to its SQL: a month with no report window of its own takes it from the "
+    "networks month window of the `all` slice, LEFT JOIN on (site, window_start), and then its rollup "
+    "takes no Merge (CONTRIBUTING.md, 'Add a view')",
+}
+
+
 def _column_problems(view: View, columns: Mapping[str, str]) -> list[ValidationError]:
     """The rules `view` breaks, given its columns (name -> DuckDB type)."""
     found = []
@@ -758,7 +766,9 @@ def _column_problems(view: View, columns: Mapping[str, str]) -> list[ValidationE
         rule = f"a {kind.name} period has the columns {', '.join(kind.requires)}"
         fix = "add it to its SQL (coverage.py reads it to say complete and final)"
         found += [
-            _refuse(view.name, rule, f"it has no column {c}", fix) for c in kind.requires if c not in columns
+            _refuse(view.name, rule, f"it has no column {c}", _FIXES.get(c, fix))
+            for c in kind.requires
+            if c not in columns
         ]
     if view.rollup is not None:
         rule = "a rollup's keys are columns of the view"
@@ -790,7 +800,9 @@ def _merge_problems(
             "a view that reads no report declares every column in its Merge",
             f"column {c} is neither a key, a sum, a first nor derived: a merged month would have "
             "nowhere to take it from",
-            "add it to Merge(sums=...), firsts, or derived (SQL over the merged row)",
+            "add it to Merge(sums=...) if it adds up, to firsts if it is the least value, or to derived "
+            "(SQL over the merged row); a column that is none of these (a max, a distinct count) takes "
+            "no Merge: drop the Merge, and a changed month is computed again",
         )
         for c in undeclared
     ]
