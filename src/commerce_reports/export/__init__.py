@@ -1,5 +1,5 @@
-"""Reports that travel: tables written as CSV, JSON, Parquet or Excel (`OUTPUT_FORMATS`),
-notebooks run by papermill into self-contained HTML, charts as images, the report mailed with its
+"""Reports that travel: tables written in each format of `OUTPUT_FORMATS` (csv, json, jsonl, parquet,
+xlsx), notebooks run by papermill into self-contained HTML, charts as images, the report mailed with its
 summary and alerts.
 
 This package is also the function `cr.export(data, path)` (calling it calls `export_table`):
