@@ -72,8 +72,44 @@ def test_a_merged_view_with_no_report_side_declares_every_column() -> None:
     assert problem.endswith(
         "(a max, a distinct count) takes no Merge: drop the Merge, and a changed month is computed again"
     )
-    declared = Rollup(rollup.date_column, rollup.keys, Merge(("transactions",), firsts=("largest",)))
-    assert _problems_of(View("no_report_side", "", sql, rollup=declared)) == []
+    least = _MONTHLY_SQL.format(extra=", min(order_value) AS least")
+    declared = Rollup(rollup.date_column, rollup.keys, Merge(("transactions",), firsts=("least",)))
+    assert _problems_of(View("no_report_side", "", least, rollup=declared)) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "merge", "said"),
+    [
+        (
+            ", max(order_value) AS largest",
+            Merge(("transactions",), firsts=("largest",)),
+            "a Merge's firsts are each the least value, min(...)\": "
+            "column largest is MAX(transactions.order_value)",
+        ),
+        (
+            ", count(DISTINCT click_id) AS clicks",
+            Merge(("transactions", "clicks")),
+            "a Merge's sums are each a sum or a count of rows\": "
+            "column clicks is COUNT(DISTINCT transactions.click_id)",
+        ),
+        (
+            ", max(order_value) AS largest",
+            Merge(("transactions", "largest")),
+            "a Merge's sums are each a sum or a count of rows\": "
+            "column largest is MAX(transactions.order_value)",
+        ),
+    ],
+)
+def test_a_merge_column_its_aggregate_cannot_merge_is_refused_where_it_is_declared(
+    extra: str, merge: Merge, said: str
+) -> None:
+    """A max declared as a first (which CONTRIBUTING's recipe once suggested) passed the contract:
+    a merged month kept the least of the maxima, and only test_incremental saw it, minutes later;
+    a distinct count declared as a sum would add up what does not."""
+    rollup = Rollup("window_start", ("site", "window_start", "window_end"), merge)
+    (problem,) = _problems_of(View("merged_probe", "", _MONTHLY_SQL.format(extra=extra), rollup=rollup))
+    assert problem.startswith(f'view merged_probe: breaks the rule "{said}'), problem
+    assert problem.endswith("or drop the Merge: a changed month is then computed again")
 
 
 def test_merge_and_key_columns_must_exist_and_sums_be_numbers() -> None:

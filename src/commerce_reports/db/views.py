@@ -732,11 +732,13 @@ def contract_problems(views: Sequence[View] = VIEW_LIST) -> list[str]:
 
     sources = {dataset: typed_empty(dataset) for dataset in DATASETS} | {LEDGER: ledger_select(())}
     problems: list[str] = []
+    checked: dict[str, dict[str, str]] = {}  # the views bound so far: their columns, for sqlglot
     with duckdb.connect() as con:
         con.execute("CREATE SCHEMA checked")
         for view in views:
+            sql = render(view, "checked", sources)
             try:
-                con.execute(f"CREATE VIEW checked.{view.name} AS {render(view, 'checked', sources)}")
+                con.execute(f"CREATE VIEW checked.{view.name} AS {sql}")
                 described = con.execute(f"DESCRIBE checked.{view.name}").fetchall()
             except duckdb.Error as error:
                 first_line = str(error).strip().splitlines()[0]
@@ -746,8 +748,46 @@ def contract_problems(views: Sequence[View] = VIEW_LIST) -> list[str]:
                 problems.append(str(refused))
                 continue
             columns = {str(name): str(kind) for name, kind, *_ in described}
-            problems += [str(refused) for refused in _column_problems(view, columns)]
+            found = _column_problems(view, columns)
+            if not found and view.rollup is not None and view.rollup.merge is not None:
+                found = _aggregate_problems(view.name, view.rollup.merge, sql, {"checked": checked})
+            problems += [str(refused) for refused in found]
+            checked[view.name] = dict.fromkeys(columns, "UNKNOWN")  # (names are all lineage needs)
     return problems
+
+
+def _aggregate_problems(
+    name: str, merge: Merge, sql: str, schema: dict[str, dict[str, dict[str, str]]]
+) -> list[ValidationError]:
+    """The columns of `merge` that the aggregate making them (found by each column's lineage
+    through the view's `sql`, sqlglot's, down to the first aggregate on each path) cannot merge: a
+    sum that is no sum or count of rows (a distinct count, a max: a merged month would add them),
+    a first that is no least value (min). Only a test of merged months would see it, minutes later."""
+    from sqlglot import exp
+    from sqlglot.lineage import Node, lineage
+
+    def making(node: Node) -> list[exp.AggFunc]:
+        own = [a for a in node.expression.find_all(exp.AggFunc) if a.find_ancestor(exp.AggFunc) is None]
+        return own or [a for below in node.downstream for a in making(below)]
+
+    checks: list[tuple[str, tuple[type[exp.AggFunc], ...], str, str]]
+    checks = [(c, (exp.Sum, exp.Count), "sums", "a sum or a count of rows") for c in merge.sums]
+    checks += [(c, (exp.Min,), "firsts", "the least value, min(...)") for c in merge.firsts]
+    found = []
+    for column, kinds, role, wanted in checks:
+        for made in making(lineage(column, sql, schema=schema, dialect="duckdb")):
+            if isinstance(made, kinds) and made.find(exp.Distinct) is None:
+                continue
+            found.append(
+                _refuse(
+                    name,
+                    f"a Merge's {role} are each {wanted}",
+                    f"column {column} is {made.sql('duckdb')}",
+                    "declare it where it merges (sums: sum or count; firsts: min; else derived), or "
+                    "drop the Merge: a changed month is then computed again",
+                )
+            )
+    return found
 
 
 # What to do about a period column a view lacks, where more than "add it" can be said.
