@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,8 @@ import pytest
 from commerce_reports.alerting import RULES, Rule, Thresholds
 from commerce_reports.alerting.detect import poisson_z
 from commerce_reports.alerting.rules import WORDING_FIELDS
-from commerce_reports.errors import ConfigurationError
+from commerce_reports.errors import ConfigurationError, ValidationError
+from commerce_reports.sandbox.incidents import Incident
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,6 +102,19 @@ def test_a_rule_that_breaks_the_declaration_is_refused_where_it_is_made(
 ) -> None:
     with pytest.raises(ConfigurationError, match=re.escape(message)):
         replace(RULES[0], **change)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.name)
+def test_every_rule_s_incident_is_one_the_sandbox_stages(rule: Rule) -> None:
+    """A staged incident the sandbox refuses (`clicks=-60%`: fewer clicks is `revenue=-N%`, a lost
+    placement) failed only the behaviour test of the rules, minutes into it; here in a second,
+    naming the rule."""
+    sample = {"device": "Mobile", "country": "GB"}  # (a network, merchant or link: any name)
+    places = {name: sample.get(name, "x") for _, name, _, _ in string.Formatter().parse(rule.staged) if name}
+    try:
+        Incident.parse(f"site=alpha,{rule.staged.format(**places)},from=2026-01-01")
+    except ValidationError as refused:
+        pytest.fail(f"rule {rule.name}: staged={rule.staged!r} is no incident the sandbox stages: {refused}")
 
 
 def test_adding_a_rule_is_one_entry() -> None:
