@@ -184,8 +184,8 @@ def _apply(data_dir: Path, step: tuple[Any, ...], monkeypatch: pytest.MonkeyPatc
             monkeypatch.setattr(buckets_module, "move_into_place", real)
 
 
-def _differences(left: Path, right: Path, site: str = SITE) -> dict[str, int]:
-    """Rows of each rollup found on one side only (as `verify --deep` compares them)."""
+def _differences(left: Path, right: Path, site: str = SITE) -> dict[str, str]:
+    """How each rollup differs between the two (as `verify --deep` compares them): rows, keys, columns."""
     with duckdb.connect() as con:
         return rollup_differences(con, left, right, site)
 

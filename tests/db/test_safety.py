@@ -17,6 +17,7 @@ from commerce_reports.cli import main
 from commerce_reports.cli.parser import USAGE
 from commerce_reports.contract import PartitionKey
 from commerce_reports.db import VIEWS, connect, fresh_rollups, query, refresh_rollups, write_catalog
+from commerce_reports.db.recompute import rollup_differences
 from commerce_reports.db.state import SiteState, load_state, rollup_files, save_state, site_places
 from commerce_reports.errors import LakeError, ValidationError
 from commerce_reports.lake.manifest import store_partition
@@ -220,14 +221,35 @@ def test_a_rollup_forged_with_its_record_passes_verify_and_verify_deep_finds_and
         assert query(con, sql)["r"][0] != honest  # read as the truth
     assert main(["verify", "--deep", "--site", "alpha", "--data-dir", str(data_dir)]) == 1
     said = capsys.readouterr()
-    assert "rollups of alpha: differ from a computation of them from the lake (site_performance 2 rows" in (
-        said.out
+    assert (
+        "rollups of alpha: differ from a computation of them from the lake (site_performance: 2 rows, "
+        "revenue differs): rebuilt" in said.out
     ), said.out
     assert "computing the rollups of site alpha again from its lake files" in said.err  # (seconds: said)
     with connect(data_dir) as con:
         assert query(con, sql)["r"][0] == honest
     assert main(["verify", "--deep", "--data-dir", str(data_dir)]) == 0
     assert not list(places.folder.parent.glob(".*"))  # no computation left aside
+
+
+def test_how_two_versions_of_the_rollups_differ_is_said_by_rollup_keys_and_columns(
+    rolled: SyncedLake, tmp_path: Path
+) -> None:
+    """What `verify --deep` and the incremental tests say of a difference: the rows, the keys one
+    side alone holds, the columns that differ where both hold a key (they said a count of rows)."""
+    left, right = rolled.copy(tmp_path / "left"), rolled.copy(tmp_path / "right")
+    month = sorted(site_places(right, "alpha").views["daily_performance"].glob("2026-*.parquet"))[0]
+    with duckdb.connect() as con:
+        (day,) = con.execute(f"SELECT min(day) FROM read_parquet('{month}')").fetchall()[0]
+        changed = f"CASE WHEN day = DATE '{day}' THEN revenue + 1 ELSE revenue END AS revenue"
+        con.execute(
+            f"COPY (SELECT * REPLACE ({changed}) FROM read_parquet('{month}') "
+            f"WHERE day <> DATE '{day}' + 1) TO '{month}' (FORMAT parquet)"
+        )
+        assert rollup_differences(con, left, right, "alpha") == {
+            "daily_performance": "3 rows, 1 key on one side only, revenue differs"
+        }
+        assert rollup_differences(con, left, left, "alpha") == {}
 
 
 def test_verify_leaves_a_stopped_refresh_to_the_next_one_and_still_finds_a_forgery(

@@ -205,7 +205,7 @@ def recompute_rollups(data_dir: Path | str | None = None, sites: Iterable[str] |
                 differ = recomputed_differences(places, survey.readable)
         if differ:
             _refresh_site(places, set(), True)
-            named = ", ".join(f"{view} {rows} rows" for view, rows in sorted(differ.items()))
+            named = "; ".join(f"{view}: {what}" for view, what in sorted(differ.items()))
             found.append(f"{places.site}: differ from a computation of them from the lake ({named}): rebuilt")
     if found:
         publish(folder)
