@@ -276,3 +276,36 @@ def test_sql_output_formats_from_the_command_line(
         == 1
     )
     assert "boom" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()  # no half file
+
+
+def test_a_workbook_batch_with_a_rare_value_is_written_the_long_way_and_one_without_the_short(
+    tmp_path: Path,
+) -> None:
+    """Each batch checks its columns once for a value the short way cannot write (text to escape
+    or cut, a date before 1900, a decimal past a spreadsheet number's 15 digits): a batch that has
+    one is written the long way, the next, without, the short way; both read back the same."""
+    from datetime import date
+
+    from commerce_reports.export.workbook import write_workbook
+    from commerce_reports.money import Currency
+
+    schema = {"text": pl.String, "day": pl.Date, "amount": pl.Decimal(38, 4)}
+    rare = pl.DataFrame(
+        {
+            "text": ["a & b <c>\x01", "x" * 40_000],
+            "day": [date(1899, 12, 1), date(2026, 1, 2)],
+            "amount": [Decimal("123456789012.3456"), Decimal("-0.0001")],
+        },
+        schema=schema,
+    )
+    plain = pl.DataFrame(
+        {"text": ["plain", None], "day": [date(2026, 1, 3), None], "amount": [Decimal("12.5"), Decimal(1)]},
+        schema=schema,
+    )
+    with (tmp_path / "rare.xlsx").open("wb") as out:
+        assert write_workbook([rare, plain], out, Currency("USD")) == 4
+    rows = list(openpyxl.load_workbook(tmp_path / "rare.xlsx").active.iter_rows(min_row=2, values_only=True))
+    assert rows[0] == ("a & b <c>", "1899-12-01", "123456789012.3456")  # escaped, as text, as text
+    assert rows[1][0] == "x" * 32_767 and rows[1][1] == datetime(2026, 1, 2) and rows[1][2] == -0.0001
+    assert rows[2] == ("plain", datetime(2026, 1, 3), 12.5)
+    assert rows[3] == (None, None, 1)

@@ -140,15 +140,28 @@ def _money_format(money: Currency, places: int) -> str:
 _Cell = Callable[["pl.Expr", "pl.Expr", str], "pl.Expr"]  # (the column, row numbers, its letter) -> XML
 
 
+@dataclass(frozen=True)
+class _Writer:
+    """How a column of one type becomes cells: `cell` gives each cell's XML (null: no cell) and
+    `measure` each value's shown length; `fast`, where given, is `cell` for a batch in which no
+    value is `rare` (text with nothing to escape, a date after 1900, a decimal a spreadsheet number
+    holds): `cell` must provide for the rare value, and polars computes both branches of a
+    `when` for every row, so a batch without one is written by the short way."""
+
+    cell: _Cell
+    measure: Callable[[pl.Expr], pl.Expr]
+    fast: _Cell | None = None
+    rare: Callable[[pl.Expr], pl.Expr] | None = None
+
+
 @dataclass
 class _Column:
-    """How one column becomes cells: an expression giving each cell's XML (null: no cell), and the
-    width of its widest value so far."""
+    """How one column becomes cells (`writer`), where (its name and letter), and the width of its
+    widest value so far."""
 
     name: str
     letter: str
-    cell: _Cell
-    measure: Callable[[pl.Expr], pl.Expr]  # the column -> each value's shown length, in characters
+    writer: _Writer
     width: float = 0.0
 
 
@@ -166,19 +179,36 @@ def _plain(attributes: str, value: Callable[[pl.Expr], pl.Expr]) -> _Cell:
     return lambda column, row, letter: _wrapped(letter, row, attributes, value(column))
 
 
+# What XML cannot hold as is: its three markup characters, escaped, and the control characters it
+# has no place for (all but tab, line feed and carriage return), dropped: one pass over the text.
+_UNSAFE = {"&": "&amp;", "<": "&lt;", ">": "&gt;"} | {
+    chr(code): "" for code in (*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20))
+}
+_UNSAFE_PATTERN = r"[&<>\x00-\x08\x0B\x0C\x0E-\x1F]"
+
+
 def _text(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
     """Any value as its text, escaped for XML, without the control characters XML cannot hold."""
     import polars as pl
 
-    escaped = (
-        column.cast(pl.String)
-        .str.slice(0, _MAX_TEXT)
-        .str.replace_all(r"[\x00-\x08\x0B\x0C\x0E-\x1F]", "")
-        .str.replace_all("&", "&amp;", literal=True)
-        .str.replace_all("<", "&lt;", literal=True)
-        .str.replace_all(">", "&gt;", literal=True)
-    )
+    text = column.cast(pl.String).str.slice(0, _MAX_TEXT)
+    escaped = text.str.replace_many(list(_UNSAFE), list(_UNSAFE.values()))
     return _wrapped(letter, row, ' t="inlineStr"', escaped, inline=True)
+
+
+def _plain_text(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+    """A text with nothing to escape or cut, as it is."""
+    import polars as pl
+
+    return _wrapped(letter, row, ' t="inlineStr"', column.cast(pl.String), inline=True)
+
+
+def _unsafe(column: pl.Expr) -> pl.Expr:
+    """A text that `_text` escapes or cuts."""
+    import polars as pl
+
+    text = column.cast(pl.String)
+    return text.str.contains(_UNSAFE_PATTERN) | (text.str.len_chars() > _MAX_TEXT)
 
 
 def _length(column: pl.Expr) -> pl.Expr:
@@ -193,34 +223,35 @@ def _fixed(width: int) -> Callable[[pl.Expr], pl.Expr]:
     return lambda column: pl.lit(width)
 
 
-def _column(
-    name: str, dtype: pl.DataType, money: Currency, styles: _Styles
-) -> tuple[_Cell, Callable[[pl.Expr], pl.Expr]]:
+_TEXT = _Writer(_text, _length, fast=_plain_text, rare=_unsafe)
+
+
+def _column(dtype: pl.DataType, money: Currency, styles: _Styles) -> _Writer:
     """How a column of `dtype` is written, and how its values' width is measured."""
     import polars as pl
 
     if dtype == pl.Boolean:
-        return _plain(' t="b"', lambda c: c.cast(pl.UInt8).cast(pl.String)), _fixed(5)
+        return _Writer(_plain(' t="b"', lambda c: c.cast(pl.UInt8).cast(pl.String)), _fixed(5))
     if isinstance(dtype, pl.Decimal):
         places = dtype.scale or 0
         grouped = "#,##0" + ("." + "0" * places if places else "")
         if places == _money_scale():  # the house's money: DECIMAL(18,4), sums DECIMAL(38,4)
             extra = len(money.symbol) + 1
-            return _decimal_cell(styles.of(_money_format(money, places))), lambda c: _grouped(c) + extra
-        return _decimal_cell(styles.of(grouped)), _grouped
+            return _decimal(styles.of(_money_format(money, places)), places, lambda c: _grouped(c) + extra)
+        return _decimal(styles.of(grouped), places, _grouped)
     if dtype.is_integer():
-        return _plain("", lambda c: c.cast(pl.String)), _grouped
+        return _Writer(_plain("", lambda c: c.cast(pl.String)), _grouped)
     if dtype.is_float():
-        return _float_cell, lambda c: _length(c).clip(0, 12)
+        return _Writer(_float_cell, lambda c: _length(c).clip(0, 12))
     if dtype == pl.Date:
-        return _serial_cell(styles.of("yyyy-mm-dd"), date=True), _fixed(10)
+        return _serial(styles.of("yyyy-mm-dd"), _fixed(10), date=True)
     if isinstance(dtype, pl.Datetime):
         zone = dtype.time_zone
         code = "yyyy-mm-dd hh:mm:ss" + (f' "{zone}"' if zone else "")
-        return _serial_cell(styles.of(code), date=False), _fixed(20 + len(zone or ""))
+        return _serial(styles.of(code), _fixed(20 + len(zone or "")), date=False)
     if dtype == pl.Time:
-        return _time_cell(styles.of("hh:mm:ss")), _fixed(8)
-    return _text, _length
+        return _Writer(_time_cell(styles.of("hh:mm:ss")), _fixed(8))
+    return _TEXT
 
 
 def _grouped(column: pl.Expr) -> pl.Expr:
@@ -230,11 +261,10 @@ def _grouped(column: pl.Expr) -> pl.Expr:
 
 
 def _columns(schema: pl.Schema, money: Currency, styles: _Styles) -> list[_Column]:
-    found = []
-    for index, (name, dtype) in enumerate(schema.items()):
-        cell, measure = _column(name, dtype, money, styles)
-        found.append(_Column(name, _column_letters(index), cell, measure, float(len(name)) + 3))
-    return found
+    return [
+        _Column(name, _column_letters(index), _column(dtype, money, styles), float(len(name)) + 3)
+        for index, (name, dtype) in enumerate(schema.items())
+    ]
 
 
 def _money_scale() -> int:
@@ -243,11 +273,15 @@ def _money_scale() -> int:
     return MONEY_SCALE
 
 
-def _decimal_cell(style: int) -> _Cell:
+def _decimal(style: int, places: int, measure: Callable[[pl.Expr], pl.Expr]) -> _Writer:
     """The decimal's own digits as the number (Excel reads the text exactly, as far as a double
     goes); a value with more significant digits than a spreadsheet keeps is written as text,
-    never rounded silently."""
+    never rounded silently. Rare: a value of more than 15 digits, leading and trailing zeros
+    counted (those the exact count may still write as a number)."""
     import polars as pl
+
+    def number(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+        return _wrapped(letter, row, f' s="{style}"', column.cast(pl.String))
 
     def xml(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
         digits = column.cast(pl.String)
@@ -257,10 +291,17 @@ def _decimal_cell(style: int) -> _Cell:
             .str.replace(".", "", literal=True)
             .str.len_chars()
         )
-        number = _wrapped(letter, row, f' s="{style}"', digits)
-        return pl.when(significant > _EXACT_DIGITS).then(_text(column, row, letter)).otherwise(number)
+        return (
+            pl.when(significant > _EXACT_DIGITS)
+            .then(_text(column, row, letter))
+            .otherwise(number(column, row, letter))
+        )
 
-    return xml
+    def rare(column: pl.Expr) -> pl.Expr:
+        written = column.cast(pl.String).str.strip_chars_start("-").str.len_bytes()
+        return written - (1 if places else 0) > _EXACT_DIGITS
+
+    return _Writer(xml, measure, fast=number, rare=rare)
 
 
 def _float_cell(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
@@ -272,22 +313,25 @@ def _float_cell(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
     return pl.when(column.is_finite()).then(finite).when(column.is_not_null()).then(error)
 
 
-def _serial_cell(style: int, *, date: bool) -> _Cell:
+def _serial(style: int, measure: Callable[[pl.Expr], pl.Expr], *, date: bool) -> _Writer:
     """A date or timestamp as Excel's serial number (days since 1899-12-30), in the wall time of
-    its zone (the format names the zone); before 1900-03-01, ISO text."""
+    its zone (the format names the zone); before 1900-03-01 (rare), ISO text."""
     import polars as pl
 
-    def xml(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
-        wall = (
-            column.cast(pl.Datetime("us"))
-            if date
-            else column.dt.replace_time_zone(None).dt.cast_time_unit("us")
-        )
-        serial = (wall - pl.lit(_EPOCH)).dt.total_microseconds() / 86_400_000_000
-        number = _wrapped(letter, row, f' s="{style}"', serial.cast(pl.String))
-        return pl.when(wall >= pl.lit(_FIRST_DAY)).then(number).otherwise(_text(column, row, letter))
+    def wall(column: pl.Expr) -> pl.Expr:
+        if date:
+            return column.cast(pl.Datetime("us"))
+        return column.dt.replace_time_zone(None).dt.cast_time_unit("us")
 
-    return xml
+    def number(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+        serial = (wall(column) - pl.lit(_EPOCH)).dt.total_microseconds() / 86_400_000_000
+        return _wrapped(letter, row, f' s="{style}"', serial.cast(pl.String))
+
+    def xml(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+        early = _text(column, row, letter)
+        return pl.when(wall(column) >= pl.lit(_FIRST_DAY)).then(number(column, row, letter)).otherwise(early)
+
+    return _Writer(xml, measure, fast=number, rare=lambda column: wall(column) < pl.lit(_FIRST_DAY))
 
 
 def _time_cell(style: int) -> _Cell:
@@ -327,20 +371,37 @@ def write_workbook(
             if frame.height == 0:
                 continue
             number = pl.int_range(rows + 2, rows + 2 + frame.height, eager=False).cast(pl.String)
-            cells = [c.cell(pl.col(c.name), number, c.letter) for c in columns]
+            cells = [cell(pl.col(c.name), number, c.letter) for c, cell in _cells(frame, columns)]
             xml = frame.select(
                 pl.concat_str(
                     [pl.lit('<row r="'), number, pl.lit('">'), *cells, pl.lit("</row>")], ignore_nulls=True
                 ).alias("row")
             )
-            data.write(xml.get_column("row").str.join("").item().encode())
-            widths = frame.select([c.measure(pl.col(c.name)).max().alias(c.name) for c in columns]).row(0)
+            # the rows' XML as it is, one after another, straight from polars (a CSV of one column,
+            # unquoted, without line ends): no copy of it as a Python string
+            xml.write_csv(data, include_header=False, quote_style="never", line_terminator="")
+            widths = frame.select(
+                [c.writer.measure(pl.col(c.name)).max().alias(c.name) for c in columns]
+            ).row(0)
             for column, width in zip(columns, widths, strict=True):
                 column.width = max(column.width, float(width or 0) + 2)
             rows += frame.height
         data.seek(0)
         _package(out, data, columns or [], styles, sheet, rows + 1)
     return rows
+
+
+def _cells(frame: pl.DataFrame, columns: list[_Column]) -> list[tuple[_Column, _Cell]]:
+    """Each column with the way its cells are written in this batch: the short way where it has
+    one and no value of the batch is rare (all the columns checked in one pass)."""
+    import polars as pl
+
+    checks = [rare(pl.col(c.name)).any().alias(c.name) for c in columns if (rare := c.writer.rare)]
+    found = frame.select(checks).row(0, named=True) if checks else {}
+    return [
+        (c, c.writer.fast if c.writer.fast is not None and not found.get(c.name) else c.writer.cell)
+        for c in columns
+    ]
 
 
 def _package(
