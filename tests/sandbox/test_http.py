@@ -97,3 +97,29 @@ def test_a_bug_answering_is_still_said_in_a_line_its_traceback_at_debug(
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and "TypeError" in errors[0].getMessage(), caplog.text
     assert any(r.levelno == logging.DEBUG and r.exc_info for r in caplog.records)
+
+
+def test_the_command_line_s_log_line_leaves_a_record_whole_for_every_other_handler(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A command says a logged exception on one line; a filter doing it cleared the record's
+    exception for every handler after it (this test's, a log file's), which then lost the traceback
+    (the test above failed after a command ran in its worker)."""
+    import io
+
+    from commerce_reports.cli.log_lines import log_to_stderr
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logging.getLogger().addHandler(handler)
+    try:
+        log_to_stderr(0)
+        try:
+            raise ValueError("boom\nsecond line")
+        except ValueError:
+            logging.getLogger("a.library").error("it failed answering %s", "GET /", exc_info=True)
+    finally:
+        logging.getLogger().removeHandler(handler)
+    (line,) = stream.getvalue().splitlines()
+    assert line.endswith(" ERROR a.library: it failed answering GET /: ValueError: boom second line")
+    assert caplog.records[-1].exc_info is not None  # (whole for the others)
