@@ -108,6 +108,13 @@ class Entry:
         return dict(self._json)
 
     @cached_property
+    def json_text(self) -> str:
+        """`to_json()` as the manifest's file holds it (`json.dumps`, sorted keys), encoded once:
+        a sync writes the whole manifest after each partition, and encoding every entry again
+        each time was a seventh of the CPU of a sync of 720 partitions."""
+        return json.dumps(self._json, sort_keys=True)
+
+    @cached_property
     def _json(self) -> dict[str, Any]:
         # Made once per entry, shallow (dataclasses.asdict deep-copies): a sync writes the whole
         # manifest after each partition.
@@ -372,16 +379,16 @@ class Manifest:
 
     def save(self) -> None:
         """Write the whole manifest atomically (temporary file, then rename)."""
-        payload: dict[str, Any] = {
-            "format": FORMAT,
-            "site": self.site,
-            "service": self.service,
-            "partitions": {e.relpath: e.to_json() for e in self},
-        }
+        payload: dict[str, Any] = {"format": FORMAT, "site": self.site, "service": self.service}
         if self.revision_days is not None:
             payload["revision_days"] = self.revision_days
-        # Compact: json's C encoder writes it (an indented dump takes the pure-Python one, ~10x slower).
-        save_atomic(self.path, json.dumps(payload, sort_keys=True))
+        # The text `json.dumps(payload | {"partitions": ...}, sort_keys=True)` writes, byte for byte
+        # (compact: an indented dump takes the pure-Python encoder, ~10x slower), with each entry's
+        # text encoded once (`Entry.json_text`) rather than at every save.
+        partitions = ", ".join(f"{json.dumps(e.relpath)}: {e.json_text}" for e in self)
+        texts = {name: json.dumps(value, sort_keys=True) for name, value in payload.items()}
+        texts["partitions"] = "{" + partitions + "}"
+        save_atomic(self.path, "{" + ", ".join(f"{json.dumps(n)}: {texts[n]}" for n in sorted(texts)) + "}")
         _known[self.path] = (_seen(self.path), self._state())  # writers hold the site lock: still ours
 
     @staticmethod
