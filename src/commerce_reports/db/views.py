@@ -28,6 +28,7 @@ to forms both engines run alike.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -732,7 +733,7 @@ def contract_problems(views: Sequence[View] = VIEW_LIST) -> list[str]:
 
     sources = {dataset: typed_empty(dataset) for dataset in DATASETS} | {LEDGER: ledger_select(())}
     problems: list[str] = []
-    checked: dict[str, dict[str, str]] = {}  # the views bound so far: their columns, for sqlglot
+    checked: dict[str, tuple[str, ...]] = {}  # the views bound so far: their columns, for sqlglot
     with duckdb.connect() as con:
         con.execute("CREATE SCHEMA checked")
         for view in views:
@@ -750,21 +751,26 @@ def contract_problems(views: Sequence[View] = VIEW_LIST) -> list[str]:
             columns = {str(name): str(kind) for name, kind, *_ in described}
             found = _column_problems(view, columns)
             if not found and view.rollup is not None and view.rollup.merge is not None:
-                found = _aggregate_problems(view.name, view.rollup.merge, sql, {"checked": checked})
+                read = tuple(checked.items())  # (the views it may read, with their columns)
+                found = list(_aggregate_problems(view.name, view.rollup.merge, sql, read))
             problems += [str(refused) for refused in found]
-            checked[view.name] = dict.fromkeys(columns, "UNKNOWN")  # (names are all lineage needs)
+            checked[view.name] = tuple(columns)
     return problems
 
 
+@functools.cache  # (a probe declared after VIEW_LIST checks every view of it again)
 def _aggregate_problems(
-    name: str, merge: Merge, sql: str, schema: dict[str, dict[str, dict[str, str]]]
-) -> list[ValidationError]:
+    name: str, merge: Merge, sql: str, read: tuple[tuple[str, tuple[str, ...]], ...]
+) -> tuple[ValidationError, ...]:
     """The columns of `merge` that the aggregate making them (found by each column's lineage
-    through the view's `sql`, sqlglot's, down to the first aggregate on each path) cannot merge: a
-    sum that is no sum or count of rows (a distinct count, a max: a merged month would add them),
-    a first that is no least value (min). Only a test of merged months would see it, minutes later."""
+    through the view's `sql`, sqlglot's, down to the first aggregate on each path; `read`: the
+    views before it, with their columns) cannot merge: a sum that is no sum or count of rows (a
+    distinct count, a max: a merged month would add them), a first that is no least value (min).
+    Only a test of merged months would see it, minutes later."""
     from sqlglot import exp
     from sqlglot.lineage import Node, lineage
+
+    schema = {"checked": {view: dict.fromkeys(columns, "UNKNOWN") for view, columns in read}}  # (names)
 
     def making(node: Node) -> list[exp.AggFunc]:
         own = [a for a in node.expression.find_all(exp.AggFunc) if a.find_ancestor(exp.AggFunc) is None]
@@ -773,9 +779,11 @@ def _aggregate_problems(
     checks: list[tuple[str, tuple[type[exp.AggFunc], ...], str, str]]
     checks = [(c, (exp.Sum, exp.Count), "sums", "a sum or a count of rows") for c in merge.sums]
     checks += [(c, (exp.Min,), "firsts", "the least value, min(...)") for c in merge.firsts]
+    every = lineage(None, sql, schema=schema, dialect="duckdb")  # each column's, the SQL qualified once
+    nodes = every if isinstance(every, dict) else {every.name: every}
     found = []
     for column, kinds, role, wanted in checks:
-        for made in making(lineage(column, sql, schema=schema, dialect="duckdb")):
+        for made in making(nodes[column]):
             if isinstance(made, kinds) and made.find(exp.Distinct) is None:
                 continue
             found.append(
@@ -787,7 +795,7 @@ def _aggregate_problems(
                     "drop the Merge: a changed month is then computed again",
                 )
             )
-    return found
+    return tuple(found)
 
 
 # What to do about a period column a view lacks, where more than "add it" can be said.
