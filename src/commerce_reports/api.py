@@ -123,9 +123,7 @@ def open_deals_client(**options: Any) -> DealsClient:
     from .deals.client import DealsClient
     from .deals.config import DealSettings
 
-    settings = current_settings()
-    where = settings.sources.found("deals_base_url").where
-    return DealsClient(settings=DealSettings.of(settings.env, url_where=where), **options)
+    return DealsClient(settings=DealSettings.resolved(current_settings()), **options)
 
 
 def sync(

@@ -492,7 +492,7 @@ def _decoder(response: httpx.Response, label: str, ceiling: int) -> zlib._Decomp
     return zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding in ("gzip", "x-gzip") else None
 
 
-def _inflated(inflate: zlib._Decompress, data: bytes, room: int, label: str) -> bytes:
+def _inflated(inflate: zlib._Decompress, data: bytes, room: int, label: str) -> bytearray:
     """`data` inflated, at most `room` bytes of it (a body inflating past its ceiling stops there:
     a small gzip bomb never fills memory)."""
     out = bytearray()
@@ -502,7 +502,7 @@ def _inflated(inflate: zlib._Decompress, data: bytes, room: int, label: str) -> 
         except zlib.error as error:
             raise MalformedResponseError(f"the gzip body is damaged ({error})", endpoint=label) from None
         data = inflate.unconsumed_tail
-    return bytes(out)
+    return out
 
 
 def _too_large(label: str, ceiling: int, why: str) -> ResponseTooLargeError:

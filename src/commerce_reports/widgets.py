@@ -39,6 +39,7 @@ from .charts.queries import (
     check_top_n,
     filter_options,
     ranking_frame,
+    unaggregated,
     unanswered,
 )
 from .charts.selection import Coverage, Selection, as_selection, check_connection, resolve
@@ -119,12 +120,18 @@ def render_state(
             None, pl.DataFrame(), _message_chart(str(error)), str(error), time.perf_counter() - started
         )
     label = METRIC_LABELS[state.metric][0]
-    why = unanswered(con, state.dimension, sel, state.metric, label)
+    aggregate = state.metric in AGGREGATE_METRICS
+    why = unaggregated(state.dimension, sel, label) if aggregate else None  # (said without a query)
+    frame = (
+        pl.DataFrame()
+        if why
+        else ranking_frame(con, state.dimension, sel, metric=state.metric, top_n=state.top_n)
+    )
+    why = why or unanswered(con, state.dimension, sel, state.metric, label, frame)
     if why is not None:
         chart = empty_chart(sel, f"{label} per {state.dimension}", cover)
         return Rendered(sel, pl.DataFrame(), chart, why, 0.0)
-    frame = ranking_frame(con, state.dimension, sel, metric=state.metric, top_n=state.top_n)
-    notes = (aggregate_note(aggregate_span(con, sel)),) if state.metric in AGGREGATE_METRICS else ()
+    notes = (aggregate_note(aggregate_span(con, sel)),) if aggregate else ()
     chart = ranking_chart(frame, state.dimension, state.metric, sel, cover, notes=notes, currency=currency)
     message = "" if not frame.is_empty() else f"No data for this selection ({cover.describe(sel)})"
     return Rendered(sel, frame, chart, message, time.perf_counter() - started)

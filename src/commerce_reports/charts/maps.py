@@ -98,7 +98,7 @@ def country_bars_chart(
     sel, cover = scoped(con, selection, where)
     frame = ranking_frame(con, "country", sel, metric=metric, top_n=top_n)
     notes = (aggregate_note(aggregate_span(con, sel)),) if metric in AGGREGATE_METRICS else ()
-    why = unanswered(con, "country", sel, metric, METRIC_LABELS[metric][0])
+    why = unanswered(con, "country", sel, metric, METRIC_LABELS[metric][0], frame)
     return ranking_chart(frame, "country", metric, sel, cover, notes=notes, currency=currency, why=why)
 
 

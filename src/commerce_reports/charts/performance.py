@@ -325,5 +325,5 @@ def top_products_chart(
         title=f"Top {frame.height} products by {label}",
         notes=notes,
         currency=currency,
-        why=unanswered(con, "product", sel, metric, METRIC_LABELS[metric][0]),
+        why=unanswered(con, "product", sel, metric, METRIC_LABELS[metric][0], frame),
     )

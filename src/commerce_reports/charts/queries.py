@@ -253,12 +253,21 @@ def _wanted_slice(dimension: Dimension, sel: Selection) -> tuple[str, bool] | No
 
 
 def unanswered(
-    con: Connection, dimension: Dimension, sel: Selection, metric: Metric, what: str
+    con: Connection,
+    dimension: Dimension,
+    sel: Selection,
+    metric: Metric,
+    what: str,
+    ranking: pl.DataFrame | None = None,
 ) -> str | None:
     """Why no stored report answers the aggregate `metric` (said as `what`) per `dimension` under
     `sel`'s filters: the service does not aggregate it so (`unaggregated`), or the lake never kept
-    the slice that would (`unsynced`); None when one does, or for a metric of the transactions."""
+    the slice that would (`unsynced`); None when one does, or for a metric of the transactions.
+    `ranking`, its `ranking_frame` when made: one with a value of `metric` is answered, and the
+    lake is not asked (a chart's every draw would ask it)."""
     if metric not in AGGREGATE_METRICS:
+        return None
+    if ranking is not None and metric in ranking.columns and ranking[metric].is_not_null().any():
         return None
     return unaggregated(dimension, sel, what) or unsynced(con, dimension, sel, what)
 

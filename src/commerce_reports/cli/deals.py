@@ -226,9 +226,7 @@ def run(args: argparse.Namespace) -> int:
             from ..deals import DealsClient
             from ..deals.config import DealSettings
 
-            toolkit = current_settings()  # resolved here, handed down
-            where = toolkit.sources.found("deals_base_url").where
-            settings = DealSettings.of(toolkit.env, "--base-url", where)
+            settings = DealSettings.resolved(current_settings(), "--base-url")  # resolved here, handed down
             with DealsClient(base_url=args.base_url, settings=settings) as client:
                 result = _result(args, client, document)
         except CommerceReportsError as error:

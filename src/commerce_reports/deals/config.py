@@ -2,14 +2,14 @@
 toolkit's request bounds (COMMERCE_REPORTS_MAX_BODY_MB, _REQUEST_DEADLINE, _MAX_RETRY_WAIT).
 
 The wing never reads the environment: the entry points (`cr.open_deals_client()`, the `deals`
-command) resolve the toolkit's settings once and hand their variables to `DealSettings.of`."""
+command) resolve the toolkit's settings once and hand them to `DealSettings.resolved`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..config import Limits, check_base_url
+from ..config import Limits, Settings, check_base_url
 from ..errors import ConfigurationError
 from ..secret import Secret
 from .errors import DealSettingMissingError
@@ -51,6 +51,12 @@ class DealSettings:
             option=option,
             url_where=url_where,
         )
+
+    @classmethod
+    def resolved(cls, settings: Settings, option: str = "") -> DealSettings:
+        """The deal settings of the toolkit's resolved `settings`: its variables, and where the
+        configured URL is written (a variable, `.env`, or the project file and its key)."""
+        return cls.of(settings.env, option, settings.sources.found("deals_base_url").where)
 
     def connection(self, api_key: str | Secret | None, base_url: str | None) -> tuple[Secret, str]:
         """The key and URL to use: the ones given, else these settings; a ConfigurationError

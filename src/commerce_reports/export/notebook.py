@@ -120,6 +120,7 @@ def export_notebook(
     params = dict(params or {})
     params = checked_parameters(source, params)
     extra = checked_environment(environment)
+    secrets = secrets_in_environment(extra)
     folder = make_folder(Path(out_dir))
     stem = output_stem(source, params)
     log.info("executing %s with %s", source, params)
@@ -138,7 +139,6 @@ def export_notebook(
                 timeout=timeout,
             )
         except papermill.PapermillExecutionError as error:
-            secrets = secrets_in_environment(extra)
             executed = _masked_copy(running, folder / f"{stem}.ipynb", secrets)  # kept to inspect
             raise ExportError(
                 redact(
@@ -147,18 +147,18 @@ def export_notebook(
                     secrets,
                 )
             ) from None
-        node = nbformat.read(running, as_version=4)
+        content = running.read_bytes()
+        node = nbformat.reads(content.decode(), as_version=4)
         named = report_name(node)  # a report names itself after the period and sites it resolved
         if named is not None:
             stem = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{source.stem}_{named}")[:180]
-        content = running.read_bytes()
-        if any(secret.encode() in content for secret in secrets_in_environment(extra)):
+        if _holds_secret(content, secrets):
             raise ExportError(f"{stem}.ipynb would contain a secret value; no output was written")
         executed = save_atomic(folder / f"{stem}.ipynb", content)
     page = save_atomic(folder / f"{stem}.html", notebook_html(node, title=stem, show_code=show_code))
     images = save_images(chart_specs(node), folder, stem, png=png, svg=svg) if png or svg else []
     result = ExportResult(apply_mode(executed), page, [apply_mode(image) for image in images])
-    _refuse_leaks(result, extra)
+    _refuse_leaks(result, secrets)
     log.info("wrote %s (%d charts as images)", page, len(images))
     return result
 
@@ -173,14 +173,17 @@ def _masked_copy(running: Path, executed: Path, secrets: list[str]) -> Path:
     return save_atomic(executed, nbformat.writes(node))
 
 
-def _refuse_leaks(result: ExportResult, extra: Mapping[str, str]) -> None:
-    """Delete every output and fail if any of them contains a secret value of the environment
-    (the process's, or the variables `extra` gave the kernel)."""
-    secrets = secrets_in_environment(extra)
+def _holds_secret(content: bytes, secrets: list[str]) -> bool:
+    return any(secret.encode() in content for secret in secrets)
+
+
+def _refuse_leaks(result: ExportResult, secrets: list[str]) -> None:
+    """Delete every output and fail if the page or an image contains one of the `secrets` (the
+    environment's, and the variables the kernel was given; the notebook was checked before it was
+    written)."""
     paths = [result.notebook, result.html, *result.images]
-    for path in paths:
-        content = path.read_bytes()
-        if any(secret.encode() in content for secret in secrets):
+    for path in paths[1:]:
+        if _holds_secret(path.read_bytes(), secrets):
             for doomed in paths:
                 doomed.unlink(missing_ok=True)
             raise ExportError(f"{path.name} would contain a secret value; every output was deleted")

@@ -16,7 +16,7 @@ import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import LakeError
 from ..money import Currency
@@ -371,7 +371,8 @@ def write_workbook(
             if frame.height == 0:
                 continue
             number = pl.int_range(rows + 2, rows + 2 + frame.height, eager=False).cast(pl.String)
-            cells = [cell(pl.col(c.name), number, c.letter) for c, cell in _cells(frame, columns)]
+            ways, widths = _looked_over(frame, columns)
+            cells = [cell(pl.col(c.name), number, c.letter) for c, cell in zip(columns, ways, strict=True)]
             xml = frame.select(
                 pl.concat_str(
                     [pl.lit('<row r="'), number, pl.lit('">'), *cells, pl.lit("</row>")], ignore_nulls=True
@@ -380,9 +381,6 @@ def write_workbook(
             # the rows' XML as it is, one after another, straight from polars (a CSV of one column,
             # unquoted, without line ends): no copy of it as a Python string
             xml.write_csv(data, include_header=False, quote_style="never", line_terminator="")
-            widths = frame.select(
-                [c.writer.measure(pl.col(c.name)).max().alias(c.name) for c in columns]
-            ).row(0)
             for column, width in zip(columns, widths, strict=True):
                 column.width = max(column.width, float(width or 0) + 2)
             rows += frame.height
@@ -391,17 +389,22 @@ def write_workbook(
     return rows
 
 
-def _cells(frame: pl.DataFrame, columns: list[_Column]) -> list[tuple[_Column, _Cell]]:
-    """Each column with the way its cells are written in this batch: the short way where it has
-    one and no value of the batch is rare (all the columns checked in one pass)."""
+def _looked_over(frame: pl.DataFrame, columns: list[_Column]) -> tuple[list[_Cell], list[Any]]:
+    """One pass over a batch: the way each column's cells are written in it (the short way where
+    the column has one and no value of the batch is rare) and the width of its widest value (the
+    text both read of a column made once: a lazy query shares it)."""
     import polars as pl
 
-    checks = [rare(pl.col(c.name)).any().alias(c.name) for c in columns if (rare := c.writer.rare)]
-    found = frame.select(checks).row(0, named=True) if checks else {}
-    return [
-        (c, c.writer.fast if c.writer.fast is not None and not found.get(c.name) else c.writer.cell)
-        for c in columns
+    widths = [c.writer.measure(pl.col(c.name)).max().alias(f"width{n}") for n, c in enumerate(columns)]
+    checks = [
+        rare(pl.col(c.name)).any().alias(f"rare{n}") for n, c in enumerate(columns) if (rare := c.writer.rare)
     ]
+    seen = frame.lazy().select([*widths, *checks]).collect().row(0, named=True)
+    ways = [
+        c.writer.fast if c.writer.fast is not None and not seen.get(f"rare{n}") else c.writer.cell
+        for n, c in enumerate(columns)
+    ]
+    return ways, [seen[f"width{n}"] for n in range(len(columns))]
 
 
 def _package(
