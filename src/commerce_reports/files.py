@@ -72,7 +72,7 @@ def modes() -> Modes:
     (the environment or `.env`) or `share_group = true` in the project's `commerce-reports.toml`."""
     from .config import ENV_SHARE_GROUP
 
-    return _modes(str(Path.cwd()), os.environ.get(ENV_SHARE_GROUP))
+    return _modes(os.getcwd(), os.environ.get(ENV_SHARE_GROUP))
 
 
 @lru_cache(maxsize=8)
@@ -224,15 +224,21 @@ def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, 
     # written (a format's writer, DuckDB, makes its file with the usual mode).
     box = temp_path(target)
     temp = box / target.name
+    mode = modes()
     try:
-        os.mkdir(box, modes().folder)
+        os.mkdir(box, mode.folder)
         write(temp)
-        os.chmod(temp, modes().file)
+        os.chmod(temp, mode.file)
         if durable:
             _fsync(temp, os.O_RDONLY)
         os.replace(temp, target)
-    finally:
-        shutil.rmtree(box, ignore_errors=True)  # (empty, or what a writer left: DuckDB's .wal)
+    except BaseException:
+        shutil.rmtree(box, ignore_errors=True)  # what a failed writer left
+        raise
+    try:
+        os.rmdir(box)  # empty once its file moved out: no walk of it
+    except OSError:
+        shutil.rmtree(box, ignore_errors=True)  # what a writer left beside its file: DuckDB's .wal
     if durable:
         _fsync(target.parent, os.O_RDONLY)
     return given

@@ -309,3 +309,36 @@ def test_a_workbook_batch_with_a_rare_value_is_written_the_long_way_and_one_with
     assert rows[1][0] == "x" * 32_767 and rows[1][1] == datetime(2026, 1, 2) and rows[1][2] == -0.0001
     assert rows[2] == ("plain", datetime(2026, 1, 3), 12.5)
     assert rows[3] == (None, None, 1)
+
+
+def test_a_workbook_sheet_deflated_in_pieces_is_the_text_a_plain_zip_entry_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sheet's rows are deflated as they are made and its head (the widths, known at the end)
+    and tail apart, then joined in the zip entry: the entry's CRC-32 and size are the whole
+    text's (zipfile checks both as it reads), and its text is the one the standard library's own
+    entry holds where it cannot take the pieces (the rows are then inflated and written as text)."""
+    from commerce_reports.export import workbook
+    from commerce_reports.money import Currency
+
+    frames = [
+        pl.DataFrame(
+            {"n": list(range(start, start + 50_000)), "text": [f"row {n} & more" for n in range(50_000)]}
+        )
+        for start in (0, 50_000)
+    ]
+    with (tmp_path / "pieces.xlsx").open("wb") as out:
+        assert workbook.write_workbook(frames, out, Currency("USD")) == 100_000
+    with zipfile.ZipFile(tmp_path / "pieces.xlsx") as package:
+        assert package.testzip() is None  # every entry's CRC-32 is its text's
+        text = package.read("xl/worksheets/sheet1.xml")
+    assert text.startswith(b"<?xml") and b'<dimension ref="A1:B100001"/>' in text
+    assert text.endswith(
+        b'<c r="B100001" t="inlineStr"><is><t>row 49999 &amp; more</t></is></c></row></sheetData></worksheet>'
+    )
+
+    monkeypatch.setattr(workbook, "_ENTRY_INTERNALS", ("_compressor", "_no_such_attribute"))
+    with (tmp_path / "plain.xlsx").open("wb") as out:
+        workbook.write_workbook(frames, out, Currency("USD"))
+    with zipfile.ZipFile(tmp_path / "plain.xlsx") as package:
+        assert package.testzip() is None and package.read("xl/worksheets/sheet1.xml") == text
