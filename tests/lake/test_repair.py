@@ -167,3 +167,35 @@ def test_a_file_truncated_since_it_was_recorded_is_quarantined_when_a_sync_start
     assert [r.action for r in result.repairs] == ["quarantined"]
     assert [r.key for r, _ in result.stored] == [keys[5]]
     assert pq.read_table(part(tmp_path, keys[5])).num_rows > 0
+
+
+def test_a_folder_of_the_lake_that_cannot_be_listed_is_named_and_its_partitions_keep_their_entries(
+    running: RunningSandbox,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A partition folder the user cannot list (its mode changed by hand, say) looked as if its
+    file were gone: the check passed it over (as `Path.rglob` does) and dropped its entry, to fetch
+    it again into a folder it cannot read. It is named, with what to do, and nothing is dropped."""
+    import os
+
+    alpha, start, keys = ledger(running, tmp_path)
+    hidden = os.fspath(part(tmp_path, keys[2]).parent)
+    scandir = os.scandir
+
+    def refusing(path: str | os.PathLike[str] = ".") -> object:
+        if os.fspath(path) == hidden:
+            raise PermissionError(13, "Permission denied", hidden)
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    assert main(["verify", "--data-dir", str(tmp_path)]) != 0
+    said = capsys.readouterr().err
+    assert f"the folder {hidden} of site 'alpha' cannot be listed (Permission denied)" in said
+    assert "chmod u+rx" in said and "Traceback" not in said
+    with pytest.raises(LakeError, match="cannot be listed"):  # before any request: nothing fetched
+        _sync(running, tmp_path, alpha, start)
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert len(Manifest.load(tmp_path, "alpha")) == DAYS  # every entry kept
+    assert main(["verify", "--data-dir", str(tmp_path)]) == 0

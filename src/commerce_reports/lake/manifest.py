@@ -224,9 +224,26 @@ def remove_partitions(data_dir: Path, site: str) -> None:
 
 
 def part_files(data_dir: Path, site: str) -> dict[str, Path]:
-    """The partition files of a site on disk, by partition path (what its manifest describes)."""
+    """The partition files of a site on disk, by partition path (what its manifest describes). A
+    folder of the site that cannot be listed is a LakeError naming it: its files would otherwise
+    look gone (`Path.rglob` passes such a folder over without a word), their entries dropped."""
     root = site_root(data_dir, site)
-    return {p.parent.relative_to(root).as_posix(): p for p in sorted(root.rglob(PART_FILE))}
+    found: dict[str, Path] = {}
+
+    def unlisted(error: OSError) -> None:
+        if isinstance(error, FileNotFoundError | NotADirectoryError):
+            return  # (no site folder yet, or one removed while the walk went: no files there indeed)
+        raise LakeError(
+            f"the folder {error.filename} of site {site!r} cannot be listed ({error.strerror or error}): "
+            "the partitions in it cannot be checked; give this user read access to it (chmod u+rx) and "
+            "run again"
+        ) from None
+
+    for folder, _, names in os.walk(root, onerror=unlisted):
+        if PART_FILE in names:
+            path = Path(folder, PART_FILE)
+            found[path.parent.relative_to(root).as_posix()] = path
+    return dict(sorted(found.items()))
 
 
 class ForeignManifest(LakeError):
