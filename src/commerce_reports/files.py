@@ -232,16 +232,20 @@ def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, 
         if durable:
             _fsync(temp, os.O_RDONLY)
         os.replace(temp, target)
-    except BaseException:
-        shutil.rmtree(box, ignore_errors=True)  # what a failed writer left
-        raise
-    try:
-        os.rmdir(box)  # empty once its file moved out: no walk of it
-    except OSError:
-        shutil.rmtree(box, ignore_errors=True)  # what a writer left beside its file: DuckDB's .wal
+    finally:
+        _remove_box(box)
     if durable:
         _fsync(target.parent, os.O_RDONLY)
     return given
+
+
+def _remove_box(box: Path) -> None:
+    """Remove a private writing folder: empty once its file moved out (one `rmdir`, no walk of
+    it), else with what a writer left in it (a failed one's file, DuckDB's .wal)."""
+    try:
+        os.rmdir(box)
+    except OSError:
+        shutil.rmtree(box, ignore_errors=True)
 
 
 def _written_through(target: Path) -> Path:

@@ -241,8 +241,7 @@ def part_files(data_dir: Path, site: str) -> dict[str, Path]:
 
     for folder, _, names in os.walk(root, onerror=unlisted):
         if PART_FILE in names:
-            path = Path(folder, PART_FILE)
-            found[path.parent.relative_to(root).as_posix()] = path
+            found[Path(folder).relative_to(root).as_posix()] = Path(folder, PART_FILE)
     return dict(sorted(found.items()))
 
 
