@@ -166,6 +166,52 @@ def test_a_client_told_to_stop_cuts_its_request_in_flight_and_sends_no_other(
         lane.join()
 
 
+def test_a_request_on_a_connection_an_earlier_answer_left_open_is_cut_by_the_stop_too(
+    hostile: Callable[[Behaviour], str], tmp_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A sync's lanes share their site's client. When one lane's answer ends just as another lane
+    asks, the connection pool may hand the second request the first one's connection, kept open
+    (a server answering with keep-alive, as the sandbox and most servers do): a sync's SIGTERM
+    then left that request waiting for its answer, 60 s, since the stop cuts the sockets each
+    attempt connected. A transport that keeps connections stands for that moment here: each
+    attempt still has a connection of its own, which the stop cuts; and a request stopped is not
+    retried, nor said to be (the log said "waiting 3 s" after the Ctrl-C)."""
+    asked = threading.Event()
+    answered = 0
+
+    def keeping_alive(sock: socket.socket) -> None:  # (its request read) the first answer keeps the line
+        nonlocal answered
+        if answered == 0:
+            answered += 1
+            sock.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 27\r\n\r\n{"data": [], "totals": {}}\n')
+            sock.recv(65536)  # the next request, on this line or another: never answered
+        asked.set()
+        sock.recv(1)
+
+    url = hostile(keeping_alive)
+    failed: list[BaseException] = []
+    kept = httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=5))
+    with ReportsClient(KEY, url, pace=0, clock=clock, pace_dir=tmp_path, timeout=5, transport=kept) as client:
+        client.networks("2026-11-01", "2026-11-02")
+
+        def request() -> None:
+            try:
+                client.networks("2026-11-02", "2026-11-03")
+            except TransportError as error:
+                failed.append(error)
+
+        lane = threading.Thread(target=request)
+        lane.start()
+        wait_for(asked.is_set, "the second request to reach the server", timeout=30)
+        began = time.monotonic()
+        client.stop()
+        wait_for(lambda: bool(failed), "the request to end", timeout=30)
+        assert time.monotonic() - began < 2  # the stop, not the read timeout (5 s)
+        assert "stopped before its answer was complete" in str(failed[0])
+        assert "waiting" not in caplog.text and "attempt" not in str(failed[0])
+        lane.join()
+
+
 def _drip_headers(lines: int | None, gap: float) -> Behaviour:
     """A status line, then header lines one every `gap` seconds: `lines` of them and the blank line
     that ends them, or (None) never an end. Every line arrives well within the read timeout."""

@@ -340,6 +340,8 @@ class ReportsClient:
             except WaitTooLong as held:  # asked earlier, by this process or another of the key
                 raise self._held_back(endpoint, params, attempt, held.seconds) from None
             except ServiceError as error:
+                if self._session.stopped:  # the caller's stop, not the service's trouble: no retry
+                    raise
                 given_up = self._reach.failed(endpoint, error) if isinstance(error, TransportError) else None
                 if given_up is not None:
                     raise given_up from None

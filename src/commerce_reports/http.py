@@ -348,8 +348,9 @@ class Session:
     (no complete answer, deadline passed), ResponseTooLargeError, or MalformedResponseError
     (a body that does not inflate); any status comes back as an `Answer` for the caller to judge.
 
-    Each attempt has its own connection (no keep-alive): `Deadline` holds the socket it made, and
-    at one request a minute per endpoint a kept-alive connection would have expired anyway."""
+    Each attempt has its own connection (no keep-alive, and `Connection: close` asked of the
+    server): `Deadline` holds the socket it made, and at one request a minute per endpoint a
+    kept-alive connection would have expired anyway."""
 
     def __init__(
         self,
@@ -369,7 +370,10 @@ class Session:
         self._http = httpx.Client(
             base_url=base_url,
             auth=auth,
-            headers={"Accept-Encoding": "gzip", **(headers or {})},
+            # `Connection: close`: an answer's end closes its connection, which is never another
+            # attempt's (a pool may hand a request the connection of an answer ending as it asks:
+            # no `Deadline` holds that one, and a stop or the deadline would not cut it).
+            headers={"Accept-Encoding": "gzip", **(headers or {}), "Connection": "close"},
             # After connecting, `Deadline` cuts the attempt at its end; connecting it cannot cut, so
             # connecting (the name lookup included) has a timeout of its own, within the deadline.
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0, deadline)),
@@ -392,6 +396,11 @@ class Session:
             live = list(self._live)
         for deadline in live:
             deadline.cut()
+
+    @property
+    def stopped(self) -> bool:
+        """Whether `stop` was called: what fails from then on is the stop, nothing to retry."""
+        return self._stopped
 
     def send(
         self,
