@@ -101,7 +101,7 @@ def _print(rows: list[tuple[int, Any, Any, Any, Any, tuple[str, float]]]) -> Non
             + (f", make {made['cpu']:.0f}" if made else "")
         )
         parts = ", ".join(f"{label.split(':')[0]} {wall:.2f}" for label, (wall, _) in day["phases"].items())
-        rest = day["seconds"] - sum(wall for wall, _ in day["phases"].values())
+        rest = day["seconds"] - sum(wall for label, (wall, _) in day["phases"].items() if label[0] != " ")
         print(f"{'':>6} day, part by part (wall s): {parts}, the rest {rest:.2f}")
 
 
