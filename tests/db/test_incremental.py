@@ -213,6 +213,33 @@ def lakes(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
 # An id that moves from January to February: its stored row, in January, is found only by the
 # index of the files that held it before (the new day's versions name February alone).
 @example(steps=[("day", 13, [(0, 12, 70)])], share=0.25)
+# February 9th packs January's index (`ledger_index.PACKED_AFTER`); then a January day synced again:
+# its id's other version, in a January file unchanged, is found in the pack written before (the
+# month's new pack is not written yet), and the last day changes another packed day.
+@example(
+    steps=[
+        ("day", 20, [(1, 15, 30)]),
+        ("refresh",),
+        ("day", 2, [(0, 0, 99), (3, 2, 10)]),
+        ("refresh",),
+        ("day", 0, [(2, 0, 5)]),
+    ],
+    share=0.25,
+)
+# A refresh that packs January killed midway, then a packed day changed in a killed refresh.
+@example(steps=[("day", 21, [(6, 4, 12)]), ("kill", 1), ("day", 5, [(5, 5, 1)]), ("kill", 3)], share=0.0)
+# A packed month's file removed and another one damaged: the month packed again without them.
+@example(
+    steps=[
+        ("day", 22, [(7, 22, 10)]),
+        ("refresh",),
+        ("drop", 2),
+        ("damage", 5),
+        ("refresh",),
+        ("day", 2, [(0, 2, 44)]),
+    ],
+    share=0.25,
+)
 def test_incremental_rollups_equal_a_full_rebuild(
     steps: list[tuple[Any, ...]],
     share: float,

@@ -3,10 +3,10 @@
 `transactions` (the latest version of each commission id) is the expensive one. A full build
 computes it from every ledger file into a file per commission month (`whole-<month>.parquet`). An
 incremental build recomputes only the *dirty* ids: those in the changed ledger files now, and those
-they held before (each ledger file's ids and commission dates are kept in a small index file). Their
-versions are found by a narrow scan of the lake (the id column) and read in full from the few files
-holding them; their stored rows, in the base files of the months those versions (and the index)
-name. Their new rows then go:
+they held before (each ledger file's ids and commission dates are kept in an index file, see
+`ledger_index.py`). Their versions are found by a narrow scan of the lake (the id column) and read
+in full from the few files holding them; their stored rows, in the base files of the months those
+versions (and the index) name. Their new rows then go:
 - to a patch file per month, for a day held by a `whole-*` file (with a deleted row where an id
   leaves that day), or for a day of its own changing little: a day's returns touch some thirty
   earlier days, and rewriting each would cost seconds;
@@ -31,13 +31,14 @@ import re
 import shutil
 import tempfile
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cached_property
 from pathlib import Path
 
 import duckdb
 
-from ..contract import DATASETS, PartitionKey
+from ..activity import said
+from ..contract import DATASETS
 from ..interrupts import on_ctrl_c
 from .buckets import (
     NONE,
@@ -50,7 +51,8 @@ from .buckets import (
     within,
     write_all,
 )
-from .listing import Digest, Listing, dataset_of
+from .ledger_index import IndexLayout, group_of, key_of
+from .listing import Listing, dataset_of
 from .merge import merged_sql
 from .plan import SitePlan, TransactionChange, month_of, partition_month, plan_update
 from .snapshot import stored_transactions_sql
@@ -93,6 +95,11 @@ def _date_column(view: View) -> str:
     """The date column a rollup is bucketed by."""
     assert view.rollup is not None, view.name
     return view.rollup.date_column
+
+
+def _stem(path: Path) -> str:
+    """A file's name up to its first dot (an index file's `<by>_<day>`)."""
+    return path.name.split(".", 1)[0]
 
 
 def _base_month(path: Path) -> str:
@@ -197,14 +204,13 @@ class SiteBuild:
         }
 
     @cached_property
-    def indexes(self) -> dict[str, Path]:
-        """The index file of each readable ledger file's version (worked out once)."""
-        return {r: self.index_path(r, self.readable[r]) for r in self.of(_T)}
+    def layout(self) -> IndexLayout:
+        """Where the index rows of each readable ledger file's version belong (worked out once)."""
+        return self.index_layout(self.readable)
 
-    def index_path(self, relpath: str, digest: Digest) -> Path:
-        """The index file of one version (its content's `digest`) of a ledger file."""
-        key = PartitionKey.from_relpath(relpath.rsplit("/", 1)[0])
-        return self.index / f"{key.by}_{key.start}.{digest[:24]}.parquet"
+    def index_layout(self, listing: Listing) -> IndexLayout:
+        """Where the index rows of the ledger file versions of `listing` belong."""
+        return IndexLayout(self.index, {r: d for r, d in listing.items() if dataset_of(r) == _T})
 
     def _existing(self, folder: Path, buckets: Iterable[str]) -> list[Path]:
         return [folder / f"{b}.parquet" for b in sorted(buckets) if (folder / f"{b}.parquet").exists()]
@@ -240,19 +246,69 @@ class SiteBuild:
 
     # ------------------------------------------------------------------ shared steps
 
-    def _index(self, relpaths: list[str]) -> Bucketed:
-        """The index files of these ledger files (their ids, keys and commission dates), one small
-        file each; the index files of ledger file versions no longer in the lake are stale."""
-        kept = set(self.indexes.values())
+    def earlier(self, before: SiteState) -> IndexLayout:
+        """Where the index rows of the ledger file versions the state `before` reflects belong."""
+        return self.index_layout({r: d for r, d in before.listing.items() if r not in before.skipped})
+
+    def _index(self, relpaths: Iterable[str], earlier: IndexLayout | None) -> tuple[Bucketed, Bucketed]:
+        """The index rows (ids, keys and commission dates) of these ledger files' versions, and of
+        those the layout lacks: a file of its own each in a month not packed, and the pack of a
+        packed month whose versions have none, its rows read where they are (`earlier`: the layout
+        before an update; None, a full build: from the ledger files alone). The index files of
+        versions no longer in the lake, and those a pack replaces, are stale."""
+        layout = self.layout
+        kept = {layout.target(r) for r in layout.ledger}
         stale = [path for path in self.index.glob("*.parquet") if path not in kept]
-        targets = {self.indexes[r].name.split(".", 1)[0]: self.indexes[r] for r in relpaths}  # by <by>_<day>
-        versions = self._versions(relpaths)
-        select = (
-            f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
-            f"FROM ({versions}) WHERE commission_id IS NOT NULL"
+        wanted = set(relpaths) | {r for r in layout.ledger if not layout.target(r).exists()}
+        own = sorted(r for r in wanted if group_of(r) not in layout.packed)
+        packs = {group_of(r) for r in wanted} & layout.packed
+        packed = [r for r in layout.ledger if group_of(r) in packs]
+        found = {r: p for r, p in layout.present(packed, earlier).items() if p} if earlier else {}
+        stored = self._stored_index(
+            found, {*layout.packs.values(), *(earlier.packs.values() if earlier else ())}
         )
-        bucket = "partition_by || '_' || strftime(partition_day, '%Y-%m-%d')"
-        return Bucketed(select, bucket, self.index, only=set(targets), names=targets, stale=stale)
+        return (
+            self._index_rows(
+                own, "%Y-%m-%d", {_stem(layout.own(r)): layout.own(r) for r in own}, stale=stale
+            ),
+            self._index_rows(
+                [r for r in packed if r not in found], "%Y-%m", {g: layout.packs[g] for g in packs}, stored
+            ),
+        )
+
+    def _index_rows(
+        self,
+        relpaths: list[str],
+        days: str,
+        names: dict[str, Path],
+        stored: list[str] | None = None,
+        *,
+        stale: list[Path] | None = None,
+    ) -> Bucketed:
+        """The index rows of the ledger files `relpaths` (read from them) and those `stored` (SELECTs
+        of index rows), a file per `<by>_<days>` bucket (a strftime format of their day), each at
+        its path in `names`."""
+        read = (
+            f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
+            f"FROM ({self._versions(relpaths)}) WHERE commission_id IS NOT NULL"
+        )
+        select = " UNION ALL BY NAME ".join([*(stored or []), read])
+        bucket = f"partition_by || '_' || strftime(partition_day, '{days}')"
+        return Bucketed(select, bucket, self.index, only=set(names), names=names, stale=stale or [])
+
+    def _stored_index(self, places: Mapping[str, Path | None], packs: Collection[Path]) -> list[str]:
+        """SELECTs of the index rows of the ledger file versions found at `places` (see
+        `IndexLayout.present`): their files of their own, and their own rows of the `packs`."""
+        found = {r: p for r, p in places.items() if p is not None}
+        own = sorted({p for p in found.values() if p not in packs})
+        selects = [f"SELECT * FROM {read_stored(own)}"] if own else []
+        for pack in sorted({p for p in found.values() if p in packs}):
+            held = " OR ".join(
+                f"(partition_by = {quote(str(k.by))} AND partition_day = DATE '{k.start}')"
+                for k in (key_of(r) for r, p in found.items() if p == pack)
+            )
+            selects.append(f"SELECT * FROM {read_stored([pack])} WHERE {held}")
+        return selects
 
     def _install(
         self, schema: str, views: Iterable[View], transactions: str | None, sources: Mapping[str, str]
@@ -378,7 +434,8 @@ class SiteBuild:
             # every base file is new: the empty one is written in the same go)
             no_patch = f"SELECT *, false AS _deleted FROM ({transactions}) LIMIT 0"
             *_, months, _ = write_all(
-                self.con, [self._index(self.of(_T)), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)]
+                self.con,
+                [*self._index(self.of(_T), None), whole, Bucketed(no_patch, f"'{NONE}'", self.patch)],
             )
         base = [whole.path(month) for month in sorted(months)]  # (every other base file deleted)
         held = read_stored([*base, self.base / EMPTY])  # (the empty one: a list that reads)
@@ -395,21 +452,17 @@ class SiteBuild:
         (`inc.u`), their stored rows before (`inc.old_rows`, with what the merged rollups name), and
         the facts a plan decides from (`plan.TransactionChange`)."""
         now = [r for r in ledger if r in self.readable]
-        old = [
-            path
-            for r in ledger
-            if r in before and r not in skipped_before
-            for path in [self.index_path(r, before[r])]
-            if path.exists()
-        ]
+        earlier = self.index_layout({r: d for r, d in before.items() if r not in skipped_before})
+        places = earlier.present([r for r in ledger if r in earlier.ledger], earlier)
+        old = " UNION ALL ".join(self._stored_index(places, set(earlier.packs.values()))) or None
         ids = [f"SELECT commission_id FROM {read_stored(self._paths(now), union_by_name=True)}"]
-        ids = (ids if now else []) + ([f"SELECT commission_id FROM {read_stored(old)}"] if old else [])
+        ids = (ids if now else []) + ([f"SELECT commission_id FROM ({old})"] if old else [])
         if not ids:  # no transaction changed: none to add or subtract
             empty = f"SELECT * FROM {read_stored([self.base / EMPTY])}"
             for table, columns in (("dirty", "commission_id"), ("u", "*"), ("old_rows", "*"), ("old", "*")):
                 self.con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS SELECT {columns} FROM ({empty})")
             return TransactionChange()
-        self._read_changed_rows(ids, old, now)
+        self._read_changed_rows(ids, old, now, earlier)
         return self._change()
 
     def planned(self, plan: SitePlan, before: SiteState) -> SitePlan:
@@ -417,16 +470,26 @@ class SiteBuild:
         (`read_change`, from the state `before`; no file written), decided by `plan.plan_update`."""
         return plan_update(plan, self.read_change(plan.ledger, before.listing, before.skipped))
 
-    def _holding(self, changed: list[str]) -> tuple[list[str], set[str]]:
+    def _holding(self, changed: list[str], earlier: IndexLayout) -> tuple[list[str], set[str]]:
         """The ledger files holding a version of a dirty id, and the commission months of those
         versions (where their stored rows can be): the `changed` files (every id in them is dirty),
-        and those whose index holds a dirty id's key (a scan of integers, not of the ids themselves:
-        a key shared by two ids only makes a file and a month read for nothing)."""
-        indexed = {path: r for r, path in self.indexes.items() if r not in changed}
-        files = [path for path in indexed if path.exists()]
-        unindexed = [r for path, r in indexed.items() if not path.exists()]  # (a refresh stopped)
-        names, months = self._matching(files, f"id_key IN (SELECT {_ID_KEY} FROM inc.dirty)")
-        holding = {indexed[Path(name)] for name in names}
+        and those whose index rows (`IndexLayout.present`, the layout `earlier` too) hold a dirty
+        id's key (a scan of integers, not of the ids themselves: a key shared by two ids only makes
+        a file and a month read for nothing)."""
+        places = self.layout.present([r for r in self.layout.ledger if r not in changed], earlier)
+        files = sorted({path for path in places.values() if path is not None})
+        unindexed = [r for r, path in places.items() if path is None]  # (a refresh stopped)
+        holding: set[str] = set()
+        months: set[str] = set()
+        if files:
+            by_key = {(key.by, key.start): r for r in self.layout.ledger for key in [key_of(r)]}
+            found = self.con.execute(
+                f"SELECT DISTINCT partition_by, partition_day, {month_bucket('commission_date')} FROM "
+                f"{read_stored(files)} WHERE id_key IN (SELECT {_ID_KEY} FROM inc.dirty)"
+            ).fetchall()
+            # (a pack's row of a version since changed names a file among `changed`, or none)
+            holding = {by_key[by, day] for by, day, _ in found if (by, day) in by_key}
+            months = {str(month) for *_, month in found}
         if unindexed:
             names, more = self._matching(self._paths(unindexed), _DIRTY, union_by_name=True)
             holding |= {str(Path(name).relative_to(self.root)) for name in names}
@@ -449,15 +512,18 @@ class SiteBuild:
         ).fetchall()
         return {name for name, _ in found}, {str(month) for _, month in found}
 
-    def _read_changed_rows(self, ids: list[str], old: list[Path], now: list[str]) -> None:
+    def _read_changed_rows(
+        self, ids: list[str], old: str | None, now: list[str], earlier: IndexLayout
+    ) -> None:
         """`inc.dirty`, `inc.u`, `inc.old_rows` and `inc.old` from the changed ids (`ids`: SELECTs of
-        them) and the index files of the changed files' versions before (`old`)."""
+        them), the index rows of the changed files' versions before (`old`, SQL) and the index
+        layout before (`earlier`)."""
         con = self.con
         con.execute(
             "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
             f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
         )
-        holding, stored_in = self._holding(now)
+        holding, stored_in = self._holding(now, earlier)
         versions = self._versions(holding)
         # Streamed, not read into a table first: `transactions` reads narrow rows to find each id's
         # latest version and whole rows only where it joins them (at 100 M: 1.4 -> 0.7 s).
@@ -469,7 +535,7 @@ class SiteBuild:
         # the base files of those months are read.
         month = month_bucket("commission_date")
         if old:
-            stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM {read_stored(old)}"))
+            stored_in |= set(self._rows(f"SELECT DISTINCT {month}, 0 FROM ({old})"))
         # Their stored rows, with what the merged rollups name: the old rows a refresh subtracts.
         columns = self._named_columns(_MERGING)
         rows = stored_transactions_sql(self._base_files(stored_in), self._patches(stored_in), _DIRTY, columns)
@@ -507,11 +573,12 @@ class SiteBuild:
             patch_months=frozenset(p.stem for p in patches if p.name != EMPTY),
         )
 
-    def write(self, plan: SitePlan) -> None:
+    def write(self, plan: SitePlan, before: SiteState) -> None:
         """Carry out an update `plan` (its change read by `read_change`): index the changed ledger
         files, write the day files and patches of `transactions` it names, then each other rollup's
         months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
-        writes = [self._index([r for r in plan.ledger if r in self.readable])]
+        own, packs = self._index([r for r in plan.ledger if r in self.readable], self.earlier(before))
+        writes = [own, packs]
         rewrite, patches = plan.buckets[_T].whole, plan.buckets[_T].patch
         if rewrite or patches:
             self._stage_transactions(rewrite, plan.patched)
@@ -528,7 +595,13 @@ class SiteBuild:
         self._install_recomputed(whole, sources)
         self._install_merging(frozenset[str]().union(*delta.values()), sources)
         writes += self._rollup_writes(whole, delta, sources)
-        write_all(self.con, writes, at_once=2)  # every write staged before any file is replaced
+        settled = len(packs.only or ())  # months packed at once: an upgrade, or the first sync in months
+        with (
+            said(f"packing the index of {settled} settled months of site {self.site}")
+            if settled > 1
+            else nullcontext()
+        ):
+            write_all(self.con, writes, at_once=2)  # every write staged before any file is replaced
 
     def _rollup_writes(
         self,

@@ -357,7 +357,7 @@ def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
             plan = build.planned(plan, before)
             months, whole_days = plan.months | before.pending_months, before.whole_days
             save_state(places, dataclasses.replace(before, pending_months=months))
-            build.write(plan)
+            build.write(plan, before)
     state = SiteState(
         survey.listing, dict(survey.skipped), build.schemas, whole_days=whole_days, files=rollup_files(places)
     )

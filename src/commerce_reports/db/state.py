@@ -7,6 +7,8 @@
     <data_dir>/rollups/site=<site>/<view>/<YYYY-MM|none>.parquet                  by month of its date
     <data_dir>/rollups/site=<site>/index/<by>_<day>.<digest>.parquet             ids and commission
                                                                                  dates of one ledger file
+    <data_dir>/rollups/site=<site>/index/<by>_<YYYY-MM>.<hash>.parquet           those of a settled
+                                                                                 month's ledger files
 
 A commission day's rows live in one base file: `whole-<month>.parquet` (by month of commission
 date) for the days the last full build saw (`whole_days`), a file of its own for a day first seen
