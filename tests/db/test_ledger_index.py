@@ -3,11 +3,19 @@ file of its own (see `db/ledger_index.py`; `test_incremental.py` holds the figur
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+import re
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
-from commerce_reports.contract import PartitionKey
+import pyarrow as pa
+import pytest
+
+from commerce_reports import activity
+from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
+from commerce_reports.db import connect, ledger_index, rebuild_rollups, refresh_rollups
 from commerce_reports.db.ledger_index import PACKED_AFTER, IndexLayout
+from commerce_reports.lake.manifest import store_partition
 
 
 def _relpath(day: date) -> str:
@@ -64,3 +72,57 @@ def test_a_version_s_rows_are_in_its_month_s_pack_else_the_pack_before_else_its_
     assert now.present([sibling, changed], before) == dict.fromkeys(
         [sibling, changed], now.packs["updateDate_2026-01"]
     )
+
+
+def _sync_day(data_dir: Path, day: date, ids: list[str]) -> None:
+    rows = [
+        {
+            "commission_id": cid,
+            "commission_date": day,
+            "update_date": day,
+            "publisher_net_revenue": Decimal(n),
+        }
+        for n, cid in enumerate(ids, 1)
+    ]
+    table = pa.Table.from_pylist(rows, schema=TRANSACTION_SCHEMA)
+    store_partition(data_dir, "s", PartitionKey.transactions(day), table, datetime.now(UTC))
+
+
+def test_a_lake_indexed_day_by_day_packs_its_settled_months_at_its_next_refresh_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lake whose rollups a release before packs built (a file per ledger day): its next refresh
+    packs every settled month at once (seconds per month at 100 M: said), from the index files it
+    has, and leaves the days of a month not settled in files of their own."""
+    monkeypatch.setattr(activity, "interactive", lambda: False)
+    for day, ids in ((date(2026, 1, 5), ["a", "b"]), (date(2026, 1, 9), ["a"]), (date(2026, 2, 3), ["c"])):
+        _sync_day(tmp_path, day, ids)
+    with monkeypatch.context() as before_packs:
+        before_packs.setattr(ledger_index, "PACKED_AFTER", timedelta(days=10_000))
+        rebuild_rollups(tmp_path)
+    index = tmp_path / "rollups" / "site=s" / "index"
+    assert sorted(p.name.split(".")[0] for p in index.iterdir()) == [
+        "updateDate_2026-01-05",
+        "updateDate_2026-01-09",
+        "updateDate_2026-02-03",
+    ]
+    capsys.readouterr()
+    _sync_day(tmp_path, date(2026, 3, 20), ["b", "d"])  # January and February settled
+    [done] = refresh_rollups(tmp_path, {"s": [PartitionKey.transactions(date(2026, 3, 20))]})
+    assert not done.full
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == "packing the index of 2 settled months of site s ..."
+    assert re.fullmatch(r"packing the index of 2 settled months of site s: done in \d+\.\d s", said[-1])
+    assert sorted(p.name.split(".")[0] for p in index.iterdir()) == [
+        "updateDate_2026-01",
+        "updateDate_2026-02",
+        "updateDate_2026-03-20",
+    ]
+    with connect(tmp_path) as con:  # b's January version found through January's pack
+        counts = con.sql("SELECT commission_id, version_count, commission_date FROM transactions ORDER BY 1")
+        assert counts.fetchall() == [
+            ("a", 2, date(2026, 1, 9)),
+            ("b", 2, date(2026, 3, 20)),
+            ("c", 1, date(2026, 2, 3)),
+            ("d", 1, date(2026, 3, 20)),
+        ]
