@@ -95,7 +95,8 @@ def test_the_refresh_bench_stores_refetched_days_short_and_puts_them_back_whole(
     parts = [site_root(lake, bench.SITE) / key.relpath / PART_FILE for key in earlier]
 
     def ids(part: Path) -> list[str]:
-        return sorted(duckdb.sql(f"SELECT commission_id FROM read_parquet('{part}')").fetchall())
+        with duckdb.connect() as con:
+            return sorted(con.sql(f"SELECT commission_id FROM read_parquet('{part}')").fetchall())
 
     before = [ids(part) for part in parts]
     bench._store_earlier_copies(lake, earlier)

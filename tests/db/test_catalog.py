@@ -127,7 +127,8 @@ def test_verify_writes_the_catalog_of_what_it_published(rolled: SyncedLake, tmp_
     before = read()
     assert before is not None
     gone = next((data_dir / "lake" / "site=alpha" / "transactions").rglob("part.parquet"))
-    held = duckdb.execute(f"SELECT count(*) FROM read_parquet('{gone}')").fetchone()
+    with duckdb.connect() as con:  # (not the module's shared one: a fetchone leaves its result open)
+        held = con.execute(f"SELECT count(*) FROM read_parquet('{gone}')").fetchone()
     gone.unlink()
     report = verify(data_dir=data_dir)
     assert not report.ok and catalog_problem(data_dir) is None

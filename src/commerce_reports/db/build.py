@@ -51,7 +51,7 @@ from .buckets import (
     within,
     write_all,
 )
-from .ledger_index import IndexLayout, group_of, key_of
+from .ledger_index import IndexLayout, key_of
 from .listing import Listing, dataset_of
 from .merge import merged_sql
 from .plan import SitePlan, TransactionChange, month_of, partition_month, plan_update
@@ -95,11 +95,6 @@ def _date_column(view: View) -> str:
     """The date column a rollup is bucketed by."""
     assert view.rollup is not None, view.name
     return view.rollup.date_column
-
-
-def _stem(path: Path) -> str:
-    """A file's name up to its first dot (an index file's `<by>_<day>`)."""
-    return path.name.split(".", 1)[0]
 
 
 def _base_month(path: Path) -> str:
@@ -251,29 +246,12 @@ class SiteBuild:
         return self.index_layout({r: d for r, d in before.listing.items() if r not in before.skipped})
 
     def _index(self, relpaths: Iterable[str], earlier: IndexLayout | None) -> tuple[Bucketed, Bucketed]:
-        """The index rows (ids, keys and commission dates) of these ledger files' versions, and of
-        those the layout lacks: a file of its own each in a month not packed, and the pack of a
-        packed month whose versions have none, its rows read where they are (`earlier`: the layout
-        before an update; None, a full build: from the ledger files alone). The index files of
-        versions no longer in the lake, and those a pack replaces, are stale."""
-        layout = self.layout
-        kept = {layout.target(r) for r in layout.ledger}
-        stale = [path for path in self.index.glob("*.parquet") if path not in kept]
-        wanted = set(relpaths) | {r for r in layout.ledger if not layout.target(r).exists()}
-        own = sorted(r for r in wanted if group_of(r) not in layout.packed)
-        packs = {group_of(r) for r in wanted} & layout.packed
-        packed = [r for r in layout.ledger if group_of(r) in packs]
-        found = {r: p for r, p in layout.present(packed, earlier).items() if p} if earlier else {}
-        stored = self._stored_index(
-            found, {*layout.packs.values(), *(earlier.packs.values() if earlier else ())}
-        )
+        """The index files these ledger files' versions need (`IndexLayout.needed`: files of their
+        own, packs), and the stale ones deleted."""
+        writes = self.layout.needed(relpaths, earlier)
         return (
-            self._index_rows(
-                own, "%Y-%m-%d", {_stem(layout.own(r)): layout.own(r) for r in own}, stale=stale
-            ),
-            self._index_rows(
-                [r for r in packed if r not in found], "%Y-%m", {g: layout.packs[g] for g in packs}, stored
-            ),
+            self._index_rows(writes.own_read, "%Y-%m-%d", writes.own, stale=writes.stale),
+            self._index_rows(writes.packs_read, "%Y-%m", writes.packs, writes.stored),
         )
 
     def _index_rows(
@@ -295,20 +273,6 @@ class SiteBuild:
         select = " UNION ALL BY NAME ".join([*(stored or []), read])
         bucket = f"partition_by || '_' || strftime(partition_day, '{days}')"
         return Bucketed(select, bucket, self.index, only=set(names), names=names, stale=stale or [])
-
-    def _stored_index(self, places: Mapping[str, Path | None], packs: Collection[Path]) -> list[str]:
-        """SELECTs of the index rows of the ledger file versions found at `places` (see
-        `IndexLayout.present`): their files of their own, and their own rows of the `packs`."""
-        found = {r: p for r, p in places.items() if p is not None}
-        own = sorted({p for p in found.values() if p not in packs})
-        selects = [f"SELECT * FROM {read_stored(own)}"] if own else []
-        for pack in sorted({p for p in found.values() if p in packs}):
-            held = " OR ".join(
-                f"(partition_by = {quote(str(k.by))} AND partition_day = DATE '{k.start}')"
-                for k in (key_of(r) for r, p in found.items() if p == pack)
-            )
-            selects.append(f"SELECT * FROM {read_stored([pack])} WHERE {held}")
-        return selects
 
     def _install(
         self, schema: str, views: Iterable[View], transactions: str | None, sources: Mapping[str, str]
@@ -453,8 +417,7 @@ class SiteBuild:
         the facts a plan decides from (`plan.TransactionChange`)."""
         now = [r for r in ledger if r in self.readable]
         earlier = self.index_layout({r: d for r, d in before.items() if r not in skipped_before})
-        places = earlier.present([r for r in ledger if r in earlier.ledger], earlier)
-        old = " UNION ALL ".join(self._stored_index(places, set(earlier.packs.values()))) or None
+        old = earlier.stored_rows([r for r in ledger if r in earlier.ledger])
         ids = [f"SELECT commission_id FROM {read_stored(self._paths(now), union_by_name=True)}"]
         ids = (ids if now else []) + ([f"SELECT commission_id FROM ({old})"] if old else [])
         if not ids:  # no transaction changed: none to add or subtract

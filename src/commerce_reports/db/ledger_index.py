@@ -14,7 +14,7 @@ then still answers for those of its versions that did not change.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cached_property, lru_cache
@@ -22,8 +22,9 @@ from pathlib import Path
 
 from ..contract import PartitionKey, next_month
 from .listing import Digest
+from .sources import quote, read_stored
 
-__all__ = ["PACKED_AFTER", "IndexLayout", "group_of", "key_of"]
+__all__ = ["PACKED_AFTER", "IndexLayout", "IndexWrites", "key_of"]
 
 # A ledger day settles a day or two after it ends (`syncing.plan.SettlePolicy`): a month that ended
 # a week before the newest ledger day no longer changes in a daily sync; its versions share a pack.
@@ -41,6 +42,20 @@ def group_of(relpath: str) -> str:
     """The month group of a ledger file: `<by>_<YYYY-MM>`, the name its pack starts with."""
     key = key_of(relpath)
     return f"{key.by}_{key.start:%Y-%m}"
+
+
+@dataclass(frozen=True)
+class IndexWrites:
+    """What an index write stores: files of their own (`own`, by `<by>_<day>`, read from the ledger
+    files `own_read`) and packs (`packs`, by `<by>_<YYYY-MM>`: from the rows already `stored`,
+    SELECTs, and from the ledger files `packs_read`); the index files it makes `stale`."""
+
+    own: dict[str, Path]
+    own_read: list[str]
+    packs: dict[str, Path]
+    packs_read: list[str]
+    stored: list[str]
+    stale: list[Path]
 
 
 @dataclass(frozen=True)
@@ -79,6 +94,32 @@ class IndexLayout:
         group = group_of(relpath)
         return self.packs[group] if group in self.packed else self.own(relpath)
 
+    def needed(self, relpaths: Iterable[str], before: IndexLayout | None) -> IndexWrites:
+        """The index rows that these ledger files' versions need, and those the layout lacks: a
+        file of its own each in a month not packed, and the pack of a packed month whose versions
+        have none, its rows read where they are (`before`: the layout before an update; None, a
+        full build: from the ledger files alone). The index files of versions no longer in the
+        lake, and those a pack replaces, are stale."""
+        kept = {self.target(r) for r in self.ledger}
+        stale = [path for path in self.folder.glob("*.parquet") if path not in kept]
+        wanted = set(relpaths) | {r for r in self.ledger if not self.target(r).exists()}
+        own = sorted(r for r in wanted if group_of(r) not in self.packed)
+        packs = {group_of(r) for r in wanted} & self.packed
+        packed = [r for r in self.ledger if group_of(r) in packs]
+        found = {r: p for r, p in self.present(packed, before).items() if p} if before else {}
+        return IndexWrites(
+            own={self.own(r).name.split(".", 1)[0]: self.own(r) for r in own},
+            own_read=own,
+            packs={g: self.packs[g] for g in packs},
+            packs_read=[r for r in packed if r not in found],
+            stored=_rows(found, {*self.packs.values(), *(before.packs.values() if before else ())}),
+            stale=stale,
+        )
+
+    def stored_rows(self, relpaths: Iterable[str]) -> str | None:
+        """The SQL of the index rows of these versions (None: none is indexed)."""
+        return " UNION ALL ".join(_rows(self.present(relpaths, self), set(self.packs.values()))) or None
+
     def present(self, relpaths: Iterable[str], before: IndexLayout) -> dict[str, Path | None]:
         """Where the rows of these versions are now (None: nowhere, e.g. a refresh stopped before
         indexing them): the pack of their month's versions, else the pack of its versions `before`
@@ -97,6 +138,21 @@ class IndexLayout:
             places = [self.packs[group], before.packs.get(group) if unchanged else None, self.own(relpath)]
             found[relpath] = next((p for p in places if there(p)), None)
         return found
+
+
+def _rows(places: Mapping[str, Path | None], packs: Collection[Path]) -> list[str]:
+    """SELECTs of the index rows of the ledger file versions found at `places` (see
+    `IndexLayout.present`): their files of their own, and their own rows of the `packs`."""
+    found = {r: p for r, p in places.items() if p is not None}
+    own = sorted({p for p in found.values() if p not in packs})
+    selects = [f"SELECT * FROM {read_stored(own)}"] if own else []
+    for pack in sorted({p for p in found.values() if p in packs}):
+        held = " OR ".join(
+            f"(partition_by = {quote(str(k.by))} AND partition_day = DATE '{k.start}')"
+            for k in (key_of(r) for r, p in found.items() if p == pack)
+        )
+        selects.append(f"SELECT * FROM {read_stored([pack])} WHERE {held}")
+    return selects
 
 
 def _named(lines: list[str]) -> str:
