@@ -241,9 +241,10 @@ class SiteBuild:
 
     # ------------------------------------------------------------------ shared steps
 
-    def earlier(self, before: SiteState) -> IndexLayout:
-        """Where the index rows of the ledger file versions the state `before` reflects belong."""
-        return self.index_layout({r: d for r, d in before.listing.items() if r not in before.skipped})
+    def earlier(self, listing: Listing, skipped: Collection[str]) -> IndexLayout:
+        """Where the index rows of the ledger file versions a state before reflects belong: its
+        `listing` but the files it `skipped`."""
+        return self.index_layout({r: d for r, d in listing.items() if r not in skipped})
 
     def _index(self, relpaths: Iterable[str], earlier: IndexLayout | None) -> tuple[Bucketed, Bucketed]:
         """The index files these ledger files' versions need (`IndexLayout.needed`: files of their
@@ -416,7 +417,7 @@ class SiteBuild:
         (`inc.u`), their stored rows before (`inc.old_rows`, with what the merged rollups name), and
         the facts a plan decides from (`plan.TransactionChange`)."""
         now = [r for r in ledger if r in self.readable]
-        earlier = self.index_layout({r: d for r, d in before.items() if r not in skipped_before})
+        earlier = self.earlier(before, skipped_before)
         old = earlier.stored_rows([r for r in ledger if r in earlier.ledger])
         ids = [f"SELECT commission_id FROM {read_stored(self._paths(now), union_by_name=True)}"]
         ids = (ids if now else []) + ([f"SELECT commission_id FROM ({old})"] if old else [])
@@ -540,7 +541,9 @@ class SiteBuild:
         """Carry out an update `plan` (its change read by `read_change`): index the changed ledger
         files, write the day files and patches of `transactions` it names, then each other rollup's
         months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
-        own, packs = self._index([r for r in plan.ledger if r in self.readable], self.earlier(before))
+        own, packs = self._index(
+            [r for r in plan.ledger if r in self.readable], self.earlier(before.listing, before.skipped)
+        )
         writes = [own, packs]
         rewrite, patches = plan.buckets[_T].whole, plan.buckets[_T].patch
         if rewrite or patches:
