@@ -14,10 +14,10 @@ then still answers for those of its versions that did not change.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 
 from ..contract import PartitionKey, next_month
@@ -102,7 +102,8 @@ class IndexLayout:
         lake, and those a pack replaces, are stale."""
         kept = {self.target(r) for r in self.ledger}
         stale = [path for path in self.folder.glob("*.parquet") if path not in kept]
-        wanted = set(relpaths) | {r for r in self.ledger if not self.target(r).exists()}
+        exists = cache(Path.exists)  # (a pack is asked for once per version it holds)
+        wanted = set(relpaths) | {r for r in self.ledger if not exists(self.target(r))}
         own = sorted(r for r in wanted if group_of(r) not in self.packed)
         packs = {group_of(r) for r in wanted} & self.packed
         packed = [r for r in self.ledger if group_of(r) in packs]
@@ -112,47 +113,41 @@ class IndexLayout:
             own_read=own,
             packs={g: self.packs[g] for g in packs},
             packs_read=[r for r in packed if r not in found],
-            stored=_rows(found, {*self.packs.values(), *(before.packs.values() if before else ())}),
+            stored=self._rows(found),
             stale=stale,
         )
 
     def stored_rows(self, relpaths: Iterable[str]) -> str | None:
         """The SQL of the index rows of these versions (None: none is indexed)."""
-        return " UNION ALL ".join(_rows(self.present(relpaths, self), set(self.packs.values()))) or None
+        return " UNION ALL ".join(self._rows(self.present(relpaths, self))) or None
 
     def present(self, relpaths: Iterable[str], before: IndexLayout) -> dict[str, Path | None]:
         """Where the rows of these versions are now (None: nowhere, e.g. a refresh stopped before
         indexing them): the pack of their month's versions, else the pack of its versions `before`
         where this version was one of them, else a file of its own."""
-        exists: dict[Path, bool] = {}  # (a pack is asked for once per version it holds)
-
-        def there(path: Path | None) -> bool:
-            if path is not None and path not in exists:
-                exists[path] = path.exists()
-            return path is not None and exists[path]
-
+        exists = cache(Path.exists)  # (a pack is asked for once per version it holds)
         found: dict[str, Path | None] = {}
         for relpath in relpaths:
             group = group_of(relpath)
             unchanged = before.ledger.get(relpath) == self.ledger[relpath]
             places = [self.packs[group], before.packs.get(group) if unchanged else None, self.own(relpath)]
-            found[relpath] = next((p for p in places if there(p)), None)
+            found[relpath] = next((p for p in places if p is not None and exists(p)), None)
         return found
 
-
-def _rows(places: Mapping[str, Path | None], packs: Collection[Path]) -> list[str]:
-    """SELECTs of the index rows of the ledger file versions found at `places` (see
-    `IndexLayout.present`): their files of their own, and their own rows of the `packs`."""
-    found = {r: p for r, p in places.items() if p is not None}
-    own = sorted({p for p in found.values() if p not in packs})
-    selects = [f"SELECT * FROM {read_stored(own)}"] if own else []
-    for pack in sorted({p for p in found.values() if p in packs}):
-        held = " OR ".join(
-            f"(partition_by = {quote(str(k.by))} AND partition_day = DATE '{k.start}')"
-            for k in (key_of(r) for r, p in found.items() if p == pack)
-        )
-        selects.append(f"SELECT * FROM {read_stored([pack])} WHERE {held}")
-    return selects
+    def _rows(self, places: Mapping[str, Path | None]) -> list[str]:
+        """SELECTs of the index rows of the versions found at `places` (`present`): their files of
+        their own, read whole, and their own rows of the packs holding them (a pack written before
+        also holds the earlier rows of versions since changed)."""
+        found = {r: p for r, p in places.items() if p is not None}
+        own = sorted({p for r, p in found.items() if p == self.own(r)})
+        selects = [f"SELECT * FROM {read_stored(own)}"] if own else []
+        for pack in sorted({p for r, p in found.items() if p != self.own(r)}):
+            held = " OR ".join(
+                f"(partition_by = {quote(str(k.by))} AND partition_day = DATE '{k.start}')"
+                for k in (key_of(r) for r, p in found.items() if p == pack)
+            )
+            selects.append(f"SELECT * FROM {read_stored([pack])} WHERE {held}")
+        return selects
 
 
 def _named(lines: list[str]) -> str:
