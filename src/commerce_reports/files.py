@@ -318,18 +318,21 @@ def sha256_of(path: Path | str) -> str:
     return digest.hexdigest()
 
 
-def remove_stray_files(folder: Path, *, shallow: Collection[str] = ()) -> list[Path]:
+def remove_stray_files(
+    folder: Path, *, shallow: Collection[str] = (), depth: int | None = None
+) -> list[Path]:
     """Delete the temporary files below `folder` left by writers of this machine that no longer
     run (another machine's are its own to clean: its pids mean nothing here). The subfolders named
     in `shallow` are searched two levels deep only: folders of folders of hard links (the published
-    generations, a lake's worth of folders each, whose own debris goes when they are pruned)."""
+    generations, a lake's worth of folders each, whose own debris goes when they are pruned). With
+    `depth`, no folder deeper than that below `folder` is searched (None: all are)."""
     removed: list[Path] = []
     top = os.path.normpath(folder)
     for parent, below, names in os.walk(top):  # (a lake has thousands of folders: no pathlib here)
         if (
             os.path.dirname(os.path.dirname(parent)) == top
             and os.path.basename(os.path.dirname(parent)) in shallow
-        ):
+        ) or (depth is not None and parent.count(os.sep) - top.count(os.sep) >= depth):
             below[:] = []
         for name in [name for name in below if _left_behind(name)]:  # (`remove_folder`'s)
             below.remove(name)

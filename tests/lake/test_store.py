@@ -21,6 +21,7 @@ from commerce_reports.contract import PartitionKey, dataset_schema, untyped_rows
 from commerce_reports.errors import LakeError, NotAPartition, ValidationError
 from commerce_reports.files import remove_stray_files, temp_path
 from commerce_reports.lake import rebuild
+from commerce_reports.lake.locks import writing_sites
 from commerce_reports.lake.manifest import Manifest
 from commerce_reports.lake.store import (
     foreign_rows,
@@ -101,6 +102,31 @@ def test_published_generations_are_searched_for_debris_two_levels_deep(tmp_path:
     assert sorted(remove_stray_files(tmp_path, shallow=["views"])) == sorted([pointer, record])
     assert deep.exists()
     assert remove_stray_files(tmp_path) == [deep]  # searched whole when not said otherwise
+
+
+def test_a_writer_searches_the_whole_folder_for_debris_only_after_a_writer_was_stopped(
+    tmp_path: Path,
+) -> None:
+    # Deep in the folder only a writer of sites writes, and it marks the data folder while it
+    # does: a killed writer's mark (a dead pid's temporary name) makes the next writer search it
+    # all; otherwise a writer searches the top levels, where readers keep their records.
+    host = temp_path(tmp_path / "x").name.removeprefix(".x.").split(".")[0].rsplit("-", 1)[0]
+    day = tmp_path / "lake" / "site=alpha" / "transactions" / "by=updateDate" / "day=2026-03-03"
+    day.mkdir(parents=True)
+    deep = day / f".part.parquet.{host}-999999.abc123.tmp"
+    record = tmp_path / "lake" / "site=alpha" / f".digests.json.{host}-999999.abc123.tmp"
+    for path in (deep, record):
+        path.write_bytes(b"half a file")
+    with writing_sites(tmp_path, ["alpha"]):
+        marks = list(tmp_path.glob(".writing.*.tmp"))
+        assert len(marks) == 1 and temp_path(tmp_path / "writing").name.split(".")[2] in marks[0].name
+    assert not record.exists() and deep.exists()  # no writer was stopped: the top alone
+    assert not list(tmp_path.glob(".writing.*"))  # a writer that ends takes its mark away
+    (tmp_path / f".writing.{host}-999999.abc123.tmp").touch()  # the mark of a writer killed
+    with writing_sites(tmp_path, ["beta"]):
+        pass
+    assert not deep.exists()
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
 
 
 def test_a_lost_manifest_is_rebuilt_from_the_files(tmp_path: Path) -> None:
