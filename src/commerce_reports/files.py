@@ -49,10 +49,12 @@ __all__ = [
     "sha256_of",
     "temp_path",
     "user_cache_dir",
+    "writing_in",
 ]
 
 log = LazyLogger(__name__)
 LOCK_PATIENCE = 2.0  # seconds: a lock another process holds longer than this is said before waiting on
+_MARK = "writing"  # a writer's mark in the folder it writes (`writing_in`): `.writing.<host>-<pid>.<hex>.tmp`
 _FLUSHERS = 8  # threads flushing the files of one writer at once
 
 
@@ -344,6 +346,31 @@ def remove_stray_files(
                 temp.unlink()
                 removed.append(temp)
     return removed
+
+
+@contextmanager
+def writing_in(folder: Path, *, top: int, shallow: Collection[str] = ()) -> Iterator[list[Path]]:
+    """Write deep in `folder` (a writer of its sites, holding their locks), first removing the
+    debris of this machine's writers that stopped (given back: what was removed). Only such a
+    writer writes below the `top` levels, and it marks the folder while it does (a file with a
+    temporary name of its process, left behind if it is killed): the whole folder (but `shallow`,
+    see `remove_stray_files`) is searched when a stopped writer's mark is found, else its `top`
+    levels alone. That spares a sync or a refresh a walk of every folder of the lake: 0.10-0.16 s
+    on a cold cache for the bench lakes of 1 M to 100 M rows, their top two levels 0.01-0.05 s.
+    A mark that cannot be made (a full disk) is no error: this writer's debris is then found by
+    the next search of the whole folder."""
+    removed = remove_stray_files(folder, depth=top)
+    if any(path.name.startswith(f".{_MARK}.") for path in removed):
+        removed += remove_stray_files(folder, shallow=shallow)
+    mark = temp_path(folder / _MARK)
+    try:
+        mark.touch()
+    except OSError:
+        log.debug("could not mark %s as being written", folder)
+    try:
+        yield removed
+    finally:
+        mark.unlink(missing_ok=True)
 
 
 def _left_behind(name: str) -> bool:

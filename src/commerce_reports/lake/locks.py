@@ -16,7 +16,7 @@ from pathlib import Path
 from .._lazy import LazyLogger
 from ..contract import GENERATIONS_FOLDER, site_root
 from ..errors import LakeError
-from ..files import describe_os_error, held, remove_stray_files, temp_path
+from ..files import describe_os_error, held, writing_in
 
 __all__ = ["site_lock", "writing_sites"]
 
@@ -64,41 +64,12 @@ def _locked(path: Path, waiting: str) -> Iterator[None]:
 @contextmanager
 def writing_sites(data_dir: Path, sites: list[str]) -> Iterator[None]:
     """Be the only writer of these sites (waiting for another sync if need be), clean the debris of
-    writers that stopped (`_sweep`), and mark the data folder as written while it is."""
+    writers that stopped (`files.writing_in`: the data folder's top, or all of it after a writer
+    was killed)."""
     with ExitStack() as stack:
         for site in sorted(sites):  # one order for everyone: no deadlock between two syncs
             stack.enter_context(site_lock(data_dir, site, ".sync.lock"))
-        for stray in _sweep(data_dir):
+        # Readers keep their records in the top two levels: data/lake/site=<site>, data/views/<generation>
+        for stray in stack.enter_context(writing_in(data_dir, top=2, shallow=[GENERATIONS_FOLDER])):
             log.info("removed %s, left by an interrupted writer", stray)
-        stack.enter_context(_marked(data_dir))
         yield
-
-
-def _sweep(data_dir: Path) -> list[Path]:
-    """Remove the temporary files of this machine's writers that no longer run. Deep in the folder
-    (partitions, rollups, generations) only a writer of sites writes, and it marks the data folder
-    while it does (`_marked`): the whole folder is searched when the mark of a writer that was
-    stopped is left, else its top levels alone (where a reader keeps its caches and records), which
-    spares a sync or a refresh a walk of every folder of the lake (0.10-0.16 s on a cold cache
-    for the bench lakes of 1 M to 100 M rows, their top 0.01-0.05 s)."""
-    removed = remove_stray_files(data_dir, depth=_TOP_LEVELS)
-    if any(path.name.startswith(f".{_MARK}.") for path in removed):
-        removed += remove_stray_files(data_dir, shallow=[GENERATIONS_FOLDER])
-    return removed
-
-
-@contextmanager
-def _marked(data_dir: Path) -> Iterator[None]:
-    """A file with a temporary name of this process at the data folder's top, while it writes
-    there: a writer killed leaves it, and the next writer's sweep, finding it, searches the whole
-    folder. A mark that cannot be made (a full disk) is no error: this writer's debris is then
-    found by the next sweep that searches the whole folder."""
-    mark = temp_path(data_dir / _MARK)
-    try:
-        mark.touch()
-    except OSError:
-        log.debug("could not mark %s as being written", data_dir)
-    try:
-        yield
-    finally:
-        mark.unlink(missing_ok=True)
