@@ -172,9 +172,11 @@ def _stage_all(
             if twice := files.keys() & staged_files.keys():
                 raise ValueError(f"buckets {sorted(twice)} of {write.folder} come from two SELECTs")
             files |= staged_files
-        if write.only is None:
+        if write.only is None:  # the columns of a file just staged, if any, not of the SELECT bound
+            # again: DuckDB binds a rollup's SELECT in 3-7 ms, a quarter of a small lake's full build
+            columns = f"{read_stored([min(files.values())])}" if files else f"({selects[0]})"
             empty = quote(str(staging / EMPTY))
-            cursor.execute(f"COPY (SELECT * FROM ({selects[0]}) LIMIT 0) TO {empty} ({_COPY})")
+            cursor.execute(f"COPY (SELECT * FROM {columns} LIMIT 0) TO {empty} ({_COPY})")
         return files
 
     if at_once < 2 or len(jobs) < 2:
