@@ -173,8 +173,8 @@ def _stage_all(
                 raise ValueError(f"buckets {sorted(twice)} of {write.folder} come from two SELECTs")
             files |= staged_files
         if write.only is None:  # the columns of a file just staged, if any, not of the SELECT bound
-            # again: DuckDB binds a rollup's SELECT in 3-7 ms, a quarter of a small lake's full build
-            columns = f"{read_stored([min(files.values())])}" if files else f"({selects[0]})"
+            # again: DuckDB binds a rollup's SELECT in 3-7 ms (a small lake's full build: 0.1 of 0.4 s)
+            columns = read_stored([min(files.values())]) if files else f"({selects[0]})"
             empty = quote(str(staging / EMPTY))
             cursor.execute(f"COPY (SELECT * FROM {columns} LIMIT 0) TO {empty} ({_COPY})")
         return files

@@ -23,10 +23,6 @@ __all__ = ["site_lock", "writing_sites"]
 log = LazyLogger(__name__)
 _thread_locks: dict[str, threading.RLock] = {}
 _guard = threading.Lock()
-_MARK = "writing"  # a writer's mark at the data folder's top: `.writing.<host>-<pid>.<hex>.tmp` (`_marked`)
-_TOP_LEVELS = (
-    2  # the folders a sweep always searches: data/lake/site=<site>, data/views/<generation> and above
-)
 
 
 _WAITING = {
