@@ -94,7 +94,7 @@ def test_an_update_that_fails_is_rebuilt_whole_and_said(
     """The views stay true (the rollups are rebuilt whole), and the fallback is told: a test that
     does not expect it fails (`tests/conftest.py`)."""
 
-    def fail(self: SiteBuild, plan: object, before: object) -> None:
+    def fail(self: SiteBuild, plan: object) -> None:
         raise duckdb.BinderException("a merge that does not bind")
 
     monkeypatch.setattr(SiteBuild, "write", fail)
@@ -111,7 +111,7 @@ def test_an_update_that_ctrl_c_interrupted_stops_and_is_not_rebuilt(
     """A query that a command's Ctrl-C watcher interrupted (`interrupts.py`) ends with DuckDB's
     InterruptException, a `duckdb.Error`: the refresh stops as for any Ctrl-C, with no fallback."""
 
-    def interrupted(self: SiteBuild, plan: object, before: object) -> None:
+    def interrupted(self: SiteBuild, plan: object) -> None:
         raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
 
     monkeypatch.setattr(SiteBuild, "write", interrupted)

@@ -241,10 +241,12 @@ class SiteBuild:
 
     # ------------------------------------------------------------------ shared steps
 
-    def earlier(self, listing: Listing, skipped: Collection[str]) -> IndexLayout:
-        """Where the index rows of the ledger file versions a state before reflects belong: its
-        `listing` but the files it `skipped`."""
-        return self.index_layout({r: d for r, d in listing.items() if r not in skipped})
+    @cached_property
+    def earlier(self) -> IndexLayout:
+        """Where the index rows of the ledger file versions the state `basis` reflects belong: its
+        listing but the files it skipped (worked out once, for the change read and the index write)."""
+        basis = self.basis
+        return self.index_layout({r: d for r, d in basis.listing.items() if r not in basis.skipped})
 
     def _index(self, relpaths: Iterable[str], earlier: IndexLayout | None) -> tuple[Bucketed, Bucketed]:
         """The index files these ledger files' versions need (`IndexLayout.needed`: files of their
@@ -260,9 +262,9 @@ class SiteBuild:
         relpaths: list[str],
         days: str,
         names: dict[str, Path],
-        stored: list[str] | None = None,
+        stored: Collection[str] = (),
         *,
-        stale: list[Path] | None = None,
+        stale: Collection[Path] = (),
     ) -> Bucketed:
         """The index rows of the ledger files `relpaths` (read from them) and those `stored` (SELECTs
         of index rows), a file per `<by>_<days>` bucket (a strftime format of their day), each at
@@ -271,9 +273,9 @@ class SiteBuild:
             f"SELECT commission_id, commission_date, {_ID_KEY} AS id_key, partition_by, partition_day "
             f"FROM ({self._versions(relpaths)}) WHERE commission_id IS NOT NULL"
         )
-        select = " UNION ALL BY NAME ".join([*(stored or []), read])
+        select = " UNION ALL BY NAME ".join([*stored, read])
         bucket = f"partition_by || '_' || strftime(partition_day, '{days}')"
-        return Bucketed(select, bucket, self.index, only=set(names), names=names, stale=stale or [])
+        return Bucketed(select, bucket, self.index, only=set(names), names=names, stale=stale)
 
     def _install(
         self, schema: str, views: Iterable[View], transactions: str | None, sources: Mapping[str, str]
@@ -409,15 +411,13 @@ class SiteBuild:
 
     # ------------------------------------------------------------------ incremental
 
-    def read_change(
-        self, ledger: list[str], before: Listing, skipped_before: Mapping[str, str]
-    ) -> TransactionChange:
-        """Read what the changed `ledger` files change, writing no file: the changed ids (`inc.dirty`:
-        those in the files now and those their index says they held before), their rows now
-        (`inc.u`), their stored rows before (`inc.old_rows`, with what the merged rollups name), and
-        the facts a plan decides from (`plan.TransactionChange`)."""
+    def read_change(self, ledger: list[str]) -> TransactionChange:
+        """Read what the changed `ledger` files change since the state `basis`, writing no file: the
+        changed ids (`inc.dirty`: those in the files now and those their index says they held
+        before), their rows now (`inc.u`), their stored rows before (`inc.old_rows`, with what the
+        merged rollups name), and the facts a plan decides from (`plan.TransactionChange`)."""
         now = [r for r in ledger if r in self.readable]
-        earlier = self.earlier(before, skipped_before)
+        earlier = self.earlier
         old = earlier.stored_rows([r for r in ledger if r in earlier.ledger])
         ids = [f"SELECT commission_id FROM {read_stored(self._paths(now), union_by_name=True)}"]
         ids = (ids if now else []) + ([f"SELECT commission_id FROM ({old})"] if old else [])
@@ -426,21 +426,21 @@ class SiteBuild:
             for table, columns in (("dirty", "commission_id"), ("u", "*"), ("old_rows", "*"), ("old", "*")):
                 self.con.execute(f"CREATE OR REPLACE TABLE inc.{table} AS SELECT {columns} FROM ({empty})")
             return TransactionChange()
-        self._read_changed_rows(ids, old, now, earlier)
+        self._read_changed_rows(ids, old, now)
         return self._change()
 
-    def planned(self, plan: SitePlan, before: SiteState) -> SitePlan:
+    def planned(self, plan: SitePlan) -> SitePlan:
         """An update `plan` with its steps per rollup and month: the change its ledger files make
-        (`read_change`, from the state `before`; no file written), decided by `plan.plan_update`."""
-        return plan_update(plan, self.read_change(plan.ledger, before.listing, before.skipped))
+        (`read_change`, from the state `basis`; no file written), decided by `plan.plan_update`."""
+        return plan_update(plan, self.read_change(plan.ledger))
 
-    def _holding(self, changed: list[str], earlier: IndexLayout) -> tuple[list[str], set[str]]:
+    def _holding(self, changed: list[str]) -> tuple[list[str], set[str]]:
         """The ledger files holding a version of a dirty id, and the commission months of those
         versions (where their stored rows can be): the `changed` files (every id in them is dirty),
-        and those whose index rows (`IndexLayout.present`, the layout `earlier` too) hold a dirty
+        and those whose index rows (`IndexLayout.present`, the layout before too) hold a dirty
         id's key (a scan of integers, not of the ids themselves: a key shared by two ids only makes
         a file and a month read for nothing)."""
-        places = self.layout.present([r for r in self.layout.ledger if r not in changed], earlier)
+        places = self.layout.present([r for r in self.layout.ledger if r not in changed], self.earlier)
         files = sorted({path for path in places.values() if path is not None})
         unindexed = [r for r, path in places.items() if path is None]  # (a refresh stopped)
         holding: set[str] = set()
@@ -476,18 +476,15 @@ class SiteBuild:
         ).fetchall()
         return {name for name, _ in found}, {str(month) for _, month in found}
 
-    def _read_changed_rows(
-        self, ids: list[str], old: str | None, now: list[str], earlier: IndexLayout
-    ) -> None:
+    def _read_changed_rows(self, ids: list[str], old: str | None, now: list[str]) -> None:
         """`inc.dirty`, `inc.u`, `inc.old_rows` and `inc.old` from the changed ids (`ids`: SELECTs of
-        them), the index rows of the changed files' versions before (`old`, SQL) and the index
-        layout before (`earlier`)."""
+        them) and the index rows of the changed files' versions before (`old`, SQL)."""
         con = self.con
         con.execute(
             "CREATE OR REPLACE TABLE inc.dirty AS SELECT DISTINCT commission_id FROM "
             f"({' UNION ALL '.join(ids)}) WHERE commission_id IS NOT NULL"
         )
-        holding, stored_in = self._holding(now, earlier)
+        holding, stored_in = self._holding(now)
         versions = self._versions(holding)
         # Streamed, not read into a table first: `transactions` reads narrow rows to find each id's
         # latest version and whole rows only where it joins them (at 100 M: 1.4 -> 0.7 s).
@@ -537,13 +534,11 @@ class SiteBuild:
             patch_months=frozenset(p.stem for p in patches if p.name != EMPTY),
         )
 
-    def write(self, plan: SitePlan, before: SiteState) -> None:
+    def write(self, plan: SitePlan) -> None:
         """Carry out an update `plan` (its change read by `read_change`): index the changed ledger
         files, write the day files and patches of `transactions` it names, then each other rollup's
         months: computed again (`whole`) or updated by the change alone (`delta`, see `merge.py`)."""
-        own, packs = self._index(
-            [r for r in plan.ledger if r in self.readable], self.earlier(before.listing, before.skipped)
-        )
+        own, packs = self._index([r for r in plan.ledger if r in self.readable], self.earlier)
         writes = [own, packs]
         rewrite, patches = plan.buckets[_T].whole, plan.buckets[_T].patch
         if rewrite or patches:

@@ -153,7 +153,7 @@ def plan_rollups(data_dir: Path | str | None = None, sites: Iterable[str] | None
         if plan.action == UPDATE and not survey.whole:
             with reading_connection() as con:
                 build = SiteBuild(con, places, survey.readable, survey.basis)
-                plan = build.planned(plan, survey.basis)
+                plan = build.planned(plan)
         plans.append(plan)
     return plans
 
@@ -354,10 +354,10 @@ def _carry_out(survey: _Survey) -> tuple[SitePlan, frozenset[str]]:
         if survey.whole or before is None:
             months, whole_days = build.full()
         else:
-            plan = build.planned(plan, before)
+            plan = build.planned(plan)
             months, whole_days = plan.months | before.pending_months, before.whole_days
             save_state(places, dataclasses.replace(before, pending_months=months))
-            build.write(plan, before)
+            build.write(plan)
     state = SiteState(
         survey.listing, dict(survey.skipped), build.schemas, whole_days=whole_days, files=rollup_files(places)
     )
