@@ -27,6 +27,7 @@ __all__ = [
     "mask_record",
     "redact",
     "register_secret",
+    "screen_pattern",
     "scrub",
     "visible",
 ]
@@ -83,6 +84,41 @@ def _echoes(secrets: frozenset[str]) -> re.Pattern[str] | None:
         for b64 in {base64.b64encode(encoded), base64.urlsafe_b64encode(encoded)}:
             forms.append(re.escape(b64.decode().rstrip("=")) + "={0,2}")
     return re.compile("|".join(forms)) if forms else None
+
+
+# The parts of `screen_pattern`, which RE2 searches too (Arrow's, over a stored table's strings):
+# RE2's `\s` is ASCII's six characters and its case folding is not Python's, so both are written
+# out as Python reads them. Every character Python's `\s` matches in text (`str.isspace`):
+_SPACE = "[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+# The letters Python's IGNORECASE matches to an ASCII letter of a key's label beyond its two cases:
+_FOLDED = {"i": "\u0130\u0131", "k": "\u212a", "s": "\u017f"}
+_LABELS = ("authorization", "x-api-key", f"secret{_SPACE}", f"bearer{_SPACE}")
+_QUERY_KEYS = ("key", "api_key", "apikey", "token", "secret")
+
+
+def _caseless(word: str) -> str:
+    """`word`'s ASCII letters as classes of every character Python's IGNORECASE matches to them."""
+    return "".join(
+        f"[{c.lower()}{c.upper()}{_FOLDED.get(c.lower(), '')}]" if c.isascii() and c.isalpha() else c
+        for c in word
+    )
+
+
+def screen_pattern(extra_secrets: Iterable[str] = ()) -> str:
+    """A regular expression, Python's and RE2's syntax alike, found in every text that `redact`
+    changes, but for a known secret as it is (a plain search finds that): a key's label in any case
+    (then a token may follow), a URL holding a password, a known secret in disguise. It finds more
+    than `redact` masks: a screen, after which `redact` decides, for an engine without Python's
+    whitespace and case rules (Arrow's RE2 searching a stored table's strings)."""
+    echoes = echo_pattern(extra_secrets)
+    return _shape_screen() if echoes is None else f"{_shape_screen()}|{echoes}"
+
+
+@functools.cache
+def _shape_screen() -> str:
+    labels = [_caseless(label) for label in _LABELS]
+    queries = "[?&](?:" + "|".join(map(_caseless, _QUERY_KEYS)) + ")="
+    return "|".join([*labels, queries, "://[^/@]*@"])
 
 
 def echo_pattern(extra_secrets: Iterable[str] = ()) -> str | None:

@@ -15,6 +15,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from commerce_reports.api import SyncOptions, load_transactions
 from commerce_reports.contract import PartitionKey, dataset_schema, untyped_rows
@@ -27,10 +29,12 @@ from commerce_reports.lake.store import (
     foreign_rows,
     inspect_partition,
     one_version_per_commission,
+    scrub_table,
     write_partition,
 )
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
+from commerce_reports.redaction import redact
 from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
 from commerce_reports.syncing.plan import SettlePolicy
@@ -438,6 +442,58 @@ def test_no_known_secret_reaches_a_stored_file(tmp_path: Path) -> None:
         and stored[2]["products"][0]["product_name"] == "kettle ***"
     )
     assert stored[4]["campaign_name"] == "Spring"  # what holds no secret is untouched
+
+
+TOKEN = "tok3nAbcdef0123456789"  # key-shaped: what `redact` masks after a key's label
+LABELS = ("Authorization: secret ", "x-api-key: ", "secret ", "bearer ", "?key=", "&api_key=", "?token=")
+
+
+def _stored_as(texts: list[str]) -> list[str]:
+    """The texts as the store keeps them, each in a column of its own (the store screens a table's
+    columns together, then scrubs each column that holds a suspect string, every value of it)."""
+    stored = scrub_table(pa.table({f"c{n}": [text] for n, text in enumerate(texts)}))
+    return [column[0].as_py() for column in stored.columns]
+
+
+def test_the_store_masks_every_key_shape_that_redaction_masks_whatever_its_spaces_and_case() -> None:
+    """A stored string is screened by Arrow's RE2, whose `\\s` is ASCII's six characters and whose
+    case folding is not Python's, before `redact` masks it. Every space Python's `\\s` matches
+    after a label, every letter its IGNORECASE matches in a label (`İ`, `ı`, `ſ`, the Kelvin sign),
+    and a URL's password: each is masked in the table as in a log line."""
+    every = "".join(map(chr, range(0x110000)))
+    spaces = re.findall(r"\s", every)
+    folded = {  # each non-ASCII character Python matches to an ASCII letter, ignoring case
+        c: letter
+        for c in re.findall("[a-z]", every[128:], re.IGNORECASE)
+        for letter in "abcdefghijklmnopqrstuvwxyz"
+        if re.fullmatch(letter, c, re.IGNORECASE)
+    }
+    assert folded == {"İ": "i", "ı": "i", "ſ": "s", "\u212a": "k"}  # what the screen is written for
+    texts = [f"secret{space}{TOKEN}" for space in spaces] + [f"bearer{space * 2}{TOKEN}" for space in spaces]
+    for label in LABELS:
+        for at, letter in enumerate(label):
+            texts += [
+                f"{label[:at]}{c}{label[at + 1 :]}{TOKEN}" for c, to in folded.items() if to == letter.lower()
+            ]
+    texts += ["smtp://me:hunter2@mail.example", "see https://user:pa55word@host/x", "kettle, 2 l"]
+    masked = [redact(text) for text in texts]
+    assert _stored_as(texts) == masked
+    assert sum(text != mask for text, mask in zip(texts, masked, strict=True)) == len(texts) - 1
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from([*LABELS, TOKEN, "://", "u:p@", ":", "=", "/", "@", "İ", "ſ", "\u2003", "\x85"]),
+            st.text(max_size=6),
+        ),
+        max_size=8,
+    ).map("".join)
+)
+@example("Secret\u00a0" + TOKEN)
+def test_a_stored_string_is_what_redaction_makes_of_it(text: str) -> None:
+    assert _stored_as([text]) == [redact(text)]
 
 
 def test_rows_the_parser_could_not_type_are_counted(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ from ..contract import (
 )
 from ..errors import NotAPartition
 from ..files import save_atomic, sha256_of
-from ..redaction import echo_pattern, known_secrets, scrub
+from ..redaction import known_secrets, screen_pattern, scrub
 from .digests import SiteDigests, intend
 from .horizon import Touched
 
@@ -54,8 +54,6 @@ __all__ = [
 ]
 
 PARAMS_METADATA = b"commerce_reports.params"
-# Labels after which redaction masks key-shaped tokens (see redaction.py): rows holding one are scrubbed.
-_KEY_LABELS = r"(?i:authorization|x-api-key|secret\s|bearer\s|[?&](?:key|api_key|apikey|token|secret)=)"
 
 
 @dataclass(frozen=True)
@@ -171,14 +169,15 @@ def touched_by(table: pa.Table, day: date) -> Touched | None:
 
 
 def scrub_table(table: pa.Table) -> pa.Table:
-    """`table` with every known secret value (and key-shaped token after a key's label) masked in
-    every string, nested ones included. Columns without a suspect string are left untouched.
+    """`table` with every string (nested ones included) masked as `redact` masks a log line: each
+    known secret, a key-shaped token after a key's label, a URL's password. Columns without a
+    suspect string are left untouched.
 
-    The strings of every column are searched together, with one pattern: Arrow compiles the
-    pattern at each search, and with keys known (a sync's) their disguises make it long."""
+    The strings of every column are searched together, with one pattern (`screen_pattern`, wider
+    than what `redact` masks): Arrow compiles the pattern at each search, and with keys known (a
+    sync's) their disguises make it long."""
     secrets = sorted(known_secrets())
-    echoes = echo_pattern()
-    pattern = _KEY_LABELS if echoes is None else f"{_KEY_LABELS}|{echoes}"
+    pattern = screen_pattern()
     leaves = [_string_leaves(table.column(index)) for index in range(table.num_columns)]
     if not _suspect([leaf for column in leaves for leaf in column], secrets, pattern):
         return table
