@@ -6,7 +6,8 @@ registers itself), plus tokens in the shapes keys travel in (`Authorization: sec
 The toolkit's own hints ("the site's secret key") stay readable.
 A known key is also found echoed in disguise, as a hostile server may send it back: in hex (either
 case), reversed, spaced out (up to 3 separators between its characters, as in `k e y` or JSON's
-`"k","e","y"`) and in base64 (`echo_pattern`).
+`"k","e","y"`) and in base64 (`echo_pattern`). A file about to be written or sent is searched for
+a key as its format writes it too: with HTML's or JSON's escapes (`holds_secret`).
 
 This module is the bottom of the house: it imports nothing of the toolkit.
 """
@@ -22,6 +23,7 @@ __all__ = [
     "MASK",
     "echo_pattern",
     "excerpt",
+    "holds_secret",
     "is_html",
     "known_secrets",
     "mask_record",
@@ -168,6 +170,36 @@ def scrub(value: Any, extra_secrets: Iterable[str] = ()) -> Any:
     if isinstance(value, list | tuple):
         return [scrub(v, extra) for v in value]
     return value
+
+
+_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_JSON_ESCAPED = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _json_unescaped(text: str) -> str:
+    """`text` with JSON's string escapes read (`\\"`, `\\u003c`, a surrogate pair as its character)."""
+    read = _JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else _JSON_ESCAPED[m[2]], text)
+    return read.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def holds_secret(data: bytes | str, secrets: Iterable[str]) -> bool:
+    """Whether `data` holds one of `secrets` as it is, or as a page or a notebook writes it: behind
+    HTML's character references (`&lt;`, `&#34;`) or JSON's escapes (`\\"`, `\\u003c`), one inside
+    the other up to three deep (a chart's JSON in a page, a page in a notebook's JSON). A password
+    holding `"` and `<` is in neither form as it is in a notebook and its page."""
+    import html
+
+    wanted = [secret for secret in secrets if secret]
+    layers = [data.decode("utf-8", "replace") if isinstance(data, bytes) else data]
+    seen = set(layers)
+    for depth in range(4):
+        if any(secret in layer for layer in layers for secret in wanted):
+            return True
+        if depth < 3:
+            layers = [read for layer in layers for read in (html.unescape(layer), _json_unescaped(layer))]
+            layers = [layer for layer in dict.fromkeys(layers) if layer not in seen]
+            seen.update(layers)
+    return False
 
 
 def excerpt(body: bytes | str, content_type: str = "") -> str:

@@ -4,6 +4,7 @@ page and rendered in real Chromium offline; parameters checked against the noteb
 from __future__ import annotations
 
 import contextlib
+import html
 import os
 import re
 import signal
@@ -18,8 +19,10 @@ import pytest
 
 from commerce_reports.charts import EMPTY_TITLE, Selection, compare, ranking_frame
 from commerce_reports.db import connect
-from commerce_reports.errors import ExportError, ValidationError
+from commerce_reports.errors import DeliveryError, ExportError, ValidationError
 from commerce_reports.export import chart_specs, checked_parameters, export_notebook, notebook_html
+from commerce_reports.export.mail import MailSettings, mail_report
+from commerce_reports.export.notebook import ExportResult
 from commerce_reports.money import Currency
 from tests.browser import chart_marks, chromium_available, external_references, rendered_dom
 from tests.charts.specs import figures
@@ -39,6 +42,7 @@ def small_notebook(folder: Path) -> Path:
     cells = [
         nbformat.v4.new_code_cell(
             "from datetime import date\nfail = False\nleak = False\nrefused = False\npoints = 3\n"
+            'leaked = "COMMERCE_REPORTS_SECRET_KEY"\n'
             'marker = ""\n'
             "since: date | None = None  # papermill's own inspector reads no `|`",
             metadata={"tags": ["parameters"]},
@@ -49,7 +53,7 @@ def small_notebook(folder: Path) -> Path:
             "alt.Chart(data).mark_bar().encode(x='x:O', y='y:Q', tooltip=['x:O', 'y:Q'])"
         ),
         nbformat.v4.new_code_cell("if fail:\n    raise RuntimeError('the data looked wrong')"),
-        nbformat.v4.new_code_cell("if leak:\n    print(os.environ['COMMERCE_REPORTS_SECRET_KEY'])"),
+        nbformat.v4.new_code_cell("if leak:\n    print(os.environ[leaked])"),
         nbformat.v4.new_code_cell(
             "if refused:\n    raise ValueError('bad key ' + os.environ['COMMERCE_REPORTS_SECRET_KEY'])"
         ),
@@ -157,6 +161,36 @@ def test_an_output_that_would_hold_a_secret_is_deleted(tmp_path: Path, with_secr
     with pytest.raises(ExportError, match="would contain a secret"):
         export_notebook(small_notebook(tmp_path), tmp_path / "out", {"leak": True})
     assert list((tmp_path / "out").iterdir()) == []
+
+
+PASSWORD = 'pa"ss<w0rd&9'  # a notebook holds it as `pa\\"ss<w0rd&9` (JSON), its page as `pa"ss&lt;w0rd&amp;9`
+
+
+def test_a_password_a_notebook_and_its_page_hold_escaped_is_found_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cell printed the mail password: the notebook and the page were each searched for its bytes
+    as they are, found neither (JSON escapes the `"`, HTML the `<` and `&`), and were written."""
+    monkeypatch.setenv("COMMERCE_REPORTS_SMTP_PASSWORD", PASSWORD)
+    leak = {"leak": True, "leaked": "COMMERCE_REPORTS_SMTP_PASSWORD"}
+    with pytest.raises(ExportError, match="would contain a secret"):
+        export_notebook(small_notebook(tmp_path), tmp_path / "out", leak)
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_mail_that_would_carry_a_password_escaped_is_not_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mail's own search: a page holding the password as HTML writes it (the attachment then
+    travels in base64 or quoted-printable) is refused before any connection is made."""
+    monkeypatch.setenv("COMMERCE_REPORTS_SMTP_PASSWORD", PASSWORD)
+    page = tmp_path / "small.html"
+    page.write_text(f"<!DOCTYPE html><html><body><pre>{html.escape(PASSWORD)}</pre></body></html>")
+    notebook = tmp_path / "small.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(metadata=small_notebook_metadata()), notebook)
+    settings = MailSettings("127.0.0.1", 9, "starttls", "reports@example.org")  # nothing listens there
+    with pytest.raises(DeliveryError, match="would contain a secret value; it was not sent"):
+        mail_report(ExportResult(notebook, page), "boss@example.org", settings)
 
 
 def test_an_export_killed_midway_leaves_no_partial_notebook_holding_a_secret_in_its_folder(

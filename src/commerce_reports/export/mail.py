@@ -28,7 +28,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..activity import said
 from ..errors import ConfigurationError, DeliveryError
-from ..redaction import redact
+from ..redaction import holds_secret, redact
 from ..secret import Secret
 from ..settings import ADDRESS as _ADDRESS
 from ..settings import check_smtp_url, recipients
@@ -223,8 +223,9 @@ def mail_report(result: ExportResult, to: str | Iterable[str], settings: MailSet
 
     notebook = nbformat.read(result.notebook, as_version=4)
     message = report_message(result.html, notebook, addresses, settings.sender)
-    raw = message.as_bytes()
-    if any(secret.encode() in raw for secret in secrets_in_environment()):
+    secrets = secrets_in_environment()
+    parts = [message.as_bytes(), *(part.get_content() for part in message.walk() if not part.is_multipart())]
+    if any(holds_secret(part, secrets) for part in parts):  # (each part as sent, and as read)
         raise DeliveryError(f"the mail of {result.html.name} would contain a secret value; it was not sent")
     send(message, settings)
     return message

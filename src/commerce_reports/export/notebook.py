@@ -24,7 +24,7 @@ from typing import Any
 from ..config import current_settings
 from ..errors import ExportError, ValidationError
 from ..files import apply_mode, make_folder, save_atomic
-from ..redaction import known_secrets, redact, scrub
+from ..redaction import holds_secret, known_secrets, redact, scrub
 from .parameters import check_parameters
 from .parts import report_name
 
@@ -152,7 +152,7 @@ def export_notebook(
         named = report_name(node)  # a report names itself after the period and sites it resolved
         if named is not None:
             stem = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{source.stem}_{named}")[:180]
-        if _holds_secret(content, secrets):
+        if holds_secret(content, secrets):
             raise ExportError(f"{stem}.ipynb would contain a secret value; no output was written")
         executed = save_atomic(folder / f"{stem}.ipynb", content)
     page = save_atomic(folder / f"{stem}.html", notebook_html(node, title=stem, show_code=show_code))
@@ -173,17 +173,13 @@ def _masked_copy(running: Path, executed: Path, secrets: list[str]) -> Path:
     return save_atomic(executed, nbformat.writes(node))
 
 
-def _holds_secret(content: bytes, secrets: list[str]) -> bool:
-    return any(secret.encode() in content for secret in secrets)
-
-
 def _refuse_leaks(result: ExportResult, secrets: list[str]) -> None:
     """Delete every output and fail if the page or an image contains one of the `secrets` (the
     environment's, and the variables the kernel was given; the notebook was checked before it was
     written)."""
     paths = [result.notebook, result.html, *result.images]
     for path in paths[1:]:
-        if _holds_secret(path.read_bytes(), secrets):
+        if holds_secret(path.read_bytes(), secrets):
             for doomed in paths:
                 doomed.unlink(missing_ok=True)
             raise ExportError(f"{path.name} would contain a secret value; every output was deleted")
