@@ -1,7 +1,8 @@
 """Finding a key in a file about to be written or sent (`holds_secret`): as it is, and as the
 file's format writes it. An export refused a notebook or a page that printed a password only when
 the password's bytes were there as they are; a password holding `"` and `<` is in a notebook as
-`\\"` (JSON) and in its page as `&lt;` (HTML), and both were written."""
+`\\"` (JSON) and in its page as `&lt;` (HTML), and both were written. And a key a server echoes
+escaped in an answer's body: its excerpt (in errors, logs and failure records) showed it escaped."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import json
 
 import pytest
 
-from commerce_reports.redaction import holds_secret
+from commerce_reports.redaction import excerpt, holds_secret
+from commerce_reports.secret import Secret
 
 PASSWORD = 'pa"ss<w0rd&\\9é😀'  # what JSON and HTML both escape, one outside the BMP
 FORMS = {
@@ -42,3 +44,21 @@ def test_a_secret_is_found_as_a_page_or_a_notebook_writes_it(form: str) -> None:
 def test_what_is_not_the_secret_is_not_found(form: str) -> None:
     assert not holds_secret(FORMS[form], [PASSWORD.replace("w0rd", "word")])
     assert not holds_secret(FORMS[form], [])
+
+
+KEY = "sk-live-echoed-0123456789"
+ESCAPED = {
+    "JSON's \\u escapes": ("application/json", '{"error": "bad key %s"}', lambda c: f"\\u{ord(c):04x}"),
+    "JSON's \\u escapes, upper case": ("application/json", '{"error": "%s"}', lambda c: f"\\u{ord(c):04X}"),
+    "HTML's decimal references": ("text/html", "<p>bad key %s</p>", lambda c: f"&#{ord(c)};"),
+    "HTML's hex references in JSON": ("", '{"error": "%s"}', lambda c: f"&#x{ord(c):x};"),
+}
+
+
+@pytest.mark.parametrize("escaped", ESCAPED)
+def test_a_key_an_answer_echoes_escaped_is_masked_in_its_excerpt(escaped: str) -> None:
+    Secret(KEY)  # known to the process, as a sync's key is
+    content_type, template, escape = ESCAPED[escaped]
+    body = template % "".join(map(escape, KEY))
+    shown = excerpt(body.encode(), content_type)
+    assert "***" in shown and not holds_secret(shown, [KEY]), shown

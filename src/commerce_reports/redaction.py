@@ -203,25 +203,33 @@ def holds_secret(data: bytes | str, secrets: Iterable[str]) -> bool:
 
 
 def excerpt(body: bytes | str, content_type: str = "") -> str:
-    """A short, single-line, secret-free rendering of a response body (JSON, HTML or text)."""
+    """A short, single-line, secret-free rendering of a response body (JSON, HTML or text), its
+    escapes read (JSON's `\\u0073`, HTML's `&#115;`): a key a server echoes escaped is masked as
+    it reads, not shown in a form anyone can read back."""
+    import html
+
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    if is_html(text, content_type):
+    page = is_html(text, content_type)
+    if page:
         title = re.search(r"(?is)<title>(.*?)</title>", text)
         text = re.sub(r"(?s)<(script|style).*?</\1>", " ", text)
         text = re.sub(r"<[^>]+>", " ", text)
         if title:
             text = f"{title.group(1).strip()}: {text}"
-        text = "HTML page: " + text
-    text = " ".join(text.split())
     # Masked before it is cut: a key crossing the cut would keep all but its last characters.
     # Only a window is masked (a body may be megabytes); a key cut by the window's edge lies within
-    # its last `reach` characters, which are dropped once masked.
+    # its last `reach` characters, which are dropped once masked. The escapes are read in a part
+    # of the body that holds the window even if every character of it is escaped.
     reach = _reach()
     window = _BODY_EXCERPT_CHARS + 2 * reach
+    read = 16 * window
+    cut = len(text) > read
+    text = html.unescape(text[:read] if page else _json_unescaped(text[:read]))
+    text = " ".join(("HTML page: " + text if page else text).split())
     masked = visible(redact(text[:window]))
-    if len(text) > window:
+    if cut or len(text) > window:
         masked = masked[:-reach]
-    if len(text) > window or len(masked) > _BODY_EXCERPT_CHARS:
+    if cut or len(text) > window or len(masked) > _BODY_EXCERPT_CHARS:
         masked = masked[:_BODY_EXCERPT_CHARS] + "…"
     return masked
 
