@@ -67,6 +67,22 @@ def test_bad_base_url_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         Settings.from_env()
 
 
+@pytest.mark.parametrize(
+    "url", ["http://me:pw1secretXYZ@127.0.0.1:18765/v1", "https://me@x.org:pw1secretXYZ@api.example.com"]
+)
+def test_a_base_url_holding_a_password_is_refused_without_showing_it(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was accepted, kept in every manifest of the lake as written and shown by the client's
+    repr: the service is reached with its key, never with a password in its address."""
+    monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", url)
+    with pytest.raises(ConfigurationError, match="a user or a password before the host") as refused:
+        Settings.from_env()
+    assert "pw1secretXYZ" not in str(refused.value) and ":***@" in str(refused.value)
+    with pytest.raises(ConfigurationError, match="a user or a password before the host"):
+        ReportsClient(Secret("sk-live-0123456789abcdef"), url)
+
+
 def test_secret_never_prints_and_is_redacted_from_messages(caplog: pytest.LogCaptureFixture) -> None:
     secret = Secret("s3cr3t-value-xyz")
     assert "s3cr3t" not in repr(secret) and "s3cr3t" not in str(secret) and "s3cr3t" not in f"{secret}"

@@ -63,3 +63,22 @@ def test_ipython_shows_a_toolkit_error_in_one_line_and_a_bug_with_its_traceback(
     ]
     assert said["mistake"]["frames"] > 2  # still on the exception, for %debug or traceback.print_exception
     assert len(said["bug"]["shown"]) > 1 and "ZeroDivisionError" in said["bug"]["shown"][-1]
+
+
+def test_an_error_naming_its_request_still_masks_what_the_server_said() -> None:
+    """A lower layer raises without the request's parameters and the client names them after:
+    `naming` rebuilt the message from the unmasked words, and a key a hostile server put in a
+    malformed header line was in the error's text, its repr and its pickle (and in `cr.sync`'s
+    retry warnings)."""
+    import pickle
+
+    from commerce_reports.errors import TransportError
+    from commerce_reports.secret import Secret
+
+    key = "sk_live_0123456789abcdef"
+    Secret(key)  # known to the process, as a sync's key is
+    error = TransportError(f"illegal header line: bytearray(b'X-Debug-{key}')", endpoint="transactions")
+    named = error.naming({"updateDate": "2026-11-20"})
+    for shown in (str(named), repr(named), pickle.dumps(named), pickle.loads(pickle.dumps(named)).args[0]):
+        assert (key.encode() if isinstance(shown, bytes) else key) not in shown
+    assert "2026-11-20" in str(named) and "***" in str(named)

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from commerce_reports.redaction import excerpt, holds_secret
+from commerce_reports.redaction import excerpt, holds_secret, redact
 from commerce_reports.secret import Secret
 
 PASSWORD = 'pa"ss<w0rd&\\9é😀'  # what JSON and HTML both escape, one outside the BMP
@@ -62,3 +62,28 @@ def test_a_key_an_answer_echoes_escaped_is_masked_in_its_excerpt(escaped: str) -
     body = template % "".join(map(escape, KEY))
     shown = excerpt(body.encode(), content_type)
     assert "***" in shown and not holds_secret(shown, [KEY]), shown
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("smtp://me:hunter2pass@mail.example.org:587", "smtp://me:***@mail.example.org:587"),
+        # the user an address (the README's own form), the password holding `@`
+        (
+            "smtp://reports@example.org:hunter2pass@mail.example.org:587",
+            "smtp://reports@example.org:***@mail.example.org:587",
+        ),
+        ("smtp://me:Tr0ub4dor@3xyz@127.0.0.1:2525", "smtp://me:***@127.0.0.1:2525"),
+        (
+            "error: http://me@x.org:pw6secretXYZ@127.0.0.1:1/v1 cannot be reached",
+            "error: http://me@x.org:***@127.0.0.1:1/v1 cannot be reached",
+        ),
+        (
+            "smtp://reports@example.org@mail.example.org:587",
+            "smtp://reports@example.org@mail.example.org:587",
+        ),
+        ("https://api.example.com:8443/v1", "https://api.example.com:8443/v1"),
+    ],
+)
+def test_a_url_s_password_is_masked_whatever_its_user_and_its_characters(url: str, shown: str) -> None:
+    assert redact(url) == shown

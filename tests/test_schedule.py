@@ -86,11 +86,8 @@ BASE = "COMMERCE_REPORTS_BASE_URL"
 @pytest.mark.parametrize(
     "variable, value, said",
     [
-        (
-            "COMMERCE_REPORTS_BASE_URL",
-            "https://reports:sk-live-0123456789abcdef@api.example.com/v1",
-            SECRET_SAID,
-        ),
+        # a user and a password in the address: refused as every base URL holding one is, masked
+        (BASE, "https://reports:sk-live-0123456789abcdef@api.example.com/v1", "a user or a password"),
         # an address with a query is no base URL at all (every path is appended to it): refused first
         (BASE, "https://api.example.com/v1?token=abcdef0123456789", "has a query"),
         ("COMMERCE_REPORTS_SMTP_URL", "smtp://reports:pw-0123456789abc@mail.example.org:587", SECRET_SAID),

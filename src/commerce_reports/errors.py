@@ -173,18 +173,17 @@ class ServiceError(CommerceReportsError):
         self.params = dict(params or {})
         self.attempts = attempts
         self.reason = redact(message)  # what happened, without the request it happened to
-        self._message = message
         super().__init__(self._said())
 
     def _said(self) -> str:
         where = f" [{self.endpoint} {_format_params(self.params)}]" if self.endpoint else ""
         tries = f" after {self.attempts} attempts" if self.attempts > 1 else ""
-        return f"{self._message}{where}{tries}"
+        return f"{self.reason}{where}{tries}"
 
     def naming(self, params: Mapping[str, Any]) -> ServiceError:
         """This error, naming the request's parameters (a lower layer raised it without them)."""
         self.params = dict(params)
-        self.args = (self._said(),)
+        self.args = (redact(self._said()),)  # (as `__init__` masks it: the parameters too)
         return self
 
 

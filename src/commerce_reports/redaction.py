@@ -50,8 +50,9 @@ _KEY_SHAPES = (  # compiled at first use (`_key_shapes`): a command that redacts
     r"(?P<any>[^\s\"',;]+)"
     r"|(?P<lead>\bsecret\s+|\bbearer\s+|[?&](?:key|api_key|apikey|token|secret)=)"
     rf"(?P<token>{_KEYISH})"
-    # a URL's password: scheme://user:<password>@host (an SMTP URL written with one)
-    r"|(?P<userinfo>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:)(?P<password>[^\s/@]+)(?=@))"
+    # a URL's password: scheme://user:<password>@host (an SMTP URL written with one); the user may
+    # be an address and the password may hold `@`: the host follows the authority's last `@`
+    r"|(?P<userinfo>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#]*:)(?P<password>[^\s/?#]+)(?=@[^\s/?#@]*(?:[\s/?#]|$)))"
 )
 
 

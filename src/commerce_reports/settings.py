@@ -233,6 +233,13 @@ def check_base_url(url: object, where: str = PREFIX + "BASE_URL") -> str:
             f"{where}: {url!r} has a query or fragment; give the address alone (the request paths "
             f"are appended to it), {example}"
         )
+    if "@" in parts.netloc:  # it would be kept in manifests and shown in messages as written
+        from .redaction import redact
+
+        raise ConfigurationError(
+            f"{where}: {redact(text)!r} holds a secret (a user or a password before the host); the "
+            f"service is reached with its key, {PREFIX}SECRET_KEY: give the address alone, {example}"
+        )
     return text.rstrip("/")
 
 
