@@ -1,11 +1,15 @@
 """Every public function and command that takes a data folder answers a hostile path with the
 package's own error (what is wrong, what would be right), never a raw ValueError or OSError: a
 path holding NUL, a path too long, a name too long, a file where a folder belongs, a folder below
-one named like a partition key (DuckDB would read `site=shop` as the site of every file below)."""
+one named like a partition key (DuckDB would read `site=shop` as the site of every file below), a
+name that is not UTF-8."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +49,7 @@ def hostile(tmp_path: Path) -> dict[str, str]:
         "below a file": str(a_file / "data"),
         "below a folder named like a partition key": str(tmp_path / "site=shop" / "data"),
         "a backslash (DuckDB's separator)": str(tmp_path / "shop\\data"),
+        "a name in Latin-1, not UTF-8": str(tmp_path / os.fsdecode(b"caf\xe9")),
     }
 
 
@@ -82,3 +87,27 @@ def test_a_data_folder_below_one_named_like_a_partition_key_is_refused_saying_wh
     with pytest.raises(cr.ConfigurationError, match=r"named 'day=monday': DuckDB would read it as the day"):
         cr.connect(folder)
     assert list(folder.iterdir()) == []
+
+
+def test_a_lake_in_a_folder_whose_name_is_not_utf8_is_refused_and_nothing_is_moved(tmp_path: Path) -> None:
+    """Arrow and DuckDB open UTF-8 paths only: `verify` found every partition of such a lake
+    unreadable, quarantined each (the whole lake, which a sync then asked the service for again,
+    days of requests) and ended on DuckDB's `std::bad_cast`."""
+    import pyarrow as pa
+
+    from commerce_reports.contract import TRANSACTION_SCHEMA, PartitionKey
+    from commerce_reports.lake.manifest import store_partition
+
+    day = date(2026, 3, 2)
+    rows = [{"commission_id": "c1", "commission_date": day, "update_date": day}]
+    table = pa.Table.from_pylist(rows, schema=TRANSACTION_SCHEMA)
+    store_partition(
+        tmp_path / "ok", "s", PartitionKey.transactions(day), table, datetime(2026, 3, 3, tzinfo=UTC)
+    )
+    folder = tmp_path / os.fsdecode(b"lake\xe9")  # named on a Latin-1 system
+    shutil.copytree(tmp_path / "ok", folder)
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    with pytest.raises(cr.ConfigurationError, match=r"lake\\xe9 has a name in its path that is not UTF-8"):
+        verify(data_dir=folder)
+    assert main(["verify", "--data-dir", str(folder)]) == 2
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before

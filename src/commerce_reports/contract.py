@@ -106,8 +106,19 @@ def check_lake_path(data_dir: Path) -> Path:
     """`data_dir` unless a folder of its path is named like a partition key (`site=shop`): DuckDB
     reads the first `key=value` folder of a file's path as that column, so every site below
     `site=shop/` would read as `shop`; or its path holds a backslash, which DuckDB reads as a
-    folder separator everywhere (`a\\b` as `a/b`): nothing could be read or written there. A
+    folder separator everywhere (`a\\b` as `a/b`): nothing could be read or written there; or its
+    path is not UTF-8 (a name written in another encoding), which DuckDB and Arrow cannot open: every
+    file would be found unreadable, and `verify` would quarantine the whole lake. A
     ConfigurationError says so, before anything is read."""
+    try:
+        str(data_dir.absolute()).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(data_dir).decode("utf-8", "backslashreplace")
+        raise ConfigurationError(
+            f"the data folder {shown} has a name in its path that is not UTF-8 (written in another "
+            "encoding): DuckDB and Parquet open UTF-8 paths only, and would find none of its files. "
+            "Rename the folder (or choose another data folder) with a UTF-8 name"
+        ) from None
     if "\\" in str(data_dir.absolute()):
         raise ConfigurationError(
             f"the data folder {data_dir} has a backslash in its path: DuckDB reads it as a folder "

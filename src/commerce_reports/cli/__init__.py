@@ -150,28 +150,31 @@ def _failed(error: BaseException) -> int:
 
     if is_ctrl_c(error):  # (a SIGTERM or SIGHUP too: `interrupts.watching_ctrl_c` makes them one)
         why = str(error) if type(error) is KeyboardInterrupt else ""
-        print(f"interrupted ({why})" if why else "interrupted", file=sys.stderr)
+        _say(f"interrupted ({why})" if why else "interrupted")
         return 130
     if isinstance(error, CommerceReportsError):
-        print(f"error: {error}", file=sys.stderr)
+        _say(f"error: {error}")
         if isinstance(error, ValidationError | ConfigurationError):
             return USAGE  # what the user gave (an option, a setting) cannot be used: nothing ran
         return EXIT_UNREACHABLE if isinstance(error, UnreachableError) else 1
     if isinstance(error, OSError):  # a folder or file the command could not use, wherever it was met
         from ..files import describe_os_error
 
-        print(f"error: {describe_os_error(error)}", file=sys.stderr)
+        _say(f"error: {describe_os_error(error)}")
         return 1
     import logging
 
     from ..redaction import redact
 
     logging.getLogger(__name__).debug("unexpected error", exc_info=True)
-    print(
-        f"error: unexpected {type(error).__name__}: {redact(str(error))} (run with -vv for details)",
-        file=sys.stderr,
-    )
+    _say(f"error: unexpected {type(error).__name__}: {redact(str(error))} (run with -vv for details)")
     return 1
+
+
+def _say(line: str) -> None:
+    """Print `line` on standard error, a name that is not UTF-8 in it (the file system's, read as
+    lone surrogates) written as its escapes: a stream that takes UTF-8 only cannot write them."""
+    print(line.encode("utf-8", "backslashreplace").decode("utf-8"), file=sys.stderr)
 
 
 def _log_lines(verbose: int) -> None:

@@ -240,8 +240,8 @@ def inspect_partition(path: Path, dataset: str) -> StoredFile:
         untyped = untyped_rows(table)
         params = _params(table.schema.metadata)
         touched = touched_by(table, _day_of(path)) if dataset == "transactions" else None
-    except (PermissionError, NotAPartition):
-        raise  # (no damage: the file is there, this user may not read it; its permissions say why)
+    except (PermissionError, UnicodeEncodeError, NotAPartition):
+        raise  # (no damage: the file is there, this user may not read it or its path is not UTF-8)
     except Exception as error:  # corrupt input reaches pyarrow in many ways: any of them means damage
         raise NotAPartition(path, "not readable Parquet", f"{type(error).__name__}: {error}") from None
     fetched_at = latest or datetime.fromtimestamp(stat.st_mtime, UTC)  # a zero-row day: its file's time
