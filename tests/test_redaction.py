@@ -6,8 +6,11 @@ escaped in an answer's body: its excerpt (in errors, logs and failure records) s
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import html
 import json
+import re
 
 import pytest
 
@@ -87,3 +90,52 @@ def test_a_key_an_answer_echoes_escaped_is_masked_in_its_excerpt(escaped: str) -
 )
 def test_a_url_s_password_is_masked_whatever_its_user_and_its_characters(url: str, shown: str) -> None:
     assert redact(url) == shown
+
+
+SMTP_PASSWORD = "Hunter2-mailpass"
+
+
+@pytest.mark.parametrize(
+    "echoed",
+    [
+        # a login's base64: the key after other bytes is not its own encoding
+        base64.b64encode(b"\0me\0" + SMTP_PASSWORD.encode()).decode(),  # SMTP's AUTH PLAIN
+        base64.b64encode(b"user:" + SMTP_PASSWORD.encode()).decode(),  # HTTP's Basic
+        base64.urlsafe_b64encode(b"ab:" + SMTP_PASSWORD.encode() + b"xyz").decode(),
+        ":".join(f"{b:02x}" for b in SMTP_PASSWORD.encode()),  # a hex dump
+        " ".join(f"{b:02X}" for b in SMTP_PASSWORD.encode()),
+    ],
+)
+def test_a_key_in_a_login_s_base64_or_a_hex_dump_is_masked(echoed: str) -> None:
+    """A mail server answering 535 with the AUTH PLAIN data it refused showed the password's base64
+    (behind `\\0user\\0`) in the error: the base64 of the key alone was the only one masked."""
+    Secret(SMTP_PASSWORD)
+    shown = redact(f"535 credentials {echoed} refused")
+    assert "***" in shown and not any(part in shown for part in _decodable_parts(shown))
+
+
+def _decodable_parts(shown: str) -> list[str]:
+    """The key, if what is left of the masked text still decodes to it (base64 or hex)."""
+    left = [bit for bit in re.split(r"[\s*]+", shown) if bit]
+    found = []
+    for bit in left:
+        for decode in (base64.b64decode, base64.urlsafe_b64decode, bytes.fromhex):
+            with contextlib.suppress(Exception):
+                if SMTP_PASSWORD.encode() in decode(bit.replace(":", "") + "=" * (-len(bit) % 4)):
+                    found.append(bit)
+    return found
+
+
+SHORT = 'q"1\\z'  # a short key (no disguise is looked for) that JSON and a repr escape
+
+
+@pytest.mark.parametrize(
+    "written",
+    [json.dumps({"echo": SHORT}), html.escape(SHORT), repr(SHORT), f"<pre>{html.escape(repr(SHORT))}</pre>"],
+)
+def test_a_key_is_masked_as_text_formats_write_it(written: str) -> None:
+    """A short key holding `"` or `\\` was stored as the `extra` column's JSON writes it (`q\\"1\\\\z`),
+    and a key a failed notebook's HTML output held escaped stayed in the notebook kept to inspect."""
+    Secret(SHORT)
+    assert not holds_secret(redact(written), [SHORT]) and "***" in redact(written)
+    assert holds_secret(written, [SHORT])

@@ -32,6 +32,7 @@ __all__ = [
     "screen_pattern",
     "scrub",
     "visible",
+    "written_forms",
 ]
 
 MASK = "***"
@@ -83,10 +84,24 @@ def _echoes(secrets: frozenset[str]) -> re.Pattern[str] | None:
         encoded = secret.encode()
         for text in (secret, secret[::-1]):  # as it is or reversed, spaced out or not
             forms.append(_SEPARATORS.join(re.escape(c) for c in text))
-        forms.append(f"(?i:{encoded.hex()})")
-        for b64 in {base64.b64encode(encoded), base64.urlsafe_b64encode(encoded)}:
-            forms.append(re.escape(b64.decode().rstrip("=")) + "={0,2}")
-    return re.compile("|".join(forms)) if forms else None
+        # its bytes in hex, either case, one separator between them or none (`736b2d`, `73:6B:2D`)
+        pairs = ["".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{b:02x}") for b in encoded]
+        forms.append("[ :.,_-]?".join(pairs))
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            forms.append(re.escape(encode(encoded).decode().rstrip("=")) + "={0,2}")
+            forms += [re.escape(core) for core in _base64_cores(encoded, encode)]
+    return re.compile("|".join(dict.fromkeys(forms))) if forms else None
+
+
+def _base64_cores(encoded: bytes, encode: Any) -> list[str]:
+    """The base64 characters that `encoded` alone decides wherever it sits in what is encoded: a
+    secret after 0, 1 or 2 other bytes (a Basic login's `user:key`, SMTP's `\\0user\\0password`)
+    or before others is no longer its own encoding, but holds one of these three."""
+    cores = []
+    for before in range(3):
+        text = encode(b"\0" * before + encoded).decode()
+        cores.append(text[4 if before else 0 : 4 * ((before + len(encoded)) // 3)])
+    return cores
 
 
 # The parts of `screen_pattern`, which RE2 searches too (Arrow's, over a stored table's strings):
@@ -131,12 +146,35 @@ def echo_pattern(extra_secrets: Iterable[str] = ()) -> str | None:
     return pattern.pattern if pattern is not None else None
 
 
+def written_forms(secrets: Iterable[str]) -> list[str]:
+    """Each of `secrets` as it is and as text formats write it (JSON's escapes `\\"` and `\\u00e9`,
+    HTML's `&quot;` and `&lt;`, Python's repr `\\'`), longest first: what a plain search looks for."""
+    return sorted({form for secret in secrets if secret for form in _written(secret)}, key=len, reverse=True)
+
+
+@functools.cache
+def _written(secret: str) -> frozenset[str]:
+    import html
+    import json
+
+    shown = repr(secret)[1:-1]  # (a notebook's cell showing it; in an HTML output, escaped again)
+    return frozenset(
+        {
+            secret,
+            json.dumps(secret)[1:-1],
+            json.dumps(secret, ensure_ascii=False)[1:-1],
+            *(html.escape(text, quote) for text in (secret, shown) for quote in (True, False)),
+            shown,
+        }
+    )
+
+
 def redact(text: str, extra_secrets: Iterable[str] = ()) -> str:
-    """`text` with every known secret value (also in disguise: hex, reversed, spaced out, base64),
-    and every key-shaped token after a key's label, masked."""
+    """`text` with every known secret value (as text formats write it too, and in disguise: hex,
+    reversed, spaced out, base64), and every key-shaped token after a key's label, masked."""
     secrets = frozenset({*_secrets, *(s for s in extra_secrets if s)})
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, MASK)
+    for form in written_forms(secrets):
+        text = text.replace(form, MASK)
     echoes = _echoes(secrets)
     if echoes is not None:
         text = echoes.sub(MASK, text)
@@ -173,14 +211,31 @@ def scrub(value: Any, extra_secrets: Iterable[str] = ()) -> Any:
     return value
 
 
-_JSON_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
-_JSON_ESCAPED = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_BACKSLASH_ESCAPE = re.compile(
+    r"""\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8})|(["'\\/bfnrt]))"""
+)
+_ESCAPED_AS = {
+    '"': '"',
+    "'": "'",
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+}
 
 
-def _json_unescaped(text: str) -> str:
-    """`text` with JSON's string escapes read (`\\"`, `\\u003c`, a surrogate pair as its character)."""
-    read = _JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else _JSON_ESCAPED[m[2]], text)
-    return read.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+def _unescaped(text: str) -> str:
+    """`text` with the string escapes of JSON and of Python's repr read (`\\"`, `\\'`, `\\u003c`,
+    `\\xe9`; a surrogate pair as its character)."""
+
+    def read(m: re.Match[str]) -> str:
+        code = m[1] or m[2] or m[3]
+        return _ESCAPED_AS[m[4]] if code is None else chr(min(int(code, 16), 0x10FFFF))
+
+    return _BACKSLASH_ESCAPE.sub(read, text).encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def holds_secret(data: bytes | str, secrets: Iterable[str]) -> bool:
@@ -197,7 +252,7 @@ def holds_secret(data: bytes | str, secrets: Iterable[str]) -> bool:
         if any(secret in layer for layer in layers for secret in wanted):
             return True
         if depth < 3:
-            layers = [read for layer in layers for read in (html.unescape(layer), _json_unescaped(layer))]
+            layers = [read for layer in layers for read in (html.unescape(layer), _unescaped(layer))]
             layers = [layer for layer in dict.fromkeys(layers) if layer not in seen]
             seen.update(layers)
     return False
@@ -225,7 +280,7 @@ def excerpt(body: bytes | str, content_type: str = "") -> str:
     window = _BODY_EXCERPT_CHARS + 2 * reach
     read = 16 * window
     cut = len(text) > read
-    text = html.unescape(text[:read] if page else _json_unescaped(text[:read]))
+    text = html.unescape(text[:read] if page else _unescaped(text[:read]))
     text = " ".join(("HTML page: " + text if page else text).split())
     masked = visible(redact(text[:window]))
     if cut or len(text) > window:

@@ -34,7 +34,7 @@ from commerce_reports.lake.store import (
 )
 from commerce_reports.params import Filters
 from commerce_reports.parse import parse_transactions
-from commerce_reports.redaction import redact
+from commerce_reports.redaction import holds_secret, redact
 from commerce_reports.secret import Secret
 from commerce_reports.sites import SiteProfile
 from commerce_reports.syncing.plan import SettlePolicy
@@ -442,6 +442,19 @@ def test_no_known_secret_reaches_a_stored_file(tmp_path: Path) -> None:
         and stored[2]["products"][0]["product_name"] == "kettle ***"
     )
     assert stored[4]["campaign_name"] == "Spring"  # what holds no secret is untouched
+
+
+def test_a_short_key_the_extra_column_writes_escaped_is_masked_there_too(tmp_path: Path) -> None:
+    """Unknown fields are kept in `extra` as JSON text: a key of 4-7 characters holding `"` or `\\`
+    (no disguise is looked for at that length) was stored as JSON escapes it, where a plain search
+    for it found nothing."""
+    short = 'q"1\\z7k'
+    Secret(short)
+    table = parse_transactions(body([nested(1, debug={"echo": short}), nested(2)]))
+    written = write_partition(tmp_path, "alpha", PartitionKey.transactions(date(2026, 3, 3)), table, FETCHED)
+    stored = pq.read_table(written.path).to_pylist()
+    assert not holds_secret(json.dumps(stored, default=str), [short])
+    assert json.loads(stored[0]["extra"])["debug"] == {"echo": "***"}
 
 
 TOKEN = "tok3nAbcdef0123456789"  # key-shaped: what `redact` masks after a key's label

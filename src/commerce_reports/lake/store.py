@@ -38,7 +38,7 @@ from ..contract import (
 )
 from ..errors import NotAPartition
 from ..files import save_atomic, sha256_of
-from ..redaction import known_secrets, screen_pattern, scrub
+from ..redaction import known_secrets, screen_pattern, scrub, written_forms
 from .digests import SiteDigests, intend
 from .horizon import Touched
 
@@ -176,7 +176,7 @@ def scrub_table(table: pa.Table) -> pa.Table:
     The strings of every column are searched together, with one pattern (`screen_pattern`, wider
     than what `redact` masks): Arrow compiles the pattern at each search, and with keys known (a
     sync's) their disguises make it long."""
-    secrets = sorted(known_secrets())
+    secrets = written_forms(known_secrets())
     pattern = screen_pattern()
     leaves = [_string_leaves(table.column(index)) for index in range(table.num_columns)]
     if not _suspect([leaf for column in leaves for leaf in column], secrets, pattern):
