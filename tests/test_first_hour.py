@@ -103,7 +103,7 @@ def test_one_string_where_a_list_is_expected_is_one_item() -> None:
 
 def test_absurd_ranges_need_allow_large() -> None:
     with pytest.raises(cr.ValidationError, match="over 5 years") as caught:
-        cr.load_transactions(date(1, 1, 1), TODAY)
+        cr.load_transactions(date(2001, 1, 1), TODAY)
     assert "allow_large=True" in str(caught.value)
     with pytest.raises(cr.ValidationError, match="over 5 years"):
         cr.plan_sync(TODAY - timedelta(days=6 * 365), site="alpha")
@@ -279,3 +279,35 @@ def test_the_lake_is_named_by_every_entry_point(tmp_path: Path, monkeypatch: pyt
     assert cr.status()["lake"].unique().to_list() == [str(where.path)]
     monkeypatch.setenv("COMMERCE_REPORTS_DATA_DIR", str(tmp_path / "elsewhere"))
     assert "COMMERCE_REPORTS_DATA_DIR" in str(cr.lake_location())
+
+
+def test_a_day_before_1970_is_refused_wherever_a_day_is_taken(tmp_path: Path) -> None:
+    """Year 1 less a week overflowed Python's dates: `alerts --as-of 0001-01-01` said "unexpected
+    OverflowError", and `cr.compare`, `cr.explain` and `cr.alerts` raised it bare. A period whose
+    comparison would begin before 1970 is refused too."""
+    data = tmp_path / "data"
+    early = {"start": "0001-01-01", "end": "0001-01-07"}
+    from commerce_reports.charts import Selection
+    from commerce_reports.charts.comparison import previous_period
+
+    for call in (
+        lambda: cr.alerts(as_of="0001-01-01", data_dir=data),
+        lambda: cr.load_transactions(date(1, 1, 1), TODAY, data_dir=data),
+        lambda: cr.plan_sync("0001-01-01", site="alpha", data_dir=data),
+    ):
+        with pytest.raises(cr.ValidationError, match="0001-01-01 is not a day of the service's data"):
+            call()
+    assert main(["alerts", "--as-of", "0001-01-01", "--data-dir", str(data)]) == 2
+    with pytest.raises(cr.ValidationError, match="not a day of the service's data"):
+        Selection(site="alpha", **early)
+    for start, end in (
+        ("1970-01-01", "8999-12-31"),
+        ("1970-01-01", "1970-01-07"),
+        ("1970-03-01", "1970-05-31"),
+    ):
+        with pytest.raises(cr.ValidationError, match="would begin before 1970-01-01"):
+            previous_period(Selection(site="alpha", start=start, end=end))
+    assert previous_period(Selection(site="alpha", start="1970-03-01", end="1970-04-30")).bounds == (
+        date(1970, 1, 1),
+        date(1970, 2, 28),
+    )

@@ -55,14 +55,30 @@ def as_bool(value: Any, parameter: str) -> bool:
     return value
 
 
+# The days the toolkit takes: from the epoch the service's times count from, to a year whose
+# windows and comparisons (a day less a period, a month's end) stay within Python's dates.
+FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(8999, 12, 31)
+
+
 def as_date(value: Any, parameter: str = "date") -> date:
-    """A `date` from a date, datetime or `YYYY-MM-DD` string; anything else is a ValidationError.
-    A datetime with a time zone is the day it is in UTC, the service's days and the toolkit's
-    today (21:00 in New York on the 20th is the 21st); a naive one is the day it names."""
+    """A `date` from a date, datetime or `YYYY-MM-DD` string, from 1970 to 8999 (`FIRST_DAY`,
+    `LAST_DAY`; year 1 less a week overflowed where it was used); anything else is a
+    ValidationError. A datetime with a time zone is the day it is in UTC, the service's days and
+    the toolkit's today (21:00 in New York on the 20th is the 21st); a naive one is the day it
+    names."""
+    day = _day_of(value, parameter)
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ValidationError(
+            parameter, f"{day} is not a day of the service's data", f"give a day from {FIRST_DAY} on"
+        )
+    return day
+
+
+def _day_of(value: Any, parameter: str) -> date:
     if isinstance(value, datetime):
         try:
             day = value.astimezone(UTC).date() if value.tzinfo is not None else value.date()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             day = None
         if type(day) is not date:  # pandas' NaT: a datetime that holds no time
             raise ValidationError(parameter, f"{value!r} is no day", "give a date, e.g. '2026-02-01'")

@@ -29,6 +29,7 @@ import polars as pl
 
 from ..contract import MONEY_SCALE, MONEY_SUM
 from ..errors import ValidationError
+from ..params import FIRST_DAY
 from .dimensions import Dimension
 from .queries import (
     aggregate_slice,
@@ -93,13 +94,19 @@ def previous_period(sel: Selection) -> Selection:
     of calendar months before a period of whole months (October against September), else the same
     number of days (a week against the week before)."""
     start, end = sel.bounds
-    if _whole_months(start, end):
-        months = (end.year - start.year) * 12 + end.month - start.month + 1
-        first = start
-        for _ in range(months):
-            first = (first - timedelta(days=1)).replace(day=1)
-        return replace(sel, start=first, end=start - timedelta(days=1))
-    return replace(sel, start=start - timedelta(days=sel.days), end=start - timedelta(days=1))
+    if _whole_months(start, end):  # counted in months from year 0: the same months before
+        month = 2 * (start.year * 12 + start.month - 1) - (end.year * 12 + end.month - 1) - 1
+        first = date(month // 12, month % 12 + 1, 1) if month >= 12 else date.min
+    else:
+        first = start - timedelta(days=min(sel.days, (start - date.min).days))
+    if first < FIRST_DAY:
+        raise ValidationError(
+            "start",
+            f"the period before {start} to {end} would begin before {FIRST_DAY}: there is nothing to "
+            "compare it with",
+            "give a shorter or a later period",
+        )
+    return replace(sel, start=first, end=start - timedelta(days=1))
 
 
 def _whole_months(start: date, end: date) -> bool:
