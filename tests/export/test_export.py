@@ -345,8 +345,11 @@ def test_mistyped_parameters_are_refused_before_anything_is_written(
     ("params", "said"),
     [
         (["start=2026-11-20", "end=2026-11-10"], "--param start: 2026-11-20 is after end 2026-11-10"),
-        (["days=0"], "--param days: 0 is not a count of days; give 1 or more"),
+        (["days=0"], "--param days: 0 is not a count of days; give 1 to "),
+        (["days=100000000"], "--param days: 100000000 is not a count of days"),  # (past year 1)
         ([f"end={datetime.now(UTC).date() + timedelta(days=1)}"], "is after today"),
+        (["countries=USA"], "--param countries: 'USA' is not a country code"),
+        (["countries=US,Mars"], "--param countries: 'Mars' is not a country code"),
     ],
 )
 def test_the_days_asked_of_a_report_are_checked_before_its_kernel_starts(

@@ -125,14 +125,15 @@ def _out_folder(out: Path | None, settings: Settings, environment: dict[str, str
 
 
 def _window_checked(params: dict[str, Any]) -> dict[str, Any]:
-    """The days a notebook is asked for, checked before its kernel starts, as the shipped
-    notebooks read `start`, `end` and `days` (a start after the end, an end after today, no day
-    at all failed in a cell seconds later, leaving a failed notebook behind)."""
+    """The days and countries a notebook is asked for, checked before its kernel starts, as the
+    shipped notebooks read `start`, `end`, `days` and `countries` (a start after the end, an end
+    after today, no day at all, 'USA' for a country failed in a cell seconds later, leaving a
+    failed notebook behind)."""
     import re
     from datetime import UTC, date, datetime
 
     from ..errors import ValidationError
-    from ..params import as_days
+    from ..params import FIRST_DAY, Filters, as_days
     from .options import UsageError
 
     def day(name: str) -> object:  # a date or its text (papermill passes text), else left alone
@@ -145,8 +146,15 @@ def _window_checked(params: dict[str, Any]) -> dict[str, Any]:
     except ValidationError as error:
         raise UsageError.of(error, f"--param {error.parameter}") from None
     days = params.get("days")
-    if isinstance(days, int) and not isinstance(days, bool) and days < 1:
-        raise UsageError("--param days", f"{days} is not a count of days", "give 1 or more")
+    most = (datetime.now(UTC).date() - FIRST_DAY).days + 1  # (the days back to 1970)
+    if isinstance(days, int) and not isinstance(days, bool) and not 1 <= days <= most:
+        raise UsageError("--param days", f"{days} is not a count of days", f"give 1 to {most:,}")
+    countries = params.get("countries")
+    for country in [countries] if isinstance(countries, str) else countries or ():
+        try:
+            Filters.of(country=country)
+        except ValidationError as error:
+            raise UsageError.of(error, "--param countries") from None
     return params
 
 
