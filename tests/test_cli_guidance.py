@@ -224,6 +224,31 @@ def test_a_reader_that_stops_reading_stops_the_command_quietly(
     assert capsys.readouterr().err == ""
 
 
+def test_a_command_whose_output_is_closed_says_so_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`commerce-reports status >&-` (Python leaves `sys.stdout` None): `sql` said "unexpected
+    AttributeError", the others exited 0 with all they had to say lost; now one line, exit 1."""
+    lake = tmp_path / "data"
+    _small_lake(lake)
+    data = ["--data-dir", str(lake)]
+    for command in (
+        ["sql", "SELECT 1", *data],
+        ["sql", "--views"],
+        ["status", *data],
+        ["config", "list"],
+        ["alerts", *data],
+        ["sync", "--plan", *data],
+    ):
+        monkeypatch.setattr(sys, "stdout", None)
+        assert main(command) == 1, command
+        err = capsys.readouterr().err
+        assert err.endswith("\nerror: standard output is closed: nothing can be printed\n") or err == (
+            "error: standard output is closed: nothing can be printed\n"
+        ), (command, err)
+        assert err.count("error:") == 1, (command, err)
+
+
 class _Head:
     """Standard output into a pipe whose reader reads what the first `prints` prints wrote, then
     goes away (`| head`): everything written later meets a closed pipe, whichever thread writes it."""

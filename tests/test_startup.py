@@ -311,6 +311,8 @@ MISTAKES = [
     Mistake(["demo", "--reports", f"{MISSING}/reports"], "no/such does not exist"),
     Mistake(["demo"], "COMMERCE_REPORTS_PACE: 'fast'", env=(("COMMERCE_REPORTS_PACE", "fast"),)),
     Mistake(["serve", "--host", "bad host!", "--data-dir", LAKE], "is not an address or host name"),
+    Mistake(["serve", "--host", "nosuchhost.invalid", "--port", "0", "--data-dir", LAKE], "does not resolve"),
+    Mistake(["serve", "--allow-origin", "", "--data-dir", LAKE], "--allow-origin: '' is not an origin"),
     Mistake(["schedule", "add", "--print", "--sync-args", "--site gamma"], "unknown site 'gamma'"),
     Mistake(["deals", "create", f"{MISSING}.json", "--dry-run"], "cannot be read", code=4),  # deals' own
 ]

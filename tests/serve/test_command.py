@@ -21,6 +21,10 @@ from commerce_reports.cli import main
         ([], {"COMMERCE_REPORTS_SERVE_PORT": "http"}, "is not a TCP port"),
         (["--token-file", "missing-token"], {}, "cannot read missing-token"),
         (["--data-dir", "no-such-folder"], {}, "there is no data folder"),
+        (["--allow-origin", ""], {}, "--allow-origin: '' is not an origin; give HOST:PORT"),
+        (["--allow-origin", "garbage"], {}, "'garbage' is not an origin; give HOST:PORT"),
+        # any free port: the host was bound only for a port named, and said unnamed after the token
+        (["--host", "nosuchhost.invalid", "--port", "0"], {}, "--host: nosuchhost.invalid does not resolve"),
     ],
 )
 def test_wrong_words_exit_2_before_anything_runs(
@@ -41,7 +45,7 @@ def test_wrong_words_exit_2_before_anything_runs(
         code = refused.code
     assert code == 2
     error = capsys.readouterr().err
-    assert said in error and "Traceback" not in error
+    assert said in error and "Traceback" not in error and "access token" not in error
 
 
 def test_a_usage_error_loads_neither_panel_nor_duckdb(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import gc
 import importlib
+import io
 import os
 import sys
 
@@ -68,8 +69,9 @@ def build_parser(command: str | None = None) -> CommandParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status. No traceback reaches the user: a usage error (argparse's,
     an unknown site, a value or setting the toolkit refuses) is one line and exit 2; the toolkit's
-    other errors and the operating system's refusals one `error:` line and exit 1 (3 when a site
-    could not be reached); anything else one line too (its traceback goes to the log, with -vv).
+    other errors and the operating system's refusals (a standard output closed too) one `error:`
+    line and exit 1 (3 when a site could not be reached); anything else one line too (its
+    traceback goes to the log, with -vv).
 
     The cyclic garbage collector is off while the command starts: loading its modules makes tens
     of thousands of objects that live as long as the process and next to no garbage, and the
@@ -80,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     times over, a tenth of `status`'s CPU, and such a run leaves nothing that needs finalizing."""
     collecting = gc.isenabled()
     gc.disable()
+    _refuse_writes_to_a_closed_stdout()
     try:
         words = sys.argv[1:] if argv is None else list(argv)
         args = build_parser(_command_named(words)).parse_args(words)
@@ -100,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             atexit.register(gc.freeze)
         return code
     except BrokenPipeError as error:
-        if not _reader_gone():
+        if isinstance(error, _StdoutClosedError) or not _reader_gone():
             return _failed(error)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_SIGPIPE  # its reader stopped reading (`| head`): said as a shell says it, quietly
@@ -115,6 +118,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             gc.enable()
         else:
             gc.disable()
+
+
+class _StdoutClosedError(BrokenPipeError):
+    """A write to a standard output the shell closed: a reader gone from the start, so that what
+    worker threads say stops there as for `| head` (`activity.while_read`), and `main` says it in
+    one line, exit 1 (the output is lost, not cut short by a reader that had enough)."""
+
+
+class _ClosedStdout(io.TextIOBase):
+    """`sys.stdout` in place of None when the shell closed it: every write is refused."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise _StdoutClosedError(errno.EBADF, "standard output is closed: nothing can be printed")
+
+
+def _refuse_writes_to_a_closed_stdout() -> None:
+    """A standard output the shell closed (`>&-`: Python leaves `sys.stdout` None, and `print`
+    drops every line unsaid) made one that refuses each write, so that the command fails saying so."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
 
 
 def _reader_gone() -> bool:

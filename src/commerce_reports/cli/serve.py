@@ -23,7 +23,6 @@ ENV_SERVE_HOST = "COMMERCE_REPORTS_SERVE_HOST"
 ENV_SERVE_PORT = "COMMERCE_REPORTS_SERVE_PORT"
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8866
 MIN_TOKEN = 16  # characters: a shorter one could be guessed over the network
-_HOST_NAME = r"[A-Za-z0-9]([A-Za-z0-9.-]{0,252})"  # compiled by `re` when serve checks --host
 
 
 def register(subparsers: Any) -> None:
@@ -71,8 +70,10 @@ def _arguments(parser: CommandParser) -> None:
         "--allow-origin",
         action="append",
         default=[],
+        type=_origin,
         metavar="HOST:PORT",
-        help="an address a reverse proxy serves the dashboard as (repeatable)",
+        help="an address a reverse proxy serves the dashboard as: HOST:PORT, or the URL it is reached at, "
+        "e.g. https://dash.example.org (repeatable)",
     )
     add_data_dir(parser)
 
@@ -83,10 +84,24 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _origin(text: str) -> str:
+    """An origin a reverse proxy serves the dashboard as, as given (`serve_dashboard` reads it),
+    else a usage error while the command line is read: before the token is said or Panel loads."""
+    from ..errors import ValidationError
+    from ..serve.origins import websocket_origin
+
+    try:
+        websocket_origin(text)
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(f"{error.problem}; {error.allowed}") from None
+    return text
+
+
 def _host(text: str) -> str:
     """An IP address or a host name to bind, else a usage error."""
     import ipaddress  # here, not at the top: `--help` loads every command's module
 
+    from ..serve.origins import HOST_NAME
     from .options import UsageError
 
     candidate = text.strip()
@@ -94,7 +109,7 @@ def _host(text: str) -> str:
         ipaddress.ip_address(candidate.strip("[]"))
         return candidate.strip("[]")
     except ValueError:
-        if re.fullmatch(_HOST_NAME, candidate):
+        if re.fullmatch(HOST_NAME, candidate):
             return candidate
     raise UsageError("--host", f"{text!r} is not an address or host name", "give e.g. 127.0.0.1 or 0.0.0.0")
 
@@ -129,22 +144,21 @@ def _token(token_file: Path | None, env: dict[str, str]) -> tuple[str | None, st
 
 
 def _listenable(host: str, port: int) -> None:
-    """The address checked before the dashboard loads (seconds of Panel): a port another server
-    listens on, or a host that is not this machine's, is one line naming it, exit 2."""
+    """The address checked before the dashboard loads (seconds of Panel) and the token is said: a
+    port another server listens on, or a host that does not resolve or is not this machine's, is one
+    line naming it, exit 2. Port 0 (any free one) is bound too: the host is still checked."""
     import errno
     import socket
 
     from .options import UsageError
 
-    if port == 0:
-        return  # any free port
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except socket.gaierror as error:
         raise UsageError(
             "--host",
             f"{host} does not resolve ({error.strerror})",
-            "give an address of this machine, e.g. 127.0.0.1",
+            "give 127.0.0.1, 0.0.0.0 or a name that resolves to an address of this machine",
         ) from None
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # (a port in TIME_WAIT is free)

@@ -29,6 +29,7 @@ from panel.io.server import get_server
 
 from ..errors import ValidationError
 from ..secret import Secret
+from .origins import websocket_origin
 from .page import DashboardPage, ServeConfig, Shared
 from .vega import BUNDLE_ROUTE, BundleHandler, use_package_vega
 
@@ -86,9 +87,10 @@ def serve_dashboard(
 ) -> None:
     """Serve the dashboard over `config` at `host`:`port` (0: any free port) until SIGTERM or
     Ctrl-C; every visitor signs in with `token`. `origins` adds the addresses a reverse proxy
-    serves it as (`host:port`). `say` gets the log lines (the address first); `started` is called
-    with the address once the server listens."""
+    serves it as (`HOST:PORT` or a URL, `origins.websocket_origin`). `say` gets the log lines (the
+    address first); `started` is called with the address once the server listens."""
     _check_serving(config, token, port)
+    proxied = [websocket_origin(origin) for origin in origins]
     port = port or _free_port(host)
     use_package_vega()
     shared = Shared(config.data_dir)
@@ -101,7 +103,7 @@ def serve_dashboard(
         show=False,
         start=False,
         title="Commerce dashboard",
-        websocket_origin=_origins(host, port, origins),
+        websocket_origin=_origins(host, port, proxied),
         basic_auth=token.reveal(),
         cookie_secret=Secret(secrets.token_urlsafe(32)).reveal(),  # cookies end with the server
         login_template=_template("login.html"),
