@@ -233,7 +233,7 @@ def save_atomic(target: Path, content: bytes | str | Callable[[Path], None], *, 
         os.chmod(temp, mode.file)
         if durable:
             _fsync(temp, os.O_RDONLY)
-        os.replace(temp, target)
+        _replace(temp, target)
     finally:
         _remove_box(box)
     if durable:
@@ -281,8 +281,19 @@ def move_into_place(moves: Iterable[tuple[Path, Path]]) -> None:
         os.chmod(source, mode)
     _fsync_all([source for source, _ in moves])  # every file flushed before any is moved
     for source, target in moves:
-        os.replace(source, target)
+        _replace(source, target)
     _fsync_all(list(folders))
+
+
+def _replace(source: Path, target: Path) -> None:
+    """`os.replace`; where a folder stands in the file's place, an error naming that folder (the
+    system's named the temporary file, which is gone by the time anyone reads it)."""
+    try:
+        os.replace(source, target)
+    except IsADirectoryError:
+        raise IsADirectoryError(
+            errno.EISDIR, "a folder stands where this file belongs: move it aside", str(target)
+        ) from None
 
 
 def _fsync_all(paths: list[Path]) -> None:

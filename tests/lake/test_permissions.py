@@ -112,3 +112,14 @@ def test_a_sharing_setting_that_is_not_yes_or_no_is_refused(
     monkeypatch.setenv("COMMERCE_REPORTS_SHARE_GROUP", value)
     with pytest.raises(ConfigurationError, match="COMMERCE_REPORTS_SHARE_GROUP"):
         modes()
+
+
+def test_a_folder_standing_where_a_file_is_saved_is_named_not_the_temporary_file(tmp_path: Path) -> None:
+    """A manifest.json made a folder: every sync failed naming `.manifest.json.<host>-<pid>.tmp/...`,
+    a file gone by the time anyone looked, and said nothing of what to do."""
+    target = tmp_path / "manifest.json"
+    target.mkdir()
+    with pytest.raises(IsADirectoryError) as raised:
+        save_atomic(target, b"{}")
+    assert raised.value.filename == str(target) and "move it aside" in str(raised.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]  # and no temporary file left
