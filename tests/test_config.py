@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
 
 import dotenv
 import httpx
@@ -55,7 +55,7 @@ def test_pace_forms(text: str, expected: dict[str, float]) -> None:
     assert parse_pace(text) == expected
 
 
-@pytest.mark.parametrize("text", ["fast", "-1", "networks", "network=10", "networks=ten", "inf"])
+@pytest.mark.parametrize("text", ["fast", "-1", "networks", "network=10", "networks=ten", "inf", "", " "])
 def test_bad_pace_is_a_clear_configuration_error(text: str) -> None:
     with pytest.raises(ConfigurationError):
         parse_pace(text)
@@ -184,17 +184,39 @@ def test_a_notebook_folder_reads_the_projects_env_file(
     assert settings.dialect == "published" and settings.data_dir == tmp_path / "data"
 
 
+@pytest.mark.parametrize("name", [".env", "commerce-reports.toml", "data/sites.toml"])
+def test_a_settings_file_not_saved_as_utf8_is_named_with_its_line_and_the_fix(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Latin-1 `é` in `.env` made every command say "unexpected UnicodeDecodeError" naming no
+    file, and the package raise a bare UnicodeDecodeError; the TOML files' error said no fix."""
+    import commerce_reports as cr
+    from commerce_reports.cli import main
+
+    (tmp_path / "commerce-reports.toml").write_text('data_dir = "data"\n')
+    (tmp_path / "data").mkdir()
+    path = tmp_path / name
+    with path.open("ab") as file:
+        file.write(b"# caf\xe9, as Latin-1 writes it\n")
+    line = path.read_bytes().count(b"\n")
+    said = f"{path}: not readable as UTF-8 (byte 0xe9 on line {line}); save it as UTF-8"
+    with pytest.raises(ConfigurationError, match=re.escape(said)):
+        cr.status()
+    assert main(["status"]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {said}")
+
+
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every `.env` file read from now on (the calls to `dotenv_values`, which `config` imports
-    when it reads one)."""
+    """Every `.env` file read from now on (the calls to `read_settings_file` by `config`, which
+    reads a `.env` through it)."""
     reads: list[Path] = []
-    real = dotenv.dotenv_values
+    real = config.read_settings_file
 
-    def counting(path: Path, *args: Any, **kwargs: Any) -> dict[str, str | None]:
+    def counting(path: Path) -> str:
         reads.append(path)
-        return real(path, *args, **kwargs)
+        return real(path)
 
-    monkeypatch.setattr(dotenv, "dotenv_values", counting)
+    monkeypatch.setattr(config, "read_settings_file", counting)
     return reads
 
 

@@ -280,6 +280,56 @@ def test_config_set_refuses_a_site_name_no_command_could_use(
     assert main(["config", "set", "site", "recipes"]) == 0
 
 
+@pytest.mark.parametrize("value", ["", "\udcff"], ids=["empty", "not-utf8"])
+@pytest.mark.parametrize(
+    "name", [*(s.name for s in SETTINGS if not s.family), "secret_key_shop", "alerts.z"], ids=str
+)
+def test_config_set_refuses_an_empty_or_non_utf8_value_of_every_setting_in_one_line(
+    name: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pace ""` was "unexpected ValueError" and `data_dir $'\\xff'` (a lone surrogate once in
+    Python) "unexpected UnicodeEncodeError", both exit 1; `share_group ""` wrote `false`."""
+    project = init_project(tmp_path / "shop").folder
+    monkeypatch.chdir(project)
+    files = {path: path.read_bytes() for path in (project / "commerce-reports.toml", project / ".env")}
+    assert main(["config", "set", name, value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "unexpected" not in err
+    assert {path: path.read_bytes() for path in files} == files
+
+
+def test_config_set_never_writes_nor_shows_a_configured_secret_given_to_another_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A key pasted into a setting of the committed project file was printed back and written
+    there, and a refusal of it (`dialect <key>`) printed it: `config set` had not made the
+    configured secrets known to the process's masking before it spoke."""
+    project = _project(tmp_path)  # RECIPES_SECRET_KEY, named by sites.toml, is set in .env
+    monkeypatch.chdir(project)
+    key = "sk_live_cfgset_7f3a9c2e51"  # no other test registers it: its masking is this test's doing
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", key)
+    before = {path: path.read_bytes() for path in (project / "commerce-reports.toml", project / ".env")}
+    for name, value, variable in [
+        ("base_url", f"https://api.example.com/{key}/v1", "COMMERCE_REPORTS_SECRET_KEY"),
+        ("mail_from", f"Reports {key} <r@example.org>", "COMMERCE_REPORTS_SECRET_KEY"),
+        ("dialect", key, "COMMERCE_REPORTS_SECRET_KEY"),
+        ("alerts.z", key, "COMMERCE_REPORTS_SECRET_KEY"),
+        ("serve_host", "rk-live-5551234567.example.org", "RECIPES_SECRET_KEY"),
+    ]:
+        assert main(["config", "set", name, value]) == 2
+        out, err = capsys.readouterr()
+        assert f"error: value: {name}: the value holds the secret set in {variable}" in err
+        assert "git-ignored .env" in err and key not in out + err and "rk-live" not in out + err
+    assert main(["config", "set", "RECIPES_SECRET_KEY", "rk-\udcff"]) == 2  # a site's key, not UTF-8
+    assert "is a byte that is not UTF-8 text" in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in before} == before
+
+    monkeypatch.setenv("COMMERCE_REPORTS_SERVE_HOST", f"{key}.example.org")  # its note names what wins
+    assert main(["config", "set", "serve_host", "0.0.0.0"]) == 0
+    out, err = capsys.readouterr()
+    assert "the value in use stays ***.example.org" in err and key not in out + err
+
+
 def test_outside_a_project_config_set_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "set", "currency", "EUR"]) == 2
     assert "run `commerce-reports init <folder>` first" in capsys.readouterr().err

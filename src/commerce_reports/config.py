@@ -15,16 +15,25 @@ changes the environment or a notebook that sets a variable is seen at the next c
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .endpoints import DIALECTS, Dialect
 from .errors import ConfigurationError
-from .locate import ENV_DATA_DIR, MARKER, LakeLocation, marker_table, project_root, where
+from .locate import (
+    ENV_DATA_DIR,
+    MARKER,
+    LakeLocation,
+    marker_table,
+    project_root,
+    read_settings_file,
+    where,
+)
 from .money import Currency
 from .secret import Secret
 from .settings import (
@@ -149,9 +158,12 @@ class Sources:
         path = env_file if env_file is not None else _env_file()
         dotenv: dict[str, str] = {}
         if path is not None and path.is_file():
+            import io
+
             from dotenv import dotenv_values  # with logging and tempfile: only when there is a .env
 
-            dotenv = {k: v for k, v in dotenv_values(path).items() if v is not None}
+            text = io.StringIO(read_settings_file(path))  # not UTF-8: an error naming the file
+            dotenv = {k: v for k, v in dotenv_values(stream=text).items() if v is not None}
         root = project_root()
         table, marker = marker_table(root) if root is not None else ({}, None)
         for key in table:
@@ -183,6 +195,26 @@ class Sources:
                     member = setting.name.replace("<name>", variable.removeprefix(prefix).lower())
                     found[member] = Found(setting, member, value, source, variable)
         return [found[member] for member in sorted(found)]
+
+    def secrets(self, site_keys: Iterable[str] = ()) -> dict[str, Secret]:
+        """The secrets these sources set, by variable: each secret setting's (a family's members
+        too) and each of `site_keys` (the variables `sites.toml` names as its sites' keys). Each is
+        made a `Secret`, which registers it: `redact` masks it from here on, in every message. A
+        value its check refuses (a line break in it) is `config list`'s to say."""
+        held = {
+            found.where if found.setting.family else str(found.setting.variable): found.value
+            for found in self.every()
+            if found.setting.secret and found.value is not None
+        }
+        variables = self.variables()
+        held |= {
+            variable: variables[variable] for variable in site_keys if variables.get(variable, "").strip()
+        }
+        secrets: dict[str, Secret] = {}
+        for variable, value in held.items():
+            with contextlib.suppress(ConfigurationError):
+                secrets[variable] = Secret(value)
+        return secrets
 
     def every(self) -> list[Found]:
         """Every setting (a family as its members), in the declaration's order; `sites.toml`'s own

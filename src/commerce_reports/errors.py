@@ -301,6 +301,12 @@ TROUBLESHOOTING: dict[type[CommerceReportsError], tuple[Trouble, ...]] = {
             "git-ignored `.env`)",
         ),
         Trouble(
+            "<file>: not readable as UTF-8 (byte 0xe9 on line 3); save it as UTF-8",
+            "`.env`, `commerce-reports.toml` or `sites.toml` was saved in another encoding (Latin-1's `é`)",
+            "save it as UTF-8 from your editor, or `iconv -f latin1 -t utf-8 FILE > FILE.new`, then "
+            "move `FILE.new` over `FILE`",
+        ),
+        Trouble(
             "COMMERCE_REPORTS_SECRET_KEY is set but COMMERCE_REPORTS_BASE_URL is not",
             "a real key without the service's address",
             "`commerce-reports config set base_url https://api.example.com/v1`",

@@ -26,6 +26,8 @@ __all__ = [
     "data_dir",
     "marker_table",
     "project_root",
+    "read_settings_file",
+    "read_toml",
     "where",
 ]
 
@@ -149,7 +151,7 @@ def marker_table(root: Path) -> tuple[dict[str, Any], Path]:
     `[tool.commerce-reports]` table of its `pyproject.toml`) and the file's path."""
     marker = root / MARKER
     if marker.is_file():
-        return _read_toml(marker), marker
+        return read_toml(marker), marker
     marker = root / "pyproject.toml"
     return _pyproject_table(marker) or {}, marker
 
@@ -165,13 +167,31 @@ def _marker_setting(root: Path) -> tuple[Path, Path]:
 def _pyproject_table(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
-    tool = _read_toml(path).get("tool")
+    tool = read_toml(path).get("tool")
     table = tool.get(_PYPROJECT_TABLE) if isinstance(tool, dict) else None
     return table if isinstance(table, dict) else None
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """A settings file's TOML (the project marker, `sites.toml`), or a ConfigurationError naming it."""
+    text = read_settings_file(path)
     try:
-        return tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise ConfigurationError(f"{path}: not readable TOML ({error})") from None
+
+
+def read_settings_file(path: Path) -> str:
+    """The text of a settings file (`.env`, the project marker, `sites.toml`), which is UTF-8; else
+    a ConfigurationError naming the file, the byte and its line, and the fix: a file saved in
+    another encoding (a Latin-1 `é`) broke every command with a message naming no file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigurationError(f"{path}: not readable ({error.strerror or error})") from None
+    except UnicodeDecodeError as error:  # `object` is the whole file: `read_text` decodes it at once
+        line = error.object.count(b"\n", 0, error.start) + 1
+        raise ConfigurationError(
+            f"{path}: not readable as UTF-8 (byte 0x{error.object[error.start]:02x} on line {line}); "
+            'save it as UTF-8 (your editor\'s "save with encoding", or `iconv -f latin1 -t utf-8`)'
+        ) from None

@@ -29,6 +29,8 @@ from .contract import check_lake_path
 from .errors import ConfigurationError, ValidationError
 from .files import save_atomic
 from .locate import MARKER, marker_table, project_root
+from .redaction import known_secrets
+from .secret import Secret
 from .settings import setting_named, toml_value
 
 __all__ = [
@@ -199,16 +201,20 @@ def set_setting(
     value: str,
     start: Path | None = None,
     *,
+    secrets: Mapping[str, Secret] | None = None,
     check_table: Callable[[Mapping[str, Any]], object] | None = None,
 ) -> SetResult:
     """Set one setting of the project at or above `start` (default: the working folder): a secret
     into its `.env` (mode 0600), refused unless git ignores that file, anything else into its
     `commerce-reports.toml` (or `[tool.commerce-reports]` of its `pyproject.toml`), keeping the
     file's comments and layout (tomlkit). The value is checked as the setting declares first;
-    `check_table` checks a whole table after a change of one of its keys (the alerts' thresholds)."""
+    `check_table` checks a whole table after a change of one of its keys (the alerts' thresholds).
+    `secrets` are the configured ones by variable (`Sources.secrets`): a value holding one is
+    refused for any other setting, whose file is meant to be committed."""
     if not isinstance(value, str):
         raise ValidationError("value", f"{value!r} is not a text", "give the value as you would write it")
     setting, key = setting_named(name)
+    _check_writable(key, value)
     root = _project_to_write(start)
     if setting.secret:
         variable = str(setting.variable).replace("<NAME>", key.removeprefix("secret_key_").upper())
@@ -217,6 +223,7 @@ def set_setting(
         raise ValidationError(
             "setting", f"{key} is set per site in sites.toml", "edit [sites.<name>] in <data dir>/sites.toml"
         )
+    _refuse_secrets(key, value, secrets or {})
     import tomlkit
 
     _, marker = marker_table(root)
@@ -241,6 +248,34 @@ def set_setting(
         raise ValidationError("value", str(error), f"see `commerce-reports config list` for {head}") from None
     save_atomic(marker, tomlkit.dumps(document))
     return SetResult(marker, key, tomlkit.item(written).as_string())
+
+
+def _check_writable(key: str, value: str) -> None:
+    """A ValidationError when `value` holds what no file can hold: a byte of another encoding
+    than UTF-8, which the command line passes on as a lone surrogate (`$'\\xff'` is `'\\udcff'`)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValidationError(
+            "value",
+            f"{key}: its character {error.start + 1} is a byte that is not UTF-8 text, which no file "
+            "can hold",
+            "give the value as UTF-8 text (check the encoding of your terminal or script)",
+        ) from None
+
+
+def _refuse_secrets(key: str, value: str, secrets: Mapping[str, Secret]) -> None:
+    """A ValidationError when `value` holds one of the configured `secrets` that `redact` masks
+    (a registered one): written into the project file it would be committed, and shown as written."""
+    known = known_secrets()
+    for variable, secret in secrets.items():
+        if secret.reveal() in known and secret.reveal() in value:
+            raise ValidationError(
+                "value",
+                f"{key}: the value holds the secret set in {variable}, and {MARKER} is meant to be committed",
+                f"a secret belongs in the environment or the git-ignored .env only (`commerce-reports config "
+                f"set {variable}` puts it there): give {key} without it",
+            )
 
 
 def _toml_literal(text: str) -> Any:
@@ -288,6 +323,7 @@ def set_secret(variable: str, value: str, start: Path | None = None) -> SetResul
         raise ValidationError(
             "value", "a secret must be one non-empty line", "give the key as the service issued it"
         )
+    _check_writable(variable, value)
     escaped = value.strip().replace("\\", "\\\\").replace("'", "\\'")
     line = f"{variable}='{escaped}'"
     lines = path.read_text().splitlines() if path.is_file() else []

@@ -70,7 +70,7 @@ DEFAULT_PACE = 60.0  # seconds between requests per endpoint: the contract's doc
 # days of margin for a network that posts an adjustment a few days late.
 DEFAULT_REVISION_DAYS = 45
 _MAX_REVISION_DAYS = 3660
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 Check = Callable[[Any, str], Any]
 
@@ -123,9 +123,10 @@ def parse_pace(text: str | float | Mapping[str, float] | None, where: str = "pac
     """Read a pace: one number for every endpoint, or `transactions=60,networks=10,merchandise=60`
     (a TOML table works too). Endpoints not named keep the documented 60 seconds."""
     pace = dict.fromkeys(PACE_KEYS, DEFAULT_PACE)
-    if text is None or text == "":
+    if text is None:
         return pace
-    if isinstance(text, bool) or not isinstance(text, str | int | float | Mapping):
+    blank = isinstance(text, str) and not text.strip()  # (a blank variable is unset: never here)
+    if blank or isinstance(text, bool) or not isinstance(text, str | int | float | Mapping):
         raise ConfigurationError(
             f"{where}: {text!r:.60} is not a pace; give seconds (60) or e.g. transactions=60,networks=10"
         )

@@ -13,7 +13,6 @@ decide to use the built-in sandbox then.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from .config import (
 )
 from .contract import check_site_name
 from .errors import CommerceReportsError, ConfigurationError, ValidationError
+from .locate import read_toml
 from .secret import Secret
 from .settings import SETTINGS, SITES
 
@@ -160,11 +160,7 @@ def _read_sites_file(path: Path) -> dict[str, Any]:
     """The `[sites.<name>]` tables of `path` (none when there is no file)."""
     if not path.is_file():
         return {}
-    try:
-        data: dict[str, Any] = tomllib.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ConfigurationError(f"{path}: not readable TOML ({error})") from None
-    tables = data.get("sites") or {}
+    tables = read_toml(path).get("sites") or {}
     if not isinstance(tables, dict):
         raise ConfigurationError(f"{path}: `sites` must be tables, e.g. [sites.recipes]")
     return tables

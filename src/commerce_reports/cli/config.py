@@ -13,6 +13,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without loading typing: `--help` 
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..config import Sources
     from .parser import CommandParser
 
 __all__ = ["register"]
@@ -151,12 +152,17 @@ def _get(args: argparse.Namespace) -> int:
 
 
 def _set(args: argparse.Namespace) -> int:
+    from ..config import current_sources
     from ..errors import ValidationError
     from ..project import set_secret, set_setting
+    from ..redaction import redact
     from ..settings import setting_named
     from .options import UsageError
 
-    if args.name in _site_key_variables():  # a site's key, by the variable sites.toml names
+    sources = current_sources()
+    site_keys = _site_key_variables(sources)
+    secrets = sources.secrets(site_keys)  # registered before a word is said: every message masks them
+    if args.name in site_keys:  # a site's key, by the variable sites.toml names
         value = args.value if args.value is not None else _secret_input(args.name)
         try:
             done = set_secret(args.name, value)
@@ -187,10 +193,10 @@ def _set(args: argparse.Namespace) -> int:
             Thresholds.from_table(table)
 
     try:
-        done = set_setting(key, value, check_table=check)
+        done = set_setting(key, value, secrets=secrets, check_table=check)
     except ValidationError as error:  # a value or a folder the command line got wrong: exit 2
         raise UsageError.of(error) from None
-    print(f"{done.key} = {_one_line(done.shown)} in {done.path}")
+    print(redact(f"{done.key} = {_one_line(done.shown)} in {done.path}"))
     if setting.variable is not None and not setting.secret:  # (a secret goes to .env itself)
         _say_what_wins(key)
     return 0
@@ -218,11 +224,14 @@ def _inline_table(value: str) -> str:
 def _say_what_wins(key: str) -> None:
     """A note when the environment or `.env` sets `key` too: the value just written is not used."""
     from ..config import current_sources
+    from ..redaction import redact
     from ..settings import DOTENV, ENVIRONMENT
 
     found = current_sources().found(key)
     if found.source in (ENVIRONMENT, DOTENV):
-        print(f"note: {found.where} wins over it: the value in use stays {found.value}", file=sys.stderr)
+        print(
+            redact(f"note: {found.where} wins over it: the value in use stays {found.value}"), file=sys.stderr
+        )
 
 
 def _secret_input(name: str) -> str:
@@ -232,15 +241,14 @@ def _secret_input(name: str) -> str:
     return getpass.getpass(f"{name}: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
 
 
-def _site_key_variables() -> set[str]:
+def _site_key_variables(sources: Sources) -> set[str]:
     """The variables `sites.toml` names as its sites' keys."""
-    from ..config import current_sources
     from ..errors import ConfigurationError
     from ..locate import where
     from ..sites import site_settings
 
     try:
-        found = site_settings(where(env=current_sources().variables()).path)
+        found = site_settings(where(env=sources.variables()).path)
     except ConfigurationError:
         return set()  # `config list` says what is wrong with the file
     return {str(each.value) for each in found if each.setting.name == "secret_key_env"}
