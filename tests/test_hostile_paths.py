@@ -2,7 +2,7 @@
 package's own error (what is wrong, what would be right), never a raw ValueError or OSError: a
 path holding NUL, a path too long, a name too long, a file where a folder belongs, a folder below
 one named like a partition key (DuckDB would read `site=shop` as the site of every file below), a
-name that is not UTF-8."""
+name that is not UTF-8, a `?` (DuckDB's database files could never be written below it)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ def hostile(tmp_path: Path) -> dict[str, str]:
         "below a folder named like a partition key": str(tmp_path / "site=shop" / "data"),
         "a backslash (DuckDB's separator)": str(tmp_path / "shop\\data"),
         "a name in Latin-1, not UTF-8": str(tmp_path / os.fsdecode(b"caf\xe9")),
+        "a '?' (DuckDB reads a database path's options after it)": str(tmp_path / "shop?" / "data"),
     }
 
 

@@ -106,9 +106,10 @@ def check_lake_path(data_dir: Path) -> Path:
     """`data_dir` unless a folder of its path is named like a partition key (`site=shop`): DuckDB
     reads the first `key=value` folder of a file's path as that column, so every site below
     `site=shop/` would read as `shop`; or its path holds a backslash, which DuckDB reads as a
-    folder separator everywhere (`a\\b` as `a/b`): nothing could be read or written there; or its
-    path is not UTF-8 (a name written in another encoding), which DuckDB and Arrow cannot open: every
-    file would be found unreadable, and `verify` would quarantine the whole lake. A
+    folder separator everywhere (`a\\b` as `a/b`): nothing could be read or written there; or a
+    `?`, after which DuckDB reads a database's path as options (`q?x/c.duckdb` logs to `q.wal?x/`);
+    or its path is not UTF-8 (a name written in another encoding), which DuckDB and Arrow cannot
+    open: every file would be found unreadable, and `verify` would quarantine the whole lake. A
     ConfigurationError says so, before anything is read."""
     try:
         str(data_dir.absolute()).encode("utf-8")
@@ -124,6 +125,12 @@ def check_lake_path(data_dir: Path) -> Path:
             f"the data folder {data_dir} has a backslash in its path: DuckDB reads it as a folder "
             "separator, and would read and write the lake elsewhere. Rename the folder (or choose "
             "another data folder) without one"
+        )
+    if "?" in str(data_dir.absolute()):
+        raise ConfigurationError(
+            f"the data folder {data_dir} has a '?' in its path: DuckDB reads what follows it in a "
+            "database's path as options, and could never write the catalog there (every sync would "
+            "fail at its end). Rename the folder (or choose another data folder) without one"
         )
     for part in data_dir.absolute().parts:
         key, equals, _ = part.partition("=")
