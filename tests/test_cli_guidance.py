@@ -118,6 +118,10 @@ def test_a_mistyped_site_names_the_right_one(capsys: pytest.CaptureFixture[str])
             ["sync", "--start", "2026-11-10", "--end", "2026-11-01"],
             "--end: 2026-11-01 is before --start 2026-11-10",
         ),
+        (
+            ["invalidate", "2026-11-10", "2026-11-01"],
+            "END: 2026-11-01 is before START 2026-11-10",
+        ),  # positional
         (["status", "--data-dir", "/no/such/folder"], "there is no data folder at /no/such/folder"),
         (["sql", "SELECT 1", "--output", "/no/such/dir/x.parquet"], "the folder /no/such/dir does not exist"),
         (

@@ -292,12 +292,14 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _in_order(args: argparse.Namespace) -> None:
+def _in_order(args: argparse.Namespace, start: str = "--start", end: str = "--end") -> None:
+    """The days asked, the last not before the first, as the command line names them (`start`,
+    `end`: its options, or `invalidate`'s START and END)."""
     from .options import UsageError
 
     if args.start is not None and args.end is not None and args.end < args.start:
         raise UsageError(
-            "--end", f"{args.end} is before --start {args.start}", "give an end on or after the start"
+            end, f"{args.end} is before {start} {args.start}", "give an end on or after the start"
         )
 
 
@@ -398,7 +400,7 @@ def _check(args: argparse.Namespace) -> int:
 def _invalidate(args: argparse.Namespace) -> int:
     from .options import existing_lake, known_sites
 
-    _in_order(args)
+    _in_order(args, "START", "END")
     existing_lake("invalidate", args.data_dir)
     known_sites("invalidate", args.sites, args.data_dir, stored=False)
     from ..api import invalidate
