@@ -82,3 +82,21 @@ def test_a_folder_beside_the_sites_that_holds_no_site_is_left_out_saying_so(
                 assert con.sql(f"SELECT DISTINCT site FROM {view}").fetchall() in ([("s",)], []), view
             assert con.sql("SELECT count(*) FROM transaction_versions").fetchall() == [(2,)]
     assert "site=s copy is not the folder of a site" in caplog.text
+
+
+def test_a_link_that_loops_among_the_partitions_is_passed_over(tmp_path: Path) -> None:
+    """A stray pair of links naming each other beside a day's folder (`day=... -> loopA ->
+    day=...`): every query of the lake failed, "Too many levels of symbolic links"."""
+    from commerce_reports.api import verify
+
+    folder = tmp_path / "data"
+    _lake(folder, [5, 7])
+    days = folder / "lake" / "site=s" / "transactions" / "by=updateDate"
+    (days / "day=2026-12-05").symlink_to("loopA")
+    (days / "loopA").symlink_to("day=2026-12-05")
+    refresh_rollups(folder)
+    with connect(folder) as con:
+        assert con.sql("SELECT count(*), sum(publisher_net_revenue) FROM transactions").fetchall() == [
+            (2, Decimal(12))
+        ]
+    assert verify(data_dir=folder).ok

@@ -65,11 +65,20 @@ def _leaf_folders(folder: str, depth: int) -> list[str]:
         for parent in level:
             try:
                 with os.scandir(parent) as entries:
-                    below.extend(e.path for e in entries if "=" in e.name and e.is_dir())
+                    below.extend(e.path for e in entries if "=" in e.name and _is_folder(e))
             except (FileNotFoundError, NotADirectoryError):
                 continue
         level = below
     return level
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """Whether `entry` is a folder; a link that loops or leads nowhere readable is none (a stray
+    one made every query of the lake fail: "Too many levels of symbolic links")."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def site_listing(site_folder: Path, digests: SiteDigests) -> Listing:
