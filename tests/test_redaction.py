@@ -11,6 +11,7 @@ import contextlib
 import html
 import json
 import re
+from urllib.parse import quote
 
 import pytest
 
@@ -131,7 +132,13 @@ SHORT = 'q"1\\z'  # a short key (no disguise is looked for) that JSON and a repr
 
 @pytest.mark.parametrize(
     "written",
-    [json.dumps({"echo": SHORT}), html.escape(SHORT), repr(SHORT), f"<pre>{html.escape(repr(SHORT))}</pre>"],
+    [
+        json.dumps({"echo": SHORT}),
+        html.escape(SHORT),
+        repr(SHORT),
+        f"<pre>{html.escape(repr(SHORT))}</pre>",
+        f"https://host/x?key={quote(SHORT, safe='')}",
+    ],
 )
 def test_a_key_is_masked_as_text_formats_write_it(written: str) -> None:
     """A short key holding `"` or `\\` was stored as the `extra` column's JSON writes it (`q\\"1\\\\z`),

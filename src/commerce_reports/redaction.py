@@ -148,7 +148,8 @@ def echo_pattern(extra_secrets: Iterable[str] = ()) -> str | None:
 
 def written_forms(secrets: Iterable[str]) -> list[str]:
     """Each of `secrets` as it is and as text formats write it (JSON's escapes `\\"` and `\\u00e9`,
-    HTML's `&quot;` and `&lt;`, Python's repr `\\'`), longest first: what a plain search looks for."""
+    HTML's `&quot;` and `&lt;`, Python's repr `\\'`, a URL's `%2F`), longest first: what a plain
+    search looks for."""
     return sorted({form for secret in secrets if secret for form in _written(secret)}, key=len, reverse=True)
 
 
@@ -156,6 +157,7 @@ def written_forms(secrets: Iterable[str]) -> list[str]:
 def _written(secret: str) -> frozenset[str]:
     import html
     import json
+    from urllib.parse import quote, quote_plus
 
     shown = repr(secret)[1:-1]  # (a notebook's cell showing it; in an HTML output, escaped again)
     return frozenset(
@@ -163,8 +165,10 @@ def _written(secret: str) -> frozenset[str]:
             secret,
             json.dumps(secret)[1:-1],
             json.dumps(secret, ensure_ascii=False)[1:-1],
-            *(html.escape(text, quote) for text in (secret, shown) for quote in (True, False)),
+            *(html.escape(text, quotes) for text in (secret, shown) for quotes in (True, False)),
             shown,
+            quote(secret, safe=""),  # in a URL's path or query
+            quote_plus(secret, safe=""),
         }
     )
 
@@ -245,7 +249,7 @@ def holds_secret(data: bytes | str, secrets: Iterable[str]) -> bool:
     holding `"` and `<` is in neither form as it is in a notebook and its page."""
     import html
 
-    wanted = [secret for secret in secrets if secret]
+    wanted = written_forms(secrets)  # (a URL-encoded one too, at any depth)
     layers = [data.decode("utf-8", "replace") if isinstance(data, bytes) else data]
     seen = set(layers)
     for depth in range(4):
