@@ -390,3 +390,23 @@ def test_serve_checks_its_address_before_it_loads(tmp_path: Path, capsys: pytest
     assert f"--port: 127.0.0.1:{port} is taken: another server listens there" in capsys.readouterr().err
     assert main(["serve", "--host", "nosuchhost.invalid", "--data-dir", str(lake)]) == 2
     assert "--host: nosuchhost.invalid does not resolve" in capsys.readouterr().err
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a read-only file system, `export` ran its notebook's kernel for seconds before failing on
+    a temporary file's name. The folder is asked first (the system's `access`, which a read-only
+    mount answers EROFS even for root: the test stands in for one)."""
+    import os
+
+    from commerce_reports.cli import options
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    real = os.access
+    monkeypatch.setattr(options.os, "access", lambda path, mode: Path(path) != folder and real(path, mode))
+    assert main(["demo", "--data-dir", str(folder / "data")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--data-dir: the folder {folder} cannot be written" in err
+    assert list(folder.iterdir()) == []

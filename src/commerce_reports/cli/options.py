@@ -9,6 +9,7 @@ only: nothing here loads the data stack."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Iterable
 from datetime import date
@@ -142,6 +143,9 @@ def output_folder(option: str, path: Path, *, parents: bool = False) -> Path:
     if not parents and not target.parent.is_dir():
         problem = "is a file" if target.parent.exists() else "does not exist"
         raise UsageError(option, f"the folder {target.parent} {problem}", "create it first, or give another")
+    existing = next(folder for folder in (target, *target.parents) if folder.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):  # (a read-only file system: said before any work)
+        raise UsageError(option, f"the folder {existing} cannot be written", "give a folder you can write to")
     return target
 
 
