@@ -204,6 +204,111 @@ def test_intervals_and_unions_are_their_text_in_every_format(
     assert sheet is not None and [c.value for c in sheet[2]] == ["3 days", "1", "['02:00:00']", 1]
 
 
+# Values polars cannot write as text (it panicked, printing Rust's message before "error:
+# unexpected PanicException"): DuckDB's infinities, and moments past the years polars knows
+UNWRITABLE_MOMENTS = {
+    "'infinity'::TIMESTAMP": "a TIMESTAMP of infinity",
+    "'-infinity'::DATE": "a DATE of -infinity",
+    "'infinity'::TIMESTAMPTZ": "a TIMESTAMP of infinity",
+    "'infinity'::TIMESTAMP_NS": "a TIMESTAMP of infinity",
+    "'294247-01-10'::TIMESTAMP": "a TIMESTAMP outside the years -262143 to 262142",
+    "'5000000-01-01'::DATE": "a DATE outside the years -262143 to 262142",
+    "['infinity'::TIMESTAMP]": "a TIMESTAMP of infinity",  # nested (CSV and xlsx write it as JSON text)
+}
+
+
+@pytest.mark.parametrize("value", list(UNWRITABLE_MOMENTS))
+def test_a_moment_polars_cannot_write_is_refused_in_one_line_and_parquet_keeps_it(
+    value: str, synced: SyncedLake, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    data = ["--data-dir", str(synced.data_dir)]
+    sql = f"SELECT 1 AS n, {value} AS moment"
+    flat_json = value.startswith("[")  # a list goes out as JSON text: its text is DuckDB's
+    for form in ("table", *(f for f, output in OUTPUT_FORMATS.items() if not (flat_json and output.flat))):
+        written = ["--output", str(tmp_path / f"t.{form}")] if form in ("parquet", "xlsx") else []
+        code = main(["sql", sql, *(written or ["--format", form]), *data])
+        out, err = capfd.readouterr()
+        if form == "parquet":
+            assert code == 0, err
+            kept = duckdb.sql(f"SELECT moment = {value} FROM '{tmp_path / 't.parquet'}'").fetchall()
+            assert kept == [(True,)]
+            continue
+        assert code == 2, (form, err)
+        [said] = [line for line in err.splitlines() if line.startswith("error")]
+        assert said.startswith(f'error: column "moment": it holds {UNWRITABLE_MOMENTS[value]}'), said
+        assert 'cast it to VARCHAR ("moment"::VARCHAR), or write parquet' in said
+        assert "panicked" not in err and "unexpected" not in err and out == ""
+        assert not (tmp_path / f"t.{form}").exists()
+
+
+def test_cr_export_refuses_a_moment_polars_cannot_write(tmp_path: Path) -> None:
+    import commerce_reports as cr
+
+    relation = duckdb.sql("SELECT 'infinity'::DATE AS until")
+    with pytest.raises(cr.ValidationError, match=r'column "until": it holds a DATE of infinity.*as csv'):
+        cr.export(relation, tmp_path / "until.csv")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bits_big_integers_and_zoned_times_are_their_text_in_every_format(
+    synced_con: duckdb.DuckDBPyConnection,
+) -> None:
+    # Polars read a BIT or a VARINT as its bytes (`--output t.xlsx`: "unexpected ComputeError"), a
+    # UHUGEINT past 2^127 as -1 and a TIME WITH TIME ZONE without its offset
+    sql = (
+        "SELECT '101'::BIT AS bits, '123456789012345678901234567890123456789'::VARINT AS big, "
+        "340282366920938463463374607431768211455::UHUGEINT AS huge, '12:00:00+02'::TIMETZ AS noon"
+    )
+    text = (
+        "101",
+        "123456789012345678901234567890123456789",
+        "340282366920938463463374607431768211455",
+        "12:00:00+02",
+    )
+    for flat in (False, True):
+        [frame] = stream(synced_con, sql, flat=flat)
+        assert frame.row(0) == text
+
+
+def test_a_blob_is_its_text_in_csv_and_xlsx_its_bytes_in_parquet_and_refused_in_json(
+    synced: SyncedLake, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # A BLOB was "unexpected ComputeError" in CSV and xlsx and a Rust panic in JSON
+    data = ["--data-dir", str(synced.data_dir)]
+    sql = "SELECT 'x\\x00\\xFF'::BLOB AS b, [b] AS bs"
+    for form in ("csv", "xlsx", "parquet"):
+        assert main(["sql", sql, "--output", str(tmp_path / f"b.{form}"), *data]) == 0
+    assert pl.read_csv(tmp_path / "b.csv").row(0) == ("x\\x00\\xFF", '["x\\\\x00\\\\xFF"]')
+    sheet = openpyxl.load_workbook(tmp_path / "b.xlsx").active
+    assert sheet is not None and sheet["A2"].value == "x\\x00\\xFF"
+    assert pq.read_table(tmp_path / "b.parquet").to_pylist() == [{"b": b"x\x00\xff", "bs": [b"x\x00\xff"]}]
+    capfd.readouterr()
+    for form in ("json", "jsonl"):
+        assert main(["sql", sql, "--format", form, *data]) == 2
+        out, err = capfd.readouterr()
+        assert out == "" and "panicked" not in err
+        assert err.startswith(
+            f'error: column "b": it holds BLOB values, which polars cannot write as {form}; '
+        )
+        assert 'cast it to VARCHAR ("b"::VARCHAR), hex("b") or to_base64("b")' in err
+
+
+def test_a_workbook_writes_a_moment_past_excel_s_last_day_as_text(tmp_path: Path) -> None:
+    """Excel's dates end with 9999-12-31: a serial number past it was written and read #VALUE!."""
+    import commerce_reports as cr
+
+    relation = duckdb.sql(
+        "SELECT * FROM (VALUES ('9999-12-31'::DATE, '9999-12-31 23:59:59'::TIMESTAMP), "
+        "('10000-01-01'::DATE, '10000-01-01 00:00:00'::TIMESTAMP)) AS t(day, moment)"
+    )
+    cr.export(relation, tmp_path / "far.xlsx")
+    sheet = openpyxl.load_workbook(tmp_path / "far.xlsx").active
+    assert sheet is not None
+    last, past = list(sheet.iter_rows(min_row=2, values_only=True))
+    assert last == (datetime(9999, 12, 31), datetime(9999, 12, 31, 23, 59, 59))
+    assert past == ("+10000-01-01", "+10000-01-01 00:00:00.000000")
+
+
 def test_max_rows_limits_the_query_and_batches_are_bounded(synced_con: duckdb.DuckDBPyConnection) -> None:
     huge = "SELECT a.range AS a, b.range AS b FROM range(100000) a, range(100000) b"  # 10^10 rows
     frames = list(stream(synced_con, huge, limit=70_000, batch_rows=30_000))

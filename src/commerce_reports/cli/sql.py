@@ -244,7 +244,10 @@ def write_query(con: Connection, sql: str, form: str, output: Path | None, max_r
 def _table(frames: list[pl.DataFrame], shown: int) -> str:
     import polars as pl
 
+    from ..export.formats import check_writable
+
     frame = pl.concat(frames) if frames else pl.DataFrame()
+    check_writable(frame, "a table")
     with pl.Config(tbl_rows=shown, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
         text = str(frame.head(shown))
     if frame.height > shown:

@@ -226,8 +226,8 @@ def stream(
     """The result of `sql` (a statement that reads, as for `query`) in frames of at most
     `batch_rows` rows, fetched as they are consumed: memory stays bounded whatever the result's
     size. `limit` caps the query itself (DuckDB stops producing rows past it). `flat=True` gives
-    nested values (structs, lists, maps) as JSON text, for formats that hold only scalars (CSV,
-    spreadsheets)."""
+    nested values (structs, lists, maps) as JSON text and a BLOB as its text, for formats that
+    hold only text and numbers (CSV, spreadsheets)."""
     sql = read_only_statement(sql)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValidationError("limit", f"{limit!r} is not a number of rows", "give an int >= 0, or None")
@@ -245,17 +245,20 @@ def stream(
 
 _NESTED = {"struct", "list", "map", "array", "union"}
 _Relation = duckdb.DuckDBPyRelation | ReadOnlyRelation
-_AS_TEXT = ("INTERVAL", "UNION(")  # types polars cannot import (it panics), at any depth
+# Types polars cannot import (an interval or a union: it panics) or reads wrong (a BIT or a VARINT
+# as its bytes, a UHUGEINT wrapped round to -1, a TIME WITH TIME ZONE without its offset), at any depth
+_AS_TEXT = ("INTERVAL", "UNION(", "BIT", "VARINT", "BIGNUM", "UHUGEINT", "TIME WITH TIME ZONE")
 
 
 def _for_polars(relation: _Relation, *, flat: bool = False) -> _Relation:
     """`relation` with every column polars can hold: an interval or a union (`now() - fetched_at`)
-    as its text, and with `flat`, nested values (structs, lists, maps) as JSON text, for formats
-    that hold only scalars (CSV, spreadsheets)."""
+    as its text (`_AS_TEXT`), and with `flat`, nested values (structs, lists, maps) as JSON text
+    and a BLOB as DuckDB's text of it ('x\\x00\\xFF', which `::BLOB` reads back), for formats
+    that hold only text and numbers (CSV, spreadsheets)."""
     columns, changed = [], False
     for name, kind in zip(relation.columns, relation.types, strict=True):
         column = '"' + name.replace('"', '""') + '"'
-        if any(word in str(kind) for word in _AS_TEXT):
+        if any(word in str(kind) for word in _AS_TEXT) or (flat and kind.id == "blob"):
             column, changed = f"CAST({column} AS VARCHAR) AS {column}", True
         elif flat and kind.id in _NESTED:
             column, changed = f"to_json({column})::VARCHAR AS {column}", True

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from ..params import as_bool
 if TYPE_CHECKING:
     import duckdb
     import polars as pl
+    from polars._typing import PolarsDataType
 
     from ..db.readonly import ReadOnlyRelation
     from ..money import Currency
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OUTPUT_FORMATS",
     "OutputFormat",
+    "check_writable",
     "export_table",
     "format_of",
     "frames_of",
@@ -41,6 +44,13 @@ __all__ = [
 ]
 
 _DIGITS = 12  # floats: enough digits to keep every figure, none of the float noise
+
+# The days polars can write as dates (chrono's -262143-01-01 to +262142-12-31, 400 years being
+# 146,097 days), from 1970-01-01; DuckDB's reach further, to years of seven digits.
+_FIRST_DAY = (date(1857, 1, 1) - date(1970, 1, 1)).days - 660 * 146_097
+_LAST_DAY = (date(2142, 12, 31) - date(1970, 1, 1)).days + 650 * 146_097
+_INFINITY = {"DATE": 2**31 - 1, "TIMESTAMP": 2**63 - 1}  # DuckDB's, stored; -infinity is its negative
+_PER_DAY = {"days": 1, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,91 @@ class OutputFormat:
     write: Callable[[Iterable[pl.DataFrame], IO[Any], Currency], int]
 
 
+def check_writable(frame: pl.DataFrame, form: str) -> None:
+    """Refuse, with a ValidationError naming the column, its type and what would do, a value of
+    `frame` that polars cannot write as `form`: a date or timestamp of DuckDB's infinity or past
+    the years polars knows, a BLOB in JSON, nested ones too: polars would panic, printing Rust's
+    message. Parquet is written through Arrow and takes them all."""
+    import polars as pl
+
+    for column in frame.iter_columns():
+        kinds = set(_scalar_types(column.dtype))
+        advice = f'cast it to VARCHAR ("{column.name}"::VARCHAR)'
+        if form in ("json", "jsonl") and pl.Binary in kinds:
+            raise ValidationError(
+                f'column "{column.name}"',
+                f"it holds BLOB values, which polars cannot write as {form}",
+                f'{advice}, hex("{column.name}") or to_base64("{column.name}"), or write csv or parquet',
+            )
+        if pl.Date in kinds or pl.Datetime in kinds:
+            for scalars in _scalars(column):
+                unwritable = _unwritable_moment(scalars)
+                if unwritable is not None:
+                    raise ValidationError(
+                        f'column "{column.name}"',
+                        f"it holds {unwritable}, which polars cannot write as {form}",
+                        f"{advice}, or write parquet",
+                    )
+
+
+def _scalar_types(dtype: PolarsDataType) -> Iterator[PolarsDataType]:
+    """The types of the values in a column of `dtype`, a list's items and a struct's fields
+    included, as their classes (`pl.Datetime`, not its unit)."""
+    import polars as pl
+
+    if isinstance(dtype, pl.List | pl.Array):
+        yield from _scalar_types(dtype.inner)
+    elif isinstance(dtype, pl.Struct):
+        for field in dtype.fields:
+            yield from _scalar_types(field.dtype)
+    else:
+        yield dtype.base_type()
+
+
+def _scalars(column: pl.Series) -> Iterator[pl.Series]:
+    """The values of `column` as columns of one type each: a list's items, a struct's fields."""
+    import polars as pl
+
+    if isinstance(column.dtype, pl.List | pl.Array):
+        yield from _scalars(column.explode())
+    elif isinstance(column.dtype, pl.Struct):
+        for field in column.struct.unnest().iter_columns():
+            yield from _scalars(field)
+    else:
+        yield column
+
+
+def _unwritable_moment(column: pl.Series) -> str | None:
+    """The first value of a date or timestamp column that polars cannot write, in words (a
+    TIMESTAMP of infinity, a DATE outside the years it knows), else None; other columns: None.
+    Read as the stored numbers: reading them as dates is what panics."""
+    import polars as pl
+
+    dtype, unit = column.dtype, "days"
+    if isinstance(dtype, pl.Datetime):
+        kind, unit = "TIMESTAMP", dtype.time_unit
+    elif dtype == pl.Date:
+        kind = "DATE"
+    else:
+        return None
+    infinity, per_day = _INFINITY[kind], _PER_DAY[unit]
+    first, last = max(_FIRST_DAY * per_day, -infinity + 1), min((_LAST_DAY + 1) * per_day - 1, infinity - 1)
+    stored = column.to_physical()
+    beyond = stored.filter((stored < first) | (stored > last))
+    if beyond.is_empty():
+        return None
+    value = beyond[0]
+    outside = f"outside the years -262143 to 262142 ({value:,} {unit} from 1970-01-01)"
+    return f"a {kind} " + {infinity: "of infinity", -infinity: "of -infinity"}.get(value, outside)
+
+
+def _checked(frames: Iterable[pl.DataFrame], form: str) -> Iterator[pl.DataFrame]:
+    """`frames`, each refused before it is written if it holds a value polars cannot write as `form`."""
+    for frame in frames:
+        check_writable(frame, form)
+        yield frame
+
+
 def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
     """Floats a query computed to 12 significant digits, so what a sum of floats leaves
     (299902.75000000006) does not reach a file, and nothing else: a float is no money column by its
@@ -70,26 +165,25 @@ def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _csv(frames: Iterable[pl.DataFrame], out: IO[Any], currency: Currency) -> int:
     rows = 0
-    for number, frame in enumerate(frames):
+    for number, frame in enumerate(_checked(frames, "csv")):
         out.write(_rounded(frame).write_csv(include_header=number == 0))
         rows += frame.height
     return rows
 
 
 def _json(frames: Iterable[pl.DataFrame], out: IO[Any], currency: Currency) -> int:
-    out.write("[")
     rows = 0
-    for frame in frames:
+    for frame in _checked(frames, "json"):
         if frame.height:
-            out.write(("," if rows else "") + _rounded(frame).write_json()[1:-1])  # objects, no brackets
+            out.write(("," if rows else "[") + _rounded(frame).write_json()[1:-1])  # objects, no brackets
             rows += frame.height
-    out.write("]\n")
+    out.write("]\n" if rows else "[]\n")
     return rows
 
 
 def _jsonl(frames: Iterable[pl.DataFrame], out: IO[Any], currency: Currency) -> int:
     rows = 0
-    for frame in frames:
+    for frame in _checked(frames, "jsonl"):
         if frame.height:
             out.write(_rounded(frame).write_ndjson())
             rows += frame.height
@@ -117,7 +211,7 @@ def _parquet(frames: Iterable[pl.DataFrame], out: IO[Any], currency: Currency) -
 def _xlsx(frames: Iterable[pl.DataFrame], out: IO[Any], currency: Currency) -> int:
     from .workbook import write_workbook
 
-    return write_workbook(frames, out, currency)
+    return write_workbook(_checked(frames, "xlsx"), out, currency)
 
 
 def _registered(*formats: OutputFormat) -> dict[str, OutputFormat]:

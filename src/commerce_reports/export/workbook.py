@@ -322,7 +322,8 @@ def _float_cell(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
 
 def _serial(style: int, measure: Callable[[pl.Expr], pl.Expr], *, date: bool) -> _Writer:
     """A date or timestamp as Excel's serial number (days since 1899-12-30), in the wall time of
-    its zone (the format names the zone); before 1900-03-01 (rare), ISO text."""
+    its zone (the format names the zone); before 1900-03-01 or after 9999-12-31 (rare), ISO text:
+    Excel shows #VALUE! for a serial number outside its dates."""
     import polars as pl
 
     def wall(column: pl.Expr) -> pl.Expr:
@@ -334,11 +335,14 @@ def _serial(style: int, measure: Callable[[pl.Expr], pl.Expr], *, date: bool) ->
         serial = (wall(column) - pl.lit(_EPOCH)).dt.total_microseconds() / 86_400_000_000
         return _wrapped(letter, row, f' s="{style}"', serial.cast(pl.String))
 
-    def xml(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
-        early = _text(column, row, letter)
-        return pl.when(wall(column) >= pl.lit(_FIRST_DAY)).then(number(column, row, letter)).otherwise(early)
+    def rare(column: pl.Expr) -> pl.Expr:
+        past_last_day = pl.datetime(10_000, 1, 1)  # Excel's dates end with 9999-12-31 (Python's too)
+        return ~wall(column).is_between(pl.lit(_FIRST_DAY), past_last_day, closed="left")
 
-    return _Writer(xml, measure, fast=number, rare=lambda column: wall(column) < pl.lit(_FIRST_DAY))
+    def xml(column: pl.Expr, row: pl.Expr, letter: str) -> pl.Expr:
+        return pl.when(rare(column)).then(_text(column, row, letter)).otherwise(number(column, row, letter))
+
+    return _Writer(xml, measure, fast=number, rare=rare)
 
 
 def _time_cell(style: int) -> _Cell:
