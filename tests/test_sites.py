@@ -49,6 +49,21 @@ def test_named_keys_make_one_site_each(monkeypatch: pytest.MonkeyPatch) -> None:
         select_sites(["cooking"], _configured)
 
 
+def test_a_named_key_beside_the_one_key_is_refused_rather_than_its_site_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The settings table said a named key adds "one more site": it replaced the one key's site,
+    and the next sync stored only the new one, saying nothing of the first."""
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY", "key-of-the-first-site")
+    monkeypatch.setenv("COMMERCE_REPORTS_SITE", "alpha")
+    monkeypatch.setenv("COMMERCE_REPORTS_SECRET_KEY_BETA", "key-of-the-second-site")
+    monkeypatch.setenv("COMMERCE_REPORTS_BASE_URL", "https://api.example.com")
+    with pytest.raises(ConfigurationError, match=r"site \(alpha\) would be synced no more") as refused:
+        _configured()
+    assert "COMMERCE_REPORTS_SECRET_KEY_ALPHA" in str(refused.value)
+    assert "key-of-the" not in str(refused.value)
+
+
 def test_a_sites_file_names_sites_and_the_variables_holding_their_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -365,7 +365,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "secret_key_<name>",
         "a key",
-        "one more site named `<name>`, with its own key (one variable per site)",
+        "a site named `<name>`, with its own key (one variable per site; refused beside "
+        "`COMMERCE_REPORTS_SECRET_KEY`, whose site would drop out)",
         _secret,
         secret=True,
         project=False,

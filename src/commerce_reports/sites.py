@@ -7,6 +7,7 @@ Where sites come from, first match wins:
    service may revise an aggregate window of this site; default COMMERCE_REPORTS_REVISION_DAYS).
 2. Environment variables `COMMERCE_REPORTS_SECRET_KEY_<NAME>`: one site per variable.
 3. `COMMERCE_REPORTS_SECRET_KEY`: one site, named by `COMMERCE_REPORTS_SITE` (default `default`).
+Both 2 and 3 at once is refused: 3's site would silently drop out.
 Nothing configured: no sites. Reading the configuration never starts anything; the entry points
 decide to use the built-in sandbox then.
 """
@@ -87,6 +88,13 @@ def configured_sites(settings: Settings) -> dict[str, SiteProfile]:
     named = {k[len(prefix) :].lower(): v for k, v in env.items() if k.startswith(prefix) and v.strip()}
     dialect, limits, days = settings.dialect, settings.limits, settings.revision_days
     if named:
+        if settings.secret_key is not None:  # its site would silently drop out of every sync
+            site = env.get("COMMERCE_REPORTS_SITE", "").strip() or "default"
+            raise ConfigurationError(
+                f"{ENV_SECRET_KEY} and {prefix}<NAME> are both set: the named keys make the sites, and "
+                f"{ENV_SECRET_KEY}'s site ({site}) would be synced no more; name its key "
+                f"{prefix}{site.upper()} too (then unset {ENV_SECRET_KEY}), or keep one of the two ways"
+            )
         base_url = _require_url(settings.base_url, "COMMERCE_REPORTS_SECRET_KEY_<NAME>")
         return {
             _site_name(name, f"{prefix}{name.upper()}"): SiteProfile(
