@@ -111,8 +111,9 @@ def check_lake_path(data_dir: Path) -> Path:
     or its path is not UTF-8 (a name written in another encoding), which DuckDB and Arrow cannot
     open: every file would be found unreadable, and `verify` would quarantine the whole lake. A
     ConfigurationError says so, before anything is read."""
+    path = str(data_dir.absolute())
     try:
-        str(data_dir.absolute()).encode("utf-8")
+        path.encode("utf-8")
     except UnicodeEncodeError:
         shown = os.fsencode(data_dir).decode("utf-8", "backslashreplace")
         raise ConfigurationError(
@@ -120,13 +121,13 @@ def check_lake_path(data_dir: Path) -> Path:
             "encoding): DuckDB and Parquet open UTF-8 paths only, and would find none of its files. "
             "Rename the folder (or choose another data folder) with a UTF-8 name"
         ) from None
-    if "\\" in str(data_dir.absolute()):
+    if "\\" in path:
         raise ConfigurationError(
             f"the data folder {data_dir} has a backslash in its path: DuckDB reads it as a folder "
             "separator, and would read and write the lake elsewhere. Rename the folder (or choose "
             "another data folder) without one"
         )
-    if "?" in str(data_dir.absolute()):
+    if "?" in path:
         raise ConfigurationError(
             f"the data folder {data_dir} has a '?' in its path: DuckDB reads what follows it in a "
             "database's path as options, and could never write the catalog there (every sync would "

@@ -122,13 +122,13 @@ def _caseless(word: str) -> str:
     )
 
 
-def screen_pattern(extra_secrets: Iterable[str] = ()) -> str:
+def screen_pattern() -> str:
     """A regular expression, Python's and RE2's syntax alike, found in every text that `redact`
     changes, but for a known secret as it is (a plain search finds that): a key's label in any case
     (then a token may follow), a URL holding a password, a known secret in disguise. It finds more
     than `redact` masks: a screen, after which `redact` decides, for an engine without Python's
     whitespace and case rules (Arrow's RE2 searching a stored table's strings)."""
-    echoes = echo_pattern(extra_secrets)
+    echoes = echo_pattern()
     return _shape_screen() if echoes is None else f"{_shape_screen()}|{echoes}"
 
 
@@ -150,7 +150,12 @@ def written_forms(secrets: Iterable[str]) -> list[str]:
     """Each of `secrets` as it is and as text formats write it (JSON's escapes `\\"` and `\\u00e9`,
     HTML's `&quot;` and `&lt;`, Python's repr `\\'`, a URL's `%2F`), longest first: what a plain
     search looks for."""
-    return sorted({form for secret in secrets if secret for form in _written(secret)}, key=len, reverse=True)
+    return list(_all_written(frozenset(secret for secret in secrets if secret)))
+
+
+@functools.cache  # (redact asks it for every log line and every value it scrubs)
+def _all_written(secrets: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted({form for secret in secrets for form in _written(secret)}, key=len, reverse=True))
 
 
 @functools.cache
@@ -252,14 +257,13 @@ def holds_secret(data: bytes | str, secrets: Iterable[str]) -> bool:
     wanted = written_forms(secrets)  # (a URL-encoded one too, at any depth)
     layers = [data.decode("utf-8", "replace") if isinstance(data, bytes) else data]
     seen = set(layers)
-    for depth in range(4):
+    for _ in range(3):
         if any(secret in layer for layer in layers for secret in wanted):
             return True
-        if depth < 3:
-            layers = [read for layer in layers for read in (html.unescape(layer), _unescaped(layer))]
-            layers = [layer for layer in dict.fromkeys(layers) if layer not in seen]
-            seen.update(layers)
-    return False
+        read = dict.fromkeys(text for layer in layers for text in (html.unescape(layer), _unescaped(layer)))
+        layers = [layer for layer in read if layer not in seen]
+        seen.update(layers)
+    return any(secret in layer for layer in layers for secret in wanted)
 
 
 def excerpt(body: bytes | str, content_type: str = "") -> str:

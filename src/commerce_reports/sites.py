@@ -87,9 +87,9 @@ def configured_sites(settings: Settings) -> dict[str, SiteProfile]:
     prefix = f"{ENV_SECRET_KEY}_"
     named = {k[len(prefix) :].lower(): v for k, v in env.items() if k.startswith(prefix) and v.strip()}
     dialect, limits, days = settings.dialect, settings.limits, settings.revision_days
+    site = env.get("COMMERCE_REPORTS_SITE", "").strip() or "default"  # the one key's site
     if named:
         if settings.secret_key is not None:  # its site would silently drop out of every sync
-            site = env.get("COMMERCE_REPORTS_SITE", "").strip() or "default"
             raise ConfigurationError(
                 f"{ENV_SECRET_KEY} and {prefix}<NAME> are both set: the named keys make the sites, and "
                 f"{ENV_SECRET_KEY}'s site ({site}) would be synced no more; name its key "
@@ -103,7 +103,7 @@ def configured_sites(settings: Settings) -> dict[str, SiteProfile]:
             for name, key in sorted(named.items())
         }
     if settings.secret_key is not None:
-        name = _site_name(env.get("COMMERCE_REPORTS_SITE", "").strip() or "default", "COMMERCE_REPORTS_SITE")
+        name = _site_name(site, "COMMERCE_REPORTS_SITE")
         url = _require_url(settings.base_url, ENV_SECRET_KEY)
         return {name: SiteProfile(name, settings.secret_key, url, dialect, limits, revision_days=days)}
     return {}

@@ -47,8 +47,8 @@ _DIGITS = 12  # floats: enough digits to keep every figure, none of the float no
 
 # The days polars can write as dates (chrono's -262143-01-01 to +262142-12-31, 400 years being
 # 146,097 days), from 1970-01-01; DuckDB's reach further, to years of seven digits.
-_FIRST_DAY = (date(1857, 1, 1) - date(1970, 1, 1)).days - 660 * 146_097
-_LAST_DAY = (date(2142, 12, 31) - date(1970, 1, 1)).days + 650 * 146_097
+_FIRST_POLARS_DAY = (date(1857, 1, 1) - date(1970, 1, 1)).days - 660 * 146_097
+_LAST_POLARS_DAY = (date(2142, 12, 31) - date(1970, 1, 1)).days + 650 * 146_097
 _INFINITY = {"DATE": 2**31 - 1, "TIMESTAMP": 2**63 - 1}  # DuckDB's, stored; -infinity is its negative
 _PER_DAY = {"days": 1, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
 
@@ -135,7 +135,10 @@ def _unwritable_moment(column: pl.Series) -> str | None:
     else:
         return None
     infinity, per_day = _INFINITY[kind], _PER_DAY[unit]
-    first, last = max(_FIRST_DAY * per_day, -infinity + 1), min((_LAST_DAY + 1) * per_day - 1, infinity - 1)
+    first, last = (
+        max(_FIRST_POLARS_DAY * per_day, -infinity + 1),
+        min((_LAST_POLARS_DAY + 1) * per_day - 1, infinity - 1),
+    )
     stored = column.to_physical()
     beyond = stored.filter((stored < first) | (stored > last))
     if beyond.is_empty():
